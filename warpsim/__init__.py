@@ -1,0 +1,6 @@
+"""warpsim: a bit-accurate warp simulator for tensor-core programs written with CuTe's concepts."""
+
+from warpsim.errors import ProgramError, SimulatorFault, WarpsimError
+
+__all__ = ["WarpsimError", "SimulatorFault", "ProgramError"]
+__version__ = "0.1.0"

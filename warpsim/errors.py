@@ -1,0 +1,21 @@
+"""Errors that warpsim raises.
+
+Every error names what it was given: the operation, the operands, and for a simulated
+instruction the warp, the lane and the offending value, e.g.::
+
+    SimulatorFault: ldmatrix.sync.aligned.m8n8.x4.shared.b16: warp 0 lane 5: address 0x1003 is not 16-byte aligned
+"""
+
+__all__ = ["WarpsimError", "SimulatorFault", "ProgramError"]
+
+
+class WarpsimError(Exception):
+    """Base class of every error warpsim raises on purpose."""
+
+
+class SimulatorFault(WarpsimError):
+    """A simulated instruction faulted as the hardware would (bad address, bad type, divergence)."""
+
+
+class ProgramError(WarpsimError):
+    """A simulated program is malformed (shape mismatch, divergent lanes, unknown tensor)."""
