@@ -1,0 +1,134 @@
+"""The warp instruction stream: a program's one representation.
+
+A traced program is a list of :class:`Instr`, each one warp-level instruction: it executes for all 32
+lanes of one warp at once. The simulator executes the list, hwcheck lowers the same list to inline PTX,
+and the debugger steps through it. Lowering is direct:
+
+- registers are per-thread 32-bit slots with fixed indices, the same for every lane of the warp
+  (``dst`` and ``src`` name them);
+- addresses are per-lane byte addresses (``addr``: ``int64[32]``), already swizzled: shared-memory
+  addresses are offsets into the CTA's shared memory, global addresses offsets into the global buffer.
+
+Operand order follows PTX:
+
+================  ==========================================  =====================================
+``op``            ``dst``                                     ``src``
+================  ==========================================  =====================================
+``MOV``           the registers set to ``imm``                --
+``LD``            ``bits // 32`` registers (one for 16 bits)  --
+``ST``            --                                          ``bits // 32`` registers (one for 16)
+``LDMATRIX``      ``num`` registers                           --
+``MMA``           D registers                                 A, then B, then C registers
+``CVT``           one register                                ``a``, ``b``: ``a`` lands in bits 16..31
+``BAR``           --                                          --
+================  ==========================================  =====================================
+
+A 16-bit ``LD``/``ST`` moves one half of its register: ``half`` 0 is bits 0..15, 1 is bits 16..31.
+
+>>> i = Instr(Op.LDMATRIX, warp=0, dst=(0, 1, 2, 3), addr=np.zeros(32, np.int64), num=4)
+>>> i.ptx
+'ldmatrix.sync.aligned.m8n8.x4.shared.b16'
+>>> Instr(Op.MMA, 0, dst=(4, 5, 6, 7), src=tuple(range(8, 18)), shape="m16n8k16", ab="bf16", cd="f32").ptx
+'mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32'
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "writes_registers"]
+
+
+class Op(enum.IntEnum):
+    """Instruction kinds of the stream (the integer codes the njit executor dispatches on)."""
+
+    MOV = 0
+    LD = 1
+    ST = 2
+    LDMATRIX = 3
+    MMA = 4
+    CVT = 5
+    BAR = 6
+
+
+# Registers per lane of each mma operand: (A, B, C/D) for (shape, cd).
+MMA_REGS = {
+    ("m16n8k16", "f32"): (4, 2, 4),
+    ("m16n8k16", "f16"): (4, 2, 2),
+    ("m16n8k8", "f32"): (2, 1, 4),
+    ("m16n8k8", "f16"): (2, 1, 2),
+}
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """Where an instruction was issued: a line of the program's source file."""
+
+    file: str
+    line: int
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}: {self.text.strip()}"
+
+
+@dataclass(frozen=True, eq=False)
+class Instr:
+    """One warp-level instruction; see the module docstring for operand order."""
+
+    op: Op
+    warp: int
+    dst: tuple = ()
+    src: tuple = ()
+    addr: np.ndarray | None = field(default=None, repr=False)
+    space: str = ""
+    bits: int = 0
+    half: int = -1
+    num: int = 0
+    trans: bool = False
+    shape: str = ""
+    ab: str = ""
+    cd: str = ""
+    imm: int = 0
+    line: SourceLine | None = None
+
+    @property
+    def ptx(self) -> str:
+        """The PTX instruction name (without operands)."""
+        op = self.op
+        if op == Op.MOV:
+            return "mov.b32"
+        if op in (Op.LD, Op.ST):
+            verb = "ld" if op == Op.LD else "st"
+            if self.bits <= 32:
+                return f"{verb}.{self.space}.b{self.bits}"
+            return f"{verb}.{self.space}.v{self.bits // 32}.b32"
+        if op == Op.LDMATRIX:
+            trans = ".trans" if self.trans else ""
+            return f"ldmatrix.sync.aligned.m8n8.x{self.num}{trans}.shared.b16"
+        if op == Op.MMA:
+            return (f"mma.sync.aligned.{self.shape}.row.col."
+                    f"{self.cd}.{self.ab}.{self.ab}.{self.cd}")
+        if op == Op.CVT:
+            return f"cvt.rn.{self.ab}x2.f32"
+        if op == Op.BAR:
+            return "bar.sync"
+        raise ValueError(f"Instr.ptx: unknown op {op!r}")
+
+    def __str__(self) -> str:
+        regs = ", ".join(f"r{r}" for r in self.dst + self.src)
+        where = f"  ; {self.line}" if self.line else ""
+        return f"w{self.warp}: {self.ptx} {regs}{where}"
+
+
+def writes_registers(instr: Instr) -> bool:
+    """True where ``instr`` writes registers (the ones hwcheck snapshots).
+
+    >>> writes_registers(Instr(Op.BAR, 0)), writes_registers(Instr(Op.MOV, 0, dst=(3,)))
+    (False, True)
+    """
+    return bool(instr.dst)
