@@ -19,8 +19,8 @@ slots, so that :mod:`hwcheck.compare` can line the GPU's snapshots up with the s
 >>> import numpy as np
 >>> s = [Instr(Op.MOV, w, dst=(0,), imm=7) for w in range(2)]
 >>> low = lower(s, warps=2, regs=1, smem_bytes=0)
->>> low.snap_slots.tolist(), low.snap_positions
-([[0], [0]], 1)
+>>> low.snap_slots[:, 0].tolist(), low.snap_positions
+([0, 0], 1)
 """
 
 from __future__ import annotations
