@@ -42,7 +42,7 @@ def hand_cases():
     # construction and printing
     for x in [L((4, 1, 1)), L((4, (2, 3))), A3, L((D(4), 3)), L((D(4), 1, (D(2), 1))),
               L((2, 3), LAYOUT_RIGHT), L(((2, 1), (3, D(4))), LAYOUT_RIGHT), L(1), L(D(1)),
-              L(4, -2), L((), ()), fn("make_layout", L(4), L((2, 3), (4, 8))),
+              L(4, -2), L((), ()), L((4, D(1))), L((D(1), 4)), fn("make_layout", L(4), L((2, 3), (4, 8))),
               fn("make_layout", L((4, 2))), fn("make_layout", L(4, 2), L(3, 1), L(2, D(12))),
               fn("make_layout", sw(3, 3, 3)), fn("make_layout", sw(2, 0, -3))]:
         add("make_layout", x)
@@ -55,7 +55,8 @@ def hand_cases():
     add("make_layout_like", fn("make_layout_like", L((D(2), D(3), D(4), D(5)), (0, D(42), 1, 0))))
     for lay in [L(((2, 2), 8, (2, 2)), ((1, D(8)), 512, (D(16), D(32)))),
                 L(((2, 2, 2), 1, (2, 2)), ((1, D(8), 16), 0, (D(64), D(128)))),
-                L(((2, 2), 4), ((0, 1), 8)), L((D(4), 2)), L(8, 3), L((2, (2, 2)), (D(1), (8, 2)))]:
+                L(((2, 2), 4), ((0, 1), 8)), L((D(4), 2)), L(8, 3), L((2, (2, 2)), (D(1), (8, 2))),
+                L(((2, 2), 8, (2, 2)), ((1, 8), 512, (16, 32)))]:
         add("make_fragment_like", fn("make_fragment_like", lay))
     # coalesce, filter
     for lay in [L((2, (1, 6)), (1, (6, 2))), L((2, D(6)), (1, 2)), L((4, 1), (1, 0)), L((1, 1), (4, 2)),
@@ -115,6 +116,7 @@ def hand_cases():
     add("composition", fn("composition", L((D(12), D(8)), (D(8), 1)), L((4, 2), (1, 12))))
     add("composition", fn("composition", L((12, 8), (1, 12)), L((D(4), 2), (1, D(12)))))
     add("composition", fn("composition", L(((2, 2), 2), ((1, 4), 2)), L(2, 2)))
+    add("composition", fn("composition", L((4, 4), (1, 8)), L(2, D(6))))   # not checked: dynamic
     # complement
     for args in [(L(4, 2), 24), (L((2, 2), (1, 6)), 24), (L(4, 0), 8), (L((2, 4), (1, 6)),),
                  (L((4, 6), (1, 4)), D(48)), (L(4, 1), (8, 4)), (L(D(4), D(2)), D(32)), (L(1, 0),),
@@ -207,6 +209,71 @@ def hand_cases():
     add("recast", X(f"recast_layout<{BITS_TYPE[16]}, {BITS_TYPE[32]}>({sK.cpp})", f"recast_layout(16, 32, {sK.py})"))
     add("recast", X(f"recast_layout<{BITS_TYPE[32]}, {BITS_TYPE[8]}>({L((4, 2), (1, 4)).cpp})",
                     f"recast_layout(32, 8, {L((4, 2), (1, 4)).py})"))
+    return out
+
+
+def doc_cases():
+    """The examples in warpsim.cute's docstrings that CuTe can print, so the docs are checked too."""
+    out = []
+
+    def add(op, x):
+        out.append((op, x))
+
+    _atom, sK, _atom_t, _sVt = _seed_layouts()
+    add("call", call(sK, 1, 8))
+    add("call", call(sK, 0, 8))
+    add("swizzle", X("make_composed_layout(Swizzle<1,0,1>{}, Int<0>{}, Layout<_4,_1>{})",
+                     "ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4))"))
+    add("layout", L((2, 3), (3, 1)))
+    add("layout", L((2, 2), (4, 1)))
+    L42 = L((4, 2), (2, 1))
+    add("get", tfn("get", [1], [L42], [L42, "1"]))
+    add("call", call(L42, 3, 1))
+    add("slice", call(L42, U, 1))
+    add("cosize", fn("cosize", L42))
+    add("cosize", fn("cosize", L((4, 2), (0, 1))))
+    add("slice_and_offset", fn("slice_and_offset", (U, 2), L((4, 8), (8, 1))))
+    add("logical_divide", fn("logical_divide", L((4, 6)), (2, 3)))
+    add("zipped_divide", fn("zipped_divide", L((4, 6)), (2, 3)))
+    add("recast", X("upcast<2>(Swizzle<3,3,3>{})", "upcast(2, Swizzle(3, 3, 3))"))
+    add("recast", X("downcast<2>(Swizzle<3,3,3>{})", "downcast(2, Swizzle(3, 3, 3))"))
+    add("stride", fn("compact_col_major", (4, 1, D(3), 2)))
+    add("stride", fn("compact_row_major", (4, (2, 3))))
+    add("stride", fn("compact_order", (2, 2, 2, 2), (0, 2, 3, 1)))
+    add("stride", fn("crd2idx", (1, 2), (4, 8), (1, 4)))
+    add("stride", fn("crd2idx", 9, (4, 8), (1, 4)))
+    add("stride", fn("crd2idx", D(5), (2, 3), (3, 1)))
+    add("stride", fn("crd2idx", (1, (1, 2)), (2, (3, 4))))
+    add("stride", fn("idx2crd", 9, (4, 8)))
+    add("stride", fn("idx2crd", 9, (4, 8), (1, 4)))
+    add("stride", fn("idx2crd", 7, (2, (3, 4))))
+    add("stride", fn("idx2crd", 30, (2, 3)))
+    add("stride", fn("idx2crd", D(30), (2, 3)))
+    add("swizzle_fn", call(sw(3, 3, 3), 64))
+    add("swizzle_fn", call(sw(3, 3, 3), 8 * 64 + 8))
+    add("swizzle_fn", call(sw(3, 3, 3), D(64)))
+    add("swizzle_fn", call(sw(2, 0, -2), 3))
+    add("swizzle_fn", X("make_swizzle<0b1000, 0b0100>()", "make_swizzle(0b1000, 0b0100)"))
+    add("swizzle_fn", X("make_swizzle<0b11000000, 0b00000110>()", "make_swizzle(0b11000000, 0b00000110)"))
+    mb = X("make_mixed_bits(Int<0>{}, int(5), Int<6>{})", "make_mixed_bits(0, DInt(5), 6)")
+    add("mixed_bits", mb)
+    add("mixed_bits", X(f"({mb.cpp} & Int<2>{{}})", f"({mb.py} & 2)"))
+    add("mixed_bits", X(f"({mb.cpp} ^ Int<1>{{}})", f"({mb.py} ^ 1)"))
+    add("mixed_bits", X(f"({mb.cpp} ^ make_mixed_bits(Int<8>{{}}, int(3), Int<3>{{}}))",
+                        f"({mb.py} ^ make_mixed_bits(8, DInt(3), 3))"))
+    add("int_tuple", fn("product", (2, (3, 4))))
+    add("int_tuple", fn("product", (2, D(3))))
+    add("int_tuple", fn("product", ()))
+    add("int_tuple", fn("shape_div", (4, 5, 6), 40))
+    add("int_tuple", fn("ceil_div", (4, 5, 6), 40))
+    add("int_tuple", fn("ceil_div", (D(7), 5), (2, 2)))
+    add("int_tuple", fn("inner_product", (2, (3, 4)), (1, (10, D(100)))))
+    add("int_tuple", fn("flatten", ((1, 2), (3, (4,)))))
+    add("int_tuple", fn("filter_zeros", (0, D(0), 3), (4, 5, 6)))
+    add("int_tuple", X("coalesce(make_shape(Int<2>{}, make_shape(Int<3>{}, int(4)), int(5), Int<6>{}))",
+                       "coalesce((2, (3, DInt(4)), DInt(5), 6))"))
+    add("int_tuple", fn("slice", (U, 2), (4, 8), py="slice_"))
+    add("int_tuple", fn("slice", ((U, 1), U), ((2, 3), 4), py="slice_"))
     return out
 
 
@@ -420,6 +487,7 @@ def _as_cases(prefix, pairs):
 def groups():
     """The layout-algebra case groups."""
     return [CaseGroup("layout_hand", _as_cases("hand", hand_cases())),
+            CaseGroup("layout_docs", _as_cases("docs", doc_cases())),
             CaseGroup("layout_gen", _as_cases("gen", generated_cases()))]
 
 

@@ -53,7 +53,7 @@ class ComposedLayout:
 
     >>> c = ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4))
     >>> str(c), [c(i) for i in range(4)], str(c[0])
-    ('Sw<1,0,1> o _0 o _4:_1', [0, 3, 2, 1], 'Sw<1,0,1> o _0 o _4:_1')
+    ('Sw<1,0,1> o _0 o _4:_1', [0, 1, 3, 2], 'Sw<1,0,1> o _0 o _4:_1')
     """
 
     _is_composed_layout = True

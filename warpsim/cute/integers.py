@@ -237,7 +237,7 @@ def div(a, b):
 
     Static iff both operands are static, or ``a`` is a static zero.
 
-    >>> div(7, 2), div(-7, 2), str(div(DInt(7), 2)), str(div(0, DInt(5)))
+    >>> div(7, 2), div(-7, 2), cute_str(div(DInt(7), 2)), cute_str(div(0, DInt(5)))
     (3, -3, '3', '_0')
     """
     a, b = _zero(a), _zero(b)
@@ -254,7 +254,7 @@ def mod(a, b):
 
     Static iff both operands are static, ``a`` is a static zero, or ``b`` is a static ``±1``.
 
-    >>> mod(7, 3), mod(-7, 3), str(mod(DInt(7), 1))
+    >>> mod(7, 3), mod(-7, 3), cute_str(mod(DInt(7), 1))
     (1, -1, '_0')
     """
     a, b = _zero(a), _zero(b)

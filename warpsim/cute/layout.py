@@ -16,7 +16,7 @@ Examples::
     '(4,_3):(_1,4)'
     >>> L = make_layout((4, (2, 3)), (2, (1, 8)))
     >>> L(5), L(1, (1, 2)), str(L(_, (1, _))), size(L), cosize(L)
-    (10, 19, '(_4,_3):(_2,_8)', 24, 24)
+    (3, 19, '(_4,_3):(_2,_8)', 24, 24)
     >>> layout_table(make_layout((2, 3), (3, 1))).tolist()
     [0, 3, 1, 4, 2, 5]
 """
@@ -403,7 +403,7 @@ def coalesce(layout, profile=None):
     >>> str(coalesce(Layout((2, (1, 6)), (1, (6, 2)))))
     '_12:_1'
     >>> str(coalesce(Layout((2, DInt(6)), (1, 2)))), str(coalesce(Layout((2, 4, 3), (1, 2, 16)), (1, 1)))
-    ('(_2,6):(_1,_2)', '(_8,_3):(_1,_16)')
+    ('(_2,6):(_1,_2)', '(_2,_4,_3):(_1,_2,_16)')
     """
     if not isinstance(layout, Layout):
         return it.coalesce_shape(layout)

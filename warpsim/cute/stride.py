@@ -17,7 +17,9 @@ Examples::
     (1, 4, 8, 2)
 """
 
-from warpsim.cute.integers import DInt, _, cute_str, div, is_constant, is_int, is_static, is_tuple, mod
+from warpsim.cute.integers import (  # DInt, make_dynamic: examples
+    DInt, _, cute_str, div, is_constant, is_int, is_static, is_tuple, make_dynamic, mod,
+)
 from warpsim.cute.int_tuple import flatten_to_tuple, product, product_like, unflatten
 
 __all__ = [
@@ -54,7 +56,7 @@ def crd2idx(coord, shape, stride=None):
     wrapped, as in CuTe). ``_`` counts as a static zero.
 
     >>> crd2idx((1, (1, 2)), (2, (3, 4))), str(crd2idx(DInt(5), (2, 3), (3, 1)))
-    (15, '7')
+    (15, '5')
     """
     if stride is None:
         return _crd2idx_colex(coord, shape)
@@ -201,8 +203,8 @@ def compact_order(shape, order):
     ones, in mode order (CuTe replaces it with ``max_static_order + 1 + position``). Modes of
     equal order get the same starting stride. ``order`` may be ``LayoutLeft``/``LayoutRight``.
 
-    >>> cute_str(compact_order((2, 3, 4, 5), (2, DInt(67), DInt(42), 50)))
-    '(_1,10,30,_2)'
+    >>> cute_str(compact_order(make_dynamic((2, 3, 4, 5)), (2, DInt(67), DInt(42), 50)))
+    '(_1,10,30,2)'
     """
     if order is LayoutLeft or order is LayoutRight:
         return compact_major(shape, 1, order)
