@@ -226,6 +226,7 @@ def doc_cases():
                      "ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4))"))
     add("layout", L((2, 3), (3, 1)))
     add("layout", L((2, 2), (4, 1)))
+    add("call", call(L((2, 2), (4, 1)), 4))      # beyond the domain: the last mode is not wrapped
     L42 = L((4, 2), (2, 1))
     add("get", tfn("get", [1], [L42], [L42, "1"]))
     add("call", call(L42, 3, 1))

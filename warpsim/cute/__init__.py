@@ -28,8 +28,9 @@ from warpsim.cute.layout import (
     Layout, make_layout, make_shape, make_stride, make_coord, make_tile, is_layout, is_composed,
     size, cosize, coshape, rank, depth, shape, stride, get, take, select, flatten, group, append,
     prepend, slice_, dice, slice_and_offset, coalesce, filter, filter_zeros, transform_layout,
-    make_ordered_layout, make_layout_like, layout_table, crd_table, eval_layout,
+    make_ordered_layout, make_layout_like,
 )
+from warpsim.cute.table import layout_table, crd_table, eval_layout
 from warpsim.cute.algebra import (
     composition, complement, right_inverse, left_inverse, max_common_layout, max_common_vector,
 )

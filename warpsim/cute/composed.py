@@ -21,9 +21,9 @@ import numpy as np
 from warpsim.cute.integers import DInt, cute_min, cute_str, is_constant, is_int, is_static
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
-    Layout, dice, eval_layout, get, is_composed, layout_table, make_layout, size, slice_,
-    slice_and_offset,
+    Layout, dice, get, is_composed, make_layout, size, slice_, slice_and_offset,
 )
+from warpsim.cute.table import eval_layout, layout_table  # layout_table: examples
 from warpsim.cute.algebra import (
     composition, max_common_layout, max_common_vector, right_inverse, left_inverse,
 )

@@ -17,11 +17,7 @@ Examples::
     >>> L = make_layout((4, (2, 3)), (2, (1, 8)))
     >>> L(5), L(1, (1, 2)), str(L(_, (1, _))), size(L), cosize(L)
     (3, 19, '(_4,_3):(_2,_8)', 24, 24)
-    >>> layout_table(make_layout((2, 3), (3, 1))).tolist()
-    [0, 3, 1, 4, 2, 5]
 """
-
-import numpy as np
 
 from warpsim.cute.integers import (  # DInt, _ and make_dynamic appear in the examples
     DInt, _, cute_abs, cute_str, is_constant, is_static, is_tuple, make_dynamic,
@@ -36,7 +32,7 @@ __all__ = [
     "is_layout", "is_composed", "size", "cosize", "coshape", "rank", "depth", "shape", "stride",
     "get", "take", "select", "flatten", "group", "append", "prepend", "slice_", "dice",
     "slice_and_offset", "coalesce", "filter", "filter_zeros", "transform_layout",
-    "make_ordered_layout", "make_layout_like", "layout_table", "crd_table", "eval_layout",
+    "make_ordered_layout", "make_layout_like",
 ]
 
 
@@ -161,10 +157,9 @@ def make_layout(*args):
     if not args:
         raise TypeError("make_layout: needs a shape, a shape and a stride, or layouts")
     if all(is_layout(a) for a in args):
-        layouts = [a for a in args]
-        if any(is_composed(a) for a in layouts):
+        if any(is_composed(a) for a in args):
             raise TypeError("make_layout: cannot concatenate composed layouts")
-        return Layout(tuple(a.shape for a in layouts), tuple(a.stride for a in layouts))
+        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
     first = args[0]
     if hasattr(first, "swizzle_code"):
         from warpsim.cute.composed import make_swizzle_layout   # composed builds on this module
@@ -485,69 +480,3 @@ def make_layout_like(layout):
     layout = _b(layout)
     _need_layout("make_layout_like", layout)
     return Layout(layout.shape, compact_order(it.filter_zeros(layout.stride, layout.shape), layout.stride))
-
-
-def _cdivmod(idx, p):
-    """C++ truncating division and remainder of an int64 array by a positive integer."""
-    q = np.abs(idx) // p
-    q = np.where(idx < 0, -q, q)
-    return q, idx - q * p
-
-
-def _eval(shp, strd, idx):
-    if is_tuple(shp):
-        out = np.zeros(idx.shape, dtype=np.int64)
-        for n, (s, d) in enumerate(zip(shp, strd)):
-            if n == len(shp) - 1:
-                out += _eval(s, d, idx)
-            else:
-                p = int(it.product(s))
-                if p == 0:
-                    raise ValueError(f"eval_layout: extent-0 mode in {cute_str(shp)}")
-                idx, r = _cdivmod(idx, p)
-                out += _eval(s, d, r)
-        return out
-    return idx * np.int64(int(strd))
-
-
-def eval_layout(layout, idx):
-    """Evaluate a layout at every index of the int64 array ``idx`` (vectorised ``layout(i)``).
-
-    Indices beyond ``size(layout)`` extend the last mode, as CuTe's ``crd2idx`` does.
-    """
-    idx = np.asarray(idx, dtype=np.int64)
-    if is_composed(layout):
-        return layout.eval(idx)
-    _need_layout("eval_layout", layout)
-    return _eval(layout.shape, layout.stride, idx)
-
-
-def layout_table(layout):
-    """``numpy.int64[size(layout)]``: ``layout(i)`` for every 1-D index ``i``.
-
-    Works for composed (swizzled) layouts too; computed with numpy, no per-element Python.
-
-    >>> layout_table(Layout((2, 2), (4, 1))).tolist()
-    [0, 4, 1, 5]
-    """
-    return eval_layout(layout, np.arange(int(size(layout)), dtype=np.int64))
-
-
-def crd_table(shape_):
-    """``numpy.int64[size, n]``: the flat colexicographic coordinate of every index of ``shape_``.
-
-    Column ``k`` is the coordinate in the ``k``-th leaf of ``flatten(shape_)``.
-
-    >>> crd_table((2, 3))[4].tolist()
-    [0, 2]
-    """
-    if is_layout(shape_):
-        shape_ = shape(shape_)
-    flat = it.flatten_to_tuple(shape_)
-    idx = np.arange(int(it.product(shape_)), dtype=np.int64)
-    out = np.zeros((idx.size, len(flat)), dtype=np.int64)
-    for k, s in enumerate(flat):
-        s = int(s)
-        out[:, k] = idx % s if s else 0
-        idx = idx // s if s else idx
-    return out
