@@ -262,6 +262,24 @@ def doc_cases():
     add("mixed_bits", X(f"({mb.cpp} ^ Int<1>{{}})", f"({mb.py} ^ 1)"))
     add("mixed_bits", X(f"({mb.cpp} ^ make_mixed_bits(Int<8>{{}}, int(3), Int<3>{{}}))",
                         f"({mb.py} ^ make_mixed_bits(8, DInt(3), 3))"))
+    L84 = L((8, 4), (4, 1))
+    add("with_shape", X(f"{L84.cpp}.with_shape(Int<4>{{}}, Int<8>{{}})", f"{L84.py}.with_shape(4, 8)"))
+    add("with_shape", X(f"{L84.cpp}.with_shape(make_shape(Int<2>{{}}, Int<16>{{}}))", f"{L84.py}.with_shape((2, 16))"))
+    add("with_shape", X(f"{sK.cpp}.with_shape(Int<4096>{{}})", f"{sK.py}.with_shape(4096)"))
+    add("tile", X(f"{L84.cpp}.tile(Int<2>{{}}, Int<2>{{}})", f"{L84.py}.tile(2, 2)"))
+    Lh = L(((2, 2), 4), ((1, 2), 4))
+    for i in (7, D(13)):
+        for m in ("get_hier_coord", "get_flat_coord", "get_1d_coord"):
+            add("coord", X(f"{Lh.cpp}.{m}({X(f'Int<{i}>{{}}', '').cpp if not isinstance(i, D) else f'int({int(i)})'})",
+                           f"{Lh.py}.{m}({'DInt(%d)' % i if isinstance(i, D) else i})"))
+    add("coord", fn("crd2crd", (1, (1, 2)), (2, (3, 4)), (1, 1)))
+    for lay in [L((4, 8), (1, 4)), L((4, 8), (8, 1)), L((4, 8), (1, 8)), L((2, 4), (1, D(16))),
+                L((D(4), 8), (1, D(4))), L((4, 2), (2, 1)), L(((4, 2), 2), ((1, 8), 4)), sK, _atom,
+                fn("composition", sw(2, 2, 3), L((8, 32), (32, 1)))]:
+        add("max_alignment", fn("max_alignment", lay))
+    add("domain_offset", fn("domain_offset", (1, D(2)), L((4, 8), (8, 1))))
+    add("domain_offset", fn("domain_offset", (1, 2), sK))
+    add("domain_offset", fn("domain_offset", (D(1), D(2)), sK))
     add("int_tuple", fn("product", (2, (3, 4))))
     add("int_tuple", fn("product", (2, D(3))))
     add("int_tuple", fn("product", ()))

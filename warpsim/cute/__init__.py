@@ -21,13 +21,13 @@ from warpsim.cute.int_tuple import (
     coalesce_shape, flatten_to_tuple,
 )
 from warpsim.cute.stride import (
-    crd2idx, idx2crd, compact_major, compact_col_major, compact_row_major, compact_order,
+    crd2idx, idx2crd, crd2crd, compact_major, compact_col_major, compact_row_major, compact_order,
     LayoutLeft, LayoutRight, GenColMajor, GenRowMajor,
 )
 from warpsim.cute.layout import (
     Layout, make_layout, make_shape, make_stride, make_coord, make_tile, is_layout, is_composed,
     size, cosize, coshape, rank, depth, shape, stride, get, take, select, flatten, group, append,
-    prepend, slice_, dice, slice_and_offset, coalesce, filter, filter_zeros, transform_layout,
+    prepend, slice_, dice, slice_and_offset, domain_offset, coalesce, filter, filter_zeros, transform_layout,
     make_ordered_layout, make_layout_like,
 )
 from warpsim.cute.table import layout_table, crd_table, eval_layout
@@ -37,7 +37,7 @@ from warpsim.cute.algebra import (
 from warpsim.cute.tiling import (
     logical_divide, zipped_divide, tiled_divide, flat_divide, logical_product, zipped_product,
     tiled_product, flat_product, blocked_product, raked_product, tile_to_shape, tile_unzip,
-    zip_layouts, make_fragment_like,
+    zip_layouts, make_fragment_like, max_alignment,
 )
 from warpsim.cute.swizzle import Swizzle, make_swizzle, MixedBits, make_mixed_bits, to_mixed_bits
 from warpsim.cute.composed import (
@@ -56,19 +56,20 @@ __all__ = [
     "shape_div", "ceil_div", "elem_scale", "prefix_product", "has_underscore", "all_underscore",
     "zip_tuples", "zip2_by", "coalesce_shape", "flatten_to_tuple",
     # strides
-    "crd2idx", "idx2crd", "compact_major", "compact_col_major", "compact_row_major",
+    "crd2idx", "idx2crd", "crd2crd", "compact_major", "compact_col_major", "compact_row_major",
     "compact_order", "LayoutLeft", "LayoutRight", "GenColMajor", "GenRowMajor",
     # layouts
     "Layout", "make_layout", "make_shape", "make_stride", "make_coord", "make_tile", "is_layout",
     "is_composed", "size", "cosize", "coshape", "rank", "depth", "shape", "stride", "get", "take",
     "select", "flatten", "group", "append", "prepend", "slice_", "dice", "slice_and_offset",
+    "domain_offset",
     "coalesce", "filter", "filter_zeros", "transform_layout", "make_ordered_layout",
     "make_layout_like", "layout_table", "crd_table", "eval_layout",
     # algebra
     "composition", "complement", "right_inverse", "left_inverse", "max_common_layout",
     "max_common_vector", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
-    "raked_product", "tile_to_shape", "tile_unzip", "zip_layouts", "make_fragment_like",
+    "raked_product", "tile_to_shape", "tile_unzip", "zip_layouts", "make_fragment_like", "max_alignment",
     # swizzles and composed layouts
     "Swizzle", "make_swizzle", "MixedBits", "make_mixed_bits", "to_mixed_bits", "ComposedLayout",
     "make_composed_layout", "make_swizzle_layout", "get_swizzle_portion", "get_nonswizzle_portion",

@@ -18,7 +18,7 @@ Examples::
 
 import numpy as np
 
-from warpsim.cute.integers import DInt, cute_min, cute_str, is_constant, is_int, is_static
+from warpsim.cute.integers import DInt, cute_gcd, cute_min, cute_str, is_constant, is_int, is_static
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
     Layout, dice, get, is_composed, make_layout, size, slice_, slice_and_offset,
@@ -29,7 +29,7 @@ from warpsim.cute.algebra import (
 )
 from warpsim.cute.stride import idx2crd
 from warpsim.cute.swizzle import MixedBits, Swizzle, make_swizzle, to_mixed_bits
-from warpsim.cute.tiling import logical_product, tile_to_shape  # tile_to_shape: examples
+from warpsim.cute.tiling import logical_product, tile_to_shape, tiled_divide  # tile_to_shape: examples
 
 __all__ = [
     "ComposedLayout", "make_composed_layout", "make_swizzle_layout", "get_swizzle_portion",
@@ -103,6 +103,18 @@ class ComposedLayout:
     def compose(self, *others):
         """CuTe ``layout.compose(b)`` / ``compose(b0, b1, ...)``."""
         return composition(self, others[0] if len(others) == 1 else tuple(others))
+
+    def with_shape(self, *shapes):
+        """CuTe ``layout.with_shape(s)``: ``composition(layout, make_layout(s))``."""
+        return composition(self, Layout(shapes[0] if len(shapes) == 1 else tuple(shapes)))
+
+    def tile(self, *tilers):
+        """CuTe ``layout.tile(t)``: ``tiled_divide(layout, t)``."""
+        return tiled_divide(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
+
+    def domain_offset(self, coord):
+        """CuTe ``domain_offset``: the offset ``B(coord)`` moves into the composed layout."""
+        return ComposedLayout(self._a, self._offset + self._b(coord), self._b), 0
 
     def slice_and_offset(self, coord):
         """CuTe ``slice_and_offset(coord, layout)``: ``(sliced layout, offset)``."""
@@ -309,3 +321,22 @@ def get_nonswizzle_portion(layout):
     if isinstance(layout, Layout):
         return layout
     raise TypeError(f"get_nonswizzle_portion: expected a layout, got {layout!r}")
+
+
+def composed_max_alignment(x):
+    """CuTe ``max_alignment`` of a swizzle, a MixedBits or static offset, or a composed layout."""
+    if isinstance(x, Swizzle):
+        return 1 << x.num_base
+    if isinstance(x, MixedBits):
+        bits = x.static_int | x.static_flags
+        return (bits & -bits) if bits else 1 << 32
+    if is_int(x) and is_static(x):
+        return x
+    if is_composed(x):
+        if not isinstance(x.layout_a, Swizzle):
+            return 1            # CuTe does not attempt general composed layouts
+        from warpsim.cute.tiling import max_alignment
+        result = cute_gcd(composed_max_alignment(x.layout_a), composed_max_alignment(x.offset))
+        return cute_gcd(result, max_alignment(x.layout_b))
+    raise TypeError(f"max_alignment: expected a layout, swizzle or static offset, got {x!r}")
+

@@ -24,14 +24,15 @@ from warpsim.cute.integers import (  # DInt, _ and make_dynamic appear in the ex
 )
 from warpsim.cute import int_tuple as it
 from warpsim.cute.stride import (
-    LayoutLeft, LayoutRight, compact_col_major, compact_major, compact_order, crd2idx,
+    LayoutLeft, LayoutRight, compact_col_major, compact_major, compact_order, crd2crd, crd2idx,
+    idx2crd,
 )
 
 __all__ = [
     "Layout", "make_layout", "make_shape", "make_stride", "make_coord", "make_tile",
     "is_layout", "is_composed", "size", "cosize", "coshape", "rank", "depth", "shape", "stride",
     "get", "take", "select", "flatten", "group", "append", "prepend", "slice_", "dice",
-    "slice_and_offset", "coalesce", "filter", "filter_zeros", "transform_layout",
+    "slice_and_offset", "domain_offset", "coalesce", "filter", "filter_zeros", "transform_layout",
     "make_ordered_layout", "make_layout_like",
 ]
 
@@ -107,6 +108,38 @@ class Layout:
         """CuTe ``layout.compose(b)`` / ``compose(b0, b1, ...)`` (the latter as a by-mode tiler)."""
         from warpsim.cute.algebra import composition   # algebra builds on this module
         return composition(self, others[0] if len(others) == 1 else tuple(others))
+
+    def with_shape(self, *shapes):
+        """CuTe ``layout.with_shape(s)``: ``composition(layout, make_layout(s))``.
+
+        >>> str(Layout((8, 4), (4, 1)).with_shape(4, 8))
+        '(_4,(_2,_4)):(_4,(_16,_1))'
+        """
+        from warpsim.cute.algebra import composition   # algebra builds on this module
+        return composition(self, Layout(shapes[0] if len(shapes) == 1 else tuple(shapes)))
+
+    def tile(self, *tilers):
+        """CuTe ``layout.tile(t)``: ``tiled_divide(layout, t)`` (several tilers: a by-mode tiler)."""
+        from warpsim.cute.tiling import tiled_divide   # tiling builds on this module
+        return tiled_divide(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
+
+    def get_hier_coord(self, idx):
+        """CuTe ``get_hier_coord``: the coordinate of index ``idx`` (compact layouts only)."""
+        return idx2crd(idx, self._shape, self._stride)
+
+    def get_flat_coord(self, idx):
+        """CuTe ``get_flat_coord``: the per-mode 1-D coordinate of index ``idx`` (compact layouts).
+
+        >>> Layout(((2, 2), 4), ((1, 2), 4)).get_flat_coord(7)
+        (3, 1)
+        >>> Layout(((2, 2), 4), ((1, 2), 4)).get_hier_coord(7)
+        ((1, 1), 1)
+        """
+        return crd2crd(self.get_hier_coord(idx), self._shape, it.repeat(1, it.rank(self._shape)))
+
+    def get_1d_coord(self, idx):
+        """CuTe ``get_1d_coord``: the colexicographic 1-D coordinate of index ``idx`` (compact layouts)."""
+        return crd2idx(self.get_hier_coord(idx), self._shape)
 
     def __str__(self):
         return f"{cute_str(self._shape)}:{cute_str(self._stride)}"
@@ -353,6 +386,14 @@ def slice_and_offset(coord, layout):
         return layout.slice_and_offset(coord)
     _need_layout("slice_and_offset", layout)
     return slice_(coord, layout), crd2idx(coord, layout.shape, layout.stride)
+
+
+def domain_offset(coord, layout):
+    """CuTe ``domain_offset``: ``(layout, layout(coord))``; a composed layout keeps the offset inside."""
+    if is_composed(layout):
+        return layout.domain_offset(coord)
+    _need_layout("domain_offset", layout)
+    return layout, layout(coord)
 
 
 def _bw_coalesce(old_shape, old_stride, new_shape, new_stride):

@@ -23,7 +23,7 @@ from warpsim.cute.integers import (  # DInt, make_dynamic: examples
 from warpsim.cute.int_tuple import flatten_to_tuple, product, product_like, unflatten
 
 __all__ = [
-    "crd2idx", "idx2crd", "compact_major", "compact_col_major", "compact_row_major",
+    "crd2idx", "idx2crd", "crd2crd", "compact_major", "compact_col_major", "compact_row_major",
     "compact_order", "LayoutLeft", "LayoutRight", "GenColMajor", "GenRowMajor",
 ]
 
@@ -136,6 +136,20 @@ def idx2crd(idx, shape, stride=None):
             out.append(idx2crd(mod(idx, p), s))
             idx = div(idx, p)
     return tuple(out)
+
+
+def crd2crd(coord, src_shape, dst_shape):
+    """CuTe ``crd2crd``: re-express ``coord`` of ``src_shape`` as a coordinate of ``dst_shape``.
+
+    >>> crd2crd((1, (1, 2)), (2, (3, 4)), (1, 1))
+    (1, 7)
+    """
+    if is_tuple(coord) and is_tuple(src_shape) and is_tuple(dst_shape):
+        if not len(coord) == len(src_shape) == len(dst_shape):
+            raise ValueError(f"crd2crd: rank mismatch: {cute_str(coord)} in {cute_str(src_shape)} "
+                             f"to {cute_str(dst_shape)}")
+        return tuple(crd2crd(c, s, d) for c, s, d in zip(coord, src_shape, dst_shape))
+    return idx2crd(crd2idx(coord, src_shape), dst_shape)
 
 
 def _idx2crd_strided(idx, shape, stride):

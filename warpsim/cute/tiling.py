@@ -16,19 +16,19 @@ Examples::
     '((_2,_2),(_2,_3)):((_1,_4),(_2,_8))'
 """
 
-from warpsim.cute.integers import DInt, _, cute_str, is_int, is_static, is_tuple  # DInt: examples
+from warpsim.cute.integers import DInt, _, cute_gcd, cute_str, is_int, is_static, is_tuple  # DInt: examples
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
     Layout, _lift, append, coalesce, cosize, get, is_composed, make_layout, make_ordered_layout,
     rank, shape, size, slice_, transform_layout,
 )
-from warpsim.cute.algebra import complement, composition
+from warpsim.cute.algebra import complement, composition, right_inverse
 from warpsim.cute.stride import LayoutLeft, compact_col_major
 
 __all__ = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
     "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "tile_to_shape", "tile_unzip", "zip_layouts", "make_fragment_like",
+    "tile_to_shape", "tile_unzip", "zip_layouts", "make_fragment_like", "max_alignment",
 ]
 
 
@@ -186,3 +186,27 @@ def make_fragment_like(layout):
         rest = make_ordered_layout(it.take(layout.shape, 1, r), it.take(layout.stride, 1, r))
         return tiled_product(mode0, rest)
     return make_layout(layout.shape)
+
+
+def max_alignment(x):
+    """CuTe ``max_alignment``: the largest ``N`` for which ``upcast(N, x)`` passes CuTe's checks.
+
+    Only static shapes and strides count (dynamic ones are assumed large multiples of ``N``).
+    A swizzled layout also limits it by its swizzle (``2^M``) and offset.
+
+    >>> max_alignment(Layout((4, 8), (1, 4))), max_alignment(Layout((4, 8), (1, 8))), max_alignment(Layout((4, 2), (2, 1)))
+    (32, 4, 8)
+    """
+    if not isinstance(x, Layout):
+        from warpsim.cute.composed import composed_max_alignment   # composed builds on this module
+        return composed_max_alignment(x)
+    flat = coalesce(x)
+    shapes = tuple(s if is_static(s) else 1 for s in it.wrap(flat.shape))
+    strides = tuple(d if is_static(d) else 0 for d in it.wrap(flat.stride))
+    static_layout = Layout(shapes, strides)
+    permuted = logical_divide(static_layout, right_inverse(static_layout))
+    result = size(permuted, 0)
+    for d in it.flatten_to_tuple(permuted.stride[1]):
+        result = cute_gcd(result, d)
+    return result
+
