@@ -54,6 +54,8 @@ def test_value_errors_name_operands(call, words):
     (lambda: composition(Layout(4), "x"), ["composition", "right operand"]),
     (lambda: composition("x", Layout(4)), ["composition", "left operand"]),
     (lambda: Swizzle(3, 3, 3)(1.0), ["Sw<3,3,3>", "offset"]),
+    (lambda: Layout((4, 2))(1.5), ["(_4,_2):(_1,_4)", "coordinate"]),
+    (lambda: Layout((4, 2))(_, 0.5), ["(_4,_2):(_1,_4)", "coordinate"]),
 ])
 def test_type_errors_name_operands(call, words):
     with pytest.raises(TypeError) as info:

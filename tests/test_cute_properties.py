@@ -12,7 +12,7 @@ from cute_strategies import compact_layouts, injective_layouts, layouts, shapes
 from warpsim.cute import (
     DInt, Layout, Swizzle, blocked_product, coalesce, complement, composition, cosize, depth,
     filter, flat_divide, idx2crd, crd2idx, is_static, layout_table, left_inverse, logical_divide,
-    logical_product, make_layout, make_ordered_layout, raked_product, rank, right_inverse, shape,
+    logical_product, make_layout, make_ordered_layout, raked_product, rank, right_inverse,
     size, slice_and_offset, tile_to_shape, tiled_divide, zipped_divide, _,
 )
 

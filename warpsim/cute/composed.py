@@ -21,7 +21,7 @@ import numpy as np
 from warpsim.cute.integers import DInt, cute_gcd, cute_min, cute_str, is_constant, is_int, is_static
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
-    Layout, dice, get, is_composed, make_layout, size, slice_, slice_and_offset,
+    Layout, check_coord, dice, get, is_composed, make_layout, size, slice_, slice_and_offset,
 )
 from warpsim.cute.table import eval_layout, layout_table  # layout_table: examples
 from warpsim.cute.algebra import (
@@ -90,7 +90,7 @@ class ComposedLayout:
         return _compose3(self._a, self._offset, new_b)
 
     def __call__(self, *coord):
-        c = coord[0] if len(coord) == 1 else tuple(coord)
+        c = check_coord(f"{self}", coord[0] if len(coord) == 1 else tuple(coord))
         if it.has_underscore(c):
             return self.slice_and_offset(c)[0]
         return self._a(self._offset + self._b(c))

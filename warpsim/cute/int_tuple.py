@@ -17,8 +17,8 @@ Examples::
 
 from functools import reduce
 
-from warpsim.cute.integers import (
-    DInt, _, ceil_div_int, cute_min, cute_str, div, is_constant, is_int, is_static, is_tuple, mod,
+from warpsim.cute.integers import (  # DInt: examples
+    DInt, _, ceil_div_int, cute_min, cute_str, is_constant, is_int, is_static, is_tuple,
 )
 
 __all__ = [

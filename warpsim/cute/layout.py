@@ -33,7 +33,7 @@ __all__ = [
     "is_layout", "is_composed", "size", "cosize", "coshape", "rank", "depth", "shape", "stride",
     "get", "take", "select", "flatten", "group", "append", "prepend", "slice_", "dice",
     "slice_and_offset", "domain_offset", "coalesce", "filter", "filter_zeros", "transform_layout",
-    "make_ordered_layout", "make_layout_like",
+    "make_ordered_layout", "make_layout_like", "check_coord",
 ]
 
 
@@ -75,9 +75,12 @@ class Layout:
             stride = it.check_int_tuple("Layout", stride, "stride")
             if not it.congruent(shape, stride):
                 raise ValueError(f"Layout: shape {cute_str(shape)} and stride {cute_str(stride)} are not congruent")
-        self._shape = shape
-        self._stride = stride
-        self._key = None
+        object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_stride", stride)
+        object.__setattr__(self, "_key", None)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Layout is immutable: cannot set {name}")
 
     @property
     def shape(self):
@@ -94,7 +97,7 @@ class Layout:
         return is_static(self._shape) and is_static(self._stride)
 
     def __call__(self, *coord):
-        c = coord[0] if len(coord) == 1 else tuple(coord)
+        c = check_coord(f"{self}", coord[0] if len(coord) == 1 else tuple(coord))
         if it.has_underscore(c):
             return slice_(c, self)
         return crd2idx(c, self._shape, self._stride)
@@ -148,7 +151,7 @@ class Layout:
 
     def _typed_key(self):
         if self._key is None:
-            self._key = (_typed(self._shape), _typed(self._stride))
+            object.__setattr__(self, "_key", (_typed(self._shape), _typed(self._stride)))
         return self._key
 
     def __eq__(self, other):
@@ -156,6 +159,17 @@ class Layout:
 
     def __hash__(self):
         return hash(self._typed_key())
+
+
+def check_coord(where, c):
+    """A coordinate of ints, ``_`` and tuples (numpy ints made plain); ``TypeError`` otherwise."""
+    if c is _:
+        return c
+    try:
+        return it.check_int_tuple(where, c, "coordinate") if not it.has_underscore(c) else \
+            tuple(check_coord(where, e) for e in c)
+    except TypeError:
+        raise TypeError(f"{where}: a coordinate must hold integers, _ and tuples, got {c!r}") from None
 
 
 def _typed(t):
