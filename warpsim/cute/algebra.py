@@ -56,7 +56,7 @@ def composition(lhs, rhs, *more):
     if more:
         if len(more) != 1:
             raise TypeError("composition: takes (lhs, rhs) or (layout_a, offset, layout_b)")
-        return _composed().make_composed_layout(lhs, rhs, more[0])
+        return _composed().compose_with_offset(lhs, rhs, more[0])
     if isinstance(lhs, Swizzle) or is_composed(lhs) or isinstance(rhs, Swizzle) or is_composed(rhs):
         return _composed().compose(lhs, rhs)
     if not isinstance(lhs, Layout):

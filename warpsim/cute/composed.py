@@ -32,7 +32,7 @@ from warpsim.cute.swizzle import MixedBits, Swizzle, make_swizzle, to_mixed_bits
 from warpsim.cute.tiling import logical_product, tile_to_shape, tiled_divide  # tile_to_shape: examples
 
 __all__ = [
-    "ComposedLayout", "make_composed_layout", "make_swizzle_layout", "get_swizzle_portion",
+    "ComposedLayout", "make_composed_layout", "compose_with_offset", "make_swizzle_layout", "get_swizzle_portion",
     "get_nonswizzle_portion",
 ]
 
@@ -87,7 +87,7 @@ class ComposedLayout:
 
     def rebuild(self, new_b):
         """CuTe ``composition(layout_a(), offset(), new_b)``."""
-        return _compose3(self._a, self._offset, new_b)
+        return compose_with_offset(self._a, self._offset, new_b)
 
     def __call__(self, *coord):
         c = check_coord(f"{self}", coord[0] if len(coord) == 1 else tuple(coord))
@@ -152,8 +152,15 @@ def make_composed_layout(layout_a, offset, layout_b):
     return ComposedLayout(layout_a, offset, layout_b)
 
 
-def _compose3(a, offset, b):
-    """CuTe ``composition(A, offset, B)``; an identity swizzle with static offset 0 is dropped."""
+def compose_with_offset(a, offset, b):
+    """CuTe's three-argument ``composition(A, offset, B)``.
+
+    Like ``make_composed_layout``, except that an identity swizzle (``B == 0`` bits) with a
+    static zero offset gives ``B`` itself, as CuTe's overload for ``Swizzle<0,M,S>`` does.
+
+    >>> str(compose_with_offset(Swizzle(0, 4, 3), 0, Layout(4))), str(compose_with_offset(Swizzle(1, 0, 1), 2, Layout(4)))
+    ('_4:_1', 'Sw<1,0,1> o _2 o _4:_1')
+    """
     if isinstance(a, Swizzle) and a.num_bits == 0 and is_constant(0, offset) and isinstance(b, Layout):
         return b
     return ComposedLayout(a, offset, b)
@@ -161,7 +168,7 @@ def _compose3(a, offset, b):
 
 def make_swizzle_layout(sw):
     """CuTe ``make_layout(Swizzle<B,M,S>)``: ``composition(sw, Layout<Int<M+B+|S|>, _1>)``."""
-    return _compose3(sw, 0, Layout(sw.num_base + sw.num_bits + abs(sw.num_shft), 1))
+    return compose_with_offset(sw, 0, Layout(sw.num_base + sw.num_bits + abs(sw.num_shft), 1))
 
 
 def compose(lhs, rhs):
@@ -172,7 +179,7 @@ def compose(lhs, rhs):
                 raise ValueError(f"composition: can only merge swizzles of the same shift: {lhs} o {rhs}")
             return make_swizzle(lhs.yyy_msk ^ rhs.yyy_msk, lhs.zzz_msk ^ rhs.zzz_msk)
         if isinstance(rhs, Layout):
-            return _compose3(lhs, 0, rhs)
+            return compose_with_offset(lhs, 0, rhs)
         raise TypeError(f"composition: a swizzle composes with a Layout, got {rhs!r}")
     if is_composed(lhs):
         return lhs.rebuild(composition(lhs.layout_b, rhs))
@@ -218,7 +225,7 @@ def _swizzle_strides(z_below_y, z, y, offset, bits):
 def _swizzle_slice_and_offset(coord, layout):
     sw, offset, lb = layout.layout_a, layout.offset, layout.layout_b
     if it.all_underscore(coord):
-        return _compose3(sw, offset, slice_(coord, lb)), 0
+        return compose_with_offset(sw, offset, slice_(coord, lb)), 0
     anti_zy, only_zy = _projections(sw)
     sliced = slice_(coord, lb)
     diced = dice(coord, lb)
@@ -233,7 +240,7 @@ def _swizzle_slice_and_offset(coord, layout):
     collide = bits & ~sw(bits)
     if is_static(collide) and int(collide) != 0:
         # The sliced layout hits Y and Z bits: not reducible, keep the swizzle.
-        return _compose3(sw, offset_only_zy, sliced), offset_anti_zy
+        return compose_with_offset(sw, offset_only_zy, sliced), offset_anti_zy
     zm, ym = sw.zzz_msk, sw.yyy_msk
     z, y = zm & -zm, ym & -ym
     b, m, s = sw.num_bits, sw.num_base, abs(sw.num_shft)
@@ -306,7 +313,11 @@ def swizzle_logical_product(layout, tiler):
 
 
 def get_swizzle_portion(layout):
-    """CuTe ``get_swizzle_portion``: the swizzle of a swizzled layout, ``Sw<0,4,3>`` for a Layout."""
+    """CuTe ``get_swizzle_portion``: the swizzle of a swizzled layout, ``Sw<0,4,3>`` for a Layout.
+
+    >>> str(get_swizzle_portion(composition(Swizzle(3, 3, 3), Layout(64)))), str(get_swizzle_portion(Layout(4)))
+    ('Sw<3,3,3>', 'Sw<0,4,3>')
+    """
     if is_composed(layout) and isinstance(layout.layout_a, Swizzle):
         return layout.layout_a
     if isinstance(layout, Layout):
@@ -315,7 +326,11 @@ def get_swizzle_portion(layout):
 
 
 def get_nonswizzle_portion(layout):
-    """CuTe ``get_nonswizzle_portion``: layout B of a swizzled layout, or the Layout itself."""
+    """CuTe ``get_nonswizzle_portion``: layout B of a swizzled layout, or the Layout itself.
+
+    >>> str(get_nonswizzle_portion(composition(Swizzle(3, 3, 3), Layout(64))))
+    '_64:_1'
+    """
     if is_composed(layout) and isinstance(layout.layout_a, Swizzle):
         return layout.layout_b
     if isinstance(layout, Layout):

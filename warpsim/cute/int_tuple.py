@@ -24,10 +24,10 @@ from warpsim.cute.integers import (  # DInt: examples
 __all__ = [
     "rank", "depth", "product", "product_each", "product_like", "inner_product", "tuple_min",
     "flatten", "flatten_to_tuple", "unflatten", "wrap", "unwrap", "take", "select", "append",
-    "prepend", "group", "repeat", "repeat_like", "replace_front", "replace_back", "remove",
+    "prepend", "group", "repeat", "repeat_like", "replace_front",
     "zip_tuples", "zip2_by", "congruent", "weakly_congruent", "compatible", "evenly_divides",
     "shape_div", "ceil_div", "elem_scale", "filter_zeros", "prefix_product", "has_underscore",
-    "all_underscore", "slice_", "dice", "find", "coalesce_shape", "check_int_tuple",
+    "all_underscore", "slice_", "dice", "coalesce_shape", "check_int_tuple",
 ]
 
 
@@ -257,24 +257,6 @@ def replace_front(t, x):
     return (x,) + t[1:] if is_tuple(t) else x
 
 
-def replace_back(t, x):
-    """CuTe ``replace_back``."""
-    return t[:-1] + (x,) if is_tuple(t) else x
-
-
-def remove(t, i):
-    """CuTe ``remove<N>``: drop mode ``i``."""
-    return t[:i] + t[i + 1:]
-
-
-def find(t, x):
-    """CuTe ``find``: index of the first top-level element equal to ``x`` (``rank(t)`` if none)."""
-    for i, e in enumerate(wrap(t)):
-        if e == x:
-            return i
-    return rank(t)
-
-
 def zip_tuples(*ts):
     """CuTe ``zip``: ``((a,b,c),(x,y,z)) -> ((a,x),(b,y),(c,z))``; a non-tuple head is wrapped.
 
@@ -320,7 +302,11 @@ def congruent(a, b):
 
 
 def weakly_congruent(a, b):
-    """CuTe ``weakly_congruent``: the profile of ``a`` is a coarsening of ``b``'s."""
+    """CuTe ``weakly_congruent``: the profile of ``a`` is a coarsening of ``b``'s.
+
+    >>> weakly_congruent((0, 0), (4, (2, 3))), weakly_congruent((0, (0, 0)), (4, 6))
+    (True, False)
+    """
     if is_tuple(a) and is_tuple(b):
         return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
     if not is_tuple(a):
@@ -329,7 +315,11 @@ def weakly_congruent(a, b):
 
 
 def compatible(a, b):
-    """CuTe ``compatible``: sizes agree at every leaf of ``a`` (coordinates of ``a`` index ``b``)."""
+    """CuTe ``compatible``: sizes agree at every leaf of ``a`` (coordinates of ``a`` index ``b``).
+
+    >>> compatible(24, (4, 6)), compatible((4, 6), (4, (2, 3))), compatible((4, 6), 24)
+    (True, True, False)
+    """
     if is_tuple(a) and is_tuple(b):
         return len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
     if not is_tuple(a):
@@ -388,7 +378,11 @@ def ceil_div(a, b):
 
 
 def elem_scale(a, b):
-    """CuTe ``elem_scale``: ``a`` scaled by the products of the matching modes of ``b``."""
+    """CuTe ``elem_scale``: ``a`` scaled by the products of the matching modes of ``b``.
+
+    >>> elem_scale((2, 3), (4, (2, 5)))
+    (8, 30)
+    """
     if is_tuple(a):
         return tuple(elem_scale(x, y) for x, y in zip(a, b))
     return a * product(b)

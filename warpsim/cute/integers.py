@@ -30,7 +30,7 @@ from numbers import Integral
 
 __all__ = [
     "DInt", "Underscore", "_", "is_static", "make_dynamic", "is_int", "is_tuple",
-    "is_constant", "static_true", "as_int", "div", "mod", "ceil_div_int", "cute_min",
+    "is_constant", "div", "mod", "ceil_div_int", "cute_min",
     "cute_max", "cute_gcd", "cute_abs", "signum", "shiftl", "shiftr", "cute_str",
 ]
 
@@ -211,18 +211,6 @@ def is_constant(value, x):
     return type(x) is int and x == value
 
 
-def static_true(cond, *operands):
-    """CuTe ``is_constant<true, decltype(expr)>``: ``cond`` holds and every operand is static."""
-    return bool(cond) and all(is_static(o) for o in operands)
-
-
-def as_int(x):
-    """The plain value of an integer (``_`` counts as ``0``)."""
-    if x is _:
-        return 0
-    return int(x)
-
-
 def _static_if(value, static):
     return int(value) if static else DInt(value)
 
@@ -321,7 +309,11 @@ def signum(a):
 
 
 def shiftl(a, s):
-    """CuTe ``shiftl``: ``a << s`` for ``s >= 0``, else ``a >> -s``."""
+    """CuTe ``shiftl``: ``a << s`` for ``s >= 0``, else ``a >> -s``.
+
+    >>> shiftl(3, 2), shiftl(12, -2), shiftr(12, 2), shiftr(3, -2)
+    (12, 3, 3, 12)
+    """
     return a << s if int(s) >= 0 else a >> -s
 
 

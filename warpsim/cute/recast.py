@@ -21,7 +21,7 @@ from warpsim.cute.integers import (
 )
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import Layout, is_composed, make_layout
-from warpsim.cute.composed import _compose3
+from warpsim.cute.composed import compose_with_offset
 from warpsim.cute.swizzle import MixedBits, Swizzle, make_mixed_bits
 
 __all__ = ["upcast", "downcast", "recast_layout"]
@@ -54,7 +54,7 @@ def upcast(n, x):
             return Swizzle(x.num_bits, new_m, x.num_shft)
         return Swizzle(max(x.num_bits + new_m, 0), 0, x.num_shft)
     if is_composed(x):
-        return _compose3(upcast(n, x.layout_a), upcast(n, x.offset), upcast(n, x.layout_b))
+        return compose_with_offset(upcast(n, x.layout_a), upcast(n, x.offset), upcast(n, x.layout_b))
     if isinstance(x, MixedBits):
         _pow2("upcast", n)
         return make_mixed_bits(_safe_div("upcast", x.static_int, n), DInt(x.dynamic_int // n),
@@ -94,7 +94,7 @@ def downcast(n, x):
     if isinstance(x, Swizzle):
         return Swizzle(x.num_bits, x.num_base + _pow2("downcast", n), x.num_shft)
     if is_composed(x):
-        return _compose3(downcast(n, x.layout_a), downcast(n, x.offset), downcast(n, x.layout_b))
+        return compose_with_offset(downcast(n, x.layout_a), downcast(n, x.offset), downcast(n, x.layout_b))
     if isinstance(x, MixedBits):
         _pow2("downcast", n)
         return make_mixed_bits(x.static_int * n, DInt(x.dynamic_int * n), x.static_flags * n)
