@@ -64,7 +64,12 @@ class ComposedLayout:
             raise TypeError(f"ComposedLayout: layout A must be a Swizzle or a layout, got {layout_a!r}")
         if not isinstance(layout_b, Layout):
             raise TypeError(f"ComposedLayout: layout B must be a Layout, got {layout_b!r}")
-        self._a, self._offset, self._b = layout_a, _check_offset(offset), layout_b
+        object.__setattr__(self, "_a", layout_a)
+        object.__setattr__(self, "_offset", _check_offset(offset))
+        object.__setattr__(self, "_b", layout_b)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ComposedLayout is immutable: cannot set {name}")
 
     @property
     def layout_a(self):
