@@ -1,0 +1,78 @@
+"""``warpsim.cute``: CuTe's layout algebra in Python, exact to CuTe C++ (CUTLASS 4.2).
+
+Plain ``int`` values are static (``Int<N>``, printed ``_N``); :class:`DInt` values are dynamic
+(printed ``N``). ``str()`` of every object is what CuTe's ``print()`` writes.
+
+>>> from warpsim.cute import *
+>>> str(make_layout((4, 1, 1)))
+'(_4,_1,_1):(_1,_0,_0)'
+>>> str(tile_to_shape(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))), (64, 64)))
+'Sw<3,3,3> o _0 o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))'
+"""
+
+from warpsim.cute.integers import (
+    DInt, Underscore, _, cute_str, div, is_static, make_dynamic, mod, cute_min, cute_max, cute_gcd,
+    ceil_div_int, is_int, is_tuple, is_constant,
+)
+from warpsim.cute.int_tuple import (
+    product, product_each, product_like, inner_product, unflatten, wrap, unwrap, repeat,
+    repeat_like, congruent, weakly_congruent, compatible, evenly_divides, shape_div, ceil_div,
+    elem_scale, prefix_product, has_underscore, all_underscore, zip_tuples, zip2_by,
+    coalesce_shape, flatten_to_tuple,
+)
+from warpsim.cute.stride import (
+    crd2idx, idx2crd, crd2crd, compact_major, compact_col_major, compact_row_major, compact_order,
+    LayoutLeft, LayoutRight, GenColMajor, GenRowMajor,
+)
+from warpsim.cute.layout import (
+    Layout, make_layout, make_shape, make_stride, make_coord, make_tile, is_layout, is_composed,
+    size, cosize, coshape, rank, depth, shape, stride, get, take, select, flatten, group, append,
+    prepend, slice_, dice, slice_and_offset, domain_offset, coalesce, filter, filter_zeros, transform_layout,
+    make_ordered_layout, make_layout_like,
+)
+from warpsim.cute.table import layout_table, crd_table, eval_layout
+from warpsim.cute.algebra import (
+    composition, complement, right_inverse, left_inverse, max_common_layout, max_common_vector,
+)
+from warpsim.cute.tiling import (
+    logical_divide, zipped_divide, tiled_divide, flat_divide, logical_product, zipped_product,
+    tiled_product, flat_product, blocked_product, raked_product, tile_to_shape, tile_unzip,
+    zip_layouts, make_fragment_like, max_alignment,
+)
+from warpsim.cute.swizzle import Swizzle, make_swizzle, MixedBits, make_mixed_bits, to_mixed_bits
+from warpsim.cute.composed import (
+    ComposedLayout, make_composed_layout, make_swizzle_layout, get_swizzle_portion,
+    get_nonswizzle_portion,
+)
+from warpsim.cute.recast import upcast, downcast, recast_layout
+
+__all__ = [
+    # integers
+    "DInt", "Underscore", "_", "cute_str", "div", "mod", "is_static", "make_dynamic", "cute_min",
+    "cute_max", "cute_gcd", "ceil_div_int", "is_int", "is_tuple", "is_constant",
+    # int tuples
+    "product", "product_each", "product_like", "inner_product", "unflatten", "wrap", "unwrap",
+    "repeat", "repeat_like", "congruent", "weakly_congruent", "compatible", "evenly_divides",
+    "shape_div", "ceil_div", "elem_scale", "prefix_product", "has_underscore", "all_underscore",
+    "zip_tuples", "zip2_by", "coalesce_shape", "flatten_to_tuple",
+    # strides
+    "crd2idx", "idx2crd", "crd2crd", "compact_major", "compact_col_major", "compact_row_major",
+    "compact_order", "LayoutLeft", "LayoutRight", "GenColMajor", "GenRowMajor",
+    # layouts
+    "Layout", "make_layout", "make_shape", "make_stride", "make_coord", "make_tile", "is_layout",
+    "is_composed", "size", "cosize", "coshape", "rank", "depth", "shape", "stride", "get", "take",
+    "select", "flatten", "group", "append", "prepend", "slice_", "dice", "slice_and_offset",
+    "domain_offset",
+    "coalesce", "filter", "filter_zeros", "transform_layout", "make_ordered_layout",
+    "make_layout_like", "layout_table", "crd_table", "eval_layout",
+    # algebra
+    "composition", "complement", "right_inverse", "left_inverse", "max_common_layout",
+    "max_common_vector", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+    "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
+    "raked_product", "tile_to_shape", "tile_unzip", "zip_layouts", "make_fragment_like", "max_alignment",
+    # swizzles and composed layouts
+    "Swizzle", "make_swizzle", "MixedBits", "make_mixed_bits", "to_mixed_bits", "ComposedLayout",
+    "make_composed_layout", "make_swizzle_layout", "get_swizzle_portion", "get_nonswizzle_portion",
+    # width changes
+    "upcast", "downcast", "recast_layout",
+]
