@@ -1,0 +1,1 @@
+"""Instruction set placeholder (filled below)."""
