@@ -51,32 +51,42 @@ def clear_fault(fault):
     fault[:] = 0
 
 
-def fault_message(fault, instruction, warp, nbytes=None, space="shared"):
+def fault_message(fault, instruction, warp=None, nbytes=None, space="shared", entry=None):
     """The message of a filled ``fault``: ``"<instruction>: warp W lane L: <what>"``.
 
-    ``nbytes``: the size of the memory accessed (for out-of-range faults); ``space``: its name.
+    ``warp``: the warp (left out when None); ``entry``: a label for a batch entry (e.g.
+    ``"entry 3"``) used instead of the warp; ``nbytes``: the size of the memory accessed (for
+    out-of-range faults); ``space``: its name.
 
     >>> f = new_fault(); set_fault(f, FAULT_OUT_OF_RANGE, 3, 0x400, 16)
     >>> fault_message(f, "ld.shared.v4.b32", warp=1, nbytes=1024)
     'ld.shared.v4.b32: warp 1 lane 3: address 0x400 + 16 bytes is outside shared memory [0, 0x400)'
+    >>> fault_message(f, "ld.shared.v4.b32", entry="entry 7", nbytes=1024)[:32]
+    'ld.shared.v4.b32: entry 7 lane 3'
     """
     code, lane, value, extra = (int(x) for x in fault)
-    where = f"{instruction}: warp {warp} lane {lane}"
+    who = [instruction + ":"]
+    if entry is not None:
+        who.append(str(entry))
+    elif warp is not None:
+        who.append(f"warp {warp}")
+    head = " ".join(who)
+    where = f"{head} lane {lane}"
     if code == FAULT_MISALIGNED:
         return f"{where}: address {value:#x} is not {extra}-byte aligned"
     if code == FAULT_OUT_OF_RANGE:
         size = f"{nbytes:#x}" if nbytes is not None else "?"
         return f"{where}: address {value:#x} + {extra} bytes is outside {space} memory [0, {size})"
     if code == FAULT_BAD_REGISTER:
-        return f"{instruction}: warp {warp}: register index {value} is outside [0, {extra})"
+        return f"{head} register index {value} is outside [0, {extra})"
     if code == FAULT_BAD_TYPES:
-        return f"{instruction}: warp {warp}: unsupported type combination (ab code {value}, cd code {extra})"
+        return f"{head} unsupported type combination (ab code {value}, cd code {extra})"
     if code == FAULT_BAD_OPERAND:
-        return f"{instruction}: warp {warp}: operand value {value} is not allowed (limit {extra})"
-    return f"{instruction}: warp {warp}: fault code {code} (lane {lane}, value {value}, extra {extra})"
+        return f"{head} operand value {value} is not allowed (limit {extra})"
+    return f"{head} fault code {code} (lane {lane}, value {value}, extra {extra})"
 
 
-def raise_fault(fault, instruction, warp, nbytes=None, space="shared"):
+def raise_fault(fault, instruction, warp=None, nbytes=None, space="shared", entry=None):
     """Raise ``SimulatorFault`` for a filled ``fault``; do nothing when ``fault[0] == 0``."""
     if int(fault[0]) != FAULT_NONE:
-        raise SimulatorFault(fault_message(fault, instruction, warp, nbytes, space))
+        raise SimulatorFault(fault_message(fault, instruction, warp, nbytes, space, entry))

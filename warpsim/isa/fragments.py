@@ -33,7 +33,7 @@ __all__ = [
     "FragmentMap", "LdmatrixMap",
     "MMA_M16N8K16_A", "MMA_M16N8K16_B", "MMA_M16N8K16_C_F32", "MMA_M16N8K16_C_F16",
     "MMA_M16N8K8_A", "MMA_M16N8K8_B", "MMA_M16N8K8_C_F32", "MMA_M16N8K8_C_F16",
-    "MMA_FRAGMENTS", "LDMATRIX_MAPS", "ldmatrix_map",
+    "MMA_FRAGMENTS", "LDMATRIX_MAPS", "ldmatrix_map", "to_fragment", "from_fragment",
 ]
 
 LANES = 32
@@ -211,3 +211,40 @@ def ldmatrix_map(num, trans):
         return LDMATRIX_MAPS[(num, bool(trans))]
     except (KeyError, TypeError):
         raise ValueError(f"ldmatrix: num must be 1, 2 or 4, got {num!r}") from None
+
+
+def to_fragment(fmap, matrix):
+    """Pack a matrix of bit patterns into register fragments through ``fmap``.
+
+    ``matrix``: integers ``[..., rows, cols]`` (16-bit patterns when ``fmap.halves == 2``, 32-bit
+    otherwise). Returns ``uint32[..., 32, fmap.regs]``; ``from_fragment`` is its inverse.
+
+    >>> m = np.arange(256).reshape(16, 16)
+    >>> f = to_fragment(MMA_M16N8K16_A, m)
+    >>> hex(int(f[5, 3]))          # lane 5, a6/a7 = (9, 10) and (9, 11): values 154 and 155
+    '0x9b009a'
+    >>> bool((from_fragment(MMA_M16N8K16_A, f) == m).all())
+    True
+    """
+    matrix = np.asarray(matrix)
+    if matrix.ndim < 2 or matrix.shape[-2:] != fmap.shape:
+        raise ValueError(f"to_fragment {fmap.name}: matrix must have shape (..., {fmap.shape[0]}, "
+                         f"{fmap.shape[1]}), got {matrix.shape}")
+    vals = matrix[..., fmap.row, fmap.col].astype(np.uint32)   # [..., 32, regs, halves]
+    if fmap.halves == 1:
+        return vals[..., 0]
+    return (vals[..., 0] & 0xFFFF) | ((vals[..., 1] & 0xFFFF) << 16)
+
+
+def from_fragment(fmap, frag):
+    """The matrix ``[..., rows, cols]`` (uint32 values) held by fragments ``uint32[..., 32, regs]``."""
+    frag = np.asarray(frag)
+    if frag.ndim < 2 or frag.shape[-2:] != (LANES, fmap.regs):
+        raise ValueError(f"from_fragment {fmap.name}: frag must have shape (..., 32, {fmap.regs}), "
+                         f"got {frag.shape}")
+    flat = frag.reshape(frag.shape[:-2] + (LANES * fmap.regs,)).astype(np.uint32)
+    src = fmap.src // fmap.halves                  # register holding each element
+    vals = flat[..., src]
+    if fmap.halves == 2:
+        vals = (vals >> (16 * (fmap.src % 2)).astype(np.uint32)) & 0xFFFF
+    return vals
