@@ -65,25 +65,25 @@ def fault_message(fault, instruction, warp=None, nbytes=None, space="shared", en
     'ld.shared.v4.b32: entry 7 lane 3'
     """
     code, lane, value, extra = (int(x) for x in fault)
-    who = [instruction + ":"]
     if entry is not None:
-        who.append(str(entry))
+        head = f"{instruction}: {entry}"
     elif warp is not None:
-        who.append(f"warp {warp}")
-    head = " ".join(who)
-    where = f"{head} lane {lane}"
+        head = f"{instruction}: warp {warp}"
+    else:
+        head = instruction
+    where = f"{head} lane {lane}" if head != instruction else f"{instruction}: lane {lane}"
     if code == FAULT_MISALIGNED:
         return f"{where}: address {value:#x} is not {extra}-byte aligned"
     if code == FAULT_OUT_OF_RANGE:
         size = f"{nbytes:#x}" if nbytes is not None else "?"
         return f"{where}: address {value:#x} + {extra} bytes is outside {space} memory [0, {size})"
     if code == FAULT_BAD_REGISTER:
-        return f"{head} register index {value} is outside [0, {extra})"
+        return f"{head}: register index {value} is outside [0, {extra})"
     if code == FAULT_BAD_TYPES:
-        return f"{head} unsupported type combination (ab code {value}, cd code {extra})"
+        return f"{head}: unsupported type combination (ab code {value}, cd code {extra})"
     if code == FAULT_BAD_OPERAND:
-        return f"{head} operand value {value} is not allowed (limit {extra})"
-    return f"{head} fault code {code} (lane {lane}, value {value}, extra {extra})"
+        return f"{head}: operand value {value} is not allowed (limit {extra})"
+    return f"{head}: fault code {code} (lane {lane}, value {value}, extra {extra})"
 
 
 def raise_fault(fault, instruction, warp=None, nbytes=None, space="shared", entry=None):

@@ -28,11 +28,11 @@ from numba import njit, prange, get_num_threads
 from warpsim.isa.arith import (AB_TYPES, CD_TYPES, CD_F16, CD_F32, AB_BF16, get_arch, mma_tile,
                                new_workspace, DEFAULT_ARCH)
 from warpsim.isa.faults import FAULT_BAD_REGISTER, FAULT_BAD_TYPES, set_fault
-from warpsim.isa.fragments import MMA_FRAGMENTS
+from warpsim.isa.fragments import MMA_FRAGMENTS, from_fragment, to_fragment
 
 __all__ = [
     "SHAPES", "SHAPE_M16N8K16", "SHAPE_M16N8K8",
-    "mma_m16n8k16", "mma_m16n8k8", "mma_name", "mma_params", "warp_mma",
+    "mma_m16n8k16", "mma_m16n8k8", "mma_dot", "mma_name", "mma_params", "warp_mma",
 ]
 
 SHAPE_M16N8K16 = 0
@@ -234,3 +234,40 @@ def mma_m16n8k8(a, b, c, *, ab="f16", cd="f32", arch=DEFAULT_ARCH, parallel=True
     True
     """
     return _mma_batched("mma_m16n8k8", "m16n8k8", a, b, c, ab, cd, arch, parallel)
+
+
+def mma_dot(a, b, c, *, shape="m16n8k16", ab="f16", cd="f32", arch=DEFAULT_ARCH):
+    """Dot products ``d = c + sum_k a[k] * b[k]`` as one ``mma`` output element each.
+
+    ``a, b``: 16-bit patterns ``[..., K]`` (K <= 16 for m16n8k16, <= 8 for m16n8k8); ``c``: bit
+    patterns ``[...]`` of type ``cd``. Each dot product becomes one instruction: ``a`` is row 0 of A
+    and ``b`` column 0 of B at ``k = 0..K-1`` (zeros elsewhere), ``c`` is ``C[0, 0]``; placed and read
+    back through the PTX fragment maps. Returns ``d`` bits ``uint32[...]``.
+
+    >>> import numpy as np
+    >>> int(mma_dot(np.array([0x3C00, 0x4000]), np.array([0x4000, 0x4000]), np.array(0x3F800000)))
+    1088421888
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"mma_dot: shape must be one of {sorted(SHAPES)}, got {shape!r}")
+    a = np.asarray(a)
+    b = np.asarray(b)
+    c = np.asarray(c)
+    k_max = 16 if shape == "m16n8k16" else 8
+    if a.shape != b.shape or a.ndim < 1 or a.shape[-1] > k_max or a.shape[:-1] != c.shape:
+        raise ValueError(f"mma_dot: a and b must be [..., K<= {k_max}] and c [...], got "
+                         f"{a.shape}, {b.shape}, {c.shape}")
+    lead = c.shape
+    k = a.shape[-1]
+    count = int(np.prod(lead, dtype=np.int64))
+    amat = np.zeros((count, 16, k_max), np.uint32)
+    bmat = np.zeros((count, k_max, 8), np.uint32)
+    cmat = np.zeros((count, 16, 8), np.uint32)
+    amat[:, 0, :k] = a.reshape(count, k) & 0xFFFF
+    bmat[:, :k, 0] = b.reshape(count, k) & 0xFFFF
+    cmat[:, 0, 0] = c.reshape(count)
+    cmap = MMA_FRAGMENTS[(shape, f"C.{cd}")]
+    run = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
+    d = run(to_fragment(MMA_FRAGMENTS[(shape, "A")], amat), to_fragment(MMA_FRAGMENTS[(shape, "B")], bmat),
+            to_fragment(cmap, cmat), ab=ab, cd=cd, arch=arch)
+    return from_fragment(cmap, d)[:, 0, 0].reshape(lead)
