@@ -246,8 +246,8 @@ def _tile(a, bt, c, d, m_count, n_count, k_count, step, ab, cd, frac_bits, ez, w
         for n in range(n_count):
             bits = np.int64(c[m, n]) & mask
             c_neg, c_sig, c_exp, c_cls = decode(bits, out_eb, out_fb)
-            k0 = 0
-            while k0 < k_count:   # one block per pass; its rounded sum is the next block's c
+            for blk in range(k_count // step):   # one block per pass; its rounded sum is the next c
+                k0 = blk * step
                 kind = 0
                 if any_special or c_cls != FINITE:
                     kind = _special_block(w, m, n, k0, k0 + step, c_neg, c_cls)
@@ -265,7 +265,6 @@ def _tile(a, bt, c, d, m_count, n_count, k_count, step, ab, cd, frac_bits, ez, w
                         bits = round_rne(neg, mag, lsb, out_eb, out_fb)
                     if bits == sign_bit:   # every zero result is +0
                         bits = 0
-                k0 += step
-                if k0 < k_count:
+                if k0 + step < k_count:
                     c_neg, c_sig, c_exp, c_cls = decode(bits, out_eb, out_fb)
             d[m, n] = bits

@@ -229,6 +229,19 @@ def round_rne(neg, mag, lsb, exp_bits, frac_bits):
     mag = np.int64(mag)
     if mag == 0:
         return np.int64(neg) << (exp_bits + frac_bits)
+    bias = (np.int64(1) << (exp_bits - 1)) - 1
+    nbits = bit_length(mag)
+    lead = lsb + nbits - 1
+    shift = nbits - 1 - frac_bits
+    if 1 - bias <= lead < bias and 1 <= shift <= 62:   # normal, below the top binade: the common case
+        m = mag >> shift
+        rem = mag - (m << shift)
+        half = np.int64(1) << (shift - 1)
+        if rem > half or (rem == half and (m & 1) == 1):
+            m += 1
+        # adding (m - 2**frac_bits) carries into the exponent field when m reached 2**(frac_bits+1)
+        return ((np.int64(neg) << (exp_bits + frac_bits)) + ((lead + bias) << frac_bits)
+                + (m - (np.int64(1) << frac_bits)))
     e, shift = _align(mag, lsb, exp_bits, frac_bits)
     if shift <= 0:
         m = mag << (-shift)
