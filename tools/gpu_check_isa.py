@@ -20,8 +20,8 @@ import numpy as np
 
 from warpsim.isa import cvt_pack, ldmatrix, mma_m16n8k8, mma_m16n8k16
 from warpsim.isa.inputs import MMA_CLASSES, ldmatrix_inputs, mma_inputs
+from warpsim.isa.mma import TYPE_COMBOS
 
-COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))
 SHAPES = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}   # A regs, B regs
 
 
@@ -99,7 +99,7 @@ extern "C" __global__ void cvt_pack(const unsigned* a, const unsigned* b, unsign
 def cuda_source():
     parts = [CVT_SOURCE]
     for shape in SHAPES:
-        for ab, cd in COMBOS:
+        for ab, cd in TYPE_COMBOS:
             parts.append(_mma_kernel(shape, ab, cd)[1])
     for num in (1, 2, 4):
         for trans in (False, True):
@@ -138,7 +138,7 @@ def main(argv=None):
     total = 0
     for shape, (na, nb) in SHAPES.items():
         run = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
-        for ab, cd in COMBOS:
+        for ab, cd in TYPE_COMBOS:
             kernel = module.get_function(f"mma_{shape}_{ab}_{cd}")
             for cls in MMA_CLASSES:
                 a, b, c = mma_inputs(cls, args.count, shape=shape, ab=ab, cd=cd, rng=rng)

@@ -98,3 +98,19 @@ def test_machine_mma_matches_batched():
     m.execute_mma(1, [6, 7, 8, 9], [0, 1, 2, 3], [4, 5], [6, 7, 8, 9], ab="bf16", arch="sm90")
     assert np.array_equal(m.regs[1, :, 6:10], mma_m16n8k16(a[1], b[1], c[1], ab="bf16"))
     assert not m.regs[0].any()
+
+
+def test_warp_primitives_reject_bad_operand_shapes():
+    """Short register lists or address arrays are faults, not out-of-bounds reads."""
+    from warpsim.isa import warp_ld, warp_ldmatrix
+    regs = np.zeros((32, 8), np.uint32)
+    params = mma_params("m16n8k16", "f16", "f32")
+    fault = new_fault()
+    assert not warp_mma(regs, np.arange(2), np.arange(2), np.arange(4), np.arange(4), *params, fault)
+    assert list(fault) == [5, 0, 2, 4]
+    fault = new_fault()
+    assert not warp_ldmatrix(regs, np.arange(4), np.zeros(64, np.uint8), np.zeros(8, np.int64), 4, fault)
+    assert fault[0] == 5
+    fault = new_fault()
+    assert not warp_ld(regs, np.arange(1), np.zeros(64, np.uint8), np.zeros(31, np.int64), 4, 0, fault)
+    assert fault[0] == 5

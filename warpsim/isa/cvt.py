@@ -71,6 +71,9 @@ def warp_cvt_pack(regs_w, d_reg, a_reg, b_reg, to, fault):
     if to != F16_CODE and to != BF16_CODE:
         set_fault(fault, FAULT_BAD_OPERAND, 0, to, 1)
         return False
+    if regs_w.shape[0] != 32:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, regs_w.shape[0], 32)
+        return False
     for r in (d_reg, a_reg, b_reg):
         if r < 0 or r >= regs_w.shape[1]:
             set_fault(fault, FAULT_BAD_REGISTER, 0, r, regs_w.shape[1])

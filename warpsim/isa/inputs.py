@@ -26,13 +26,13 @@ import numpy as np
 
 from warpsim.isa.cvt import cvt_pack
 from warpsim.isa.fragments import MMA_FRAGMENTS, to_fragment
+from warpsim.isa.mma import TYPE_COMBOS
 
 __all__ = ["MMA_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs"]
 
 MMA_CLASSES = ("ordinary", "random-bits", "wide-exp", "cancellation", "subnormal", "special",
                "overflow", "ties")
 _FMT = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}   # (exp_bits, frac_bits)
-_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))
 
 
 def _bits(fmt, sign, exp_field, frac):
@@ -84,7 +84,7 @@ def mma_matrices(cls, count, *, k=16, ab="f16", cd="f32", rng):
     """Matrices of bit patterns ``A [count, 16, k]``, ``B [count, k, 8]``, ``C [count, 16, 8]``."""
     if cls not in MMA_CLASSES:
         raise ValueError(f"mma_inputs: cls must be one of {MMA_CLASSES}, got {cls!r}")
-    if (ab, cd) not in _COMBOS:
+    if (ab, cd) not in TYPE_COMBOS:
         raise ValueError(f"mma_inputs: ab={ab!r} with cd={cd!r} is not a PTX mma type combination")
     sa, sb, sc = (count, 16, k), (count, k, 8), (count, 16, 8)
     if cls == "ordinary":

@@ -90,6 +90,9 @@ def warp_ldmatrix(regs_w, dst_regs, smem, addrs, variant, fault):
     nothing is written): a row address of lanes ``0 .. 8*num-1`` outside ``[0, S - 16]`` or not
     16-byte aligned; a bad register index or variant. Returns True when it executed.
     """
+    if regs_w.shape[0] != 32 or addrs.shape[0] != 32:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, min(regs_w.shape[0], addrs.shape[0]), 32)
+        return False
     if variant < 0 or variant > 5:
         set_fault(fault, FAULT_BAD_OPERAND, 0, variant, 5)
         return False

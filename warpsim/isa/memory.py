@@ -57,6 +57,9 @@ def registers_for(size):
 
 @njit(cache=True)
 def _check(regs_w, regs, mem_bytes, addrs, size, half, fault):
+    if regs_w.shape[0] != 32 or addrs.shape[0] != 32:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, min(regs_w.shape[0], addrs.shape[0]), 32)
+        return False
     if size != 2 and size != 4 and size != 8 and size != 16:
         set_fault(fault, FAULT_BAD_OPERAND, 0, size, 16)
         return False

@@ -25,27 +25,25 @@ True
 import numpy as np
 from numba import njit, prange, get_num_threads
 
-from warpsim.isa.arith import (AB_TYPES, CD_TYPES, CD_F16, CD_F32, AB_BF16, get_arch, mma_tile,
-                               new_workspace, DEFAULT_ARCH)
-from warpsim.isa.faults import FAULT_BAD_REGISTER, FAULT_BAD_TYPES, set_fault
+from warpsim.isa.arith import AB_BF16, AB_TYPES, CD_F16, CD_F32, CD_TYPES, DEFAULT_ARCH, get_arch, mma_tile
+from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_BAD_TYPES, set_fault
 from warpsim.isa.fragments import MMA_FRAGMENTS, from_fragment, to_fragment
 
 __all__ = [
-    "SHAPES", "SHAPE_M16N8K16", "SHAPE_M16N8K8",
+    "SHAPES", "SHAPE_M16N8K16", "SHAPE_M16N8K8", "TYPE_COMBOS",
     "mma_m16n8k16", "mma_m16n8k8", "mma_dot", "mma_name", "mma_params", "warp_mma",
 ]
 
 SHAPE_M16N8K16 = 0
 SHAPE_M16N8K8 = 1
 SHAPES = {"m16n8k16": SHAPE_M16N8K16, "m16n8k8": SHAPE_M16N8K8}
-_K = (16, 8)
 _REGS = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}   # (A regs, B regs)
 _C_REGS = {"f32": 4, "f16": 2}
-_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))
+TYPE_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))   # PTX (ab, cd) pairs
 
 
 def _table(shape, operand, name):
-    return MMA_FRAGMENTS[(shape, operand)].__getattribute__(name)
+    return getattr(MMA_FRAGMENTS[(shape, operand)], name)
 
 
 # Forward maps (lane, reg, half) -> (row, col), read-only int64 tables from warpsim.isa.fragments.
@@ -81,8 +79,8 @@ def mma_params(shape, ab, cd, arch=DEFAULT_ARCH, op="mma"):
         raise ValueError(f"{op}: ab must be one of {sorted(AB_TYPES)}, got {ab!r}")
     if cd not in CD_TYPES:
         raise ValueError(f"{op}: cd must be one of {sorted(CD_TYPES)}, got {cd!r}")
-    if (ab, cd) not in _COMBOS:
-        supported = ", ".join(f".{d}.{a}.{a}.{d}" for a, d in _COMBOS)
+    if (ab, cd) not in TYPE_COMBOS:
+        supported = ", ".join(f".{d}.{a}.{a}.{d}" for a, d in TYPE_COMBOS)
         raise ValueError(f"{op}: ab={ab!r} with cd={cd!r} is not a PTX mma type combination "
                          f"(supported: {supported})")
     model = get_arch(arch)
@@ -142,12 +140,21 @@ def warp_mma(regs_w, a_regs, b_regs, c_regs, d_regs, shape, ab, cd, block, frac_
 
     ``regs_w``: uint32[32, R]; ``*_regs``: int64 register indices (A: 4 for k16, 2 for k8; B: 2 / 1;
     C, D: 4 for f32, 2 for f16); the integer parameters come from ``mma_params``. ``d_regs`` may
-    overlap the sources. On a bad register index or type code sets ``fault`` (see
+    overlap the sources. On a bad register index or count, type code or register file shape sets ``fault`` (see
     ``warpsim.isa.faults``) and changes nothing. Returns True when it executed.
     """
     if shape < 0 or shape > 1 or ab < 0 or ab > 1 or cd < 0 or cd > 1 or (ab == AB_BF16 and cd == CD_F16):
         set_fault(fault, FAULT_BAD_TYPES, 0, ab, cd)
         return False
+    if regs_w.shape[0] != 32:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, regs_w.shape[0], 32)
+        return False
+    na = 4 if shape == SHAPE_M16N8K16 else 2
+    nc = 4 if cd == CD_F32 else 2
+    for regs, count in ((a_regs, na), (b_regs, na // 2), (c_regs, nc), (d_regs, nc)):
+        if regs.shape[0] != count:
+            set_fault(fault, FAULT_BAD_OPERAND, 0, regs.shape[0], count)
+            return False
     nregs = regs_w.shape[1]
     for regs in (a_regs, b_regs, c_regs, d_regs):
         for r in regs:
