@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from warpsim.isa import MMA_FRAGMENTS, from_fragment, mma_m16n8k16
-from warpsim.isa.arith import _decode_rows, new_workspace
+from warpsim.isa.arith import _decode_rows
 from warpsim.isa.inputs import mma_inputs
 from warpsim.isa.mma import _A16_COL, _A16_ROW, _B16_COL, _B16_ROW, _unpack16
 
@@ -86,8 +86,8 @@ def breakdown(count, rng, out):
         for i in range(n):
             _unpack16(a[i], regs, _A16_ROW, _A16_COL, t[0], False)
             _unpack16(b[i], regs, _B16_ROW, _B16_COL, t[1], True)
-            s += _decode_rows(t[0], 16, 16, 5, 10, 0, w[0], w[1], w[2], w[3])
-            s += _decode_rows(t[1], 8, 16, 5, 10, 0, w[4], w[5], w[6], w[7])
+            s += _decode_rows(t[0], 16, 16, 5, 10, w[0], w[1], w[2], w[3])
+            s += _decode_rows(t[1], 8, 16, 5, 10, w[4], w[5], w[6], w[7])
         return s
 
     unpack_only(a, b, 2)
@@ -99,7 +99,6 @@ def breakdown(count, rng, out):
     out.write(f"  per mma: total {full * per:.2f} us; unpack A,B fragments {t_unpack * per:.2f} us; "
               f"decode A,B {t_decode * per:.2f} us; the rest (128 block sums with alignment, "
               f"rounding, C/D) {(full - t_unpack - t_decode) * per:.2f} us\n")
-    _ = new_workspace
 
 
 def bench_mmasim(count, rng, out):

@@ -126,8 +126,8 @@ def new_workspace():
 
 
 @njit(cache=True, inline="always")
-def _decode_rows(bits, rows, k_count, exp_bits, frac_bits, sig_shift, sig, exp, neg, cls):
-    """Decode ``bits[r, k]`` into int32 ``sig << sig_shift``, exp, neg (0 or -1) and cls.
+def _decode_rows(bits, rows, k_count, exp_bits, frac_bits, sig, exp, neg, cls):
+    """Decode ``bits[r, k]`` into int32 sig, exp, neg (0 or -1) and cls (see ``floats.decode``).
 
     Returns whether any value is an infinity or a NaN.
     """
@@ -135,7 +135,7 @@ def _decode_rows(bits, rows, k_count, exp_bits, frac_bits, sig_shift, sig, exp, 
     for r in range(rows):
         for k in range(k_count):
             n_, s_, e_, c_ = decode(bits[r, k] & 0xFFFF, exp_bits, frac_bits)
-            sig[r, k] = s_ << sig_shift
+            sig[r, k] = s_
             exp[r, k] = e_
             neg[r, k] = -n_
             cls[r, k] = c_
@@ -175,7 +175,8 @@ def _finite_block(sa, ea, na, sb, eb, nb, k0, k1, c_neg, c_sig, c_exp, s0, c_s0,
     """Exact block sum ``(neg, mag, lsb)``: products ``k0..k1-1`` and ``c`` aligned to ``emax``.
 
     ``sa, ea, na``: one row of A decoded (significand, exponent, sign mask 0/-1); ``sb, eb, nb``:
-    one column of B; ``s0 = F - 2 * frac_bits_in`` aligns a product's last bit to ``2**(e - F)``. The loops are written in int32 so that they vectorise.
+    one column of B; ``s0 = F - 2 * frac_bits_in`` aligns a product's last bit to ``2**(e - F)``.
+    The loops are written in int32 so that LLVM vectorises the sum.
     """
     m0 = _I32(max(ez, c_exp))
     m1 = m0
@@ -250,13 +251,14 @@ def mma_tile(a, bt, c, d, m_count, n_count, k_count, ab, cd, block, frac_bits, e
 
 @njit(cache=True, inline="always")
 def _tile(a, bt, c, d, m_count, n_count, k_count, step, ab, cd, frac_bits, ez, w):
+    """``mma_tile`` for one block shape: ``k_count`` products in blocks of ``step`` (16/16, 16/8, 8/8)."""
     in_eb, in_fb = _AB_FORMAT[ab]
     out_eb, out_fb = _CD_FORMAT[cd]
     s0 = frac_bits - 2 * in_fb        # product significand LSB -> aligned LSB, before the shift by d
     c_s0 = frac_bits - out_fb
-    a_special = _decode_rows(a, m_count, k_count, in_eb, in_fb, 0,
+    a_special = _decode_rows(a, m_count, k_count, in_eb, in_fb,
                              w[_A_SIG], w[_A_EXP], w[_A_NEG], w[_A_CLS])
-    b_special = _decode_rows(bt, n_count, k_count, in_eb, in_fb, 0,
+    b_special = _decode_rows(bt, n_count, k_count, in_eb, in_fb,
                              w[_B_SIG], w[_B_EXP], w[_B_NEG], w[_B_CLS])
     any_special = a_special or b_special
     mask = 0xFFFFFFFF if cd == CD_F32 else 0xFFFF
