@@ -175,6 +175,14 @@ def _align(mag, lsb, exp_bits, frac_bits):
     return e, (e - frac_bits) - lsb
 
 
+@njit(cache=True, inline="always")
+def _leading(mag, lsb, exp_bits, frac_bits):
+    """``(bias, lead, shift)``: the format's bias, the exponent of the leading bit of
+    ``mag * 2**lsb`` (``mag > 0``), and the right shift of ``mag`` keeping ``frac_bits`` below it."""
+    nbits = bit_length(mag)
+    return (np.int64(1) << (exp_bits - 1)) - 1, lsb + nbits - 1, nbits - 1 - frac_bits
+
+
 @njit(cache=True)
 def round_rz(neg, mag, lsb, exp_bits, frac_bits):
     """Bits of ``(-1)**neg * mag * 2**lsb`` truncated toward zero (``mag`` a non-negative int64).
@@ -192,10 +200,7 @@ def round_rz(neg, mag, lsb, exp_bits, frac_bits):
     mag = np.int64(mag)
     if mag == 0:
         return np.int64(neg) << (exp_bits + frac_bits)
-    bias = (np.int64(1) << (exp_bits - 1)) - 1
-    nbits = bit_length(mag)
-    lead = lsb + nbits - 1
-    shift = nbits - 1 - frac_bits
+    bias, lead, shift = _leading(mag, lsb, exp_bits, frac_bits)
     if 1 - bias <= lead <= bias and 0 <= shift:   # a normal result from a wide sum: the common case
         return ((np.int64(neg) << (exp_bits + frac_bits)) | ((lead + bias) << frac_bits)
                 | ((mag >> shift) & ((np.int64(1) << frac_bits) - 1)))
@@ -229,10 +234,7 @@ def round_rne(neg, mag, lsb, exp_bits, frac_bits):
     mag = np.int64(mag)
     if mag == 0:
         return np.int64(neg) << (exp_bits + frac_bits)
-    bias = (np.int64(1) << (exp_bits - 1)) - 1
-    nbits = bit_length(mag)
-    lead = lsb + nbits - 1
-    shift = nbits - 1 - frac_bits
+    bias, lead, shift = _leading(mag, lsb, exp_bits, frac_bits)
     if 1 - bias <= lead < bias and 1 <= shift <= 62:   # normal, below the top binade: the common case
         m = mag >> shift
         rem = mag - (m << shift)
