@@ -1,0 +1,194 @@
+"""Input generators for conformance campaigns: raw register fragments and shared memory.
+
+``mma_inputs(cls, count, *, shape, ab, cd, rng) -> (a, b, c)`` gives PTX fragments for ``count``
+instructions of input class ``cls``:
+
+- ``ordinary``: finite values in [-1, 1);
+- ``random-bits``: any bit patterns (NaN and inf included);
+- ``wide-exp``: finite values with exponents spread over the whole format (subnormals included);
+- ``cancellation``: pairs of products that cancel exactly or nearly (last bit flipped), small c;
+- ``subnormal``: mostly subnormal inputs, tiny c;
+- ``special``: ordinary values with inf, NaN, +0 and -0 mixed in;
+- ``overflow``: sums near the output's largest finite value (2**128 for f32, 65504 for f16);
+- ``ties``: sums that sit exactly halfway between two output values (f16 RNE ties; truncation
+  boundaries for f32).
+
+``ldmatrix_inputs(count, *, num, trans, smem_bytes, rng) -> (smem, addrs)``: random shared memory
+and random 16-byte-aligned row addresses. Everything is deterministic given ``rng``.
+
+>>> import numpy as np
+>>> a, b, c = mma_inputs("ordinary", 3, rng=np.random.default_rng(0))
+>>> a.shape, b.shape, c.shape, a.dtype == np.uint32
+((3, 32, 4), (3, 32, 2), (3, 32, 4), True)
+"""
+
+import numpy as np
+
+from warpsim.isa.cvt import cvt_pack
+from warpsim.isa.fragments import MMA_FRAGMENTS, to_fragment
+from warpsim.isa.mma import TYPE_COMBOS
+
+__all__ = ["MMA_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs"]
+
+MMA_CLASSES = ("ordinary", "random-bits", "wide-exp", "cancellation", "subnormal", "special",
+               "overflow", "ties")
+_FMT = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}   # (exp_bits, frac_bits)
+
+
+def _bits(fmt, sign, exp_field, frac):
+    eb, fb = _FMT[fmt]
+    return ((sign.astype(np.uint64) << (eb + fb)) | (exp_field.astype(np.uint64) << fb)
+            | frac.astype(np.uint64)).astype(np.uint32)
+
+
+def _from_float(fmt, x):
+    """Round float values to ``fmt`` bits (input generation only; never a simulated result)."""
+    x32 = np.asarray(x, np.float32)
+    if fmt == "f32":
+        return x32.view(np.uint32)
+    if fmt == "f16":
+        return x32.astype(np.float16).view(np.uint16).astype(np.uint32)
+    return cvt_pack(np.zeros(x32.shape, np.uint32), x32.view(np.uint32), to="bf16") & 0xFFFF
+
+
+def _uniform(fmt, shape, rng, lo=-1.0, hi=1.0):
+    return _from_float(fmt, rng.uniform(lo, hi, shape))
+
+
+def _wide(fmt, shape, rng, top_field=None):
+    """Finite values whose exponent field is uniform in ``[0, top_field]`` (default: all finite)."""
+    eb, fb = _FMT[fmt]
+    top = (1 << eb) - 2 if top_field is None else top_field
+    return _bits(fmt, rng.integers(0, 2, shape), rng.integers(0, top + 1, shape),
+                 rng.integers(0, 1 << fb, shape))
+
+
+def _specials(fmt, shape, rng):
+    eb, fb = _FMT[fmt]
+    inf = ((1 << eb) - 1) << fb
+    choices = np.array([inf, inf | (1 << (eb + fb)), inf | 1, inf | (1 << (fb - 1)),
+                        0, 1 << (eb + fb)], np.uint32)   # +inf, -inf, NaNs, +0, -0
+    return choices[rng.integers(0, choices.size, shape)]
+
+
+def _value_of(fmt, bits):
+    """Float64 of bits (input generation only)."""
+    if fmt == "f16":
+        return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+    if fmt == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def mma_matrices(cls, count, *, k=16, ab="f16", cd="f32", rng):
+    """Matrices of bit patterns ``A [count, 16, k]``, ``B [count, k, 8]``, ``C [count, 16, 8]``."""
+    if cls not in MMA_CLASSES:
+        raise ValueError(f"mma_inputs: cls must be one of {MMA_CLASSES}, got {cls!r}")
+    if (ab, cd) not in TYPE_COMBOS:
+        raise ValueError(f"mma_inputs: ab={ab!r} with cd={cd!r} is not a PTX mma type combination")
+    sa, sb, sc = (count, 16, k), (count, k, 8), (count, 16, 8)
+    if cls == "ordinary":
+        return _uniform(ab, sa, rng), _uniform(ab, sb, rng), _uniform(cd, sc, rng)
+    if cls == "random-bits":
+        top = 1 << (32 if cd == "f32" else 16)
+        return (rng.integers(0, 1 << 16, sa).astype(np.uint32), rng.integers(0, 1 << 16, sb).astype(np.uint32),
+                rng.integers(0, top, sc, dtype=np.uint64).astype(np.uint32))
+    if cls == "wide-exp":   # products reach at most about the output's largest finite value
+        eb_in = _FMT[ab][0]
+        bias_in, emax_out = (1 << (eb_in - 1)) - 1, (1 << (_FMT[cd][0] - 1)) - 1
+        top = min((1 << eb_in) - 2, bias_in + emax_out // 2)
+        return _wide(ab, sa, rng, top), _wide(ab, sb, rng, top), _wide(cd, sc, rng)
+    if cls == "cancellation":
+        a, b = _uniform(ab, sa, rng), _uniform(ab, sb, rng)
+        a[:, :, 1::2] = a[:, :, 0::2] ^ 0x8000                      # a[2j+1] = -a[2j]
+        b[:, 1::2, :] = b[:, 0::2, :]                               # b[2j+1] = b[2j]
+        flip = rng.integers(0, 2, a[:, :, 1::2].shape).astype(np.uint32)
+        a[:, :, 1::2] ^= flip                                       # half of the pairs cancel only nearly
+        return a, b, _uniform(cd, sc, rng, -2.0 ** -12, 2.0 ** -12)
+    if cls == "subnormal":
+        eb, fb = _FMT[ab]
+        exp_field = np.where(rng.random(sa) < 0.75, 0, rng.integers(1, 3, sa))
+        a = _bits(ab, rng.integers(0, 2, sa), exp_field, rng.integers(0, 1 << fb, sa))
+        exp_field = np.where(rng.random(sb) < 0.75, 0, rng.integers(1, 3, sb))
+        b = _bits(ab, rng.integers(0, 2, sb), exp_field, rng.integers(0, 1 << fb, sb))
+        ceb, cfb = _FMT[cd]
+        c = _bits(cd, rng.integers(0, 2, sc), np.where(rng.random(sc) < 0.5, 0, rng.integers(1, 4, sc)),
+                  rng.integers(0, 1 << cfb, sc))
+        c[rng.random(sc) < 0.2] = 0
+        return a, b, c
+    if cls == "special":
+        a, b, c = _uniform(ab, sa, rng), _uniform(ab, sb, rng), _uniform(cd, sc, rng)
+        for x, fmt in ((a, ab), (b, ab), (c, cd)):
+            mask = rng.random(x.shape) < 0.02
+            x[mask] = _specials(fmt, x.shape, rng)[mask]
+        return a, b, c
+    if cls == "overflow":
+        if cd == "f32":
+            top = 2.0 ** 127 * rng.uniform(1.0, 2.0, sc)
+            a = _uniform(ab, sa, rng, 0.5, 1.0)
+            if ab == "bf16":   # products up to about 2**126 push the sum across 2**128
+                a = _from_float("bf16", _value_of("bf16", a) * 2.0 ** 63)
+                b = _from_float("bf16", rng.uniform(-1.0, 1.0, sb) * 2.0 ** 63)
+            else:              # f16 products are small: c sits within an ulp of the top
+                b = _uniform(ab, sb, rng)
+                top = np.float64(np.float32(3.4028234663852886e38)) * np.ones(sc)
+        else:
+            a = _uniform(ab, sa, rng, 0.0, 16.0)
+            b = _uniform(ab, sb, rng, -16.0, 16.0)
+            top = 65504.0 - rng.uniform(0.0, 256.0, sc)
+        c = _from_float(cd, top * np.where(rng.random(sc) < 0.5, -1.0, 1.0))
+        return a, b, c
+    # ties: a[m, 0] * b[0, n] = +-2**em is exactly half an ulp of c (exponent em + frac_bits + 1);
+    # the other products cancel in exact pairs: a[2j+1] = -a[2j], b[2j+1] = b[2j] for k >= 2
+    cfb = _FMT[cd][1]
+    em = rng.integers(-8, 1, (count, 16))
+    a = np.zeros(sa, np.uint32)
+    b = np.zeros(sb, np.uint32)
+    a[:, :, 0] = _from_float(ab, 2.0 ** em)
+    b[:, 0, :] = _from_float(ab, np.where(rng.random((count, 8)) < 0.5, -1.0, 1.0))
+    e_c = em[:, :, None] + cfb + 1
+    mant = 1.0 + rng.integers(0, 1 << 10, sc) / 2.0 ** 10
+    c = _from_float(cd, mant * 2.0 ** e_c * np.where(rng.random(sc) < 0.5, -1.0, 1.0))
+    a[:, :, 2:] = _uniform(ab, (count, 16, k - 2), rng)
+    a[:, :, 3::2] = a[:, :, 2::2] ^ 0x8000
+    b[:, 2:, :] = _uniform(ab, (count, k - 2, 8), rng)
+    b[:, 3::2, :] = b[:, 2::2, :]
+    return a, b, c
+
+
+def mma_inputs(cls, count, *, shape="m16n8k16", ab="f16", cd="f32", rng):
+    """PTX fragments ``(a, b, c)`` (uint32) for ``count`` instructions of input class ``cls``."""
+    if shape not in ("m16n8k16", "m16n8k8"):
+        raise ValueError(f"mma_inputs: shape must be 'm16n8k16' or 'm16n8k8', got {shape!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"mma_inputs: rng must be a numpy Generator, got {type(rng).__name__}")
+    k = 16 if shape == "m16n8k16" else 8
+    a, b, c = mma_matrices(cls, count, k=k, ab=ab, cd=cd, rng=rng)
+    return (_pack(MMA_FRAGMENTS[(shape, "A")], a), _pack(MMA_FRAGMENTS[(shape, "B")], b),
+            _pack(MMA_FRAGMENTS[(shape, f"C.{cd}")], c))
+
+
+def _pack(fmap, matrix):
+    return np.ascontiguousarray(to_fragment(fmap, matrix))
+
+
+def ldmatrix_inputs(count, *, num, trans, smem_bytes, rng, ignored="valid"):
+    """Random ``smem uint8[count, smem_bytes]`` and row addresses ``int64[count, 32]``.
+
+    Lanes ``0 .. 8*num-1`` get random 16-byte-aligned addresses of whole rows inside shared memory.
+    The other lanes get valid addresses too (``ignored="valid"``) or arbitrary ones, misaligned or
+    out of range (``ignored="random"``), which ldmatrix must neither read nor check. ``trans`` is
+    accepted for symmetry: the addresses do not depend on it.
+    """
+    if num not in (1, 2, 4):
+        raise ValueError(f"ldmatrix_inputs: num must be 1, 2 or 4, got {num!r}")
+    if smem_bytes < 16 or smem_bytes % 16:
+        raise ValueError(f"ldmatrix_inputs: smem_bytes must be a positive multiple of 16, got {smem_bytes}")
+    if ignored not in ("valid", "random"):
+        raise ValueError(f"ldmatrix_inputs: ignored must be 'valid' or 'random', got {ignored!r}")
+    del trans
+    smem = rng.integers(0, 256, (count, smem_bytes), dtype=np.uint8)
+    addrs = rng.integers(0, smem_bytes // 16, (count, 32)).astype(np.int64) * 16
+    if ignored == "random":
+        addrs[:, 8 * num:] = rng.integers(-64, smem_bytes + 64, (count, 32 - 8 * num))
+    return smem, addrs
