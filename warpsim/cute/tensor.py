@@ -34,6 +34,8 @@ Examples::
     ((1, 2), 'ArithTuple(_0,_2) o (_4):(_1@0)')
 """
 
+from functools import lru_cache
+
 import numpy as np
 
 from warpsim.cute.basis import (
@@ -190,10 +192,11 @@ class Tensor:
         if lanes is None:
             raise ValueError("Tensor.slice: a lane-vector coordinate needs the lane vector it belongs to")
         layout = self._layout
+        pattern = _pattern(coord)
         if is_composed(layout):
             inner = self._inner if self._inner is not None else int(layout.offset)
             b = layout.layout_b
-            new_layout = ComposedLayout(layout.layout_a, 0, slice_(coord, b))
+            new_layout = _lane_composed(pattern, layout)
             return Tensor(self._engine, new_layout, _lane_array(self._offset, lanes),
                           _lane_array(inner, lanes) + eval_crd(coord, b.shape, b.stride), lanes, recipe)
         off = eval_crd(coord, layout.shape, layout.stride)
@@ -201,7 +204,7 @@ class Tensor:
             new_offset = self._offset + off
         else:
             new_offset = _lane_array(self._offset, lanes) + off
-        return Tensor(self._engine, slice_(coord, layout), new_offset, None, lanes, recipe)
+        return Tensor(self._engine, _sliced(pattern, layout), new_offset, None, lanes, recipe)
 
     def with_layout(self, layout, recipe_fn=None):
         """The same engine and offsets viewed through ``layout`` (for lane vectors: per lane ``recipe_fn(t)``)."""
@@ -247,12 +250,12 @@ class Tensor:
         if isinstance(self._engine, CoordEngine):
             raise TypeError("Tensor.address_table: an identity tensor holds coordinates; use coord_table()")
         if self._lanes is None:
-            idx = layout_table(self._layout) + np.int64(int(self._offset))
+            idx = _table(self._layout) + np.int64(int(self._offset))
         elif self._inner is None:
-            idx = self._offset[:, None] + layout_table(self._layout)[None, :]
+            idx = self._offset[:, None] + _table(self._layout)[None, :]
         else:
             a, b = self._layout.layout_a, self._layout.layout_b
-            idx = self._offset[:, None] + _apply_a(a, self._inner[:, None] + layout_table(b)[None, :])
+            idx = self._offset[:, None] + _apply_a(a, self._inner[:, None] + _table(b)[None, :])
         if isinstance(self._engine, Pointer):
             return np.int64(self._engine.address) + idx * np.int64(self._engine.element_bytes)
         return idx
@@ -300,6 +303,33 @@ class Tensor:
         return f"rmem_ptr[{dtype_bits(self.dtype)}b](slot {int(self._offset)}) o {self._layout}"
 
     __repr__ = __str__
+
+
+@lru_cache(maxsize=4096)
+def _table(layout):
+    """``layout_table(layout)``, computed once per layout (read-only)."""
+    table = layout_table(layout)
+    table.setflags(write=False)
+    return table
+
+
+def _pattern(coord):
+    """A coordinate with its lane vectors replaced by 0: the hashable key of its slice's layout."""
+    if isinstance(coord, np.ndarray):
+        return 0
+    if is_tuple(coord):
+        return tuple(_pattern(c) for c in coord)
+    return coord
+
+
+@lru_cache(maxsize=4096)
+def _sliced(pattern, layout):
+    return slice_(pattern, layout)
+
+
+@lru_cache(maxsize=4096)
+def _lane_composed(pattern, layout):
+    return ComposedLayout(layout.layout_a, 0, slice_(pattern, layout.layout_b))
 
 
 def _check_tensor_coord(coord):
