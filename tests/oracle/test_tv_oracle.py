@@ -6,11 +6,13 @@ element offsets, the copy view's register slots and every MMA-view element's (ro
 failure names the configuration, the thread, the quantity, and CuTe's and warpsim's values.
 """
 
+import numpy as np
 import pytest
 
 import warpsim.cute as cute
 from tv_build import copy_setup, element_offsets, first_difference, fragment, mma_setup, partition
 from tv_cases import copy_configs, mma_configs
+from warpsim.cute.calls import copy_calls, gemm_calls
 
 pytestmark = pytest.mark.oracle
 
@@ -46,6 +48,29 @@ class Checker:
             pytest.fail(f"{self.name}: {len(self.errors)} mismatches with CuTe:\n  {shown}{more}")
 
 
+def _byte_offsets(calls, side):
+    """Byte offsets of a copy side: addresses for memory, slot * element size for registers."""
+    values = getattr(calls, side)
+    if getattr(calls, f"{side}_space") == "rmem":
+        return values * (cute.dtype_bits(getattr(calls, f"{side}_dtype")) // 8)
+    return values
+
+
+def recorded_copy(calls, per_call):
+    """warpsim's copy calls in the oracle's recording format: per call, the byte offset of the source
+    register (one per call) and of each destination register (``per_call - 1``)."""
+    src, dst = _byte_offsets(calls, "src"), _byte_offsets(calls, "dst")
+    n_dst = per_call - 1
+    step = dst.shape[-1] // n_dst
+    return np.concatenate([src[:, :1], dst[:, ::step][:, :n_dst]], axis=1)
+
+
+def recorded_gemm(calls):
+    """warpsim's gemm calls in the oracle's format: registers of D, A, B, C per call."""
+    c = calls.registers("C")
+    return np.concatenate([c, calls.registers("A"), calls.registers("B"), c], axis=1)
+
+
 def test_corpus_covers_the_issue():
     """At least 20 configurations; every atom, the four thread layouts, both dtypes, copies."""
     assert len(MMA_CONFIGS) + len(COPY_CONFIGS) >= 20
@@ -78,6 +103,10 @@ def test_mma_config(cfg, cute_oracle):
         check.text("static", f"shared layout {name}", st[f"sLayout{name}"], setup.tensors[name][0].layout)
     acc = cute.partition_fragment_C(tm, cfg.shape_mn)
     check.text("static", "partition_fragment_C", st["fC"], acc.layout)
+    thr0 = tm.get_slice(0)
+    frags = {name: fragment(thr0, name, setup.tensors[name][1]) for name in "AB"}
+    check.values("static", "gemm(tiled_mma, fA, fB, acc) calls (D, A, B, C registers)", st["gemm"],
+                 recorded_gemm(gemm_calls(tm, frags["A"], frags["B"], acc)))
     ident_c = cute.make_identity_tensor(cfg.shape_mn)
     for rec in record["threads"]:
         t = rec["t"]
@@ -98,6 +127,11 @@ def test_mma_config(cfg, cute_oracle):
             ident = cute.make_identity_tensor(setup.shape_mk[name])
             check.values(where, f"partition_{name}(identity) (row, col)", rec[f"c{name}"],
                          partition(thr, name, ident).coord_table())
+            check.text(where, f"partition_{name}(make_identity_tensor(shape(s{name})))", rec[f"i{name}"],
+                       partition(thr, name, cute.make_identity_tensor(smem.shape)))
+            kx = rec[f"k{name}"]
+            check.values(where, f"copy {name} calls (src, dst register byte offsets)", kx,
+                         recorded_copy(copy_calls(setup.copies[name], src, view), len(kx[0])))
         check.text(where, "partition_fragment_C(identity)", rec["pfC"], thr.partition_fragment_C(ident_c).layout)
         check.values(where, "partition_C(identity) (row, col)", rec["cC"], thr.partition_C(ident_c).coord_table())
         if setup.c_copy is not None:
@@ -108,6 +142,8 @@ def test_mma_config(cfg, cute_oracle):
             check.text(where, "copy C retile_S", rec["vC"], view.layout)
             check.values(where, "copy C partition_D element offsets", rec["aC"], element_offsets(dst))
             check.values(where, "copy C retile_S slots", rec["lC"], view.slot_table())
+            check.values(where, "copy C calls (src, dst register byte offsets)", rec["kC"],
+                         recorded_copy(copy_calls(setup.c_copy, view, dst), len(rec["kC"][0])))
     check.done()
 
 
@@ -132,4 +168,6 @@ def test_copy_config(cfg, cute_oracle):
         check.text(where, "make_fragment_like(partition_S)", rec["fS"], cute.make_fragment_like(src).layout)
         check.values(where, "partition_S element offsets", rec["aS"], element_offsets(src))
         check.values(where, "partition_D element offsets", rec["aD"], element_offsets(dst))
+        check.values(where, "copy calls (src, dst byte offsets)", rec["kS"],
+                     recorded_copy(copy_calls(tc, src, dst), len(rec["kS"][0])))
     check.done()

@@ -85,5 +85,5 @@ def first_difference(want, got):
     bad = np.argwhere(want != got)
     if not len(bad):
         return None
-    i = tuple(bad[0])
+    i = tuple(int(x) for x in bad[0])
     return f"{len(bad)} entries differ; first at {i}: CuTe {want[i].tolist()}, warpsim {got[i].tolist()}"

@@ -218,14 +218,34 @@ def copy_calls(tiled_copy, src, dst):
         if not is_tensor(t) or t.space == "coord":
             raise TypeError(f"copy_calls: {name} must be a memory or register tensor, got {t!r}")
     atom = tiled_copy.atom
-    if size(src._layout) != size(dst._layout):
-        raise ValueError(f"copy {atom.op.name}: src shape {cute_str(src.shape)} and dst shape {cute_str(dst.shape)} "
-                         f"hold different numbers of elements")
     src_shape = it.check_int_tuple("copy_calls", shape(src._layout))
     key_dst = _index_layout(shape(dst._layout), _zero_flags(dst))
     src_index, dst_index = _copy_plan(src_shape, key_dst, atom.NumValSrc, atom.NumValDst)
-    return CopyCalls(tiled_copy, src.space, dst.space, src.dtype, dst.dtype, src_index, dst_index,
-                     _locations(src, src_index), _locations(dst, dst_index))
+    src_loc, dst_loc = _locations(src, src_index), _locations(dst, dst_index)
+    _check_vectorized(atom, "src", src, src_loc, atom.op.SRegisters)
+    _check_vectorized(atom, "dst", dst, dst_loc, atom.op.DRegisters)
+    return CopyCalls(tiled_copy, src.space, dst.space, src.dtype, dst.dtype, src_index, dst_index, src_loc, dst_loc)
+
+
+def _check_vectorized(atom, side, tensor, locations, registers):
+    """CuTe's ``copy_unpack`` recasts each call's values to the instruction's registers: the values
+    must fill them exactly, ``bits / element bits`` consecutive elements per register."""
+    bits, count = registers
+    elem = dtype_bits(tensor.dtype)
+    values = locations.shape[-1]
+    if values * elem != bits * count:
+        raise ValueError(f"copy {atom.op.name}: each call moves {values} {tensor.dtype} {side} values per thread, "
+                         f"but the instruction's {side} operand is {count} x {bits} bits ({side} failed to vectorize "
+                         f"into registers)")
+    per = bits // elem
+    if per == 1:
+        return
+    step = 1 if tensor.space == "rmem" else elem // 8
+    groups = locations.reshape(locations.shape[:-1] + (count, per))
+    if not np.all(np.diff(groups, axis=-1) == step):
+        raise ValueError(f"copy {atom.op.name}: the {side} values of a call are not {per} consecutive {tensor.dtype} "
+                         f"elements per {bits}-bit register ({side} failed to vectorize into registers; "
+                         f"{tensor.space} layout {tensor._layout})")
 
 
 # -- gemm ------------------------------------------------------------------------------------------

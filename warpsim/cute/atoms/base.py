@@ -9,7 +9,8 @@ ISA layer, which knows nothing of layouts.
   value) -> (m, k) index in the column-major M x K tile, ``BLayout`` (thread, value) -> (n, k),
   ``CLayout`` (thread, value) -> (m, n), and the value types ``ValTypeD/A/B/C``.
 * :class:`CopyOperation`: ``ThrID`` and ``src_layout_bits`` / ``dst_layout_bits`` /
-  ``ref_layout_bits``: (thread, value) -> bit, in bits as CuTe declares them.
+  ``ref_layout_bits``: (thread, value) -> bit, in bits as CuTe declares them; ``SRegisters`` /
+  ``DRegisters``: ``(bits, count)`` of one thread's operands (CuTe's ``uint128_t[1]`` is ``(128, 1)``).
 """
 
 from dataclasses import dataclass

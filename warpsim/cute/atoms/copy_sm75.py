@@ -40,6 +40,16 @@ class LDSM(CopyOperation):
         """CuTe's ``RefLayout``: the destination layout for every ldmatrix atom."""
         return self.dst_layout_bits
 
+    @property
+    def SRegisters(self):
+        """``(bits, count)`` of a thread's source operand: ``uint128_t[1]``, the row address's 16 bytes."""
+        return (128, 1)
+
+    @property
+    def DRegisters(self):
+        """``(bits, count)`` of a thread's destination registers: ``uint32_t[num]``."""
+        return (32, self.num)
+
 
 @dataclass(frozen=True)
 class SM75_U32x1_LDSM_N(LDSM):

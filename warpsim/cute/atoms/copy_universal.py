@@ -50,6 +50,16 @@ class UniversalCopy(CopyOperation):
     def ref_layout_bits(self):
         return self.src_layout_bits
 
+    @property
+    def SRegisters(self):
+        """``(bits, count)`` of the source operand: one ``uint{bits}_t``."""
+        return (self.bits, 1)
+
+    @property
+    def DRegisters(self):
+        """``(bits, count)`` of the destination operand: one ``uint{bits}_t``."""
+        return (self.bits, 1)
+
     def ptx_for(self, src_space, dst_space):
         """The instruction for a copy from ``src_space`` to ``dst_space`` (``"smem"``, ``"gmem"``, ``"rmem"``).
 
