@@ -23,7 +23,7 @@ tutorial, 4 warps) or a Python file that defines, at module level:
 ('K', '((_2,_2),_8,(_2,_2)):((_1,_2),_4,(_32,_64))', '((_8,_1),_4,_4):((_1,_0),_8,_32)')
 >>> s = k["slots"][2]
 >>> (s["register"], s["half"], s["row"], s["col"], s["address"], s["row_lane"])
-(1, 0, 0, 8, 8208, 16)
+(1, 0, 0, 8, 8208, 8)
 """
 
 import runpy
