@@ -34,7 +34,7 @@ from warpsim.cute.stride import compact_col_major
 from warpsim.cute.table import layout_table
 from warpsim.cute.tiling import zipped_divide
 from warpsim.cute.numeric import dtype_bits
-from warpsim.cute.tensor import is_tensor, make_fragment_like, make_tensor  # make_*: examples
+from warpsim.cute.tensor import element_table, is_tensor, make_fragment_like, make_tensor  # make_*: examples
 from warpsim.cute.tiled_copy import TiledCopy
 from warpsim.cute.tiled_mma import TiledMMA, make_tiled_mma, partition_fragment_C  # examples
 from warpsim.cute.atoms import SM80_16x8x16_F32F16F16F32_TN  # examples
@@ -130,11 +130,6 @@ class MmaCalls:
 
 # -- copy ------------------------------------------------------------------------------------------
 
-def _zero_flags(tensor):
-    layout = tensor._layout.layout_b if is_composed(tensor._layout) else tensor._layout
-    return tuple(is_constant(0, d) for d in it.flatten_to_tuple(layout.stride))
-
-
 @lru_cache(maxsize=1024)
 def _index_layout(shape_, zero_flags=None):
     """Column-major 1-D element indices of ``shape_``; leaves flagged zero get stride ``_0``."""
@@ -199,18 +194,24 @@ def _copy_plan(src_shape, dst_index_layout, nvs, nvd):
     return np.stack([s for s, _d in calls]), np.stack([d for _s, d in calls])
 
 
-def _locations(tensor, index):
-    table = tensor.address_table()
-    if table.ndim == 1:
-        return table[index]
-    return np.moveaxis(table[:, index], 0, 1)          # [calls, lanes, V]
+@lru_cache(maxsize=4096)
+def _copy_plan_for(src_layout, src_lane_form, dst_layout, dst_lane_form, nvs, nvd):
+    """Thread-independent part of a copy: each call's element indices, and their offsets inside each
+    layout (before the swizzle for a lane-vector tensor on a swizzled layout)."""
+    src_shape = it.check_int_tuple("copy_calls", shape(src_layout))
+    dst_b = dst_layout.layout_b if is_composed(dst_layout) else dst_layout
+    zero = tuple(is_constant(0, d) for d in it.flatten_to_tuple(dst_b.stride))
+    src_index, dst_index = _copy_plan(src_shape, _index_layout(shape(dst_layout), zero), nvs, nvd)
+    return (src_index, dst_index, element_table(src_layout, src_lane_form)[src_index],
+            element_table(dst_layout, dst_lane_form)[dst_index])
 
 
 def copy_calls(tiled_copy, src, dst):
     """The atom calls of ``copy(tiled_copy, src, dst)`` (CuTe's order) as a :class:`CopyCalls`.
 
     ``src``/``dst`` are a thread's partitions (``partition_S``/``retile_D`` ...) with the same
-    rank; ``ValueError`` when their shapes cannot be split into the atom's calls.
+    rank; ``ValueError`` when their shapes cannot be split into the atom's calls or a call's values
+    do not fill the instruction's registers (CuTe's "failed to vectorize into registers").
     """
     if not isinstance(tiled_copy, TiledCopy):
         raise TypeError(f"copy_calls: expected a TiledCopy, got {tiled_copy!r}")
@@ -218,13 +219,35 @@ def copy_calls(tiled_copy, src, dst):
         if not is_tensor(t) or t.space == "coord":
             raise TypeError(f"copy_calls: {name} must be a memory or register tensor, got {t!r}")
     atom = tiled_copy.atom
-    src_shape = it.check_int_tuple("copy_calls", shape(src._layout))
-    key_dst = _index_layout(shape(dst._layout), _zero_flags(dst))
-    src_index, dst_index = _copy_plan(src_shape, key_dst, atom.NumValSrc, atom.NumValDst)
-    src_loc, dst_loc = _locations(src, src_index), _locations(dst, dst_index)
-    _check_vectorized(atom, "src", src, src_loc, atom.op.SRegisters)
-    _check_vectorized(atom, "dst", dst, dst_loc, atom.op.DRegisters)
+    src_index, dst_index, src_inner, dst_inner = _copy_plan_for(
+        src._layout, src._inner is not None, dst._layout, dst._inner is not None, atom.NumValSrc, atom.NumValDst)
+    src_loc, dst_loc = src.gather(src_index, src_inner), dst.gather(dst_index, dst_inner)
+    for side, tensor, loc, regs in (("src", src, src_loc, atom.op.SRegisters), ("dst", dst, dst_loc, atom.op.DRegisters)):
+        if tensor.space == "rmem":       # slots are thread-independent: check each layout once
+            _check_registers_once(atom, side, tensor._layout, tensor.dtype, loc - loc.flat[0] if loc.size else loc)
+        else:
+            _check_vectorized(atom, side, tensor, loc, regs)
     return CopyCalls(tiled_copy, src.space, dst.space, src.dtype, dst.dtype, src_index, dst_index, src_loc, dst_loc)
+
+
+_CHECKED = set()
+
+
+def _check_registers_once(atom, side, layout, dtype, relative):
+    key = (atom, side, layout, dtype)
+    if key not in _CHECKED:
+        probe = _Probe(dtype, layout)
+        _check_vectorized(atom, side, probe, relative, atom.op.SRegisters if side == "src" else atom.op.DRegisters)
+        _CHECKED.add(key)
+
+
+class _Probe:
+    """What ``_check_vectorized`` reads of a register tensor."""
+
+    space = "rmem"
+
+    def __init__(self, dtype, layout):
+        self.dtype, self._layout = dtype, layout
 
 
 def _check_vectorized(atom, side, tensor, locations, registers):
@@ -241,8 +264,8 @@ def _check_vectorized(atom, side, tensor, locations, registers):
     if per == 1:
         return
     step = 1 if tensor.space == "rmem" else elem // 8
-    groups = locations.reshape(locations.shape[:-1] + (count, per))
-    if not np.all(np.diff(groups, axis=-1) == step):
+    groups = locations.reshape(-1, per)
+    if not np.all(groups[:, 1:] - groups[:, :-1] == step):
         raise ValueError(f"copy {atom.op.name}: the {side} values of a call are not {per} consecutive {tensor.dtype} "
                          f"elements per {bits}-bit register ({side} failed to vectorize into registers; "
                          f"{tensor.space} layout {tensor._layout})")
@@ -294,28 +317,33 @@ def gemm_calls(tiled_mma, a, b, c):
     for name, t in (("A", a), ("B", b), ("C", c)):
         if not is_tensor(t) or t.space != "rmem":
             raise TypeError(f"gemm_calls: {name} must be a register tensor, got {t!r}")
+    mnk, ia, ib, ic, pa, pb, pc = _gemm_plan_for(tiled_mma, a._layout, b._layout, c._layout, a.dtype, b.dtype)
+    return MmaCalls(tiled_mma, mnk, a.gather(ia, pa), b.gather(ib, pb), c.gather(ic, pc), (a.dtype, b.dtype, c.dtype))
+
+
+@lru_cache(maxsize=1024)
+def _gemm_plan_for(tiled_mma, la, lb, lc, dtype_a, dtype_b):
     atom = tiled_mma.atom
-    shapes = f"A {cute_str(a.shape)}, B {cute_str(b.shape)}, C {cute_str(c.shape)}"
-    ranks = (rank(a._layout), rank(b._layout), rank(c._layout))
+    shapes = f"A {cute_str(shape(la))}, B {cute_str(shape(lb))}, C {cute_str(shape(lc))}"
+    ranks = (rank(la), rank(lb), rank(lc))
     if ranks == (1, 1, 1):
         m_count = n_count = k_count = 1
     elif ranks == (2, 2, 3):
-        m_count, n_count, k_count = int(size(a._layout, 1)), int(size(b._layout, 1)), 1
+        m_count, n_count, k_count = int(size(la, 1)), int(size(lb, 1)), 1
     elif ranks == (3, 3, 3):
-        m_count, n_count, k_count = int(size(a._layout, 1)), int(size(b._layout, 1)), int(size(a._layout, 2))
-        if int(size(b._layout, 2)) != k_count:
+        m_count, n_count, k_count = int(size(la, 1)), int(size(lb, 1)), int(size(la, 2))
+        if int(size(lb, 2)) != k_count:
             raise ValueError(f"gemm {atom.op.name}: A and B differ in K: {shapes}")
     else:
         raise ValueError(f"gemm {atom.op.name}: expected (V,M,K)x(V,N,K)=>(V,M,N), (V,M)x(V,N)=>(V,M,N) or "
                          f"(V)x(V)=>(V) register tensors, got {shapes}")
-    if ranks != (1, 1, 1) and (int(size(c._layout, 1)) != m_count or int(size(c._layout, 2)) != n_count):
+    if ranks != (1, 1, 1) and (int(size(lc, 1)) != m_count or int(size(lc, 2)) != n_count):
         raise ValueError(f"gemm {atom.op.name}: C does not match A's M and B's N: {shapes}")
-    va, vb, vc = (int(size(t._layout, 0)) if rank(t._layout) > 1 else int(size(t._layout)) for t in (a, b, c))
+    va, vb, vc = (int(size(lay, 0)) if rank(lay) > 1 else int(size(lay)) for lay in (la, lb, lc))
     for name, v in (("A", va), ("B", vb), ("C", vc)):
         if v != atom.values_per_thread(name):
             raise ValueError(f"gemm {atom.op.name}: each call takes {atom.values_per_thread(name)} {name} values per "
                              f"thread, but mode 0 of {name} holds {v}: {shapes}")
-    a_bytes, b_bytes = va * dtype_bits(a.dtype) // 8, vb * dtype_bits(b.dtype) // 8
+    a_bytes, b_bytes = va * dtype_bits(dtype_a) // 8, vb * dtype_bits(dtype_b) // 8
     mnk, ia, ib, ic = _gemm_plan(va, vb, vc, m_count, n_count, k_count, a_bytes, b_bytes)
-    return MmaCalls(tiled_mma, mnk, a.slot_table()[ia], b.slot_table()[ib], c.slot_table()[ic],
-                    (a.dtype, b.dtype, c.dtype))
+    return mnk, ia, ib, ic, element_table(la)[ia], element_table(lb)[ib], element_table(lc)[ic]

@@ -51,6 +51,7 @@ class Copy_Atom:
                 raise ValueError(f"Copy_Atom: {op.name} cannot move {self.dtype} elements: ValLayout{name} "
                                  f"{recast} has {size(recast, 0)} threads, ThrID {op.ThrID} has {threads}")
             object.__setattr__(self, f"_val_{name.lower()}", recast)
+        object.__setattr__(self, "_num_val", (int(size(self._val_src, 1)), int(size(self._val_dst, 1))))
 
     ThrID = property(lambda self: self.op.ThrID, doc="Logical thread id -> lane.")
     ValLayoutSrc = property(lambda self: self._val_src, doc="(src thread, src value) -> element.")
@@ -61,12 +62,12 @@ class Copy_Atom:
     @property
     def NumValSrc(self):
         """Elements one thread supplies per call: ``size<1>(ValLayoutSrc)``."""
-        return int(size(self._val_src, 1))
+        return self._num_val[0]
 
     @property
     def NumValDst(self):
         """Elements one thread receives per call: ``size<1>(ValLayoutDst)``."""
-        return int(size(self._val_dst, 1))
+        return self._num_val[1]
 
     def __str__(self):
         return ("Copy_Atom\n"

@@ -106,14 +106,107 @@ def eval_crd(coord, shape, stride):
 
     Returns an int, an ``int64`` array, or (for basis strides) an ArithmeticTuple whose leaves
     are ints or arrays. An integer coordinate for a tuple shape is split colexicographically
-    (the last mode is not wrapped), as CuTe does.
+    (the last mode is not wrapped), as CuTe does. Integer strides go through a plan compiled
+    once per (coordinate pattern, shape, stride): a constant plus ``(c // div % mod) * stride``
+    terms per lane-vector leaf.
     """
+    arrays = []
+    key = _plan_key(coord, arrays)
+    plan = _PLANS.get((key, shape, stride))
+    if plan is None:
+        plan = _compile(key, shape, stride)
+        if len(_PLANS) > 8192:
+            _PLANS.clear()
+        _PLANS[(key, shape, stride)] = plan
+    if plan is _GENERIC:
+        return _eval_generic(coord, shape, stride)
+    const, terms = plan
+    total = const
+    for leaf, div, mod, d in terms:
+        c = arrays[leaf]
+        if div != 1:
+            c = c // div
+        if mod is not None:
+            c = c % mod
+        total = total + c * d
+    return total
+
+
+_PLANS = {}
+_GENERIC = object()
+
+
+class _Leaf:
+    """A lane-vector leaf of a coordinate pattern (its position among the arrays)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __hash__(self):
+        return hash(("leaf", self.index))
+
+    def __eq__(self, other):
+        return isinstance(other, _Leaf) and other.index == self.index
+
+
+def _plan_key(coord, arrays):
+    if isinstance(coord, np.ndarray):
+        arrays.append(coord.astype(np.int64, copy=False))
+        return _Leaf(len(arrays) - 1)
+    if is_tuple(coord):
+        return tuple(_plan_key(c, arrays) for c in coord)
+    return _leaf(coord)
+
+
+def _compile(key, shape, stride):
+    """(constant, [(leaf, div, mod, stride)]) for integer strides; _GENERIC if a basis is involved."""
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(stride)):
+        return _GENERIC
+    terms = []
+    const = _compile_into(key, shape, stride, terms)
+    return const, terms
+
+
+def _compile_into(key, shape, stride, terms):
+    if is_tuple(key):
+        if not is_tuple(shape) or len(key) != len(shape):
+            raise ValueError(f"eval_crd: coordinate of rank {len(key)} does not fit shape {cute_str(shape)}")
+        return sum(_compile_into(k, s, d, terms) for k, s, d in zip(key, shape, stride))
+    if isinstance(key, _Leaf):
+        _split(key.index, 1, None, shape, stride, terms)
+        return 0
+    return int(eval_crd_generic_int(key, shape, stride))
+
+
+def _split(leaf, div, mod, shape, stride, terms):
+    """Terms of leaf coordinate ``(c // div) % mod`` (no modulo when ``mod`` is None) split over ``shape``."""
+    if is_tuple(shape):
+        for n, (s, d) in enumerate(zip(shape, stride)):
+            p = int(it.product(s))
+            last = n == len(shape) - 1
+            _split(leaf, div, mod if last else p, s, d, terms)
+            div *= p
+            if mod is not None and not last:
+                mod = mod // p if mod % p == 0 else mod
+        return
+    if int(stride) != 0:
+        terms.append((leaf, div, mod, int(stride)))
+
+
+def eval_crd_generic_int(c, shape, stride):
+    """``crd2idx`` of a plain int coordinate (used while compiling plans)."""
+    return _eval_generic(c, shape, stride)
+
+
+def _eval_generic(coord, shape, stride):
     if is_tuple(coord):
         if not is_tuple(shape) or len(coord) != len(shape):
             raise ValueError(f"eval_crd: coordinate of rank {len(coord)} does not fit shape {cute_str(shape)}")
         total = 0
         for c, s, d in zip(coord, shape, stride):
-            term = eval_crd(c, s, d)
+            term = _eval_generic(c, s, d)
             total = term if (isinstance(total, int) and total == 0) else total + term
         return total
     c = _leaf(coord)
@@ -121,10 +214,10 @@ def eval_crd(coord, shape, stride):
         total = 0
         for n, (s, d) in enumerate(zip(shape, stride)):
             if n == len(shape) - 1:
-                term = eval_crd(c, s, d)
+                term = _eval_generic(c, s, d)
             else:
                 p = int(it.product(s))
-                term = eval_crd(c % p, s, d)
+                term = _eval_generic(c % p, s, d)
                 c = c // p
             total = term if (isinstance(total, int) and total == 0) else total + term
         return total

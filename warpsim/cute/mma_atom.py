@@ -13,6 +13,7 @@ MMA_Atom
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from warpsim.cute.integers import cute_str
 from warpsim.cute.layout import size
@@ -71,7 +72,7 @@ class MMA_Atom:
 
     def values_per_thread(self, operand):
         """Values one thread holds for one atom call: ``size<1>(Layout{operand}_TV)``."""
-        return int(size(self.layout_tv(operand), 1))
+        return _values_per_thread(self, operand)
 
     def __str__(self):
         return ("MMA_Atom\n"
@@ -80,3 +81,8 @@ class MMA_Atom:
                 f"  LayoutA_TV: {self.LayoutA_TV}\n"
                 f"  LayoutB_TV: {self.LayoutB_TV}\n"
                 f"  LayoutC_TV: {self.LayoutC_TV}")
+
+
+@lru_cache(maxsize=64)
+def _values_per_thread(atom, operand):
+    return int(size(atom.layout_tv(operand), 1))

@@ -58,7 +58,7 @@ from warpsim.cute.tiling import make_fragment_like as _fragment_layout, tile_to_
 from warpsim.cute.algebra import composition  # examples
 from warpsim.cute.swizzle import Swizzle  # examples
 
-__all__ = ["Tensor", "make_tensor", "make_fragment_like", "make_identity_tensor", "is_tensor"]
+__all__ = ["Tensor", "make_tensor", "make_fragment_like", "make_identity_tensor", "is_tensor", "element_table"]
 
 
 def is_tensor(x):
@@ -183,7 +183,7 @@ class Tensor:
         """
         coord = _check_tensor_coord(coord)
         if self._lanes is None and not has_lanes(coord):
-            sliced, off = slice_and_offset(coord, self._layout)
+            sliced, off = _slice_and_offset(_typed_coord(coord), coord, self._layout)
             return Tensor(self._engine, sliced, _add(self._offset, off))
         if lanes is None:
             lanes = self._lanes
@@ -249,13 +249,26 @@ class Tensor:
         """
         if isinstance(self._engine, CoordEngine):
             raise TypeError("Tensor.address_table: an identity tensor holds coordinates; use coord_table()")
+        return self.gather(np.arange(int(self.size()), dtype=np.int64))
+
+    def gather(self, index, pre=None):
+        """Addresses (memory) or slots (registers) of the elements with 1-D indices ``index``.
+
+        ``index`` is an int64 array of any shape ``[..., V]``; a lane vector adds a lane axis
+        before the last one: ``[..., lanes, V]``. ``pre`` may give
+        ``element_table(layout, lane_form)[index]`` when the caller has it cached.
+        """
+        if pre is None:
+            pre = element_table(self._layout, self._inner is not None)[index]
         if self._lanes is None:
-            idx = _table(self._layout) + np.int64(int(self._offset))
-        elif self._inner is None:
-            idx = self._offset[:, None] + _table(self._layout)[None, :]
+            idx = pre + np.int64(int(self._offset))
         else:
-            a, b = self._layout.layout_a, self._layout.layout_b
-            idx = self._offset[:, None] + _apply_a(a, self._inner[:, None] + _table(b)[None, :])
+            pre = pre[..., None, :]                            # [..., 1, V]
+            outer = self._offset[:, None]                      # [lanes, 1]
+            if self._inner is None:
+                idx = outer + pre
+            else:
+                idx = outer + _apply_a(self._layout.layout_a, self._inner[:, None] + pre)
         if isinstance(self._engine, Pointer):
             return np.int64(self._engine.address) + idx * np.int64(self._engine.element_bytes)
         return idx
@@ -313,6 +326,11 @@ def _table(layout):
     return table
 
 
+def element_table(layout, lane_form=False):
+    """Offsets of every element of ``layout`` (its layout B, before the swizzle, in lane form)."""
+    return _table(layout.layout_b if lane_form else layout)
+
+
 def _pattern(coord):
     """A coordinate with its lane vectors replaced by 0: the hashable key of its slice's layout."""
     if isinstance(coord, np.ndarray):
@@ -320,6 +338,28 @@ def _pattern(coord):
     if is_tuple(coord):
         return tuple(_pattern(c) for c in coord)
     return coord
+
+
+def _typed_coord(coord):
+    """A hashable key of a coordinate that tells static from dynamic integers."""
+    if is_tuple(coord):
+        return tuple(_typed_coord(c) for c in coord)
+    if coord is _:
+        return "_"
+    return (is_static(coord), int(coord))
+
+
+_SLICES = {}
+
+
+def _slice_and_offset(key, coord, layout):
+    """CuTe's ``slice_and_offset``, memoised per (static/dynamic-typed coordinate, layout)."""
+    entry = _SLICES.get((key, layout))
+    if entry is None:
+        if len(_SLICES) > 16384:
+            _SLICES.clear()
+        entry = _SLICES[(key, layout)] = slice_and_offset(coord, layout)
+    return entry
 
 
 @lru_cache(maxsize=4096)
@@ -333,7 +373,7 @@ def _lane_composed(pattern, layout):
 
 
 def _check_tensor_coord(coord):
-    if isinstance(coord, np.ndarray) or coord is _:
+    if type(coord) is int or isinstance(coord, np.ndarray) or coord is _:
         return coord
     if is_tuple(coord):
         return tuple(_check_tensor_coord(c) for c in coord)
@@ -397,6 +437,13 @@ def _lane_coord(value, lanes):
     return np.full(lanes, int(value), dtype=np.int64)
 
 
+@lru_cache(maxsize=4096)
+def _owning_size(layout):
+    if not is_static(layout):
+        raise ValueError(f"make_tensor: an owning register tensor needs a static layout, got {layout}")
+    return int(cosize(layout))
+
+
 def _as_layout(op, args):
     if len(args) == 1 and is_layout(args[0]):
         return args[0]
@@ -420,9 +467,7 @@ def make_tensor(engine, *layout_args):
         return Tensor(engine, layout)
     if isinstance(engine, str):
         check_dtype("make_tensor", engine)
-        if not is_static(layout):
-            raise ValueError(f"make_tensor: an owning register tensor needs a static layout, got {layout}")
-        return Tensor(RegisterStorage(engine, int(cosize(layout))), layout)
+        return Tensor(RegisterStorage(engine, _owning_size(layout)), layout)
     if isinstance(engine, np.ndarray):
         kinds = {np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32"}
         if engine.ndim != 1 or engine.dtype not in kinds:

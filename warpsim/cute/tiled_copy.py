@@ -46,7 +46,7 @@ class TiledCopy:
     multiples of the atom's; otherwise ``ValueError`` naming the atom and the TV layout.
     """
 
-    __slots__ = ("atom", "TiledLayout_TV", "Tiler_MN")
+    __slots__ = ("atom", "TiledLayout_TV", "Tiler_MN", "_hash", "_sizes")
 
     def __init__(self, atom, layout_tv, tiler_mn):
         if not isinstance(atom, Copy_Atom):
@@ -57,7 +57,10 @@ class TiledCopy:
         object.__setattr__(self, "atom", atom)
         object.__setattr__(self, "TiledLayout_TV", layout_tv)
         object.__setattr__(self, "Tiler_MN", tiler_mn)
+        object.__setattr__(self, "_hash", hash(self._key()))
         ref = atom.ValLayoutRef
+        object.__setattr__(self, "_sizes", (int(size(ref, 0)), int(size(ref, 1)),
+                                            int(size(layout_tv, 0)), int(size(layout_tv, 1))))
         if int(size(layout_tv, 0)) % int(size(ref, 0)):
             raise ValueError(f"TiledCopy: {atom.op.name} needs a multiple of {size(ref, 0)} threads, but the TV "
                              f"layout {layout_tv} has {size(layout_tv, 0)} (TiledCopy uses too few thrs)")
@@ -75,24 +78,24 @@ class TiledCopy:
         return isinstance(other, TiledCopy) and self._key() == other._key()
 
     def __hash__(self):
-        return hash(self._key())
+        return self._hash
 
     # -- sizes -----------------------------------------------------------------------------
     @property
     def AtomNumThr(self):
-        return int(size(self.atom.ValLayoutRef, 0))
+        return self._sizes[0]
 
     @property
     def AtomNumVal(self):
-        return int(size(self.atom.ValLayoutRef, 1))
+        return self._sizes[1]
 
     @property
     def TiledNumThr(self):
-        return int(size(self.TiledLayout_TV, 0))
+        return self._sizes[2]
 
     @property
     def TiledNumVal(self):
-        return int(size(self.TiledLayout_TV, 1))
+        return self._sizes[3]
 
     def size(self):
         """CuTe ``size(tiled_copy)``: the number of threads."""
@@ -185,12 +188,21 @@ def _check_tensor(op, tiled, tensor):
 
 
 def _check_tiler_divides(op, tiled, layout):
+    problem = _tiler_problem(tiled, layout)
+    if problem:
+        raise ValueError(f"{op}: {problem}")
+
+
+@lru_cache(maxsize=1024)
+def _tiler_problem(tiled, layout):
     tiler = it.wrap(tiled.Tiler_MN)
+    if rank(layout) < len(tiler):
+        return f"a rank-{rank(layout)} tensor is too small for the copy tile {cute_str(tiled.Tiler_MN)}"
     for i, t in enumerate(tiler):
         extent = size(layout, i)
         if is_static(extent) and int(extent) % int(it.product(t)):
-            raise ValueError(f"{op}: the copy tile {cute_str(tiled.Tiler_MN)} does not divide the tensor "
-                             f"shape {cute_str(shape(layout))}")
+            return f"the copy tile {cute_str(tiled.Tiler_MN)} does not divide the tensor shape {cute_str(shape(layout))}"
+    return None
 
 
 class ThrCopy:

@@ -64,7 +64,7 @@ def thread_index(tid, op):
 class TiledMMA:
     """CuTe ``TiledMMA<Atom, AtomLayoutMNK, PermutationMNK>`` (immutable, hashable)."""
 
-    __slots__ = ("atom", "thr_layout_mnk", "permutation", "_vmnk")
+    __slots__ = ("atom", "thr_layout_mnk", "permutation", "_vmnk", "_hash")
 
     def __init__(self, atom, thr_layout_mnk, permutation):
         if not isinstance(atom, MMA_Atom):
@@ -80,6 +80,7 @@ class TiledMMA:
         object.__setattr__(self, "thr_layout_mnk", thr_layout_mnk)
         object.__setattr__(self, "permutation", tuple(permutation))
         object.__setattr__(self, "_vmnk", tiled_product(atom.ThrID, thr_layout_mnk))
+        object.__setattr__(self, "_hash", hash(self._key()))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"TiledMMA is immutable: cannot set {name}")
@@ -91,7 +92,7 @@ class TiledMMA:
         return isinstance(other, TiledMMA) and self._key() == other._key()
 
     def __hash__(self):
-        return hash(self._key())
+        return self._hash
 
     # -- CuTe's accessors ---------------------------------------------------------------------
     def get_thr_layout_vmnk(self):
@@ -319,6 +320,11 @@ def make_tiled_mma(atom, thr_layout=None, permutations=None):
     return TiledMMA(atom, thr_mnk, perm)
 
 
+def _typed(t):
+    """A hashable key of an IntTuple that tells static from dynamic integers."""
+    return tuple(_typed(e) for e in t) if is_tuple(t) else (is_static(t), int(t))
+
+
 def _check_tiled(op, tiled):
     if not isinstance(tiled, TiledMMA):
         raise TypeError(f"{op}: expected a TiledMMA, got {tiled!r}")
@@ -327,6 +333,11 @@ def _check_tiled(op, tiled):
 def _partition_shape(op, tiled, operand, shape_):
     _check_tiled(op, tiled)
     shape_ = it.check_int_tuple(op, shape_, "shape")
+    return _partition_shape_cached(op, tiled, operand, _typed(shape_), shape_)
+
+
+@lru_cache(maxsize=256)
+def _partition_shape_cached(op, tiled, operand, _key, shape_):
     dummy = make_layout(shape_)
     _check_divides(op, tiled, operand, dummy)
     tv = tiled.thrfrg(operand, dummy)
