@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from warpsim.cute.integers import _, cute_str, is_static, is_tuple
+from warpsim.cute.integers import _, cute_str, is_static
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import is_lanes
 from warpsim.cute.layout import Layout, coalesce, make_layout, rank, shape, size
