@@ -1,4 +1,5 @@
-"""``warpsim.cute``: CuTe's layout algebra in Python, exact to CuTe C++ (CUTLASS 4.2).
+"""``warpsim.cute``: CuTe in Python, exact to CuTe C++ (CUTLASS 4.2): the layout algebra, atoms,
+tiled MMA/copy, tensors and partitions.
 
 Plain ``int`` values are static (``Int<N>``, printed ``_N``); :class:`DInt` values are dynamic
 (printed ``N``). ``str()`` of every object is what CuTe's ``print()`` writes.
@@ -37,7 +38,7 @@ from warpsim.cute.algebra import (
 from warpsim.cute.tiling import (
     logical_divide, zipped_divide, tiled_divide, flat_divide, logical_product, zipped_product,
     tiled_product, flat_product, blocked_product, raked_product, tile_to_shape, tile_unzip,
-    zip_layouts, make_fragment_like, max_alignment,
+    zip_layouts, max_alignment,
 )
 from warpsim.cute.swizzle import Swizzle, make_swizzle, MixedBits, make_mixed_bits, to_mixed_bits
 from warpsim.cute.composed import (
@@ -45,6 +46,33 @@ from warpsim.cute.composed import (
     get_nonswizzle_portion,
 )
 from warpsim.cute.recast import upcast, downcast, recast_layout
+from warpsim.cute.basis import (
+    ScaledBasis, E, ArithmeticTuple, make_basis_like, make_identity_layout, as_arithmetic_tuple,
+)
+from warpsim.cute.numeric import DTYPES, dtype_bits
+from warpsim.cute.atoms import (
+    MMA_OPS, COPY_OPS, MMAOperation, CopyOperation, UniversalCopy,
+    SM80_16x8x8_F16F16F16F16_TN, SM80_16x8x8_F32F16F16F32_TN, SM80_16x8x8_F32BF16BF16F32_TN,
+    SM80_16x8x16_F16F16F16F16_TN, SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x16_F32BF16BF16F32_TN,
+    SM75_U32x1_LDSM_N, SM75_U32x2_LDSM_N, SM75_U32x4_LDSM_N,
+    SM75_U16x2_LDSM_T, SM75_U16x4_LDSM_T, SM75_U16x8_LDSM_T,
+)
+from warpsim.cute.mma_atom import MMA_Atom
+from warpsim.cute.copy_atom import Copy_Atom
+from warpsim.cute.pointer import (
+    Pointer, RegisterStorage, make_smem_ptr, make_gmem_ptr, register_of_slot,
+)
+from warpsim.cute.lanes import warp_lanes, is_lanes
+from warpsim.cute.tensor import (
+    Tensor, make_tensor, make_fragment_like, make_identity_tensor, is_tensor,
+)
+from warpsim.cute.tiled_mma import (
+    TiledMMA, ThrMMA, make_tiled_mma, partition_fragment_C, partition_shape_A, partition_shape_B,
+    partition_shape_C, tile_size, tile_shape, thr_size,
+)
+from warpsim.cute.tiled_copy import (
+    TiledCopy, ThrCopy, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C,
+)
 
 __all__ = [
     # integers
@@ -75,4 +103,21 @@ __all__ = [
     "make_composed_layout", "make_swizzle_layout", "get_swizzle_portion", "get_nonswizzle_portion",
     # width changes
     "upcast", "downcast", "recast_layout",
+    # identity layouts
+    "ScaledBasis", "E", "ArithmeticTuple", "make_basis_like", "make_identity_layout",
+    "as_arithmetic_tuple",
+    # atoms
+    "DTYPES", "dtype_bits", "MMA_OPS", "COPY_OPS", "MMAOperation", "CopyOperation", "UniversalCopy",
+    "SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x8_F32F16F16F32_TN", "SM80_16x8x8_F32BF16BF16F32_TN",
+    "SM80_16x8x16_F16F16F16F16_TN", "SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x16_F32BF16BF16F32_TN",
+    "SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N",
+    "SM75_U16x2_LDSM_T", "SM75_U16x4_LDSM_T", "SM75_U16x8_LDSM_T", "MMA_Atom", "Copy_Atom",
+    # tensors
+    "Pointer", "RegisterStorage", "make_smem_ptr", "make_gmem_ptr", "register_of_slot",
+    "warp_lanes", "is_lanes", "Tensor", "make_tensor", "make_identity_tensor", "is_tensor",
+    # tiled MMA and copy
+    "TiledMMA", "ThrMMA", "make_tiled_mma", "partition_fragment_C", "partition_shape_A",
+    "partition_shape_B", "partition_shape_C", "tile_size", "tile_shape", "thr_size",
+    "TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
+    "make_tiled_copy_C",
 ]

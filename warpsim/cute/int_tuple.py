@@ -17,6 +17,8 @@ Examples::
 
 from functools import reduce
 
+from warpsim.cute.basis import ScaledBasis
+
 from warpsim.cute.integers import (  # DInt: examples
     DInt, _, ceil_div_int, cute_min, cute_str, is_constant, is_int, is_static, is_tuple,
 )
@@ -35,7 +37,7 @@ def check_int_tuple(op, t, name="operand"):
     """Raise ``TypeError`` unless ``t`` is an IntTuple; return it with numpy ints made plain."""
     if isinstance(t, tuple):
         return tuple(check_int_tuple(op, e, name) for e in t)
-    if is_int(t):
+    if is_int(t) or isinstance(t, ScaledBasis):
         return t
     if hasattr(t, "__index__") and not isinstance(t, bool) and type(t).__module__ == "numpy":
         return int(t)

@@ -23,6 +23,7 @@ from warpsim.cute.integers import (  # DInt, _ and make_dynamic appear in the ex
     DInt, _, cute_abs, cute_str, is_constant, is_static, is_tuple, make_dynamic,
 )
 from warpsim.cute import int_tuple as it
+from warpsim.cute.basis import ScaledBasis
 from warpsim.cute.stride import (
     LayoutLeft, LayoutRight, compact_col_major, compact_major, compact_order, crd2crd, crd2idx,
     idx2crd,
@@ -67,6 +68,8 @@ class Layout:
     def __init__(self, shape, stride=None):
         shape = it.check_int_tuple("Layout", shape, "shape")
         for s in it.flatten_to_tuple(shape):
+            if isinstance(s, ScaledBasis):
+                raise TypeError(f"Layout: a shape holds integers, not the basis {s}: {cute_str(shape)}")
             if s < 0:
                 raise ValueError(f"Layout: negative extent in shape {cute_str(shape)}")
         if stride is None:
@@ -175,6 +178,8 @@ def check_coord(where, c):
 def _typed(t):
     if is_tuple(t):
         return tuple(_typed(e) for e in t)
+    if isinstance(t, ScaledBasis):
+        return (is_static(t), int(t.value), t.modes)
     return (is_static(t), int(t))
 
 

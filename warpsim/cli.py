@@ -1,0 +1,65 @@
+"""The ``warpsim`` command line: one subcommand per tool (``explain`` here; ``run``, ``debug``,
+``draw`` plug in the same way).
+
+A subcommand is a ``(help, add_arguments(parser), run(args) -> int)`` entry of :data:`COMMANDS`.
+User errors (a bad config file, an unknown thread, ...) are :class:`~warpsim.errors.WarpsimError`
+or ``ValueError``: they print one line, ``warpsim <command>: error: <message>``, and exit with
+status 2, without a traceback.
+"""
+
+import argparse
+import json
+import sys
+
+from warpsim.errors import WarpsimError
+
+__all__ = ["main", "COMMANDS", "build_parser"]
+
+
+def _explain_arguments(parser):
+    parser.add_argument("--config", default="seed",
+                        help="'seed' (built in: Q, K, V^T of the seed; 'seed-bf16' for bf16) or a PATH.py "
+                             "defining tiled_mma and fragments (see README)")
+    parser.add_argument("--threads", default="0", help="threads to explain, e.g. 0,5 or 0-3 (default 0)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _explain_run(args):
+    from warpsim.explain import explain, format_text   # imported when used: keeps start-up light
+    report = explain(args.config, args.threads)
+    if args.json:
+        json.dump(report, sys.stdout, separators=(",", ":"))
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_text(report))
+    return 0
+
+
+COMMANDS = {
+    "explain": ("which shared-memory element lands in which register slot, through which view",
+                _explain_arguments, _explain_run),
+}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="warpsim", description="A bit-accurate warp simulator for "
+                                     "tensor-core programs written with CuTe's concepts.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (help_text, add_arguments, _run) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (2 for user errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _help, _add, run = COMMANDS[args.command]
+    try:
+        return run(args)
+    except (WarpsimError, ValueError) as e:
+        sys.stderr.write(f"warpsim {args.command}: error: {e}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
