@@ -26,7 +26,7 @@ import traceback
 from dataclasses import dataclass
 
 from hwcheck.campaign import (CASE_RECORDS, CHUNK, GpuRunner, build_cases, campaign_status, first_mismatches,
-                              group_totals, model_arch, run_campaign, summary_table)
+                              group_totals, model_arch, run_campaign, summary_table, warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from hwcheck.report import command_line, new_report, write_json_atomic
@@ -101,6 +101,7 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
             settings["simulator_arch"] = model
         runner = GpuRunner(gpu, cases)
         settings.update(module_key=runner.module.key, compile_s=round(runner.module.compile_seconds, 3))
+        settings["simulator_warmup_s"] = round(warm_up(cases, model), 3)
         run_campaign(cases, runner, count=count, seed=seed, chunk=chunk, arch=model, progress=progress,
                      results=results)
     except HwcheckError as e:
@@ -110,8 +111,11 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
         settings["traceback"] = traceback.format_exc()
     status = "error" if error else campaign_status(results)
     if report is not None:
-        write_json_atomic(report, campaign_report(command, gpu, cases=cases, results=results, settings=settings,
-                                                  status=status, error=error))
+        try:
+            write_json_atomic(report, campaign_report(command, gpu, cases=cases, results=results,
+                                                      settings=settings, status=status, error=error))
+        except HwcheckError as e:   # the results still reach the terminal
+            error, status, report = (f"{error}; {e}" if error else str(e)), "error", None
     exit_status = {"pass": 0, "fail": 1, "error": 3}[status]
     table = summary_table(results)
     shown = first_mismatches(results)

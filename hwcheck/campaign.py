@@ -32,7 +32,7 @@ from warpsim.isa.inputs import CVT_CLASSES, MMA_CLASSES
 from warpsim.isa.mma import TYPE_COMBOS
 
 __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", "CHUNK", "CASE_RECORDS",
-           "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "run_case",
+           "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "run_case",
            "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status"]
 
 INSTRS = ("mma", "ldmatrix", "cvt")
@@ -153,6 +153,15 @@ def _timed(fn, *args):
     start = time.perf_counter()
     out = fn(*args)
     return out, time.perf_counter() - start
+
+
+def warm_up(cases, arch: str = "sm90") -> float:
+    """Simulate one warp of each case so that Numba's compile (minutes on a cold cache, then cached on
+    disk) is not charged to the first case's times; returns the seconds spent."""
+    start = time.perf_counter()
+    for case in cases:
+        case.simulate(case.inputs(32 if case.instr == "cvt" else 1, np.random.default_rng(0)), arch)
+    return time.perf_counter() - start
 
 
 def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",

@@ -117,6 +117,8 @@ def _cmd_campaign(args, argv) -> int:
     outcome = run_one(gpu, cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
                       report=args.report, command=command_line(argv))
     sys.stdout.write(outcome.table + "\n")
+    if outcome.report:
+        sys.stdout.write(f"report: {outcome.report} ({outcome.status})\n")
     if outcome.error:
         sys.stderr.write(outcome.error + "\n")
     return outcome.exit_status

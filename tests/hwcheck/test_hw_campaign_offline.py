@@ -168,3 +168,12 @@ def test_model_arch_and_bad_cases():
         build_cases("wgmma")
     with pytest.raises(ValueError, match="count"):
         run_campaign(build_cases("cvt"), None, count=0)
+
+
+def test_an_unwritable_report_is_an_error_but_the_results_remain(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    cases = build_cases("cvt", types=["f16"], classes=["ties"])
+    out = run_one(FakeGpu(), cases, count=64, report=str(blocker / "r.json"), progress=_quiet())
+    assert (out.status, out.exit_status, out.report) == ("error", 3, None)
+    assert "not written" in out.error and out.results[0].count == 64 and out.results[0].mismatched == 0
