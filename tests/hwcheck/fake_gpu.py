@@ -38,33 +38,38 @@ class FakeGpu:
         return np.array(array, copy=True)
 
     def launch(self, module, name, grid, block, args, shared_mem=0):
-        assert f"void {name}(" in module.raw, f"{name} is not in the module"
-        assert block % 32 == 0, "block must hold whole warps"
         self.launches.append((name, grid, block, shared_mem))
-        if name.startswith("hwcheck_mma_"):
-            shape, ab, cd = name.split("_")[2:]
-            a, b, c, d, count = args
-            assert isinstance(count, np.int64) and grid * block >= 32 * int(count)
-            na, nb, nc = MMA_REGS[(shape, cd)]
-            run = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
-            n = int(count)
-            d.reshape(n, 32, nc)[:] = run(a.reshape(n, 32, na), b.reshape(n, 32, nb), c.reshape(n, 32, nc),
-                                          ab=ab, cd=cd, arch="sm90")
-        elif name.startswith("hwcheck_ldmatrix_"):
-            smem, addrs, out, count, words = args
-            assert isinstance(count, np.int64) and isinstance(words, np.int32)
-            n = int(count)
-            assert grid == n and block == 32 and shared_mem == 4 * int(words)
-            assert smem.dtype == np.uint32 and addrs.dtype == np.int64
-            variant = name.split("_")[2:]
-            num, trans = int(variant[0][1]), variant[-1] == "trans"
-            out.reshape(n, 32, num)[:] = ldmatrix(smem.reshape(n, -1).view(np.uint8), addrs.reshape(n, 32),
-                                                  num=num, trans=trans)
-        elif name.startswith("hwcheck_cvt_"):
-            a, b, d, count = args
-            assert isinstance(count, np.int64) and grid * block >= int(count)
-            d[:] = cvt_pack(a, b, to=name.split("_")[2][:-2])
-        else:
-            raise AssertionError(f"unknown kernel {name}")
+        emulate_launch(module.raw, name, grid, block, args, shared_mem)
         if self.corrupt is not None:
             self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
+
+
+def emulate_launch(source, name, grid, block, args, shared_mem=0):
+    """Check a launch of campaign kernel ``name`` from ``source`` and compute its outputs with warpsim."""
+    assert f"void {name}(" in source, f"{name} is not in the module"
+    assert block % 32 == 0, "block must hold whole warps"
+    if name.startswith("hwcheck_mma_"):
+        shape, ab, cd = name.split("_")[2:]
+        a, b, c, d, count = args
+        assert isinstance(count, np.int64) and grid * block >= 32 * int(count)
+        na, nb, nc = MMA_REGS[(shape, cd)]
+        run = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
+        n = int(count)
+        d.reshape(n, 32, nc)[:] = run(a.reshape(n, 32, na), b.reshape(n, 32, nb), c.reshape(n, 32, nc),
+                                      ab=ab, cd=cd, arch="sm90")
+    elif name.startswith("hwcheck_ldmatrix_"):
+        smem, addrs, out, count, words = args
+        assert isinstance(count, np.int64) and isinstance(words, np.int32)
+        n = int(count)
+        assert grid == n and block == 32 and shared_mem == 4 * int(words)
+        assert smem.dtype == np.uint32 and addrs.dtype == np.int64
+        variant = name.split("_")[2:]
+        num, trans = int(variant[0][1]), variant[-1] == "trans"
+        out.reshape(n, 32, num)[:] = ldmatrix(smem.reshape(n, -1).view(np.uint8), addrs.reshape(n, 32),
+                                              num=num, trans=trans)
+    elif name.startswith("hwcheck_cvt_"):
+        a, b, d, count = args
+        assert isinstance(count, np.int64) and grid * block >= int(count)
+        d[:] = cvt_pack(a, b, to=name.split("_")[2][:-2])
+    else:
+        raise AssertionError(f"unknown kernel {name}")
