@@ -41,14 +41,19 @@ def _csv(text: str) -> list:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+_positive = _at_least(1)
 
 
 def _scale(text: str) -> float:
@@ -73,15 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans")
     c.add_argument("--classes", type=_csv, help="input classes (default all of the instruction's)")
     c.add_argument("--count", type=_positive, required=True, help="instructions per case (cvt: conversions)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--chunk", type=_positive, default=CHUNK, help=f"instructions per batch (default {CHUNK})")
+    c.add_argument("--seed", type=_at_least(0), default=0)
+    c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
     c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
     c.add_argument("--report", metavar="FILE", help="write a JSON report")
     a = sub.add_parser("acceptance", help="the acceptance set of campaigns, one report each")
     a.add_argument("--out", required=True, metavar="DIR", help="directory for the reports")
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
     a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
-    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--seed", type=_at_least(0), default=0)
     r = sub.add_parser("run", help="run a program on the GPU and compare every register (not available yet)")
     r.add_argument("program", nargs=argparse.REMAINDER)
     return parser
