@@ -14,7 +14,19 @@ instructions of input class ``cls``:
   boundaries for f32).
 
 ``ldmatrix_inputs(count, *, num, trans, smem_bytes, rng) -> (smem, addrs)``: random shared memory
-and random 16-byte-aligned row addresses. Everything is deterministic given ``rng``.
+and random 16-byte-aligned row addresses.
+
+``cvt_inputs(cls, count, *, to, rng) -> (a, b)``: f32 bit patterns for ``cvt.rn.{to}x2.f32``, of class
+
+- ``random-bits``: any 32-bit patterns (NaNs of every payload, infinities, subnormals);
+- ``range``: finite values whose exponents span the destination's range and a little beyond;
+- ``subnormal``: f32 subnormals and values in the destination's subnormal range;
+- ``ties``: exact midpoints between neighbouring destination values (the overflow midpoint included),
+  a quarter of them moved one f32 ulp up or down;
+- ``special``: zeros, infinities, NaNs (quiet, signalling, both signs) and the destination's edges
+  (largest finite, overflow threshold, smallest subnormal and half of it), mixed with ``range``.
+
+Everything is deterministic given ``rng``.
 
 >>> import numpy as np
 >>> a, b, c = mma_inputs("ordinary", 3, rng=np.random.default_rng(0))
@@ -28,10 +40,11 @@ from warpsim.isa.cvt import cvt_pack
 from warpsim.isa.fragments import MMA_FRAGMENTS, to_fragment
 from warpsim.isa.mma import TYPE_COMBOS
 
-__all__ = ["MMA_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs"]
+__all__ = ["MMA_CLASSES", "CVT_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs", "cvt_inputs"]
 
 MMA_CLASSES = ("ordinary", "random-bits", "wide-exp", "cancellation", "subnormal", "special",
                "overflow", "ties")
+CVT_CLASSES = ("random-bits", "range", "subnormal", "ties", "special")
 _FMT = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}   # (exp_bits, frac_bits)
 
 
@@ -192,3 +205,77 @@ def ldmatrix_inputs(count, *, num, trans, smem_bytes, rng, ignored="valid"):
     if ignored == "random":
         addrs[:, 8 * num:] = rng.integers(-64, smem_bytes + 64, (count, 32 - 8 * num))
     return smem, addrs
+
+
+# f32 exponent fields spanning each destination's range: f16 from below half its smallest subnormal
+# (2**-26) to above its overflow (2**17); bf16 has f32's exponent range.
+_CVT_RANGE = {"f16": (101, 144), "bf16": (0, 254)}
+_CVT_SUBNORMAL = {"f16": (101, 113), "bf16": (0, 1)}   # exponent fields around the subnormal range
+_CVT_EDGES = {   # f32 bits at each destination's edges (their neighbours come from the ties class)
+    "f16": [0x477FE000, 0x477FEFFF, 0x477FF000, 0x47800000, 0x33800000, 0x33000000, 0x33000001,
+            0x387FC000, 0x38800000, 0x7F7FFFFF],
+    "bf16": [0x7F7F0000, 0x7F7F7FFF, 0x7F7F8000, 0x7F7FFFFF, 0x00010000, 0x00008000, 0x00018000,
+             0x007F0000, 0x00800000, 0x00000001],
+}
+_F32_SPECIALS = [0x00000000, 0x7F800000, 0x7FC00000, 0x7FFFFFFF, 0x7F800001, 0x7FBFFFFF, 0x7FC00001]
+
+
+def _random_f32(shape, rng, lo, hi):
+    """f32 bits: random sign and fraction, exponent field uniform in ``[lo, hi]``."""
+    return _bits("f32", rng.integers(0, 2, shape), rng.integers(lo, hi + 1, shape),
+                 rng.integers(0, 1 << 23, shape))
+
+
+def _cvt_ties(count, to, rng):
+    """Exact midpoints between destination values ``p`` and ``p + 1`` (``p + 1`` may be infinity's
+    pattern, read as the power of two past the largest finite value); random signs."""
+    eb, fb = _FMT[to]
+    bias = (1 << (eb - 1)) - 1
+    top = (((1 << eb) - 1) << fb) - 1                      # largest finite magnitude pattern
+    p = rng.integers(0, top + 1, count)
+
+    def value(q):                                          # exact: <= 12 significant bits
+        e, f = q >> fb, q & ((1 << fb) - 1)
+        return np.where(e == 0, np.ldexp(f, 1 - bias - fb), np.ldexp(f + (1 << fb), e - bias - fb))
+
+    mid = ((value(p) + value(p + 1)) / 2).astype(np.float32).view(np.uint32)   # exact in f32
+    nudge = rng.integers(-1, 2, count) * (rng.random(count) < 0.25)
+    mid = (mid.astype(np.int64) + nudge).astype(np.uint32)
+    return mid | (rng.integers(0, 2, count).astype(np.uint32) << 31)
+
+
+def _cvt_values(cls, count, to, rng):
+    if cls == "random-bits":
+        return rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32)
+    if cls == "range":
+        return _random_f32(count, rng, *_CVT_RANGE[to])
+    if cls == "subnormal":
+        x = _random_f32(count, rng, *_CVT_SUBNORMAL[to])
+        f32_sub = rng.random(count) < 0.25
+        x[f32_sub] &= 0x807FFFFF                           # exponent field 0: f32 subnormals
+        return x
+    if cls == "ties":
+        return _cvt_ties(count, to, rng)
+    table = np.array(_CVT_EDGES[to] + _F32_SPECIALS, np.uint32)
+    x = _random_f32(count, rng, *_CVT_RANGE[to])
+    pick = rng.random(count) < 0.5
+    x[pick] = table[rng.integers(0, table.size, int(pick.sum()))]
+    nan = rng.random(count) < 0.1                          # NaNs with random payloads
+    x[nan] = 0x7F800000 | rng.integers(1, 1 << 23, int(nan.sum())).astype(np.uint32)
+    return x ^ (rng.integers(0, 2, count).astype(np.uint32) << 31)
+
+
+def cvt_inputs(cls, count, *, to="f16", rng):
+    """f32 bits ``(a, b)``, ``uint32[count]`` each, of class ``cls`` for ``cvt.rn.{to}x2.f32``.
+
+    >>> a, b = cvt_inputs("ties", 4, to="bf16", rng=np.random.default_rng(0))
+    >>> a.shape, b.dtype == np.uint32
+    ((4,), True)
+    """
+    if cls not in CVT_CLASSES:
+        raise ValueError(f"cvt_inputs: cls must be one of {CVT_CLASSES}, got {cls!r}")
+    if to not in ("f16", "bf16"):
+        raise ValueError(f"cvt_inputs: to must be 'f16' or 'bf16', got {to!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"cvt_inputs: rng must be a numpy Generator, got {type(rng).__name__}")
+    return _cvt_values(cls, count, to, rng), _cvt_values(cls, count, to, rng)

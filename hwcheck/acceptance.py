@@ -1,0 +1,172 @@
+"""Running campaigns into reports, and the acceptance set (issues 4 and 6) in one command.
+
+:func:`run_one` runs one campaign on a GPU, keeps the finished cases when a GPU error stops it,
+and writes its report (``"status"``: ``pass``, ``fail`` or ``error``). :func:`run_acceptance` runs
+:data:`ACCEPTANCE`, one report per line, and prints a summary table last:
+
+========================  ==============================================================  ==========
+report                    campaign                                                        count/case
+========================  ==============================================================  ==========
+``NAME-mma-m16n8k16``     mma m16n8k16, 3 types x 8 classes (10^6 per type)                 125,000
+``NAME-mma-m16n8k8``      mma m16n8k8, 3 types x 8 classes (10^5 per type)                   12,500
+``NAME-ldmatrix``         the 6 ldmatrix variants, random memory and row addresses           100,000
+``NAME-cvt``              cvt.rn.{f16,bf16}x2.f32, 5 input classes (10^6 per type)          200,000
+========================  ==============================================================  ==========
+
+>>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
+('h200', 'h100-80gb-hbm3')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import traceback
+from dataclasses import dataclass
+
+from hwcheck.campaign import (CASE_RECORDS, CHUNK, GpuRunner, build_cases, campaign_status, first_mismatches,
+                              group_totals, model_arch, run_campaign, summary_table, warm_up)
+from hwcheck.errors import HwcheckError
+from hwcheck.progress import Progress
+from hwcheck.report import command_line, new_report, write_json_atomic
+
+__all__ = ["ACCEPTANCE", "Outcome", "run_one", "run_acceptance", "report_prefix", "campaign_report"]
+
+# (report name, instruction, build_cases options, count per case)
+ACCEPTANCE = (
+    ("mma-m16n8k16", "mma", {"shapes": ["m16n8k16"]}, 125_000),
+    ("mma-m16n8k8", "mma", {"shapes": ["m16n8k8"]}, 12_500),
+    ("ldmatrix", "ldmatrix", {}, 100_000),
+    ("cvt", "cvt", {}, 200_000),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one campaign came to: its results, status, error (if any), summary and exit status."""
+
+    results: list
+    status: str
+    error: str | None
+    table: str
+    exit_status: int
+    report: str | None
+
+
+def report_prefix(gpu_name: str) -> str:
+    """A file-name prefix from a GPU's name: lower case, without ``NVIDIA``, words joined by ``-``."""
+    words = re.sub(r"[^a-z0-9]+", " ", gpu_name.lower()).split()
+    return "-".join(w for w in words if w != "nvidia") or "gpu"
+
+
+def campaign_report(command: str, gpu, *, cases, results, settings: dict, status: str, error) -> dict:
+    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head)."""
+    report = new_report(command, gpu.info.as_dict())
+    report.update({
+        "status": status,
+        "error": error,
+        "settings": settings,
+        "totals": {
+            "cases_planned": len(cases), "cases_run": len(results),
+            "instructions": sum(r.count for r in results),
+            "registers_compared": sum(r.compared for r in results),
+            "mismatched_registers": sum(r.mismatched for r in results),
+            "wall_s": round(sum(r.wall_s for r in results), 3),
+        },
+        "instructions": [{"instruction": ptx, "count": count, "mismatched_registers": bad, "wall_s": round(wall, 3)}
+                         for ptx, count, bad, wall in group_totals(results)],
+        "cases": [r.as_dict() for r in results],
+    })
+    return report
+
+
+def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=None, report=None,
+            command: str = "", progress=None, extra=None) -> Outcome:
+    """Run ``cases`` on ``gpu`` and write the report to ``report`` (a path, or None for none).
+
+    An error while compiling or running (a failed kernel; an unknown tensor-core model; a bug, whose
+    traceback goes into the report's settings) stops the campaign: the cases finished so far are
+    reported with ``"status": "error"`` and exit status 3.
+    """
+    progress = Progress() if progress is None else progress
+    instr = cases[0].instr
+    settings = {"instr": instr, "count_per_case": count, "seed": seed, "chunk": chunk, "simulator_arch": None,
+                "records_per_case": CASE_RECORDS, **(extra or {})}
+    results: list = []
+    error = None
+    try:
+        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else "sm90"
+        if instr == "mma":
+            settings["simulator_arch"] = model
+        runner = GpuRunner(gpu, cases)
+        settings.update(module_key=runner.module.key, compile_s=round(runner.module.compile_seconds, 3))
+        settings["simulator_warmup_s"] = round(warm_up(cases, model), 3)
+        run_campaign(cases, runner, count=count, seed=seed, chunk=chunk, arch=model, progress=progress,
+                     results=results)
+    except HwcheckError as e:
+        error = str(e)
+    except Exception as e:   # a bug: keep what finished, and the traceback, in the report
+        error = f"hwcheck: internal error: {type(e).__name__}: {e}"
+        settings["traceback"] = traceback.format_exc()
+    status = "error" if error else campaign_status(results)
+    if report is not None:
+        try:
+            write_json_atomic(report, campaign_report(command, gpu, cases=cases, results=results,
+                                                      settings=settings, status=status, error=error))
+        except HwcheckError as e:   # the results still reach the terminal
+            error, status, report = (f"{error}; {e}" if error else str(e)), "error", None
+    exit_status = {"pass": 0, "fail": 1, "error": 3}[status]
+    table = summary_table(results)
+    shown = first_mismatches(results)
+    if shown:
+        table += "\nfirst mismatches (all kept records are in the report):\n" + "\n".join(shown)
+    return Outcome(results, status, error, table, exit_status, report)
+
+
+def _campaign_command(instr, options, count, seed, report) -> str:
+    argv = ["campaign", "--instr", instr]
+    for key, values in options.items():
+        argv += [f"--{key}", ",".join(values)]
+    return command_line(argv + ["--count", str(count), "--seed", str(seed), "--report", report])
+
+
+def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None) -> int:
+    """Run :data:`ACCEPTANCE` on ``gpu``, reports under ``out``; print the summary table last.
+
+    Returns 0 when every campaign passed, 1 when any mismatched, 3 when any stopped on an error.
+    """
+    stream = sys.stdout if stream is None else stream
+    prefix = name or report_prefix(gpu.info.name)
+    invoked = command_line()
+    rows = []
+    worst = 0
+    for report_name, instr, options, count in ACCEPTANCE:
+        n = max(32, round(count * scale))
+        if instr == "cvt":
+            n = -(-n // 32) * 32            # whole warps of conversions
+        path = os.path.join(out, f"{prefix}-{report_name}.json")
+        outcome = run_one(gpu, build_cases(instr, **options), count=n, seed=seed, report=path,
+                          command=_campaign_command(instr, options, n, seed, path),
+                          extra={"invoked_as": invoked})
+        stream.write(outcome.table + "\n")
+        if outcome.error:
+            stream.write(f"{report_name}: {outcome.error.splitlines()[0]}\n")
+        stream.flush()
+        for ptx, total, bad, wall in group_totals(outcome.results):
+            rows.append((path, ptx, f"{total:,}", str(bad), f"{wall:.1f}", outcome.status))
+        if not outcome.results:
+            rows.append((path, "-", "0", "-", "-", outcome.status))
+        worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
+    info = gpu.info
+    head = ("report", "instruction", "count", "mismatches", "wall s", "status")
+    widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
+    lines = [f"acceptance on {info.name} ({info.arch}), driver {info.driver_version}, CUDA {info.runtime_version}, "
+             f"CuPy {info.cupy_version}, scale {scale}:"]
+    for row in [head, *rows]:
+        lines.append("  ".join(c.rjust(w) if 2 <= i <= 4 else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    lines.append(f"acceptance: {'PASS' if worst == 0 else 'FAIL' if worst == 1 else 'ERROR'}")
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
+    return worst

@@ -1,0 +1,266 @@
+"""Raw-instruction conformance campaigns: the same generated inputs on the simulator and on the GPU.
+
+A campaign is a list of cases (:mod:`hwcheck.cases`), each run for ``count`` instructions in chunks
+of at most ``chunk`` (memory stays bounded). For each chunk: make inputs, simulate them (warpsim's
+batched ISA API, parallel over all cores), run them on the GPU, compare every destination register
+bit for bit (:mod:`hwcheck.compare`). Every mismatch is counted; a few are kept as records, with the
+inputs of the first failing warps of each case.
+
+Inputs are reproducible: chunk ``k`` of a case is ``case.inputs(n, np.random.default_rng([seed,
+case_id(case), k]))`` with ``n = min(chunk, count - k * chunk)``.
+
+>>> cases = build_cases("mma", shapes=["m16n8k8"], types=["bf16.f32"], classes=["ties", "special"])
+>>> [(c.label, c.cls) for c in cases]
+[('m16n8k8 bf16.f32', 'ties'), ('m16n8k8 bf16.f32', 'special')]
+>>> [c.label for c in build_cases("ldmatrix", variants=["x1", "x4.trans"])]
+['x1', 'x4.trans']
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
+from hwcheck.compare import compare_registers
+from hwcheck.errors import HwcheckError
+from hwcheck.kernels import module_source
+from warpsim.isa.inputs import CVT_CLASSES, MMA_CLASSES
+from warpsim.isa.mma import TYPE_COMBOS
+
+__all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", "CHUNK", "CASE_RECORDS",
+           "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "run_case",
+           "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status"]
+
+INSTRS = ("mma", "ldmatrix", "cvt")
+SHAPES = ("m16n8k16", "m16n8k8")
+MMA_TYPES = tuple(f"{ab}.{cd}" for ab, cd in TYPE_COMBOS)   # f16.f32, bf16.f32, f16.f16
+CVT_TYPES = ("f16", "bf16")
+VARIANTS = ("x1", "x2", "x4", "x1.trans", "x2.trans", "x4.trans")
+CLASSES = {"mma": MMA_CLASSES, "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES}
+CHUNK = 1 << 16          # instructions per chunk
+CASE_RECORDS = 20        # mismatch records kept per case
+CASE_INPUTS = 2          # failing warps per case whose inputs are kept
+_MODELS = {"80": "sm80", "89": "sm80", "90": "sm90"}   # compute capability -> tensor-core model
+
+
+def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=VARIANTS, classes=None) -> list:
+    """The cases of a campaign, in a fixed order: shape, then type (or variant), then class.
+
+    Raises ``ValueError`` naming the option and the allowed values for anything unknown.
+    """
+    if instr not in INSTRS:
+        raise ValueError(f"--instr: {instr!r} is not one of {', '.join(INSTRS)}")
+    classes = list(CLASSES[instr] if classes is None else classes)
+    _check("--classes", classes, CLASSES[instr])
+    if instr == "mma":
+        types = list(MMA_TYPES if types is None else types)
+        _check("--shapes", shapes, SHAPES)
+        _check("--types", types, MMA_TYPES)
+        return [MmaCase(shape, *t.split("."), cls) for shape in shapes for t in types for cls in classes]
+    if instr == "cvt":
+        types = list(CVT_TYPES if types is None else types)
+        _check("--types", types, CVT_TYPES)
+        return [CvtCase(to, cls) for to in types for cls in classes]
+    _check("--variants", variants, VARIANTS)
+    return [LdmatrixCase(int(v[1]), v.endswith(".trans")) for v in variants]
+
+
+def _check(option, values, allowed) -> None:
+    if not values:
+        raise ValueError(f"{option}: no values given")
+    for value in values:
+        if value not in allowed:
+            raise ValueError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{option}: values repeat: {', '.join(values)}")
+
+
+def case_id(case) -> int:
+    """A stable integer naming a case (its PTX and input class), for seeding its inputs.
+
+    >>> case_id(MmaCase("m16n8k16", "f16", "f32", "ties")) == case_id(MmaCase("m16n8k16", "f16", "f32", "ties"))
+    True
+    >>> case_id(MmaCase("m16n8k16", "f16", "f32", "ties")) != case_id(MmaCase("m16n8k8", "f16", "f32", "ties"))
+    True
+    """
+    return zlib.crc32(f"{case.ptx} {case.cls}".encode())
+
+
+def model_arch(compute_capability: str, override: str | None = None) -> str:
+    """warpsim's tensor-core model for a GPU: ``override`` if given, else by compute capability.
+
+    >>> model_arch("90"), model_arch("89"), model_arch("100", "sm90")
+    ('sm90', 'sm80', 'sm90')
+    """
+    if override is not None:
+        if override not in ("sm80", "sm90"):
+            raise ValueError(f"--arch: {override!r} is not one of sm80, sm90")
+        return override
+    try:
+        return _MODELS[str(compute_capability)]
+    except KeyError:
+        raise HwcheckError(f"hwcheck: no tensor-core model is known for compute capability "
+                           f"{compute_capability}; pass --arch sm80 or --arch sm90") from None
+
+
+@dataclass
+class CaseResult:
+    """One row of the summary: counts, times and kept records of one case."""
+
+    case: object
+    count: int
+    compared: int = 0                   # registers compared
+    mismatched: int = 0                 # registers that differ
+    bad_warps: int = 0                  # warps (instructions; cvt: groups of 32) with a mismatch
+    gen_s: float = 0.0
+    sim_s: float = 0.0
+    gpu_s: float = 0.0
+    wall_s: float = 0.0
+    records: list = field(default_factory=list)
+    failing_inputs: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        c = self.case
+        return {"instr": c.instr, "instruction": c.ptx, "label": c.label, "class": c.cls,
+                "count": self.count, "registers_compared": self.compared,
+                "mismatched_registers": self.mismatched, "mismatched_warps": self.bad_warps,
+                "gen_s": round(self.gen_s, 3), "sim_s": round(self.sim_s, 3), "gpu_s": round(self.gpu_s, 3),
+                "wall_s": round(self.wall_s, 3), "records_kept": len(self.records),
+                "mismatches": [r.as_dict() for r in self.records], "failing_inputs": self.failing_inputs}
+
+
+class GpuRunner:
+    """Runs cases on a :class:`hwcheck.gpu.Gpu`, with one module compiled for all their kernels."""
+
+    def __init__(self, gpu, cases):
+        self.gpu = gpu
+        self.module = gpu.module(module_source([c.kernel for c in cases]))
+
+    def run(self, case, inputs) -> np.ndarray:
+        try:
+            return case.run(self.gpu, self.module, inputs)
+        except HwcheckError:
+            raise
+        except Exception as e:   # CuPy: out of memory, a CUDA error outside a launch
+            raise HwcheckError(f"hwcheck: {case.ptx} on the GPU failed: {type(e).__name__}: {e}") from None
+
+
+def _timed(fn, *args):
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
+def warm_up(cases, arch: str = "sm90") -> float:
+    """Simulate one warp of each case so that Numba's compile (minutes on a cold cache, then cached on
+    disk) is not charged to the first case's times; returns the seconds spent."""
+    start = time.perf_counter()
+    for case in cases:
+        case.simulate(case.inputs(32 if case.instr == "cvt" else 1, np.random.default_rng(0)), arch)
+    return time.perf_counter() - start
+
+
+def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",
+             progress=None, record_limit: int = CASE_RECORDS) -> CaseResult:
+    """Run ``count`` instructions of ``case`` on ``runner`` and on the simulator (model ``arch``).
+
+    ``runner.run(case, inputs)`` gives the GPU's registers. Pre-conditions: ``count >= 1``,
+    ``chunk >= 32``; cvt counts and chunks are rounded up to a multiple of 32. At most
+    ``min(record_limit, CASE_RECORDS)`` mismatch records are kept; every mismatch is counted.
+    """
+    if count < 1 or chunk < 32:
+        raise ValueError(f"run_case: count must be >= 1 and chunk >= 32, got {count} and {chunk}")
+    whole = 32 if case.instr == "cvt" else 1
+    n_total = -(-count // whole) * whole
+    step = -(-chunk // whole) * whole
+    result = CaseResult(case, n_total)
+    if progress is not None:
+        progress.start(f"{case.instr} {case.label} {case.cls}", n_total)
+    start = time.perf_counter()
+    for k, first in enumerate(range(0, n_total, step)):
+        n = min(step, n_total - first)
+        inputs, t_gen = _timed(case.inputs, n, np.random.default_rng([seed, case_id(case), k]))
+        want, t_sim = _timed(case.simulate, inputs, arch)
+        got, t_gpu = _timed(runner.run, case, inputs)
+        first_warp = case.warps(first)
+        limit = max(0, min(CASE_RECORDS, record_limit) - len(result.records))
+        cmp = compare_registers(want, got, instruction=case.ptx, kind=case.kind, first_warp=first_warp,
+                                limit=limit)
+        result.compared += cmp.compared
+        result.mismatched += cmp.mismatched
+        result.bad_warps += len(cmp.warps)
+        result.records.extend(cmp.records)
+        for warp in cmp.warps[:max(0, CASE_INPUTS - len(result.failing_inputs))]:
+            result.failing_inputs.append({"warp": int(warp), "chunk": k,
+                                          **case.warp_inputs(inputs, int(warp) - first_warp)})
+        result.gen_s += t_gen
+        result.sim_s += t_sim
+        result.gpu_s += t_gpu
+        if progress is not None:
+            progress.advance(n)
+    result.wall_s = time.perf_counter() - start
+    if progress is not None:
+        progress.finish(f"{result.mismatched} mismatching registers, {result.wall_s:.1f} s")
+    return result
+
+
+def run_campaign(cases, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",
+                 progress=None, total_records: int = 200, results=None) -> list:
+    """:func:`run_case` for each case, keeping at most ``total_records`` records in all.
+
+    Results are appended to ``results`` (a new list by default) as each case ends, so a caller
+    that catches an error still holds the finished cases.
+    """
+    results = [] if results is None else results
+    for case in cases:
+        kept = sum(len(r.records) for r in results)
+        results.append(run_case(case, runner, count=count, seed=seed, chunk=chunk, arch=arch,
+                                progress=progress, record_limit=max(0, total_records - kept)))
+    return results
+
+
+def group_totals(results) -> list:
+    """Per PTX instruction, in order of appearance: ``(ptx, count, mismatched registers, wall s)``."""
+    groups: dict = {}
+    for r in results:
+        count, bad, wall = groups.get(r.case.ptx, (0, 0, 0.0))
+        groups[r.case.ptx] = (count + r.count, bad + r.mismatched, wall + r.wall_s)
+    return [(ptx, *totals) for ptx, totals in groups.items()]
+
+
+def first_mismatches(results, limit: int = 5) -> list:
+    """The first ``limit`` kept mismatch records of all cases, as text lines (for the terminal)."""
+    lines = [f"{r.case.cls}: {m}" for r in results for m in r.records]
+    return lines[:limit]
+
+
+def campaign_status(results) -> str:
+    """``"pass"`` when nothing mismatched, else ``"fail"``."""
+    return "fail" if any(r.mismatched for r in results) else "pass"
+
+
+def summary_table(results) -> str:
+    """The end-of-campaign table: one row per case, then one per instruction with its totals.
+
+    >>> r = CaseResult(MmaCase("m16n8k8", "f16", "f16", "ties"), 1000, gen_s=0.5, wall_s=0.7)
+    >>> print(summary_table([r]))  # doctest: +NORMALIZE_WHITESPACE
+    instruction       class   count  mismatches  bad instrs  gen s  sim s  gpu s  wall s
+    mma m16n8k8 f16.f16  ties    1000           0           0    0.5    0.0    0.0     0.7
+    mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16: 1000 instructions, 0 mismatching registers, 0.7 s
+    """
+    rows = [("instruction", "class", "count", "mismatches", "bad instrs", "gen s", "sim s", "gpu s", "wall s")]
+    for r in results:
+        c = r.case
+        rows.append((f"{c.instr} {c.label}", c.cls, str(r.count), str(r.mismatched), str(r.bad_warps),
+                     f"{r.gen_s:.1f}", f"{r.sim_s:.1f}", f"{r.gpu_s:.1f}", f"{r.wall_s:.1f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    for ptx, count, bad, wall in group_totals(results):
+        unit = "conversions" if ptx.startswith("cvt") else "instructions"
+        lines.append(f"{ptx}: {count} {unit}, {bad} mismatching registers, {wall:.1f} s")
+    return "\n".join(line.rstrip() for line in lines)

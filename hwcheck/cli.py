@@ -1,0 +1,161 @@
+"""The ``hwcheck`` command (also ``python -m hwcheck``).
+
+Subcommands:
+
+- ``hwcheck campaign --instr mma|ldmatrix|cvt [--shapes ...] [--types ...] [--variants ...]
+  [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]``:
+  raw-instruction conformance against the GPU (:mod:`hwcheck.campaign`);
+- ``hwcheck acceptance --out DIR [--scale F]``: the acceptance set of campaigns, one report each
+  (:mod:`hwcheck.acceptance`);
+- ``hwcheck run PROGRAM ...``: a whole program on the GPU (not available yet).
+
+Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
+argument, no CuPy, no GPU, compile failure), 3 when a run stopped on an error (a report is still
+written, with ``"status": "error"``). Expected errors print one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hwcheck.errors import HwcheckError
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_ERROR"]
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and an exception (no usage dump, no exit inside)."""
+
+    def error(self, message):
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _csv(text: str) -> list:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+_positive = _at_least(1)
+
+
+def _scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"must be in (0, 100], got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from hwcheck.campaign import CHUNK, INSTRS
+    parser = _Parser(prog="hwcheck", description="Check warpsim against a real GPU, register by register.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.required = True
+    c = sub.add_parser("campaign", help="raw-instruction conformance with generated inputs")
+    c.add_argument("--instr", required=True, choices=INSTRS)
+    c.add_argument("--shapes", type=_csv, help="mma shapes: m16n8k16,m16n8k8 (default both)")
+    c.add_argument("--types", type=_csv, help="mma: f16.f32,bf16.f32,f16.f16 (ab.cd); cvt: f16,bf16")
+    c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans")
+    c.add_argument("--classes", type=_csv, help="input classes (default all of the instruction's)")
+    c.add_argument("--count", type=_positive, required=True, help="instructions per case (cvt: conversions)")
+    c.add_argument("--seed", type=_at_least(0), default=0)
+    c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
+    c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
+    c.add_argument("--report", metavar="FILE", help="write a JSON report")
+    a = sub.add_parser("acceptance", help="the acceptance set of campaigns, one report each")
+    a.add_argument("--out", required=True, metavar="DIR", help="directory for the reports")
+    a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
+    a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
+    a.add_argument("--seed", type=_at_least(0), default=0)
+    r = sub.add_parser("run", help="run a program on the GPU and compare every register (not available yet)")
+    r.add_argument("program", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _campaign_options(args) -> dict:
+    options = {}
+    if args.instr == "mma":
+        if args.variants is not None:
+            raise _UsageError("hwcheck campaign: --variants applies to --instr ldmatrix only")
+        options.update(shapes=args.shapes or None, types=args.types, classes=args.classes)
+    elif args.instr == "cvt":
+        if args.variants is not None or args.shapes is not None:
+            raise _UsageError("hwcheck campaign: --shapes and --variants do not apply to --instr cvt")
+        options.update(types=args.types, classes=args.classes)
+    else:
+        if args.shapes is not None or args.types is not None:
+            raise _UsageError("hwcheck campaign: --shapes and --types do not apply to --instr ldmatrix")
+        options.update(variants=args.variants, classes=args.classes)
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _cmd_campaign(args, argv) -> int:
+    from hwcheck.acceptance import run_one
+    from hwcheck.campaign import build_cases
+    from hwcheck.gpu import Gpu
+    from hwcheck.report import command_line
+    try:
+        cases = build_cases(args.instr, **_campaign_options(args))
+    except ValueError as e:
+        raise _UsageError(f"hwcheck campaign: {e}") from None
+    gpu = Gpu.open()
+    outcome = run_one(gpu, cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
+                      report=args.report, command=command_line(argv))
+    sys.stdout.write(outcome.table + "\n")
+    if outcome.report:
+        sys.stdout.write(f"report: {outcome.report} ({outcome.status})\n")
+    if outcome.error:
+        sys.stderr.write(outcome.error + "\n")
+    return outcome.exit_status
+
+
+def _cmd_acceptance(args, argv) -> int:
+    from hwcheck.acceptance import run_acceptance
+    from hwcheck.gpu import Gpu
+    gpu = Gpu.open()
+    return run_acceptance(gpu, out=args.out, scale=args.scale, name=args.name, seed=args.seed)
+
+
+def _cmd_run(args, argv) -> int:
+    raise HwcheckError("hwcheck run: not available yet (issue 6, part B); use hwcheck campaign")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser().parse_args(argv)
+        command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run}[args.command]
+        return command(args, argv)
+    except _UsageError as e:
+        sys.stderr.write(f"{e}\n")
+        return EXIT_USAGE
+    except HwcheckError as e:
+        sys.stderr.write(f"{e}\n")   # one line; a compile failure adds the compiler's log
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("hwcheck: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

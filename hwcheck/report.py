@@ -1,0 +1,113 @@
+"""JSON reports, written whole or not at all.
+
+A report says what ran, where and with what result::
+
+    {"format": "hwcheck-report/1", "tool": "hwcheck", "version": ..., "command": ..., "date": ...,
+     "host": {...}, "gpu": {...}, "status": "pass" | "fail" | "error", ...}
+
+``gpu`` holds the GPU's name, driver version, CUDA runtime and driver API versions, CuPy and NVRTC
+versions and arch (see :class:`hwcheck.gpu.GpuInfo`). The caller adds its own sections (campaign
+rows, mismatch records).
+
+:func:`write_json_atomic` serialises first, writes a temporary file in the target's directory,
+flushes and fsyncs it, then ``os.replace``-s it over the target: a reader sees the old file or the
+new one, never a part; on any failure the temporary file is removed and the target is untouched.
+
+>>> import tempfile, os, json
+>>> d = tempfile.mkdtemp()
+>>> write_json_atomic(os.path.join(d, "r.json"), {"status": "pass"})
+>>> json.load(open(os.path.join(d, "r.json")))["status"], os.listdir(d)
+('pass', ['r.json'])
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+
+import numba
+import numpy as np
+
+import warpsim
+from hwcheck.errors import HwcheckError
+
+__all__ = ["REPORT_FORMAT", "new_report", "write_json_atomic", "command_line"]
+
+REPORT_FORMAT = "hwcheck-report/1"
+
+
+def command_line(argv=None) -> str:
+    """The command as a user would type it: ``hwcheck`` and the shell-quoted arguments.
+
+    >>> command_line(["campaign", "--instr", "mma", "--report", "a b.json"])
+    "hwcheck campaign --instr mma --report 'a b.json'"
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    return " ".join(["hwcheck", *(shlex.quote(str(a)) for a in args)])
+
+
+def new_report(command: str, gpu: dict | None) -> dict:
+    """The common head of a report: tool, version, command, date (UTC), host and ``gpu``."""
+    return {
+        "format": REPORT_FORMAT,
+        "tool": "hwcheck",
+        "version": warpsim.__version__,
+        "command": command,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
+                 "platform": platform.platform(), "cpus": os.cpu_count(),
+                 "numba_threads": numba.get_num_threads()},
+        "gpu": gpu,
+    }
+
+
+def write_json_atomic(path, data) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (see the module docstring).
+
+    Raises ``HwcheckError`` (one line, naming the path) when the data cannot be serialised or the
+    file cannot be written; the target is then unchanged and no temporary file is left.
+    """
+    path = os.fspath(path)
+    try:
+        text = json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as e:
+        raise HwcheckError(f"hwcheck: report {path} not written: {e}") from None
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise HwcheckError(f"hwcheck: report {path} not written: {e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make the rename durable where the platform allows it (a no-op elsewhere)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

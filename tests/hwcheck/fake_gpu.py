@@ -1,0 +1,75 @@
+"""A stand-in for hwcheck.gpu.Gpu that runs each campaign kernel's launch on the simulator.
+
+It checks what a launch must get right on a real GPU (the module holds the kernel, the grid covers
+every warp, argument types and sizes, dynamic shared memory) and then computes the kernel's outputs
+with warpsim, so plumbing can be tested without a GPU. ``corrupt(name, out)`` may change the output
+in place, to play a GPU that disagrees.
+"""
+
+import numpy as np
+
+from hwcheck.gpu import GpuInfo, GpuModule
+from warpsim.isa import cvt_pack, ldmatrix, mma_m16n8k8, mma_m16n8k16
+from warpsim.program.instr import MMA_REGS
+
+INFO = GpuInfo(device=0, name="Fake GPU (warpsim)", compute_capability="90", arch="sm_90",
+               driver_version=None, driver_cuda_version="13.0", runtime_version="13.0", nvrtc_version="13.0",
+               cupy_version="0", memory_bytes=0, cache_dir="")
+
+
+class FakeGpu:
+    def __init__(self, corrupt=None, info=INFO):
+        self.info = info
+        self.corrupt = corrupt
+        self.launches = []
+        self.modules = []
+
+    def module(self, source):
+        self.modules.append(source)
+        return GpuModule(source, "fake", 0.0)
+
+    def put(self, array):
+        return np.array(array, copy=True)
+
+    def output(self, shape):
+        return np.full(shape, 0xFFFFFFFF, np.uint32)
+
+    def get(self, array):
+        return np.array(array, copy=True)
+
+    def launch(self, module, name, grid, block, args, shared_mem=0):
+        self.launches.append((name, grid, block, shared_mem))
+        emulate_launch(module.raw, name, grid, block, args, shared_mem)
+        if self.corrupt is not None:
+            self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
+
+
+def emulate_launch(source, name, grid, block, args, shared_mem=0):
+    """Check a launch of campaign kernel ``name`` from ``source`` and compute its outputs with warpsim."""
+    assert f"void {name}(" in source, f"{name} is not in the module"
+    assert block % 32 == 0, "block must hold whole warps"
+    if name.startswith("hwcheck_mma_"):
+        shape, ab, cd = name.split("_")[2:]
+        a, b, c, d, count = args
+        assert isinstance(count, np.int64) and grid * block >= 32 * int(count)
+        na, nb, nc = MMA_REGS[(shape, cd)]
+        run = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
+        n = int(count)
+        d.reshape(n, 32, nc)[:] = run(a.reshape(n, 32, na), b.reshape(n, 32, nb), c.reshape(n, 32, nc),
+                                      ab=ab, cd=cd, arch="sm90")
+    elif name.startswith("hwcheck_ldmatrix_"):
+        smem, addrs, out, count, words = args
+        assert isinstance(count, np.int64) and isinstance(words, np.int32)
+        n = int(count)
+        assert grid == n and block == 32 and shared_mem == 4 * int(words)
+        assert smem.dtype == np.uint32 and addrs.dtype == np.int64
+        variant = name.split("_")[2:]
+        num, trans = int(variant[0][1]), variant[-1] == "trans"
+        out.reshape(n, 32, num)[:] = ldmatrix(smem.reshape(n, -1).view(np.uint8), addrs.reshape(n, 32),
+                                              num=num, trans=trans)
+    elif name.startswith("hwcheck_cvt_"):
+        a, b, d, count = args
+        assert isinstance(count, np.int64) and grid * block >= int(count)
+        d[:] = cvt_pack(a, b, to=name.split("_")[2][:-2])
+    else:
+        raise AssertionError(f"unknown kernel {name}")

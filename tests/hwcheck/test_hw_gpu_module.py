@@ -1,0 +1,106 @@
+"""hwcheck.gpu against a stand-in for CuPy (numpy arrays; kernels compiled offline with NVRTC and
+emulated with warpsim): the calls hwcheck.gpu makes exist and fit together before a real GPU sees them.
+
+The stand-in follows CuPy 14's API as read from its source (cupy/_core/raw.pyx: RawModule(code=,
+options=), .compile(), .get_function(name), kernel(grid, block, args, shared_mem=);
+cupy_backends/cuda/api/runtime.pyx: getDeviceProperties -> dict with b"name", totalGlobalMem)."""
+
+import io
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from fake_gpu import emulate_launch
+from hwcheck.acceptance import run_one
+from hwcheck.campaign import build_cases
+from hwcheck.errors import HwcheckError
+from hwcheck.gpu import Gpu
+from hwcheck.nvrtc import HWCHECK_OPTIONS, compile_cuda
+from hwcheck.progress import Progress
+
+
+class _Kernel:
+    def __init__(self, source, name):
+        self.source, self.name = source, name
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert isinstance(grid, tuple) and isinstance(block, tuple) and isinstance(args, tuple)
+        emulate_launch(self.source, self.name, grid[0], block[0], args, shared_mem)
+
+
+class _RawModule:
+    compiled = []
+
+    def __init__(self, *, code, options=()):
+        assert isinstance(options, tuple)
+        self.code, self.options = code, options
+
+    def compile(self):
+        compile_cuda(self.code, arch="sm_90", options=tuple(o for o in self.options if o not in HWCHECK_OPTIONS))
+        _RawModule.compiled.append(self.code)
+
+    def get_function(self, name):
+        if f"void {name}(" not in self.code:
+            raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}")
+        return _Kernel(self.code, name)
+
+
+def _fake_cupy(devices=1):
+    cp = types.ModuleType("cupy")
+    cp.__version__ = "14.2.0-fake"
+
+    class Device:
+        def __init__(self, device=0):
+            self.compute_capability = "90"
+
+        def use(self):
+            return None
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: devices,
+        getDeviceProperties=lambda d: {"name": b"NVIDIA H200", "totalGlobalMem": 150 << 30},
+        driverGetVersion=lambda: 13000, runtimeGetVersion=lambda: 13000,
+        deviceSynchronize=lambda: None)
+    cp.cuda = types.SimpleNamespace(runtime=runtime, Device=Device,
+                                    nvrtc=types.SimpleNamespace(getVersion=lambda: (13, 0)))
+    cp.RawModule = _RawModule
+    cp.asarray = lambda a: np.array(a, copy=True)
+    cp.asnumpy = lambda a: np.array(a, copy=True)
+    cp.full = lambda shape, value, dtype: np.full(shape, value, dtype)
+    return cp
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch, nvrtc):
+    cp = _fake_cupy()
+    monkeypatch.setitem(sys.modules, "cupy", cp)
+    return cp
+
+
+def test_open_describes_the_device(fake_cupy):
+    info = Gpu.open().info
+    assert (info.name, info.compute_capability, info.arch) == ("NVIDIA H200", "90", "sm_90")
+    assert (info.driver_cuda_version, info.runtime_version, info.nvrtc_version) == ("13.0", "13.0", "13.0")
+    assert info.cupy_version == "14.2.0-fake" and info.memory_bytes == 150 << 30
+
+
+def test_no_device_and_too_few_devices(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(devices=0))
+    with pytest.raises(HwcheckError, match=r"^hwcheck: no CUDA GPU visible \(cupy: 0 device\(s\)"):
+        Gpu.open()
+
+
+@pytest.mark.parametrize("instr", ["mma", "ldmatrix", "cvt"])
+def test_campaigns_run_through_hwcheck_gpu(fake_cupy, instr):
+    cases = build_cases(instr)[:3]
+    out = run_one(Gpu.open(), cases, count=40, chunk=32, progress=Progress(io.StringIO(), tty=False))
+    assert out.error is None and out.status == "pass", out.error
+    assert all(r.mismatched == 0 and r.compared > 0 for r in out.results)
+
+
+def test_a_failing_launch_is_one_hwcheck_error(fake_cupy):
+    gpu = Gpu.open()
+    module = gpu.module('extern "C" __global__ void k(unsigned* p) { p[0] = 1u; }')
+    with pytest.raises(HwcheckError, match=r"^hwcheck: kernel missing failed on NVIDIA H200: CUDA_ERROR_NOT_FOUND"):
+        gpu.launch(module, "missing", 1, 32, ())
