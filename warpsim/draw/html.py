@@ -25,7 +25,7 @@ from warpsim import cute
 from warpsim.draw.colors import rgb_hex
 from warpsim.draw.registers import format_bits
 
-__all__ = ["html_table", "TileView", "tile_view", "smem_tile"]
+__all__ = ["html_table", "TileView", "tile_view", "smem_tile", "tensor_grid_shape"]
 
 _TABLE_STYLE = "border-collapse:collapse;font-family:monospace;font-size:11px"
 _CELL_STYLE = "border:1px solid #ccc;padding:1px 4px;text-align:right"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.draw.colors import BLACK, GREY, HIGHLIGHT_FILL, HIGHLIGHT_STROKE, WHITE
+from warpsim.draw.colors import GREY, HIGHLIGHT_FILL, HIGHLIGHT_STROKE, WHITE
 from warpsim.draw.scene import Cell, Label, Scene
 
 __all__ = ["REGISTER_FORMATS", "RegisterGrid", "register_grid", "format_bits"]
