@@ -1,7 +1,8 @@
-"""``warpsim.debug``: tools for looking inside a running program.
+"""``warpsim.debug``: looking inside a program as it runs.
 
-So far: the shared-memory bank-conflict model (:mod:`warpsim.debug.banks`) and the shared accesses a
-CuTe tiled copy makes (:mod:`warpsim.debug.copy_banks`).
+The shared-memory bank-conflict model (:mod:`warpsim.debug.banks`: per access, per instruction
+stream) and the shared accesses a CuTe tiled copy makes, warp by warp
+(:mod:`warpsim.debug.copy_banks`).
 """
 
 from warpsim.debug.banks import (
