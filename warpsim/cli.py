@@ -1,5 +1,5 @@
-"""The ``warpsim`` command line: one subcommand per tool (``explain`` here; ``run``, ``debug``,
-``draw`` plug in the same way).
+"""The ``warpsim`` command line: one subcommand per tool (``explain``, ``draw``; ``run`` and ``debug``
+plug in the same way).
 
 A subcommand is a ``(help, add_arguments(parser), run(args) -> int)`` entry of :data:`COMMANDS`.
 User errors (a bad config file, an unknown thread, ...) are :class:`~warpsim.errors.WarpsimError`
@@ -35,9 +35,21 @@ def _explain_run(args):
     return 0
 
 
+def _draw_arguments(parser):
+    from warpsim.draw.command import add_arguments
+    add_arguments(parser)
+
+
+def _draw_run(args):
+    from warpsim.draw.command import run
+    return run(args)
+
+
 COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 _explain_arguments, _explain_run),
+    "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map",
+             _draw_arguments, _draw_run),
 }
 
 
