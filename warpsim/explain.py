@@ -36,7 +36,7 @@ from warpsim.errors import WarpsimError
 from warpsim import cute
 from warpsim.cute.calls import copy_calls
 
-__all__ = ["explain", "format_text", "load_config", "seed_config", "ExplainConfig", "FragmentSpec", "ConfigError"]
+__all__ = ["explain", "format_text", "load_config", "seed_config", "resolve_config", "ExplainConfig", "FragmentSpec", "ConfigError"]
 
 
 class ConfigError(WarpsimError, ValueError):
@@ -127,7 +127,8 @@ def load_config(path):
     return ExplainConfig(str(path), tiled_mma, tuple(specs), str(namespace.get("description", "")))
 
 
-def _resolve(config):
+def resolve_config(config):
+    """An ``ExplainConfig`` by name: ``seed`` (``seed-f16``), ``seed-bf16``, a config file path, or itself."""
     if isinstance(config, ExplainConfig):
         return config
     if config in ("seed", "seed-f16"):
@@ -240,7 +241,7 @@ def explain(config="seed", threads=(0,)):
     ``config``: ``"seed"`` (or ``"seed-bf16"``), a configuration file path, or an ExplainConfig;
     ``threads``: thread ids, or a string like ``"0,5"``. Schema: see README "warpsim explain".
     """
-    cfg = _resolve(config)
+    cfg = resolve_config(config)
     n = cfg.tiled_mma.size()
     ids = parse_threads(threads, n) if isinstance(threads, str) else check_threads(list(threads), n)
     return {

@@ -20,18 +20,9 @@ from warpsim import cute
 from warpsim.debug.copy_banks import BankTotals, fragment_accesses
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.tv import draw_tiled_copy, draw_tiled_mma
-from warpsim.explain import ConfigError, load_config, seed_config
+from warpsim.explain import ConfigError, resolve_config
 
-__all__ = ["add_arguments", "run", "resolve_config", "parse_ints"]
-
-
-def resolve_config(name):
-    """A configuration by ``warpsim explain``'s names: ``seed``, ``seed-bf16`` or a config file path."""
-    if name in ("seed", "seed-f16"):
-        return seed_config("f16")
-    if name == "seed-bf16":
-        return seed_config("bf16")
-    return load_config(name)
+__all__ = ["add_arguments", "run", "parse_ints"]
 
 
 def parse_ints(text, what, count=None, allow_underscore=False):
