@@ -1,5 +1,5 @@
-"""The ``warpsim`` command line: one subcommand per tool (``explain`` here; ``run``, ``debug``,
-``draw`` plug in the same way).
+"""The ``warpsim`` command line: one subcommand per tool (``explain``, ``run``; ``debug``, ``draw``
+plug in the same way).
 
 A subcommand is a ``(help, add_arguments(parser), run(args) -> int)`` entry of :data:`COMMANDS`.
 User errors (a bad config file, an unknown thread, ...) are :class:`~warpsim.errors.WarpsimError`
@@ -10,6 +10,7 @@ status 2, without a traceback.
 import argparse
 import json
 import sys
+import time
 
 from warpsim.errors import WarpsimError
 
@@ -35,9 +36,23 @@ def _explain_run(args):
     return 0
 
 
+def _run_arguments(parser):
+    from warpsim.program.command import add_arguments
+    add_arguments(parser)
+
+
+def _run_run(args):
+    from warpsim.program.command import run_command   # imported when used: keeps start-up light
+    return run_command(args, start=_START)
+
+
+_START = time.perf_counter()
+
 COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 _explain_arguments, _explain_run),
+    "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors",
+            _run_arguments, _run_run),
 }
 
 
@@ -58,7 +73,7 @@ def main(argv=None):
     _help, _add, run = COMMANDS[args.command]
     try:
         return run(args)
-    except (WarpsimError, ValueError) as e:
+    except (WarpsimError, ValueError, OSError) as e:
         sys.stderr.write(f"warpsim {args.command}: error: {e}\n")
         return 2
     except BrokenPipeError:

@@ -61,16 +61,13 @@ def _where(op, line):
 
 
 def _check_lanes(tracer, t, what, line):
-    """A tensor partitioned for a lane vector must be partitioned for the threads being traced
-    (checked on the vector's length and its first and last thread)."""
+    """A tensor partitioned for a lane vector must have one entry per traced lane (any thread indices:
+    ``get_slice(tid % 32)`` is as good as ``get_slice(tid)``)."""
     lanes = t.lanes
-    if lanes is None:
-        return
-    tids = tracer.tids
-    if lanes.shape != tids.shape or lanes[0] != tids[0] or lanes[-1] != tids[-1]:
-        raise ProgramError(f"{_where(what, line)}: the tensor was partitioned for threads "
-                           f"{lanes.tolist()[:4]}..., not for the threads being traced "
-                           f"{tids.tolist()[:4]}... (partition with the program's tid)")
+    if lanes is not None and lanes.shape[0] != tracer.width:
+        raise ProgramError(f"{_where(what, line)}: the tensor was partitioned for {lanes.shape[0]} threads "
+                           f"{lanes.tolist()[:4]}..., but {tracer.width} lanes are traced (partition with the "
+                           f"program's tid)")
 
 
 def _slots(tracer, slots, what, line):
@@ -148,6 +145,8 @@ def copy(copy_op, src, dst):
         if not isinstance(t, Tensor) or t.space == "coord":
             raise ProgramError(f"{_where(what, line)}: {name} must be a memory or register tensor, got {describe(t)}")
         _check_lanes(tracer, t, what, line)
+    if src.space == "rmem" and dst.space == "rmem":
+        raise ProgramError(f"{_where(what, line)}: register-to-register copies are not supported")
     if _rank_size(src._layout) != _rank_size(dst._layout):
         raise ProgramError(f"{_where(what, line)}: the shapes do not match: src {cute_str(src.shape)} "
                            f"({describe(src)}), dst {cute_str(dst.shape)} ({describe(dst)})")
@@ -180,10 +179,17 @@ def _copy_ldmatrix(tracer, op, calls, src, dst, what, line):
 def _misaligned(tracer, rows, serving, calls, src, what, line):
     columns = np.arange(rows.shape[1])[serving]
     c, j = (int(x) for x in np.argwhere(rows[:, columns] % 16 != 0)[0])
-    element = idx2crd(int(calls.src_index[c, 0]), src.shape)
+    element = _plain(idx2crd(int(calls.src_index[c, 0]), src.shape))
     raise ProgramError(f"{_where(what, line)}: lane {int(tracer.lanes[columns[j]])}'s row address "
-                       f"{int(rows[c, columns[j]]):#x} (src element {cute_str(element)}) is not 16-byte aligned; "
+                       f"{int(rows[c, columns[j]]):#x} (src element {element}) is not 16-byte aligned; "
                        f"an ldmatrix row is 16 contiguous bytes at a 16-byte aligned address (src: {describe(src)})")
+
+
+def _plain(coord):
+    """A coordinate as nested tuples of Python ints: ``((0, 1), 3)``."""
+    if isinstance(coord, tuple):
+        return tuple(_plain(c) for c in coord)
+    return int(coord)
 
 
 def _access(tracer, t, slots, bits, what, line):
@@ -200,8 +206,6 @@ def _access(tracer, t, slots, bits, what, line):
 
 def _copy_universal(tracer, op, calls, src, dst, what, line):
     bits = op.bits
-    if src.space == "rmem" and dst.space == "rmem":
-        raise ProgramError(f"{_where(what, line)}: register-to-register copies are not supported")
     if dst.space == "rmem":
         rows = _rows(tracer, calls.src)
         regs, half = _access(tracer, dst, _slots(tracer, calls.dst, what, line), bits, what, line)

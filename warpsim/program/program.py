@@ -30,7 +30,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from warpsim.errors import ProgramError
+from warpsim.errors import ProgramError, WarpsimError
 
 __all__ = ["Program", "Buffer", "load_program", "BUFFER_ALIGN"]
 
@@ -202,9 +202,19 @@ def load_program(path):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception:
+    except WarpsimError:
         sys.modules.pop(name, None)
         raise
+    except Exception as e:           # a broken program file: one line naming where
+        sys.modules.pop(name, None)
+        line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
+        tb = e.__traceback__
+        while tb is not None:
+            if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(path):
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        where = f"{path}:{line}" if line else path
+        raise ProgramError(f"load_program: {where}: {type(e).__name__}: {e}") from e
     program = getattr(module, "program", None)
     if not isinstance(program, Program):
         raise ProgramError(f"load_program: {path} must define `program = warpsim.Program(...)`, "

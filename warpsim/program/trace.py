@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import warpsim
-from warpsim.errors import ProgramError
+from warpsim.errors import ProgramError, WarpsimError
 from warpsim.program.instr import Instr, Op, SourceLine
 
 __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "current_tracer", "make_instr", "TRACE_MODES",
@@ -274,24 +274,24 @@ def _buffer_tensors(buffers):
 
 
 def _call(fn, tracer, tid, kwargs):
+    """``fn(tid, **kwargs)`` with ``tracer`` active. An exception other than a ``WarpsimError`` becomes a
+    ``ProgramError`` naming the program's source line (the deepest frame outside warpsim)."""
     _CURRENT.append(tracer)
     try:
         fn(tid, **kwargs)
-    except (ValueError, TypeError) as e:
+    except WarpsimError:
+        raise
+    except Exception as e:
+        line = None
         tb = e.__traceback__
-        last = None
         while tb is not None:
             if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
-                last = tb
+                name = tb.tb_frame.f_code.co_filename
+                line = SourceLine(name, tb.tb_lineno, linecache.getline(name, tb.tb_lineno).strip())
             tb = tb.tb_next
-        deepest = e.__traceback__
-        while deepest is not None and deepest.tb_next is not None:
-            deepest = deepest.tb_next
-        if last is None or deepest is None or not deepest.tb_frame.f_code.co_filename.startswith(_PACKAGE):
-            raise
-        line = SourceLine(last.tb_frame.f_code.co_filename, last.tb_lineno,
-                          linecache.getline(last.tb_frame.f_code.co_filename, last.tb_lineno).strip())
-        raise ProgramError(f"{e} (at {line})") from e
+        kind = "" if isinstance(e, (ValueError, TypeError)) else f"{type(e).__name__}: "
+        where = f" (at {line})" if line else ""
+        raise ProgramError(f"{kind}{e}{where}") from e
     finally:
         _CURRENT.pop()
 
