@@ -9,9 +9,10 @@ give (:mod:`warpsim.cute.calls`); each instruction records the source line that 
   gives the address of the row its source partition starts at), ``ld``/``st`` of the atom's width
   for ``UniversalCopy`` (shared or global memory to registers and back); a memory-to-memory copy
   loads into 4 scratch registers and stores from them. Checks (``ProgramError`` naming the copy,
-  the tensors and the offending element): the shapes match, each call's values fill whole
-  registers and lie contiguously in memory (CuTe: "failed to vectorize"), an ldmatrix row is 16
-  contiguous bytes at a 16-byte aligned address.
+  the tensors and the offending element): the shapes match (same rank, same number of atom calls:
+  the modes after the first), each call's values fill whole registers and lie contiguously in
+  memory (CuTe: "failed to vectorize"), an ldmatrix row is 16 contiguous bytes at a 16-byte
+  aligned address.
 - ``gemm(tiled_mma, a, b, c)``: ``c += a * b`` as the atom's ``mma`` per call, in CuTe's order
   (``include/cute/algorithm/gemm.hpp``); the fragments' types must be the atom's.
 - ``clear(t)``: ``mov.b32 r, 0`` for every register of a register tensor.
@@ -113,14 +114,18 @@ def _registers(tracer, t, slots, what, line):
 _RANK_SIZE = {}
 
 
-def _rank_size(layout):
-    """``(rank, size)`` of a layout, memoised by identity (the entry keeps the layout alive, so its id
-    cannot be reused while the entry exists); slices and partitions come from CuTe's caches."""
+def _rank_rest(layout):
+    """``(rank, size of the modes after the first)`` of a layout: what CuTe's ``copy`` requires src and dst
+    to share (mode 0 holds the values of one atom call; ldmatrix .x1/.x2 sources hold more than their
+    destinations). Memoised by identity (the entry keeps the layout alive, so its id cannot be reused
+    while the entry exists); slices and partitions come from CuTe's caches."""
     entry = _RANK_SIZE.get(id(layout))
     if entry is None or entry[0] is not layout:
         if len(_RANK_SIZE) > 4096:
             _RANK_SIZE.clear()
-        entry = _RANK_SIZE[id(layout)] = (layout, rank(layout), int(size(layout)))
+        r = rank(layout)
+        rest = int(size(layout)) // int(size(layout, 0)) if r > 1 else 1
+        entry = _RANK_SIZE[id(layout)] = (layout, r, rest)
     return entry[1:]
 
 
@@ -147,7 +152,7 @@ def copy(copy_op, src, dst):
         _check_lanes(tracer, t, what, line)
     if src.space == "rmem" and dst.space == "rmem":
         raise ProgramError(f"{_where(what, line)}: register-to-register copies are not supported")
-    if _rank_size(src._layout) != _rank_size(dst._layout):
+    if _rank_rest(src._layout) != _rank_rest(dst._layout):
         raise ProgramError(f"{_where(what, line)}: the shapes do not match: src {cute_str(src.shape)} "
                            f"({describe(src)}), dst {cute_str(dst.shape)} ({describe(dst)})")
     try:

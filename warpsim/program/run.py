@@ -22,7 +22,6 @@ register storage at exit, ``(threads, slots)`` in CuTe's storage order.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,15 +117,15 @@ def _check_inputs(program, buffers, given):
 def tensor_values(machine, info: TensorInfo):
     """``(threads, slots)`` raw bits of a per-thread tensor: ``uint16`` for 16-bit elements, ``uint32`` for 32."""
     slots = np.arange(info.slots)
-    rows = []
-    for w, base in enumerate(info.bases):
-        regs = machine.regs[w]                                     # [32, R]
-        if info.bits == 16:
-            words = regs[:, base + slots // 2]
-            rows.append(((words >> (16 * (slots % 2)).astype(np.uint32)) & 0xFFFF).astype(np.uint16))
-        else:
-            rows.append(regs[:, base + slots].astype(np.uint32))
-    return np.concatenate(rows, axis=0)
+    bases = np.asarray(info.bases, np.int64)[:, None, None]                  # [W, 1, 1]
+    warps = np.arange(len(info.bases))[:, None, None]
+    lanes = np.arange(32)[None, :, None]
+    if info.bits == 16:
+        words = machine.regs[warps, lanes, bases + slots // 2]              # [W, 32, slots]
+        values = ((words >> (16 * (slots % 2)).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
+    else:
+        values = machine.regs[warps, lanes, bases + slots].astype(np.uint32)
+    return values.reshape(-1, info.slots)
 
 
 def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=False):
@@ -174,6 +173,5 @@ def run_program(program, params=None, inputs=None, *, seed=0, arch="sm90", mode=
     outputs = {b.name: machine.read_global(b.name, _storage_dtype(b.dtype)).reshape(b.shape)
                for b in trace.buffers if b.role == "output"}
     tensors = {name: tensor_values(machine, info) for name, info in trace.tensors.items()}
-    counts = Counter(instr.ptx for instr in trace.stream)
-    return Result(machine, outputs, loaded, tensors, Stats(dict(counts), trace_seconds, seconds), trace,
-                  trace.params, arch)
+    return Result(machine, outputs, loaded, tensors, Stats(dict(trace.instruction_counts), trace_seconds, seconds),
+                  trace, trace.params, arch)

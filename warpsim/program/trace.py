@@ -171,7 +171,6 @@ class Tracer:
     def __init__(self, warp, lanes, code):
         self.warp = warp
         self.lanes = lanes                # lane indices (0..31) this trace covers: all 32, or one
-        self.tids = lanes + warp * WARP_SIZE
         self.instrs = []
         self.registers = 0                # registers allocated so far
         self._storages = {}               # id(RegisterStorage) -> (storage, base register)
@@ -253,10 +252,29 @@ class Trace:
     seconds: float = 0.0
     _encoded: object = field(default=None, repr=False)
     _reads: object = field(default=None, repr=False)
+    _counts: object = field(default=None, repr=False)
 
     @property
     def threads(self):
         return self.warps * WARP_SIZE
+
+    @property
+    def instruction_counts(self):
+        """``{ptx: count}`` of the stream's warp instructions, in order of first appearance (made once)."""
+        if self._counts is None:
+            by_kind = {}
+            for i in self.stream:
+                key = (i.op, i.space, i.bits, i.num, i.trans, i.shape, i.ab, i.cd)
+                entry = by_kind.get(key)
+                if entry is None:
+                    by_kind[key] = [i, 1]
+                else:
+                    entry[1] += 1
+            counts = {}
+            for first, n in by_kind.values():
+                counts[first.ptx] = counts.get(first.ptx, 0) + n
+            self._counts = counts
+        return self._counts
 
     @property
     def encoded(self):
