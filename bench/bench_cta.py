@@ -64,6 +64,28 @@ def copy_machine(m):
     return out
 
 
+def trace_breakdown(program, params, repeat):
+    """Trace time with the program's operations replaced: by nothing (the CuTe partitioning in the
+    kernel), and by CuTe's call tables only (``copy_calls`` / ``gemm_calls``, no lowering)."""
+    from warpsim.cute.calls import copy_calls, gemm_calls
+    from warpsim.cute.tiled_copy import TiledCopy, make_tiled_copy
+    names = ("copy", "gemm", "clear", "syncthreads")
+    module = program.fn.__globals__
+    saved = {n: module[n] for n in names}
+
+    def calls_copy(tc, src, dst):
+        copy_calls(tc if isinstance(tc, TiledCopy) else make_tiled_copy(tc), src, dst)
+
+    try:
+        module.update(copy=lambda *a: None, gemm=lambda *a: None, clear=lambda *a: None, syncthreads=lambda: None)
+        nothing = timed(lambda _: trace_program(program, params), repeat)
+        module.update(copy=calls_copy, gemm=lambda m, a, b, c: gemm_calls(m, a, b, c))
+        tables = timed(lambda _: trace_program(program, params), repeat)
+    finally:
+        module.update(saved)
+    return nothing, tables
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
@@ -84,6 +106,7 @@ def main():
     print(f"stream: {len(stream)} warp instructions: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
 
     t_trace = timed(lambda _: trace_program(program, params), args.repeat)
+    t_partition, t_tables = trace_breakdown(program, params, args.repeat)
     t_encode = timed(lambda t: t.encoded, args.repeat, setup=lambda: trace_program(program, params))
     t_exec = timed(lambda m: execute(stream, trace.encoded, m), args.repeat, setup=lambda: copy_machine(machine))
 
@@ -132,6 +155,8 @@ def main():
         colds.append(time.perf_counter() - t0)
 
     print(f"trace (128 threads, 4 warp passes):     {ms(t_trace)}")
+    print(f"  of which the kernel's CuTe partitioning (operations replaced by nothing): {ms(t_partition)}")
+    print(f"  of which + CuTe's copy_calls/gemm_calls (no lowering):                  {ms(t_tables)}")
     print(f"encode:                                 {ms(t_encode)}")
     print(f"execute ({len(stream)} instructions):          {ms(t_exec)}")
     print(f"trace + encode + execute (best):        {(t_trace[0] + t_encode[0] + t_exec[0]) * 1e3:7.3f} ms")

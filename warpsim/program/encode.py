@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -92,6 +93,10 @@ def _attributes(index, instr):
     return 0, 0, 0, 0, 0, 0
 
 
+_ATTRIBUTE_KEY = attrgetter("op", "space", "bits", "num", "trans", "shape", "ab", "cd", "half", "imm")
+_REGISTER_KEY = attrgetter("dst", "src")
+
+
 def _distinct(keys):
     """``(index, distinct)``: ``keys[i] == distinct[index[i]]``."""
     first = {}
@@ -113,12 +118,12 @@ def encode(stream):
             raise _bad(index, instr, f"{len(instr.dst)} destination and {len(instr.src)} source registers "
                                      f"(at most {MAX_DST} and {MAX_SRC})")
     # distinct attribute and register rows are built once, then gathered (warps repeat each other)
-    keys = [(i.op, i.space, i.bits, i.num, i.trans, i.shape, i.ab, i.cd, i.half, i.imm) for i in stream]
+    keys = list(map(_ATTRIBUTE_KEY, stream))
     attr_index, attr_rows = _distinct(keys)
     for k, key in enumerate(attr_rows):
         index = keys.index(key)
         attr_rows[k] = (int(key[0]),) + _attributes(index, stream[index]) + (key[8], key[9] & 0xFFFFFFFF)
-    reg_keys = [(i.dst, i.src) for i in stream]
+    reg_keys = list(map(_REGISTER_KEY, stream))
     reg_index, reg_rows = _distinct(reg_keys)
     reg_rows = [(len(d),) + d + _PAD_DST[len(d)] + (len(s),) + s + _PAD_SRC[len(s)] for d, s in reg_rows]
     addrs = [i.addr for i in stream if i.addr is not None]

@@ -153,12 +153,15 @@ class TensorInfo:
 
     ``slots`` elements of ``dtype`` (storage order, CuTe's); ``bases[w]`` is warp ``w``'s first register.
     16-bit slot ``s`` is half ``s % 2`` of register ``base + s // 2``; 32-bit slot ``s`` is register ``base + s``.
+    ``tensor``: the CuTe register tensor the name was bound to (warp 0's; a register tensor's layout
+    and slots are the same for every thread), for views such as the debugger's.
     """
 
     name: str
     dtype: str
     slots: int
     bases: tuple
+    tensor: object = field(default=None, repr=False, compare=False)
 
     @property
     def bits(self):
@@ -219,16 +222,20 @@ class Tracer:
         return self._scratch
 
     def tensors(self):
-        """``{name: (storage, base)}`` of the register tensors bound to the program's locals at return."""
+        """``{name: (storage, base, tensor)}`` of the register tensors bound to the program's locals at return."""
+        out = {}
+        for name, value in self.local_tensors().items():
+            if value.space == "rmem":
+                storage = value.engine
+                out[name] = (storage, self.register_base(storage), value)
+        return out
+
+    def local_tensors(self):
+        """``{name: tensor}`` of every CuTe tensor bound to the program's locals at return."""
         if self.frame is None:
             return {}
         from warpsim.cute.tensor import Tensor     # the CuTe layer is loaded by any program already
-        out = {}
-        for name, value in self.frame.f_locals.items():
-            if isinstance(value, Tensor) and value.space == "rmem":
-                storage = value.engine
-                out[name] = (storage, self.register_base(storage))
-        return out
+        return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, Tensor)}
 
 
 @dataclass
@@ -237,7 +244,9 @@ class Trace:
 
     ``stream``: every warp's instructions in the schedule's order (:mod:`warpsim.program.schedule`);
     ``regs_per_thread``; ``buffers``: the global buffers (:class:`~warpsim.program.program.Buffer`);
-    ``tensors``: ``{name: TensorInfo}``; ``seconds``: the tracing time.
+    ``tensors``: ``{name: TensorInfo}``; ``memory_tensors``: ``{name: tensor}`` of the shared- and
+    global-memory tensors bound to the program's locals at return (warp 0's, lane-vector tensors in
+    vector mode); ``seconds``: the tracing time.
     """
 
     program: object
@@ -249,6 +258,7 @@ class Trace:
     smem_bytes: int
     buffers: list
     tensors: dict
+    memory_tensors: dict = field(default_factory=dict)
     seconds: float = 0.0
     _encoded: object = field(default=None, repr=False)
     _reads: object = field(default=None, repr=False)
@@ -350,17 +360,21 @@ def trace_program(program, params, mode="vector"):
             regs = max(t.registers for t in lane_tracers)
         per_warp.append(instrs)
         registers = max(registers, regs)
-        for name, (storage, base) in names.items():
-            tensors.setdefault(name, {})[w] = (storage, base)
+        for name, entry in names.items():
+            tensors.setdefault(name, {})[w] = entry
+        if w == 0:
+            first = tracer if mode == "vector" else lane_tracers[0]
+            memory = {n: t for n, t in first.local_tensors().items() if t.space in ("smem", "gmem")}
     stream = schedule(per_warp)
     infos = {}
     for name, by_warp in tensors.items():
         if len(by_warp) != warps:
             continue                      # bound in some warps only: not a per-thread tensor of the CTA
-        storage = by_warp[0][0]
-        infos[name] = TensorInfo(name, storage.dtype, storage.size, tuple(by_warp[w][1] for w in range(warps)))
+        storage, _base, tensor = by_warp[0]
+        infos[name] = TensorInfo(name, storage.dtype, storage.size, tuple(by_warp[w][1] for w in range(warps)),
+                                 tensor)
     trace = Trace(program, dict(params), mode, warps, stream, max(registers, 1), program.smem_bytes(params),
-                  buffers, infos)
+                  buffers, infos, memory)
     trace.seconds = time.perf_counter() - start
     return trace
 
@@ -399,9 +413,9 @@ def _zip_lanes(warp, lane_streams):
 def _agreed_tensors(warp, per_lane):
     names = {}
     for lane, tensors in enumerate(per_lane):
-        for name, (storage, base) in tensors.items():
+        for name, (storage, base, tensor) in tensors.items():
             if name in names and (names[name][1] != base or names[name][0].size != storage.size):
                 raise ProgramError(f"divergent lanes in warp {warp}: local name {name!r} refers to different "
                                    f"registers in lane 0 and lane {lane}")
-            names.setdefault(name, (storage, base))
+            names.setdefault(name, (storage, base, tensor))
     return {n: v for n, v in names.items() if all(n in t for t in per_lane)}
