@@ -19,6 +19,18 @@ give (:mod:`warpsim.cute.calls`); each instruction records the source line that 
 - ``convert(src, dst)``: f32 elements to f16/bf16, ``cvt.rn.{f16,bf16}x2.f32 d, a, b`` per
   destination register, ``a`` (the upper half, PTX "cvt") from the element in the odd slot.
 - ``syncthreads()``: ``bar.sync 0``.
+
+>>> from warpsim.program.program import Program
+>>> from warpsim.cute import make_tensor
+>>> def kernel(tid):
+...     acc = make_tensor("f32", (6,))
+...     clear(acc)
+...     syncthreads()
+>>> stream = Program(kernel, threads=32).trace().stream
+>>> [(i.ptx, i.dst) for i in stream]
+[('mov.b32', (0, 1, 2, 3)), ('mov.b32', (4, 5)), ('bar.sync', ())]
+>>> stream[0].line.line - stream[2].line.line
+-1
 """
 
 from __future__ import annotations

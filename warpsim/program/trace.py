@@ -18,8 +18,20 @@ the same code, so warps get the same register numbers.
 
 Each instruction records the source line that issued it: the first stack frame outside the warpsim
 package. Per-thread tensors: when ``fn`` returns, its local names bound to register tensors are
-read from its frame (a reference to the frame is kept from its first instruction; CPython keeps a
-finished frame's locals in the frame object) — no profiler hook, so tracing pays nothing per call.
+read from its frame. The frame is caught at ``fn``'s call by a profile hook that removes itself
+at once (so tracing pays nothing per call; where another profiler is active, the frame is found
+from ``fn``'s first instruction instead); CPython keeps a finished frame's locals in the frame object.
+
+>>> from warpsim.program.program import Program
+>>> from warpsim.program.ops import clear
+>>> from warpsim.cute import make_tensor
+>>> def kernel(tid):
+...     acc = make_tensor("f32", (2,))
+...     if tid // 32 == 1:          # warp-uniform: warp 1 only
+...         clear(acc)
+>>> t = trace_program(Program(kernel, threads=64), {})
+>>> [(i.warp, i.ptx, i.dst) for i in t.stream], t.tensors["acc"].bases
+([(1, 'mov.b32', (0, 1))], (0, 0))
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ import numpy as np
 
 import warpsim
 from warpsim.errors import ProgramError, WarpsimError
-from warpsim.program.instr import Instr, Op, SourceLine
+from warpsim.program.instr import Instr, SourceLine
 
 __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "current_tracer", "make_instr", "TRACE_MODES",
            "SCRATCH_REGISTERS", "WARP_SIZE"]
@@ -305,6 +317,9 @@ def _call(fn, tracer, tid, kwargs):
     """``fn(tid, **kwargs)`` with ``tracer`` active. An exception other than a ``WarpsimError`` becomes a
     ``ProgramError`` naming the program's source line (the deepest frame outside warpsim)."""
     _CURRENT.append(tracer)
+    hooked = tracer._code is not None and sys.getprofile() is None
+    if hooked:
+        sys.setprofile(_frame_catcher(tracer))
     try:
         fn(tid, **kwargs)
     except WarpsimError:
@@ -321,7 +336,21 @@ def _call(fn, tracer, tid, kwargs):
         where = f" (at {line})" if line else ""
         raise ProgramError(f"{kind}{e}{where}") from e
     finally:
+        if hooked:
+            sys.setprofile(None)
         _CURRENT.pop()
+
+
+def _frame_catcher(tracer):
+    """A profile hook that keeps the program function's frame at its call event and removes itself:
+    one hook call per traced function call, none while the program runs."""
+    code = tracer._code
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            tracer.frame = frame
+            sys.setprofile(None)
+    return hook
 
 
 def trace_program(program, params, mode="vector"):
