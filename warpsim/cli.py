@@ -1,4 +1,4 @@
-"""The ``warpsim`` command line: one subcommand per tool (``explain``, ``draw``; ``run`` and ``debug``
+"""The ``warpsim`` command line: one subcommand per tool (``explain``, ``run``, ``draw``; ``debug``
 plug in the same way).
 
 A subcommand is a ``(help, add_arguments(parser), run(args) -> int)`` entry of :data:`COMMANDS`.
@@ -10,6 +10,7 @@ status 2, without a traceback.
 import argparse
 import json
 import sys
+import time
 
 from warpsim.errors import WarpsimError
 
@@ -35,6 +36,18 @@ def _explain_run(args):
     return 0
 
 
+def _run_arguments(parser):
+    from warpsim.program.command import add_arguments
+    add_arguments(parser)
+
+
+def _run_run(args):
+    from warpsim.program.command import run_command   # imported when used: keeps start-up light
+    return run_command(args, start=_START)
+
+
+_START = time.perf_counter()
+
 def _draw_arguments(parser):
     from warpsim.draw.command import add_arguments
     add_arguments(parser)
@@ -48,6 +61,8 @@ def _draw_run(args):
 COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 _explain_arguments, _explain_run),
+    "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors",
+            _run_arguments, _run_run),
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map",
              _draw_arguments, _draw_run),
 }
@@ -70,7 +85,7 @@ def main(argv=None):
     _help, _add, run = COMMANDS[args.command]
     try:
         return run(args)
-    except (WarpsimError, ValueError) as e:
+    except (WarpsimError, ValueError, OSError) as e:
         sys.stderr.write(f"warpsim {args.command}: error: {e}\n")
         return 2
     except BrokenPipeError:

@@ -6,7 +6,7 @@ instruction the warp, the lane and the offending value, e.g.::
     SimulatorFault: ldmatrix.sync.aligned.m8n8.x4.shared.b16: warp 0 lane 5: address 0x1003 is not 16-byte aligned
 """
 
-__all__ = ["WarpsimError", "SimulatorFault", "ProgramError"]
+__all__ = ["WarpsimError", "SimulatorFault", "ProgramError", "ProgramWarning"]
 
 
 class WarpsimError(Exception):
@@ -19,3 +19,7 @@ class SimulatorFault(WarpsimError):
 
 class ProgramError(WarpsimError):
     """A simulated program is malformed (shape mismatch, divergent lanes, unknown tensor)."""
+
+
+class ProgramWarning(UserWarning):
+    """A simulated program does something suspicious but defined (it reads a register never written)."""

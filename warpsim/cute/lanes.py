@@ -28,16 +28,17 @@ WARP_SIZE = 32
 
 def is_lanes(x):
     """True for a lane vector: a 1-D numpy array of integers."""
-    return isinstance(x, np.ndarray) and x.ndim == 1 and np.issubdtype(x.dtype, np.integer)
+    return isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype.kind in "iu"
 
 
 def as_lanes(x, op="lanes"):
     """``x`` as an ``int64`` lane vector; ``ValueError`` naming ``op`` for anything else."""
     if not is_lanes(x) or x.size == 0:
         raise ValueError(f"{op}: a lane vector must be a non-empty 1-D integer numpy array, got {x!r}")
+    x = np.asarray(x, dtype=np.int64)     # a plain ndarray, also for subclasses (a program's lane vectors)
     if (x < 0).any():
         raise ValueError(f"{op}: negative thread id in lane vector {x.tolist()}")
-    return x.astype(np.int64, copy=False)
+    return x
 
 
 def warp_lanes(warp, warp_size=WARP_SIZE):
@@ -77,7 +78,7 @@ def _leaf(c):
     if c is _:
         return 0
     if isinstance(c, np.ndarray):
-        return c.astype(np.int64, copy=False)
+        return np.asarray(c, dtype=np.int64)
     if isinstance(c, np.integer):
         return int(c)
     if is_int(c):
@@ -153,7 +154,7 @@ class _Leaf:
 
 def _plan_key(coord, arrays):
     if isinstance(coord, np.ndarray):
-        arrays.append(coord.astype(np.int64, copy=False))
+        arrays.append(np.asarray(coord, dtype=np.int64))
         return _Leaf(len(arrays) - 1)
     if is_tuple(coord):
         return tuple(_plan_key(c, arrays) for c in coord)

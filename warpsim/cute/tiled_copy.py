@@ -290,6 +290,12 @@ def _mma_copy(op, atom, tiled_mma, operand, modes):
         raise TypeError(f"{op}: expected a Copy_Atom, got {atom!r}")
     if not isinstance(tiled_mma, TiledMMA):
         raise TypeError(f"{op}: expected a TiledMMA, got {tiled_mma!r}")
+    return _mma_copy_cached(op, atom, tiled_mma, operand, modes)
+
+
+@lru_cache(maxsize=256)
+def _mma_copy_cached(op, atom, tiled_mma, operand, modes):
+    """The TiledCopy of ``make_tiled_copy_A/B/C`` (immutable: cached per atom and TiledMMA)."""
     frg = tiled_mma.atom.frg_type(operand)
     if dtype_bits(frg) != dtype_bits(atom.dtype):
         raise ValueError(f"{op}: the copy atom {atom.op.name} moves {atom.dtype} elements, but the MMA's "

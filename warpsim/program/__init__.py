@@ -1,0 +1,30 @@
+"""Programs: CuTe-style kernels written per thread in Python, traced to warp instruction streams and run.
+
+- :class:`Program`, :func:`load_program` (:mod:`warpsim.program.program`);
+- what a program calls: :func:`copy`, :func:`gemm`, :func:`clear`, :func:`convert`, :func:`syncthreads`
+  (:mod:`warpsim.program.ops`);
+- :func:`run_program` -> :class:`Result` (:mod:`warpsim.program.run`);
+- the stream format :mod:`warpsim.program.instr`, tracing :mod:`~warpsim.program.trace`, the schedule
+  :mod:`~warpsim.program.schedule`, encoding :mod:`~warpsim.program.encode`, the executor
+  :mod:`~warpsim.program.execute`, static checks :mod:`~warpsim.program.checks`, the arithmetic-model
+  reference :mod:`~warpsim.program.reference`.
+
+The operations and the runner import the CuTe layer and Numba; they load on first use, so
+``import warpsim`` stays light.
+"""
+
+from warpsim.program.program import Buffer, Program, load_program
+
+__all__ = ["Program", "Buffer", "load_program", "copy", "gemm", "clear", "convert", "syncthreads",
+           "run_program", "Result"]
+
+_LAZY = {"copy": "ops", "gemm": "ops", "clear": "ops", "convert": "ops", "syncthreads": "ops",
+         "run_program": "run", "Result": "run"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'warpsim.program' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f"warpsim.program.{module}"), name)

@@ -1,0 +1,177 @@
+"""``run_program``: trace a program, load its inputs, execute its stream on a simulated CTA.
+
+Inputs are raw bits: ``uint16`` arrays for 16-bit buffers (``f16``, ``bf16``, ``u16``), ``uint32`` for
+32-bit ones, of the declared shape (row-major). An input not given is random: finite values in
+``[-1, 1)`` drawn from ``numpy.random.default_rng(seed)`` (one draw per input, in declaration order)
+and rounded to the dtype (nearest even; a value that rounds up to 1.0 becomes the largest value
+below 1); ``u16``/``u32`` inputs are uniform random bits. Outputs are read back from global memory
+as raw bits of their declared shape. Per-thread tensors (``Result.tensors``) are each thread's
+register storage at exit, ``(threads, slots)`` in CuTe's storage order.
+
+>>> from warpsim.program.program import Program
+>>> from warpsim.program.ops import clear
+>>> from warpsim.cute import make_tensor
+>>> def kernel(tid):
+...     acc = make_tensor("f32", (2,))
+...     clear(acc)
+>>> r = run_program(Program(kernel, threads=64))
+>>> r.tensors["acc"].shape, r.tensors["acc"].dtype.name, r.stats.instructions
+((64, 2), 'uint32', {'mov.b32': 2})
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from warpsim.machine import Machine
+from warpsim.isa.cvt import cvt_pack
+from warpsim.program.checks import check_reads, unwritten_reads
+from warpsim.program.execute import execute
+from warpsim.program.program import Program
+from warpsim.program.trace import TensorInfo
+
+__all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare"]
+
+_BITS = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
+_ONE_BELOW = {"f16": (0x3C00, 0x3BFF), "bf16": (0x3F80, 0x3F7F), "f32": (0x3F800000, 0x3F7FFFFF)}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """``instructions``: warp instructions executed per PTX name; times in seconds (``trace_seconds``:
+    the tracing of this params choice, 0 when it came from the program's cache)."""
+
+    instructions: dict
+    trace_seconds: float
+    execute_seconds: float
+
+
+@dataclass(frozen=True)
+class Result:
+    """What ``run_program`` returns: the final ``machine``; ``outputs`` and ``inputs`` (raw bits, by
+    name); ``tensors`` (per-thread register tensors at exit, ``(threads, slots)`` raw bits);
+    ``stats``; the ``trace``; ``params``; ``arch``."""
+
+    machine: Machine
+    outputs: dict
+    inputs: dict
+    tensors: dict
+    stats: Stats
+    trace: object
+    params: dict
+    arch: str
+
+
+def _storage_dtype(dtype):
+    return np.uint16 if _BITS[dtype] == 16 else np.uint32
+
+
+def _round(dtype, values):
+    x32 = values.astype(np.float32)
+    if dtype == "f16":
+        bits = values.astype(np.float16).view(np.uint16).astype(np.uint32)
+    elif dtype == "bf16":
+        bits = cvt_pack(np.zeros(x32.shape, np.uint32), x32.view(np.uint32), to="bf16") & 0xFFFF
+    else:
+        bits = x32.view(np.uint32)
+    one, below = _ONE_BELOW[dtype]
+    return np.where(bits == one, below, bits)
+
+
+def random_inputs(buffers, seed):
+    """Random raw-bit inputs for the input buffers (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for b in buffers:
+        if b.role != "input":
+            continue
+        if b.dtype in _ONE_BELOW:
+            bits = _round(b.dtype, rng.uniform(-1.0, 1.0, b.shape))
+        else:
+            bits = rng.integers(0, 1 << _BITS[b.dtype], b.shape, dtype=np.uint64)
+        out[b.name] = bits.astype(_storage_dtype(b.dtype))
+    return out
+
+
+def _check_inputs(program, buffers, given):
+    by_name = {b.name: b for b in buffers if b.role == "input"}
+    out = {}
+    for name, value in given.items():
+        if name not in by_name:
+            raise ValueError(f"program {program.name}: unknown input {name!r} "
+                             f"(inputs: {', '.join(by_name) or 'none'})")
+        b = by_name[name]
+        a = np.asarray(value)
+        if a.shape != b.shape:
+            raise ValueError(f"program {program.name}: input {name!r} must have shape {b.shape}, got {a.shape}")
+        if a.dtype.kind not in "uif" or a.dtype.itemsize * 8 != _BITS[b.dtype]:
+            raise ValueError(f"program {program.name}: input {name!r} holds {b.dtype} as raw "
+                             f"{_BITS[b.dtype]}-bit patterns (uint{_BITS[b.dtype]}), got dtype {a.dtype}")
+        out[name] = np.ascontiguousarray(a).view(_storage_dtype(b.dtype))
+    return out
+
+
+def tensor_values(machine, info: TensorInfo):
+    """``(threads, slots)`` raw bits of a per-thread tensor: ``uint16`` for 16-bit elements, ``uint32`` for 32."""
+    slots = np.arange(info.slots)
+    bases = np.asarray(info.bases, np.int64)[:, None, None]                  # [W, 1, 1]
+    warps = np.arange(len(info.bases))[:, None, None]
+    lanes = np.arange(32)[None, :, None]
+    if info.bits == 16:
+        words = machine.regs[warps, lanes, bases + slots // 2]              # [W, 32, slots]
+        values = ((words >> (16 * (slots % 2)).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
+    else:
+        values = machine.regs[warps, lanes, bases + slots].astype(np.uint32)
+    return values.reshape(-1, info.slots)
+
+
+def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=False):
+    """Trace ``program`` and build its machine with the inputs loaded (nothing executed yet).
+
+    Returns ``(trace, machine, inputs, trace_seconds)``; the debugger starts from here.
+    """
+    if not isinstance(program, Program):
+        raise TypeError(f"run_program: expected a warpsim Program, got {program!r}")
+    params = program.resolve_params(params)
+    cached = len(program._traces)
+    trace = program.trace(params, mode=mode)
+    trace_seconds = trace.seconds if len(program._traces) > cached else 0.0
+    records = getattr(trace, "_reads", None)
+    if records is None:
+        records = trace._reads = unwritten_reads(trace.stream, warps=trace.warps,
+                                                 registers=trace.regs_per_thread, encoded=trace.encoded)
+    check_reads(trace.stream, warps=trace.warps, registers=trace.regs_per_thread, strict=strict, records=records)
+    given = _check_inputs(program, trace.buffers, inputs or {})
+    loaded = random_inputs([b for b in trace.buffers if b.name not in given], seed)
+    loaded.update(given)
+    machine = Machine(trace.warps, trace.regs_per_thread, trace.smem_bytes)
+    for b in trace.buffers:
+        base = machine.alloc_global(b.name, b.nbytes)
+        if base != b.base:
+            raise RuntimeError(f"run_program: buffer {b.name} at {base:#x}, traced at {b.base:#x}")
+        if b.role == "input":
+            machine.write_global(b.name, loaded[b.name])
+    return trace, machine, {b.name: loaded[b.name] for b in trace.buffers if b.role == "input"}, trace_seconds
+
+
+def run_program(program, params=None, inputs=None, *, seed=0, arch="sm90", mode="vector", strict=False):
+    """Run ``program`` on a simulated CTA: a :class:`Result`.
+
+    ``params``: values or strings (see ``Program.resolve_params``); ``inputs``: ``{name: raw-bit
+    array}``, the rest random from ``seed``; ``arch``: ``"sm80"`` or ``"sm90"``; ``mode``: the tracing
+    mode; ``strict``: a read of a never-written register is a ``ProgramError`` instead of a warning.
+    Raises ``ValueError`` for bad params or inputs, ``ProgramError`` for a malformed program and
+    ``SimulatorFault`` (with the source line) for a faulting instruction.
+    """
+    trace, machine, loaded, trace_seconds = prepare(program, params, inputs, seed=seed, mode=mode, strict=strict)
+    start = time.perf_counter()
+    execute(trace.stream, trace.encoded, machine, arch=arch)
+    seconds = time.perf_counter() - start
+    outputs = {b.name: machine.read_global(b.name, _storage_dtype(b.dtype)).reshape(b.shape)
+               for b in trace.buffers if b.role == "output"}
+    tensors = {name: tensor_values(machine, info) for name, info in trace.tensors.items()}
+    return Result(machine, outputs, loaded, tensors, Stats(dict(trace.instruction_counts), trace_seconds, seconds),
+                  trace, trace.params, arch)
