@@ -5,9 +5,12 @@ Subcommands:
 - ``hwcheck campaign --instr mma|ldmatrix|cvt [--shapes ...] [--types ...] [--variants ...]
   [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]``:
   raw-instruction conformance against the GPU (:mod:`hwcheck.campaign`);
-- ``hwcheck acceptance --out DIR [--scale F]``: the acceptance set of campaigns, one report each
-  (:mod:`hwcheck.acceptance`);
-- ``hwcheck run PROGRAM ...``: a whole program on the GPU (not available yet).
+- ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs] [--seeds N]``: the acceptance
+  set of campaigns and example programs, one report each (:mod:`hwcheck.acceptance`);
+- ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
+  [--seed S] [--arch sm80|sm90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
+  and on the simulator, every register snapshot, shared memory and global memory compared
+  (:mod:`hwcheck.run`);
 
 Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
 argument, no CuPy, no GPU, compile failure), 3 when a run stopped on an error (a report is still
@@ -87,8 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
     a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
     a.add_argument("--seed", type=_at_least(0), default=0)
-    r = sub.add_parser("run", help="run a program on the GPU and compare every register (not available yet)")
-    r.add_argument("program", nargs=argparse.REMAINDER)
+    a.add_argument("--only", choices=("all", "campaigns", "programs"), default="all",
+                   help="run only the instruction campaigns or only the example programs (default all)")
+    a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
+    r = sub.add_parser("run", help="run a program on the GPU and on the simulator; compare every register")
+    r.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
+    r.add_argument("--param", action="append", default=[], metavar="K=V",
+                   help="a program param, e.g. --param dtype=bf16 (repeatable)")
+    r.add_argument("--params", choices=("given", "all"), default="given",
+                   help="all: every combination of the choices of the params not given with --param")
+    r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input buffer as raw bits (uint16 for 16-bit types); the others are random per seed")
+    r.add_argument("--seeds", type=_positive, default=1, help="how many seeds (random inputs) per run (default 1)")
+    r.add_argument("--seed", type=_at_least(0), default=0, help="the first seed (default 0)")
+    r.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
+    r.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
+    r.add_argument("--report", metavar="FILE", help="write a JSON report")
     return parser
 
 
@@ -130,14 +147,45 @@ def _cmd_campaign(args, argv) -> int:
 
 
 def _cmd_acceptance(args, argv) -> int:
-    from hwcheck.acceptance import run_acceptance
+    from hwcheck.acceptance import example_programs, run_acceptance
     from hwcheck.gpu import Gpu
+    from hwcheck.report import command_line
+    if args.only != "campaigns":
+        example_programs()            # no examples found: a usage error before the GPU opens
     gpu = Gpu.open()
-    return run_acceptance(gpu, out=args.out, scale=args.scale, name=args.name, seed=args.seed)
+    return run_acceptance(gpu, out=args.out, scale=args.scale, name=args.name, seed=args.seed, only=args.only,
+                          seeds=args.seeds, invoked=command_line(argv))
 
 
 def _cmd_run(args, argv) -> int:
-    raise HwcheckError("hwcheck run: not available yet (issue 6, part B); use hwcheck campaign")
+    from hwcheck.campaign import model_arch
+    from hwcheck.gpu import Gpu
+    from hwcheck.report import command_line
+    from hwcheck.run import plan_jobs, run_programs
+    from warpsim.errors import WarpsimError
+    from warpsim.program.command import load_inputs, parse_pairs
+    from warpsim.program.program import load_program
+    try:
+        program = load_program(args.program)
+        params = parse_pairs("--param", args.param)
+        inputs = load_inputs(args.input)
+        jobs = plan_jobs([(args.program, program)], params, inputs, sweep=args.params == "all", mode=args.trace,
+                         seed=args.seed)
+    except (ValueError, TypeError, WarpsimError) as e:
+        raise _UsageError(f"hwcheck run: {e}") from None
+    gpu = Gpu.open()
+    try:
+        arch = model_arch(gpu.info.compute_capability, args.arch)
+    except ValueError as e:
+        raise _UsageError(f"hwcheck run: {e}") from None
+    outcome = run_programs(gpu, jobs, seeds=args.seeds, first_seed=args.seed, arch=arch, mode=args.trace,
+                           report=args.report, command=command_line(argv))
+    sys.stdout.write(outcome.table + "\n")
+    if outcome.report:
+        sys.stdout.write(f"report: {outcome.report} ({outcome.status})\n")
+    if outcome.error:
+        sys.stderr.write(outcome.error + "\n")
+    return outcome.exit_status
 
 
 def main(argv=None) -> int:

@@ -78,20 +78,28 @@ class Mismatch:
     actual: int
     kind: str
     line: str | None = None
+    index: int | None = None        # a program's: the instruction's position in its stream
+    tensor: str | None = None       # a program's: the register tensor slots the register holds
 
     def as_dict(self) -> dict:
-        """The JSON record: bits in hex and decoded."""
-        return {
-            "instruction": self.instruction, "warp": self.warp, "lane": self.lane,
+        """The JSON record: bits in hex and decoded (``index`` and ``tensor`` for a program's register)."""
+        record = {"instruction": self.instruction}
+        if self.index is not None:
+            record.update(index=self.index, tensor=self.tensor)
+        record.update({
+            "warp": self.warp, "lane": self.lane,
             "register": self.register, "line": self.line, "kind": self.kind,
             "expected": f"{self.expected:#010x}", "actual": f"{self.actual:#010x}",
             "expected_value": decode_register(self.expected, self.kind),
             "actual_value": decode_register(self.actual, self.kind),
-        }
+        })
+        return record
 
     def __str__(self) -> str:
         where = f" ({self.line})" if self.line else ""
-        return (f"{self.instruction}{where}: warp {self.warp} lane {self.lane} {self.register}: "
+        what = f"instruction {self.index} {self.instruction}" if self.index is not None else self.instruction
+        register = f"{self.register} ({self.tensor})" if self.tensor else self.register
+        return (f"{what}{where}: warp {self.warp} lane {self.lane} {register}: "
                 f"expected {self.expected:#010x} ({decode_register(self.expected, self.kind)}), "
                 f"got {self.actual:#010x} ({decode_register(self.actual, self.kind)})")
 

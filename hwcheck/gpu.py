@@ -24,7 +24,10 @@ import numpy as np
 from hwcheck.errors import HwcheckError
 from hwcheck.nvrtc import HWCHECK_OPTIONS
 
-__all__ = ["GpuInfo", "GpuModule", "Gpu", "import_cupy", "cuda_version_string", "module_key"]
+__all__ = ["GpuInfo", "GpuModule", "Gpu", "import_cupy", "cuda_version_string", "module_key",
+           "DEFAULT_DYNAMIC_SHARED_BYTES"]
+
+DEFAULT_DYNAMIC_SHARED_BYTES = 48 * 1024   # a launch may ask for more only after the kernel opts in
 
 
 def cuda_version_string(version: int) -> str:
@@ -182,9 +185,22 @@ class Gpu:
         return self.cupy.asnumpy(device_array)
 
     def launch(self, module: GpuModule, name: str, grid: int, block: int, args, shared_mem: int = 0):
-        """Launch kernel ``name`` and wait for it; a CUDA error becomes ``HwcheckError`` naming it."""
+        """Launch kernel ``name`` and wait for it; a CUDA error becomes ``HwcheckError`` naming it.
+
+        Above :data:`DEFAULT_DYNAMIC_SHARED_BYTES` of dynamic shared memory the kernel's
+        ``max_dynamic_shared_size_bytes`` attribute is raised to ``shared_mem`` first (CUDA's opt-in).
+        """
         try:
             kernel = module.raw.get_function(name)
+        except Exception as e:
+            raise HwcheckError(f"hwcheck: kernel {name} failed on {self.info.name}: {_one_line(e)}") from None
+        if shared_mem > DEFAULT_DYNAMIC_SHARED_BYTES:
+            try:
+                kernel.max_dynamic_shared_size_bytes = int(shared_mem)
+            except Exception as e:
+                raise HwcheckError(f"hwcheck: kernel {name} needs {shared_mem} bytes of dynamic shared memory, "
+                                   f"which {self.info.name} refused: {_one_line(e)}") from None
+        try:
             kernel((int(grid),), (int(block),), tuple(args), shared_mem=int(shared_mem))
             self.cupy.cuda.runtime.deviceSynchronize()
         except Exception as e:

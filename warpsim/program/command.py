@@ -23,7 +23,7 @@ import numpy as np
 
 from warpsim.errors import ProgramWarning, WarpsimError
 
-__all__ = ["add_arguments", "run_command", "format_summary", "compare_outputs"]
+__all__ = ["add_arguments", "run_command", "format_summary", "compare_outputs", "parse_pairs", "load_inputs"]
 
 
 def add_arguments(parser):
@@ -44,7 +44,12 @@ def add_arguments(parser):
                         help="a read of a register never written is an error, not a warning")
 
 
-def _pairs(option, items):
+def parse_pairs(option, items):
+    """``{key: value}`` from ``["key=value", ...]`` (``--param``, ``--input``); ``ValueError`` names a bad item.
+
+    >>> parse_pairs("--param", ["dtype=bf16", "product=pv"])
+    {'dtype': 'bf16', 'product': 'pv'}
+    """
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -54,9 +59,10 @@ def _pairs(option, items):
     return out
 
 
-def _load_inputs(items):
+def load_inputs(items):
+    """``{name: array}`` from ``--input NAME=FILE.npy`` items; ``ValueError`` for a file that is not a .npy array."""
     inputs = {}
-    for name, path in _pairs("--input", items).items():
+    for name, path in parse_pairs("--input", items).items():
         try:
             inputs[name] = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as e:
@@ -136,8 +142,8 @@ def run_command(args, start=None):
     if args.dump is not None and not args.out:
         raise ValueError("--dump needs --out DIR")
     program = load_program(args.program)
-    params = _pairs("--param", args.param)
-    inputs = _load_inputs(args.input)
+    params = parse_pairs("--param", args.param)
+    inputs = load_inputs(args.input)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProgramWarning)
         result = run_program(program, params, inputs, seed=args.seed, arch=args.arch, mode=args.trace,
