@@ -2,7 +2,9 @@
 
 :func:`run_one` runs one campaign on a GPU, keeps the finished cases when a GPU error stops it,
 and writes its report (``"status"``: ``pass``, ``fail`` or ``error``). :func:`run_acceptance` runs
-:data:`ACCEPTANCE`, one report per line, and prints a summary table last:
+:data:`ACCEPTANCE`, one report per line, then every example program (:func:`example_programs`), every
+combination of its params, :data:`PROGRAM_SEEDS` random inputs each, through ``hwcheck run``'s
+machinery into ``NAME-programs.json``; it prints a summary table last (``only`` picks one half):
 
 ========================  ==============================================================  ==========
 report                    campaign                                                        count/case
@@ -11,6 +13,7 @@ report                    campaign                                              
 ``NAME-mma-m16n8k8``      mma m16n8k8, 3 types x 8 classes (10^5 per type)                   12,500
 ``NAME-ldmatrix``         the 6 ldmatrix variants, random memory and row addresses           100,000
 ``NAME-cvt``              cvt.rn.{f16,bf16}x2.f32, 5 input classes (10^6 per type)          200,000
+``NAME-programs``         every example program, every params combination                  20 seeds
 ========================  ==============================================================  ==========
 
 >>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
@@ -19,6 +22,7 @@ report                    campaign                                              
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import sys
@@ -31,7 +35,8 @@ from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from hwcheck.report import command_line, new_report, write_json_atomic
 
-__all__ = ["ACCEPTANCE", "Outcome", "run_one", "run_acceptance", "report_prefix", "campaign_report"]
+__all__ = ["ACCEPTANCE", "PROGRAM_SEEDS", "ONLY", "Outcome", "run_one", "run_acceptance", "report_prefix",
+           "campaign_report", "example_programs", "run_example_programs"]
 
 # (report name, instruction, build_cases options, count per case)
 ACCEPTANCE = (
@@ -40,6 +45,9 @@ ACCEPTANCE = (
     ("ldmatrix", "ldmatrix", {}, 100_000),
     ("cvt", "cvt", {}, 200_000),
 )
+PROGRAM_SEEDS = 20       # random inputs per example program and params combination
+ONLY = ("all", "campaigns", "programs")
+_EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
 
 @dataclass(frozen=True)
@@ -131,17 +139,60 @@ def _campaign_command(instr, options, count, seed, report) -> str:
     return command_line(argv + ["--count", str(count), "--seed", str(seed), "--report", report])
 
 
-def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None) -> int:
-    """Run :data:`ACCEPTANCE` on ``gpu``, reports under ``out``; print the summary table last.
+def example_programs(directory: str = _EXAMPLES) -> list:
+    """The example program files: ``*.py`` under ``directory`` that build a ``warpsim.Program(``, sorted.
 
-    Returns 0 when every campaign passed, 1 when any mismatched, 3 when any stopped on an error.
+    Raises ``HwcheckError`` when there is none (e.g. an installed package without the examples).
     """
+    paths = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.py"))):
+        with open(path, encoding="utf-8") as f:
+            if "warpsim.Program(" in f.read():
+                paths.append(path)
+    if not paths:
+        raise HwcheckError(f"hwcheck acceptance: no example programs under {directory}")
+    return paths
+
+
+def run_example_programs(gpu, *, report: str, seeds: int = PROGRAM_SEEDS, seed: int = 0, paths=None,
+                         extra=None, log=None):
+    """Every example program (``paths``, default :func:`example_programs`), every combination of its param
+    choices, ``seeds`` seeds each, on ``gpu``, into ``report``: a :class:`hwcheck.run.ProgramOutcome`."""
+    from hwcheck.campaign import model_arch
+    from hwcheck.run import ProgramOutcome, plan_jobs, run_programs
+    from warpsim.errors import WarpsimError
+    from warpsim.program.program import load_program
+    paths = example_programs() if paths is None else list(paths)
+    command = " ; ".join(command_line(["run", p, "--params", "all", "--seeds", str(seeds), "--seed", str(seed)])
+                         for p in paths)
+    try:
+        jobs = plan_jobs([(p, load_program(p)) for p in paths], {}, {}, sweep=True, seed=seed)
+        arch = model_arch(gpu.info.compute_capability)
+    except (ValueError, TypeError, WarpsimError) as e:
+        message = f"hwcheck acceptance: {e}"
+        return ProgramOutcome([], "error", message, message, 3, None)
+    return run_programs(gpu, jobs, seeds=seeds, first_seed=seed, arch=arch, report=report,
+                        command=command,
+                        extra=extra, log=log)
+
+
+def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None,
+                   only: str = "all", seeds=None, invoked=None) -> int:
+    """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
+    summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half; ``seeds``: per program
+    run (default ``PROGRAM_SEEDS * scale``, at least 2); ``invoked``: the command line for the reports
+    (default: this process's).
+
+    Returns 0 when everything passed, 1 when anything mismatched, 3 when anything stopped on an error.
+    """
+    if only not in ONLY:
+        raise ValueError(f"run_acceptance: only must be one of {ONLY}, got {only!r}")
     stream = sys.stdout if stream is None else stream
     prefix = name or report_prefix(gpu.info.name)
-    invoked = command_line()
+    invoked = command_line() if invoked is None else invoked
     rows = []
     worst = 0
-    for report_name, instr, options, count in ACCEPTANCE:
+    for report_name, instr, options, count in (ACCEPTANCE if only != "programs" else ()):
         n = max(32, round(count * scale))
         if instr == "cvt":
             n = -(-n // 32) * 32            # whole warps of conversions
@@ -158,6 +209,21 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         if not outcome.results:
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
+    if only != "campaigns":
+        n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
+        path = os.path.join(out, f"{prefix}-programs.json")
+        outcome = run_example_programs(gpu, report=path, seeds=n, seed=seed, extra={"invoked_as": invoked})
+        stream.write(outcome.table + "\n")
+        if outcome.error:
+            stream.write(f"programs: {outcome.error.splitlines()[0]}\n")
+        stream.flush()
+        for r in outcome.runs:
+            params = " ".join(f"{k}={v}" for k, v in r.job.params.items())
+            rows.append((path, f"program {r.job.program.name} {params}".rstrip(), f"{len(r.seeds)} seeds",
+                         str(r.mismatched), f"{r.wall_s:.1f}", outcome.status))
+        if not outcome.runs:
+            rows.append((path, "programs", "0", "-", "-", outcome.status))
+        worst = max(worst, outcome.exit_status)
     info = gpu.info
     head = ("report", "instruction", "count", "mismatches", "wall s", "status")
     widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
