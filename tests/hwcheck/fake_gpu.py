@@ -1,14 +1,19 @@
-"""A stand-in for hwcheck.gpu.Gpu that runs each campaign kernel's launch on the simulator.
+"""A stand-in for hwcheck.gpu.Gpu that runs each kernel's launch without a GPU.
 
 It checks what a launch must get right on a real GPU (the module holds the kernel, the grid covers
-every warp, argument types and sizes, dynamic shared memory) and then computes the kernel's outputs
-with warpsim, so plumbing can be tested without a GPU. ``corrupt(name, out)`` may change the output
-in place, to play a GPU that disagrees.
+every warp, argument types and sizes, dynamic shared memory) and then computes the kernel's outputs:
+campaign kernels with warpsim's batched ISA, a program's lowered kernel (``hwcheck.lower``) by
+executing its CUDA source statement by statement (``lowered_emulator``), so plumbing and lowering can
+be tested without a GPU. ``corrupt(name, out)`` may change the output in place, to play a GPU that
+disagrees; for a lowered kernel ``out`` is ``{"gmem": ..., "snap": ..., "smem": ...}`` (numpy views of
+the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, shared-memory words).
 """
 
 import numpy as np
 
 from hwcheck.gpu import GpuInfo, GpuModule
+from hwcheck.lower import KERNEL_NAME
+from lowered_emulator import emulate_kernel
 from warpsim.isa import cvt_pack, ldmatrix, mma_m16n8k8, mma_m16n8k16
 from warpsim.program.instr import MMA_REGS
 
@@ -40,13 +45,21 @@ class FakeGpu:
     def launch(self, module, name, grid, block, args, shared_mem=0):
         self.launches.append((name, grid, block, shared_mem))
         emulate_launch(module.raw, name, grid, block, args, shared_mem)
-        if self.corrupt is not None:
+        if self.corrupt is None:
+            return
+        if name == KERNEL_NAME:
+            gmem, _addr, snap, smem = args
+            self.corrupt(name, {"gmem": gmem, "snap": snap, "smem": smem})
+        else:
             self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
 
 
 def emulate_launch(source, name, grid, block, args, shared_mem=0):
     """Check a launch of campaign kernel ``name`` from ``source`` and compute its outputs with warpsim."""
-    assert f"void {name}(" in source, f"{name} is not in the module"
+    assert f"void {name}(" in source or f"\n{name}(" in source, f"{name} is not in the module"
+    if name == KERNEL_NAME:
+        emulate_kernel(source, grid, block, args, shared_mem)
+        return
     assert block % 32 == 0, "block must hold whole warps"
     if name.startswith("hwcheck_mma_"):
         shape, ab, cd = name.split("_")[2:]

@@ -80,11 +80,20 @@ def test_cupy_without_a_device_gives_the_no_gpu_line(capsys, monkeypatch):
     (["campaign", "--instr", "mma", "--count", "1", "--arch", "sm75"],
      "hwcheck campaign: argument --arch: invalid choice: 'sm75'"),
     (["acceptance", "--out", "d", "--scale", "0"], "hwcheck acceptance: argument --scale: must be in (0, 100], got 0.0"),
-    (["run", "prog.py", "--seeds", "3"], "hwcheck run: not available yet (issue 6, part B); use hwcheck campaign"),
+    (["run", "no-such-program.py", "--seeds", "3"], "hwcheck run: load_program: no such program file: no-such-program.py"),
+    (["run", "examples/gemm_smem.py", "--seeds", "0"], "hwcheck run: argument --seeds: must be at least 1, got 0"),
+    (["run", "examples/gemm_smem.py", "--param", "dtype=f32"],
+     "hwcheck run: program gemm_smem: param dtype='f32' is not one of the choices: f16, bf16"),
+    (["run", "examples/gemm_smem.py", "--param", "heads=2"], "hwcheck run: program gemm_smem: unknown param 'heads'"),
+    (["run", "examples/gemm_smem.py", "--param", "dtype"], "hwcheck run: --param 'dtype': expected NAME=VALUE"),
+    (["run", "examples/gemm_smem.py", "--input", "q=missing.npy"], "hwcheck run: --input q=missing.npy: cannot read"),
+    (["run", "examples/gemm_smem.py", "--params", "some"], "hwcheck run: argument --params: invalid choice: 'some'"),
+    (["acceptance", "--out", "d", "--only", "mma"], "hwcheck acceptance: argument --only: invalid choice: 'mma'"),
     (["frobnicate"], None),
     ([], "hwcheck: the following arguments are required: command"),
 ])
-def test_bad_arguments_give_one_line_and_status_2(capsys, argv, message):
+def test_bad_arguments_give_one_line_and_status_2(capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(ROOT)                     # program paths are relative to the repository
     status, out, err = _run(capsys, *argv)
     assert status == EXIT_USAGE and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err, err

@@ -22,11 +22,30 @@ from hwcheck.progress import Progress
 
 
 class _Kernel:
+    """CuPy's RawKernel: a launch above 48 KB of dynamic shared memory fails unless the kernel's
+    ``max_dynamic_shared_size_bytes`` was raised (CUDA's opt-in), up to the H200's 227 KB."""
+
+    set_attributes = []
+
     def __init__(self, source, name):
         self.source, self.name = source, name
+        self._max_dynamic = 48 * 1024
+
+    @property
+    def max_dynamic_shared_size_bytes(self):
+        return self._max_dynamic
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value):
+        if value > 227 * 1024:
+            raise RuntimeError("CUDA_ERROR_INVALID_VALUE: invalid argument")
+        _Kernel.set_attributes.append((self.name, value))
+        self._max_dynamic = value
 
     def __call__(self, grid, block, args, shared_mem=0):
         assert isinstance(grid, tuple) and isinstance(block, tuple) and isinstance(args, tuple)
+        if shared_mem > self._max_dynamic:
+            raise RuntimeError("CUDA_ERROR_INVALID_VALUE: invalid argument")
         emulate_launch(self.source, self.name, grid[0], block[0], args, shared_mem)
 
 
@@ -42,7 +61,7 @@ class _RawModule:
         _RawModule.compiled.append(self.code)
 
     def get_function(self, name):
-        if f"void {name}(" not in self.code:
+        if f"void {name}(" not in self.code and f"\n{name}(" not in self.code:
             raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}")
         return _Kernel(self.code, name)
 
@@ -104,3 +123,25 @@ def test_a_failing_launch_is_one_hwcheck_error(fake_cupy):
     module = gpu.module('extern "C" __global__ void k(unsigned* p) { p[0] = 1u; }')
     with pytest.raises(HwcheckError, match=r"^hwcheck: kernel missing failed on NVIDIA H200: CUDA_ERROR_NOT_FOUND"):
         gpu.launch(module, "missing", 1, 32, ())
+
+
+def test_a_program_above_48_kb_of_shared_memory_opts_in_and_runs(fake_cupy):
+    """hwcheck run's launch through hwcheck.gpu: the lowered kernel, its arguments, 49664 bytes of shared memory."""
+    import os
+    from hwcheck.run import plan_jobs, run_programs
+    from warpsim.program import load_program
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "big_smem_convert.py")
+    jobs = plan_jobs([(path, load_program(path))], {}, {}, sweep=True)
+    _Kernel.set_attributes.clear()
+    out = run_programs(Gpu.open(), jobs, seeds=2, log=io.StringIO())
+    assert (out.status, out.error) == ("pass", None), out.error
+    assert _Kernel.set_attributes == [("warpsim_kernel", 0xC000 + 512)] * 4
+    assert all(r.total("registers") > 0 and r.total("smem_words") == 2 * 12416 for r in out.runs)
+
+
+def test_a_refused_shared_memory_size_is_one_hwcheck_error(fake_cupy):
+    gpu = Gpu.open()
+    module = gpu.module('extern "C" __global__ void k(unsigned* p) { p[0] = 1u; }')
+    with pytest.raises(HwcheckError, match=r"^hwcheck: kernel k needs 300000 bytes of dynamic shared memory, which "
+                                           r"NVIDIA H200 refused: CUDA_ERROR_INVALID_VALUE"):
+        gpu.launch(module, "k", 1, 32, (np.zeros(1, np.uint32),), shared_mem=300000)
