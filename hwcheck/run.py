@@ -168,7 +168,8 @@ class ProgramRun:
         return sum(s.mismatched for s in self.seeds)
 
     def as_dict(self) -> dict:
-        return {"program": self.job.path, "name": self.job.program.name, "params": self.job.params,
+        params = {k: v if isinstance(v, (bool, int, float, str)) else repr(v) for k, v in self.job.params.items()}
+        return {"program": self.job.path, "name": self.job.program.name, "params": params,
                 "inputs_given": sorted(self.job.inputs), "instructions": self.instructions,
                 "threads": self.threads, "registers_per_thread": self.registers_per_thread,
                 "smem_bytes": self.smem_bytes, "snapshot_slots": self.snapshot_slots,
