@@ -138,6 +138,11 @@ def _cmd_campaign(args, argv) -> int:
     gpu = Gpu.open()
     outcome = run_one(gpu, cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
                       report=args.report, command=command_line(argv))
+    return _finish(outcome)
+
+
+def _finish(outcome) -> int:
+    """Print a campaign's or a run's table, report path and error; return its exit status."""
     sys.stdout.write(outcome.table + "\n")
     if outcome.report:
         sys.stdout.write(f"report: {outcome.report} ({outcome.status})\n")
@@ -180,12 +185,7 @@ def _cmd_run(args, argv) -> int:
         raise _UsageError(f"hwcheck run: {e}") from None
     outcome = run_programs(gpu, jobs, seeds=args.seeds, first_seed=args.seed, arch=arch, mode=args.trace,
                            report=args.report, command=command_line(argv))
-    sys.stdout.write(outcome.table + "\n")
-    if outcome.report:
-        sys.stdout.write(f"report: {outcome.report} ({outcome.status})\n")
-    if outcome.error:
-        sys.stderr.write(outcome.error + "\n")
-    return outcome.exit_status
+    return _finish(outcome)
 
 
 def main(argv=None) -> int:
