@@ -249,6 +249,16 @@ class Tracer:
         from warpsim.cute.tensor import Tensor     # the CuTe layer is loaded by any program already
         return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, Tensor)}
 
+    def local_tilings(self):
+        """``{name: object}`` of every ``TiledCopy``, ``ThrCopy``, ``TiledMMA`` and ``ThrMMA`` bound to the
+        program's locals at return (the debugger's copy views of register tensors come from them)."""
+        if self.frame is None:
+            return {}
+        from warpsim.cute.tiled_copy import ThrCopy, TiledCopy
+        from warpsim.cute.tiled_mma import ThrMMA, TiledMMA
+        kinds = (TiledCopy, ThrCopy, TiledMMA, ThrMMA)
+        return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, kinds)}
+
 
 @dataclass
 class Trace:
@@ -258,7 +268,8 @@ class Trace:
     ``regs_per_thread``; ``buffers``: the global buffers (:class:`~warpsim.program.program.Buffer`);
     ``tensors``: ``{name: TensorInfo}``; ``memory_tensors``: ``{name: tensor}`` of the shared- and
     global-memory tensors bound to the program's locals at return (warp 0's, lane-vector tensors in
-    vector mode); ``seconds``: the tracing time.
+    vector mode); ``tilings``: ``{name: object}`` of the tiled copies and MMAs (and their thread
+    slices) bound to the program's locals at return (warp 0's); ``seconds``: the tracing time.
     """
 
     program: object
@@ -272,6 +283,7 @@ class Trace:
     tensors: dict
     memory_tensors: dict = field(default_factory=dict)
     seconds: float = 0.0
+    tilings: dict = field(default_factory=dict)
     _encoded: object = field(default=None, repr=False)
     _reads: object = field(default=None, repr=False)
     _counts: object = field(default=None, repr=False)
@@ -394,6 +406,7 @@ def trace_program(program, params, mode="vector"):
         if w == 0:
             first = tracer if mode == "vector" else lane_tracers[0]
             memory = {n: t for n, t in first.local_tensors().items() if t.space in ("smem", "gmem")}
+            tilings = first.local_tilings()
     stream = schedule(per_warp)
     infos = {}
     for name, by_warp in tensors.items():
@@ -403,7 +416,7 @@ def trace_program(program, params, mode="vector"):
         infos[name] = TensorInfo(name, storage.dtype, storage.size, tuple(by_warp[w][1] for w in range(warps)),
                                  tensor)
     trace = Trace(program, dict(params), mode, warps, stream, max(registers, 1), program.smem_bytes(params),
-                  buffers, infos, memory)
+                  buffers, infos, memory, tilings=tilings)
     trace.seconds = time.perf_counter() - start
     return trace
 
