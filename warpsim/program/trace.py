@@ -192,6 +192,7 @@ class Tracer:
         self._scratch = None
         self._code = code
         self.frame = None                 # the program function's frame, found at its first instruction
+        self.calls = -1                   # operation calls so far, minus one: the current call's number
 
     @property
     def width(self):
@@ -205,7 +206,10 @@ class Tracer:
         return slice(0, 1) if self.lanes[0] < lanes else slice(0, 0)
 
     def source_line(self):
-        """The program's source line that issued the current operation (first frame outside warpsim)."""
+        """The program's source line that issued the current operation (first frame outside warpsim).
+
+        Each operation calls it once, at its start: it also opens the operation's call number."""
+        self.calls += 1
         frame = _user_frame(2)
         if self.frame is None:
             f = frame
@@ -215,7 +219,9 @@ class Tracer:
         return _source_line(frame)
 
     def emit(self, op, **fields):
-        """Append the instruction ``op`` of this trace's warp with ``fields`` (see :class:`Instr`)."""
+        """Append the instruction ``op`` of this trace's warp with ``fields`` (see :class:`Instr`), in the
+        current operation call."""
+        fields["call"] = self.calls
         self.instrs.append(make_instr(op, self.warp, fields))
 
     def register_base(self, storage):
@@ -448,7 +454,7 @@ def _zip_lanes(warp, lane_streams):
             addr = np.concatenate([s[k].addr for s in lane_streams]).astype(np.int64)
         out.append(Instr(first.op, warp, dst=first.dst, src=first.src, addr=addr, space=first.space,
                          bits=first.bits, half=first.half, num=first.num, trans=first.trans, shape=first.shape,
-                         ab=first.ab, cd=first.cd, imm=first.imm, line=first.line))
+                         ab=first.ab, cd=first.cd, imm=first.imm, line=first.line, call=first.call))
     return out
 
 
