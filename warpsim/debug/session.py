@@ -92,7 +92,7 @@ class Breakpoint:
 class Stop:
     """Why a motion stopped: ``reason`` is ``"step"`` (it ran its count), ``"line"`` (``next`` /
     ``run_to`` reached its line), ``"break"`` (a line or kind breakpoint), ``"watch"`` (a watched
-    value changed), ``"end"`` (the stream is done) or ``"fault"``. ``hits``: ``(Breakpoint, detail)``
+    value changed), ``"end"`` (the stream is done), ``"fault"`` or ``"back"`` (it went backwards). ``hits``: ``(Breakpoint, detail)``
     pairs; ``message``: the fault's text; ``executed``: instructions run by this motion."""
 
     reason: str
@@ -176,6 +176,7 @@ class Session:
         self.max_checkpoints = max_checkpoints
         self._checkpoints = {0: self._state()}
         self._dataflow = None
+        self._tensors = None
 
     # -- state ----------------------------------------------------------------------------------
     def __len__(self):
@@ -216,11 +217,19 @@ class Session:
         return Where(self.position, len(self.stream), self.current, self.last)
 
     @property
+    def tensors(self):
+        """The trace's :class:`~warpsim.debug.tensors.TraceTensors` (made on first use)."""
+        if self._tensors is None:
+            from warpsim.debug.tensors import TraceTensors
+            self._tensors = TraceTensors(self.trace)
+        return self._tensors
+
+    @property
     def dataflow(self):
         """The stream's :class:`~warpsim.debug.dataflow.DataFlow` (made on first use)."""
         if self._dataflow is None:
             from warpsim.debug.dataflow import DataFlow
-            self._dataflow = DataFlow(self.trace)
+            self._dataflow = DataFlow(self.trace, self.tensors)
         return self._dataflow
 
     def _state(self):
@@ -458,8 +467,10 @@ class Session:
             target = min(position, (self.position // self.interval + 1) * self.interval)
             fault = self._execute(self.position, target)
             if fault:
-                return Stop("fault", self.position, self.position - start, message=fault)
+                return Stop("fault", self.position, max(0, self.position - start), message=fault)
             self._checkpoint()
+        if position < start:
+            return Stop("back", self.position, 0)
         return Stop("step", self.position, self.position - start)
 
     def back(self, n=1):
