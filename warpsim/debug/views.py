@@ -279,7 +279,7 @@ def who_view(session, name, coord, memory=None):
             copy = "  copy " + ",".join(rt.coord("copy", i) for i in rt.index_of_slot("copy", e.slot))
         arrow = "->" if e.store else "<-"
         state = "done" if e.done else "pending"
-        lines.append(f"  w{e.warp} lane {e.lane:2d} (thread {32 * e.warp + e.lane}) {_half_name(e.reg, e.half):<7} "
+        lines.append(f"  w{e.warp} lane {e.lane:2d} (thread {32 * e.warp + e.lane:3d}) {_half_name(e.reg, e.half):<7} "
                      f"slot {e.slot:<3d} MMA {mma}{copy}  {arrow} {_instr_text(session, e.instr, False)} ({state})")
     if who.others:
         lines.append(f"  (coordinates of {who.memory}; `in NAME` for {', '.join(who.others)})")
