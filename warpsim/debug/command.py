@@ -30,7 +30,6 @@ def run(args):
     """Run ``warpsim debug`` with parsed ``args``; returns the exit status (raises user errors)."""
     from warpsim.debug.repl import Repl, use_color
     from warpsim.debug.session import Session
-    from warpsim.debug.views import where_text
     from warpsim.program.command import program_inputs, program_params
     from warpsim.program.program import load_program
     script = None
@@ -54,7 +53,7 @@ def run(args):
     repl.write(f"warpsim debug: {args.program}: {program.name}" + (f" ({params})" if params else "") +
                f", arch {args.arch}: {len(session)} warp instructions, {trace.warps} warps, "
                f"{trace.regs_per_thread} registers per thread. `help` lists the commands.")
-    repl.write(where_text(session))
+    repl.execute("where")
     if script is not None:
         return repl.run_script(script)
     if sys.stdin.isatty():
