@@ -77,6 +77,9 @@ def test_banks_so_far_counts_only_the_executed_instructions(program):
     want = independent_counts(s.stream[:110])
     assert banks_view(s).report.totals.extra_wavefronts == want["ldmatrix"][2] > 0
     assert banks_view(s).report.totals.accesses == want["ldmatrix"][0] + want["st.shared"][0]
+    lines = [ln for ln in banks_view(s, each=True).text().splitlines() if ln.startswith("#")]
+    assert len(lines) == want["ldmatrix"][0] + want["st.shared"][0]
+    assert sum("28 extra (worst 8-way)" in ln for ln in lines) == want["ldmatrix"][0]     # 4 phases x 7 each
 
 
 def readme_section():

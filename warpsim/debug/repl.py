@@ -16,7 +16,7 @@ Commands (``help`` lists them; a command's error prints one line and the session
     who NAME I J.. [in TENSOR]                            which lane/register holds element (I, J..)
     from LANE REG [warp W]                                where a register's halves came from
     smem NAME [banks] [FMT] [rows A:B] [cols A:B] [save FILE.svg]   a shared tile, or its bank map
-    banks [all | #I] [detail]                             the bank-conflict model's report
+    banks [all | #I] [each] [detail]                      the bank-conflict model's report
     help [COMMAND], quit
 
 ``REGS``: ``r36-r51``, ``r4,r8`` or a register tensor's name; lanes: ``5``, ``0-3,8``. Input comes
@@ -83,9 +83,9 @@ COMMANDS = {   # name: (usage, help)
     "smem": ("smem NAME [banks] [FMT] [rows A:B] [cols A:B] [save FILE.svg]",
              "a shared tensor in its logical shape, through its swizzle; `banks`: its bank map, the last "
              "instruction's access marked *"),
-    "banks": ("banks [all | #I] [detail]",
+    "banks": ("banks [all | #I] [each] [detail]",
               "bank conflicts of the shared accesses executed so far, of the whole program (all) or of "
-              "instruction I; detail: every conflicting access"),
+              "instruction I; each: a line per access; detail: the phases of every conflicting access"),
     "help": ("help [COMMAND]", "this list, or one command"),
     "quit": ("quit", "leave (also: exit, q, end of input)"),
 }
@@ -409,15 +409,17 @@ class Repl:
         self.write(self.paint.marks(tile.text()))
 
     def _cmd_banks(self, args):
-        scope, detail = "done", False
+        scope, detail, each = "done", False, False
         for tok in args:
             if tok == "detail":
                 detail = True
+            elif tok == "each":
+                each = True
             elif tok in ("all", "done"):
                 scope = tok
             else:
                 scope = _int(tok.lstrip("#"), "banks")
-        self.write(views.banks_view(self.session, scope, detail).text())
+        self.write(views.banks_view(self.session, scope, detail, each).text())
 
     def _cmd_help(self, args):
         if args:

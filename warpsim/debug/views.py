@@ -43,7 +43,7 @@ import numpy as np
 from warpsim.debug.banks import bank_of, instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.colors import bank_color
-from warpsim.draw.html import html_table, smem_tile, tensor_grid_shape
+from warpsim.draw.html import html_table, smem_tile
 from warpsim.draw.registers import REGISTER_FORMATS, format_bits, register_grid
 from warpsim.program.instr import Op
 
@@ -301,7 +301,7 @@ def _coords_text(coords):
     return " = ".join(f"{n}({', '.join(map(str, c))})" for n, c in coords) or "no tensor"
 
 
-def _step_text(session, step, dtype):
+def _step_text(session, step):
     instr = session.stream[step.instr]
     head = _instr_text(session, step.instr)
     if instr.op == Op.MMA:
@@ -338,7 +338,7 @@ def from_view(session, lane, reg, warp=None):
             lines.append(f"  {label}{shown}  never written (0 since the start)")
             continue
         for k, step in enumerate(steps):
-            text = _step_text(session, step, dtype)
+            text = _step_text(session, step)
             lines.append(f"  {label if k == 0 else '   '}{shown if k == 0 else ' ' * len(shown)}  <- {text[0]}")
             lines += [" " * (len(label) + len(shown)) + t for t in text[1:]]
     return FromView(origin, tuple(lines))
@@ -428,23 +428,32 @@ class BanksView:
     title: str
     report: object
     detail: bool = False
+    each: bool = False
 
     def text(self):
-        body = self.report.text(detail=self.detail) if hasattr(self.report, "entries") else self.report.text()
-        return f"{self.title}\n{body}"
+        if not hasattr(self.report, "entries"):
+            return f"{self.title}\n{self.report.text()}"
+        lines = [self.title, self.report.text(detail=self.detail).rstrip("\n")]
+        if self.each:
+            for i, instr, r in self.report.entries:
+                verdict = "conflict-free" if r.conflict_free else f"{r.extra_wavefronts} extra (worst {r.degree}-way)"
+                lines.append(f"#{i} w{instr.warp} {instr.ptx}: {len(r.phases)} phases, {r.wavefronts} wavefronts, "
+                             f"{verdict}")
+        return "\n".join(lines) + "\n"
 
 
-def banks_view(session, scope="done", detail=False):
+def banks_view(session, scope="done", detail=False, each=False):
     """The bank model's report: ``scope`` ``"done"`` (the instructions executed so far), ``"all"`` (the
-    whole program) or an instruction index; ``detail``: every access with a conflict."""
+    whole program) or an instruction index; ``detail``: the phases of every access with a conflict;
+    ``each``: one line per access."""
     n = len(session.stream)
     if scope == "done":
         done = f"#0-#{session.position - 1}" if session.position else "none yet"
         return BanksView(f"shared accesses executed so far ({done}):",
-                         stream_bank_report(session.stream[:session.position]), detail)
+                         stream_bank_report(session.stream[:session.position]), detail, each)
     if scope == "all":
         return BanksView(f"shared accesses of the whole program ({n} instructions):",
-                         stream_bank_report(session.stream), detail)
+                         stream_bank_report(session.stream), detail, each)
     if isinstance(scope, bool) or not isinstance(scope, (int, np.integer)) or not 0 <= scope < n:
         raise ValueError(f"banks: expected 'done', 'all' or an instruction index in [0, {n}), got {scope!r}")
     report = instr_bank_report(session.stream[scope])
