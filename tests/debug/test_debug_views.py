@@ -193,3 +193,15 @@ def test_where_list_and_banks_texts(program):
         frag_view(s, "tSrX")
     with pytest.raises(ValueError, match="outside sK's shape"):
         who_view(s, "tSrK", (64, 0))
+
+
+def test_a_thread_mode_trace_gives_the_same_answers(program, finished):
+    threaded = Session(program, {}, coded_inputs(), mode="thread")
+    threaded.cont()
+    for coord in [(1, 10), (63, 0), (17, 44)]:
+        assert who_view(threaded, "tSrK", coord).text() == who_view(finished, "tSrK", coord).text()
+    base = finished.trace.tensors["tSrK"].bases[0]
+    assert from_view(threaded, 5, base + 1).text() == from_view(finished, 5, base + 1).text()
+    for kind in ("mma", "copy"):
+        a, b = frag_view(threaded, "tSrK", kind, 2), frag_view(finished, "tSrK", kind, 2)
+        assert a.layout == b.layout and a.coords == b.coords and (a.bits == b.bits).all()

@@ -12,8 +12,8 @@ slot ``s``: register ``base + s``; ``base`` per warp). It has two views, as in C
   are, value by value, the register operands of warp 0's ``ldmatrix`` instructions (for an
   ``LDSM`` atom) or ``ld``/``st`` instructions (for ``UniversalCopy``).
 
-Memory tensors (``Trace.memory_tensors``, those partitioned for no thread): an address inside one
-maps back to its coordinate, one integer per top-level mode (``(row, col)`` of a 2-D tile).
+Memory tensors (``Trace.memory_tensors``, the whole tiles: not one thread's partition): an address
+inside one maps back to its coordinate, one integer per top-level mode (``(row, col)`` of a 2-D tile).
 
 >>> from warpsim.program.program import Program
 >>> from warpsim.program.ops import copy
@@ -141,6 +141,7 @@ class TraceTensors:
         self._registers = {}
         self._addresses = {}
         self._loads = None
+        self._whole = None
 
     # -- register tensors ------------------------------------------------------------------------
     @property
@@ -211,9 +212,16 @@ class TraceTensors:
 
     # -- memory tensors --------------------------------------------------------------------------
     def memory_tensors(self, space=None):
-        """``{name: tensor}`` of the memory tensors partitioned for no thread (``space``: ``"smem"``/``"gmem"``)."""
-        return {n: t for n, t in self.trace.memory_tensors.items()
-                if t.lanes is None and (space is None or t.space == space)}
+        """``{name: tensor}`` of the whole memory tensors (``space``: ``"smem"``/``"gmem"``): those partitioned
+        for no lane vector whose elements are not a strict subset of another's (thread-mode traces bind
+        one thread's partitions, such as ``partition_S``, which are parts of a tile)."""
+        if self._whole is None:
+            single = {n: t for n, t in self.trace.memory_tensors.items() if t.lanes is None}
+            sets = {n: (t.space, frozenset(t.address_table().tolist())) for n, t in single.items()}
+            self._whole = [n for n, (sp, a) in sets.items()
+                           if not any(sp == sp2 and a < b for m, (sp2, b) in sets.items() if m != n)]
+        return {n: self.trace.memory_tensors[n] for n in self._whole
+                if space is None or self.trace.memory_tensors[n].space == space}
 
     def memory_tensor(self, name):
         """The memory tensor ``name``; ``ValueError`` listing the names otherwise."""
