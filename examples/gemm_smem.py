@@ -13,6 +13,9 @@ shared layouts ``tile_to_shape(composition(Swizzle<3,3,3>, (8,64):(64,1)), (64,6
   ``o``. V is written to shared memory with ``SmemLayoutKV`` and read through the transposed
   layout with ``SM75_U16x8_LDSM_T`` (ldmatrix.x4.trans); ``partition_fragment_B`` is given the
   transposed layout's un-swizzled twin.
+- ``swizzle=yes`` (default) as above; ``swizzle=no``: the same program on the shared layouts without
+  ``Swizzle<3,3,3>`` (row-major 128-byte rows; V^T column-major), the bank-conflict comparison of
+  ``warpsim debug``'s ``banks``. The results are the same bits.
 
 Inputs are 64x64 raw 16-bit patterns (row = token, column = head dimension); the output is the
 64x64 f32 accumulator. Per-thread tensors: ``tSrQ``, ``tSrK`` (qk) or ``tOrVt`` (pv), ``acc``.
@@ -53,14 +56,18 @@ class KernelTraits:
 
 
 @lru_cache(maxsize=None)
-def kernel_traits(dtype):
+def kernel_traits(dtype, swizzle="yes"):
     mma_op = SM80_16x8x16_F32F16F16F32_TN() if dtype == "f16" else SM80_16x8x16_F32BF16BF16F32_TN()
     tiled_mma = make_tiled_mma(mma_op, make_layout((4, 1, 1)), (64, 16, 16))
     # (8,64) -> smem element: 8 rows of 64 elements, XOR-swizzled in 16-byte chunks
     smem_layout_atom = composition(Swizzle(3, 3, 3), make_layout((8, 64), (64, 1)))
+    # (64,64) -> smem element: (d, key), the same bytes as SmemLayoutKV, column-major
+    smem_layout_vt_atom = composition(Swizzle(3, 3, 3), make_layout((64, 64), (1, 64)))
+    if swizzle == "no":
+        smem_layout_atom = make_layout((8, 64), (64, 1))          # (8,64) -> smem element, row-major
+        smem_layout_vt_atom = make_layout((64, 64), (1, 64))      # (64,64) -> smem element, column-major
     smem_layout_kv = tile_to_shape(smem_layout_atom, (BLOCK_N, HEAD_DIM))       # (key, d) -> element
-    # (d, key) -> element: the same bytes as SmemLayoutKV, column-major
-    smem_layout_vt = tile_to_shape(composition(Swizzle(3, 3, 3), make_layout((64, 64), (1, 64))), (64, 64))
+    smem_layout_vt = tile_to_shape(smem_layout_vt_atom, (64, 64))               # (d, key) -> element
     gmem_copy = make_tiled_copy(Copy_Atom(UniversalCopy(128), dtype),
                                 make_layout((16, 8), (8, 1)),   # (16,8) -> thread: 8 threads per 64-element row
                                 make_layout((1, 8)))            # (1,8) -> value: 8 elements = 128 bits each
@@ -92,9 +99,9 @@ def gemm_smem(acc, tCrA, tCrB, tCsA, tCsB, tiled_mma, smem_tiled_copy_A, smem_ti
         gemm(tiled_mma, tCrA[_, _, i], tCrB[_, _, i], acc)
 
 
-def kernel(tid, *, dtype, product, q, k=None, v=None, s=None, o=None):
+def kernel(tid, *, dtype, product, swizzle, q, k=None, v=None, s=None, o=None):
     """One thread of the CTA: global -> shared, the retile_D loop, the accumulator -> global."""
-    traits = kernel_traits(dtype)
+    traits = kernel_traits(dtype, swizzle)
     tiled_mma = traits.tiled_mma
     sQ = make_tensor(make_smem_ptr(SMEM_Q, dtype), traits.smem_layout_q)
     sK = make_tensor(make_smem_ptr(SMEM_KV, dtype), traits.smem_layout_kv)      # K, or V (key, d)
@@ -153,7 +160,7 @@ def _buffers(p):
 program = warpsim.Program(
     kernel,
     threads=THREADS,
-    params={"dtype": ("f16", "bf16"), "product": ("qk", "pv")},
+    params={"dtype": ("f16", "bf16"), "product": ("qk", "pv"), "swizzle": ("yes", "no")},
     inputs=_buffers,
     outputs=lambda p: {("s" if p["product"] == "qk" else "o"): ((BLOCK_M, BLOCK_N), "f32")},
     smem_bytes=SMEM_KV + BLOCK_N * HEAD_DIM * 2,

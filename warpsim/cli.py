@@ -1,5 +1,4 @@
-"""The ``warpsim`` command line: one subcommand per tool (``explain``, ``run``, ``draw``; ``debug``
-plug in the same way).
+"""The ``warpsim`` command line: one subcommand per tool (``explain``, ``run``, ``draw``, ``debug``).
 
 A subcommand is a ``(help, add_arguments(parser), run(args) -> int)`` entry of :data:`COMMANDS`.
 User errors (a bad config file, an unknown thread, ...) are :class:`~warpsim.errors.WarpsimError`
@@ -58,6 +57,16 @@ def _draw_run(args):
     return run(args)
 
 
+def _debug_arguments(parser):
+    from warpsim.debug.command import add_arguments
+    add_arguments(parser)
+
+
+def _debug_run(args):
+    from warpsim.debug.command import run
+    return run(args)
+
+
 COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 _explain_arguments, _explain_run),
@@ -65,6 +74,8 @@ COMMANDS = {
             _run_arguments, _run_run),
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map",
              _draw_arguments, _draw_run),
+    "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks",
+              _debug_arguments, _debug_run),
 }
 
 

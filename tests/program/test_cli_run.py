@@ -93,7 +93,7 @@ def test_summary_with_given_inputs_and_sm80(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["--dump", "acc,nope", "--out", "{tmp}"], "--dump: unknown per-thread tensor 'nope' (valid: acc, tSrK, tSrQ)"),
     (["--param", "dtype=f32"], "param dtype='f32' is not one of the choices: f16, bf16"),
-    (["--param", "colour=red"], "unknown param 'colour' (params: dtype, product)"),
+    (["--param", "colour=red"], "unknown param 'colour' (params: dtype, product, swizzle)"),
     (["--param", "dtype"], "--param 'dtype': expected NAME=VALUE"),
     (["--input", "q={tmp}/missing.npy"], "--input q="),
     (["--input", "x={tmp}/q.npy"], "unknown input 'x' (inputs: q, k)"),

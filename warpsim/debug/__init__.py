@@ -1,8 +1,16 @@
 """``warpsim.debug``: looking inside a program as it runs.
 
-The shared-memory bank-conflict model (:mod:`warpsim.debug.banks`: per access, per instruction
-stream) and the shared accesses a CuTe tiled copy makes, warp by warp
-(:mod:`warpsim.debug.copy_banks`).
+- :class:`Session` (:mod:`warpsim.debug.session`): a program's instruction stream on a simulated
+  CTA, stepped forwards and backwards, with breakpoints and watches;
+- the views of :mod:`warpsim.debug.views` (registers, fragments, who/from, shared tiles, banks),
+  the data flow behind who/from (:mod:`warpsim.debug.dataflow`), register tensors' MMA and copy
+  views (:mod:`warpsim.debug.tensors`), the command line (:mod:`warpsim.debug.repl`, ``warpsim debug``);
+- the shared-memory bank-conflict model (:mod:`warpsim.debug.banks`: per access, per instruction
+  stream) and the shared accesses a CuTe tiled copy makes, warp by warp
+  (:mod:`warpsim.debug.copy_banks`).
+
+The session and the views load the program machinery (Numba) on first use, so importing the bank
+model stays light.
 """
 
 from warpsim.debug.banks import (
@@ -13,4 +21,18 @@ from warpsim.debug.banks import (
 __all__ = [
     "BankConflict", "BankPhase", "BankReport", "BankTotals", "StreamBankReport", "bank_of",
     "bank_report", "instr_bank_report", "stream_bank_report",
+    "Session", "Stop", "Breakpoint", "DataFlow", "Repl",
+    "register_view", "frag_view", "who_view", "from_view", "smem_view", "smem_banks", "banks_view",
 ]
+
+_LAZY = {"Session": "session", "Stop": "session", "Breakpoint": "session", "DataFlow": "dataflow",
+         "Repl": "repl", "register_view": "views", "frag_view": "views", "who_view": "views",
+         "from_view": "views", "smem_view": "views", "smem_banks": "views", "banks_view": "views"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'warpsim.debug' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f"warpsim.debug.{module}"), name)

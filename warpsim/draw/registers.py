@@ -23,6 +23,7 @@ as ``highlight``.
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -45,12 +46,22 @@ def _float_text(x):
     return "-0" if s == "-0" or (x == 0 and np.signbit(x)) else s
 
 
-def _halves(bits, fmt):
-    lo, hi = bits & 0xFFFF, bits >> 16
+@lru_cache(maxsize=1 << 17)
+def _half_text(half, fmt):
+    """The text of one 16-bit half (``fmt`` ``"f16x2"`` or ``"bf16x2"``); cached: a debugger redraws mostly
+    unchanged registers, and there are only 65,536 halves per format."""
     if fmt == "f16x2":
-        dec = [np.array(h, np.uint16).view(np.float16).item() for h in (lo, hi)]
-        return [_float_text(np.float16(d)) for d in dec]
-    return [_float_text(np.array(h << 16, np.uint32).view(np.float32)[()]) for h in (lo, hi)]
+        return _float_text(np.array(half, np.uint16).view(np.float16)[()])
+    return _float_text(np.array(half << 16, np.uint32).view(np.float32)[()])
+
+
+@lru_cache(maxsize=1 << 16)
+def _f32_text(bits):
+    return _float_text(np.array(bits, np.uint32).view(np.float32)[()])
+
+
+def _halves(bits, fmt):
+    return [_half_text(bits & 0xFFFF, fmt), _half_text(bits >> 16, fmt)]
 
 
 def format_bits(bits, fmt="hex"):
@@ -65,7 +76,7 @@ def format_bits(bits, fmt="hex"):
     if fmt == "hex":
         return f"0x{bits:08x}"
     if fmt == "f32":
-        return _float_text(np.array(bits, np.uint32).view(np.float32)[()])
+        return _f32_text(bits)
     lo, hi = _halves(bits, fmt)
     return f"{lo} | {hi}"
 

@@ -23,25 +23,42 @@ import numpy as np
 
 from warpsim.errors import ProgramWarning, WarpsimError
 
-__all__ = ["add_arguments", "run_command", "format_summary", "compare_outputs", "parse_pairs", "load_inputs"]
+__all__ = ["add_arguments", "add_program_arguments", "program_params", "program_inputs", "run_command",
+           "format_summary", "compare_outputs", "parse_pairs", "load_inputs"]
 
 
-def add_arguments(parser):
+def add_program_arguments(parser):
+    """The arguments that choose a program run, shared by ``warpsim run`` and ``warpsim debug``:
+    ``PROGRAM``, ``--param``, ``--input``, ``--seed``, ``--arch``, ``--trace``, ``--strict``."""
     parser.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)`")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="a program param, e.g. --param dtype=bf16 (repeatable)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="an input buffer as raw bits (uint16 for 16-bit types), e.g. --input q=q.npy")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("--dump", default=None, metavar="NAME,...",
-                        help="write these per-thread tensors to --out DIR as NAME.npy instead of the summary")
-    parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
     parser.add_argument("--arch", choices=("sm80", "sm90"), default="sm90",
                         help="tensor-core arithmetic model (default sm90)")
     parser.add_argument("--trace", choices=("vector", "thread"), default="vector",
                         help="tracing mode: a warp at once (default) or thread by thread")
     parser.add_argument("--strict", action="store_true",
                         help="a read of a register never written is an error, not a warning")
+
+
+def add_arguments(parser):
+    add_program_arguments(parser)
+    parser.add_argument("--dump", default=None, metavar="NAME,...",
+                        help="write these per-thread tensors to --out DIR as NAME.npy instead of the summary")
+    parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
+
+
+def program_params(args):
+    """``{name: value string}`` of the ``--param K=V`` arguments; ``ValueError`` for a malformed one."""
+    return parse_pairs("--param", args.param)
+
+
+def program_inputs(args):
+    """``{name: array}`` of the ``--input NAME=FILE.npy`` arguments; ``ValueError`` for an unreadable file."""
+    return load_inputs(args.input)
 
 
 def parse_pairs(option, items):
@@ -142,8 +159,8 @@ def run_command(args, start=None):
     if args.dump is not None and not args.out:
         raise ValueError("--dump needs --out DIR")
     program = load_program(args.program)
-    params = parse_pairs("--param", args.param)
-    inputs = load_inputs(args.input)
+    params = program_params(args)
+    inputs = program_inputs(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProgramWarning)
         result = run_program(program, params, inputs, seed=args.seed, arch=args.arch, mode=args.trace,

@@ -24,6 +24,9 @@ Operand order follows PTX:
 ================  ==========================================  =====================================
 
 A 16-bit ``LD``/``ST`` moves one half of its register: ``half`` 0 is bits 0..15, 1 is bits 16..31.
+``line`` is the program's source line that issued the instruction, ``call`` the operation call
+(``copy``, ``gemm``, ...) it belongs to, counted from 0 in each warp's trace (warps running the same
+code number their calls alike; the debugger stops at the start of a call).
 
 >>> i = Instr(Op.LDMATRIX, warp=0, dst=(0, 1, 2, 3), addr=np.zeros(32, np.int64), num=4)
 >>> i.ptx
@@ -95,6 +98,7 @@ class Instr:
     cd: str = ""
     imm: int = 0
     line: SourceLine | None = None
+    call: int = -1
 
     @property
     def ptx(self) -> str:

@@ -192,6 +192,7 @@ class Tracer:
         self._scratch = None
         self._code = code
         self.frame = None                 # the program function's frame, found at its first instruction
+        self.calls = -1                   # operation calls so far, minus one: the current call's number
 
     @property
     def width(self):
@@ -205,7 +206,10 @@ class Tracer:
         return slice(0, 1) if self.lanes[0] < lanes else slice(0, 0)
 
     def source_line(self):
-        """The program's source line that issued the current operation (first frame outside warpsim)."""
+        """The program's source line that issued the current operation (first frame outside warpsim).
+
+        Each operation calls it once, at its start: it also opens the operation's call number."""
+        self.calls += 1
         frame = _user_frame(2)
         if self.frame is None:
             f = frame
@@ -215,7 +219,9 @@ class Tracer:
         return _source_line(frame)
 
     def emit(self, op, **fields):
-        """Append the instruction ``op`` of this trace's warp with ``fields`` (see :class:`Instr`)."""
+        """Append the instruction ``op`` of this trace's warp with ``fields`` (see :class:`Instr`), in the
+        current operation call."""
+        fields["call"] = self.calls
         self.instrs.append(make_instr(op, self.warp, fields))
 
     def register_base(self, storage):
@@ -249,6 +255,16 @@ class Tracer:
         from warpsim.cute.tensor import Tensor     # the CuTe layer is loaded by any program already
         return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, Tensor)}
 
+    def local_tilings(self):
+        """``{name: object}`` of every ``TiledCopy``, ``ThrCopy``, ``TiledMMA`` and ``ThrMMA`` bound to the
+        program's locals at return (the debugger's copy views of register tensors come from them)."""
+        if self.frame is None:
+            return {}
+        from warpsim.cute.tiled_copy import ThrCopy, TiledCopy
+        from warpsim.cute.tiled_mma import ThrMMA, TiledMMA
+        kinds = (TiledCopy, ThrCopy, TiledMMA, ThrMMA)
+        return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, kinds)}
+
 
 @dataclass
 class Trace:
@@ -258,7 +274,8 @@ class Trace:
     ``regs_per_thread``; ``buffers``: the global buffers (:class:`~warpsim.program.program.Buffer`);
     ``tensors``: ``{name: TensorInfo}``; ``memory_tensors``: ``{name: tensor}`` of the shared- and
     global-memory tensors bound to the program's locals at return (warp 0's, lane-vector tensors in
-    vector mode); ``seconds``: the tracing time.
+    vector mode); ``tilings``: ``{name: object}`` of the tiled copies and MMAs (and their thread
+    slices) bound to the program's locals at return (warp 0's); ``seconds``: the tracing time.
     """
 
     program: object
@@ -272,6 +289,7 @@ class Trace:
     tensors: dict
     memory_tensors: dict = field(default_factory=dict)
     seconds: float = 0.0
+    tilings: dict = field(default_factory=dict)
     _encoded: object = field(default=None, repr=False)
     _reads: object = field(default=None, repr=False)
     _counts: object = field(default=None, repr=False)
@@ -394,6 +412,7 @@ def trace_program(program, params, mode="vector"):
         if w == 0:
             first = tracer if mode == "vector" else lane_tracers[0]
             memory = {n: t for n, t in first.local_tensors().items() if t.space in ("smem", "gmem")}
+            tilings = first.local_tilings()
     stream = schedule(per_warp)
     infos = {}
     for name, by_warp in tensors.items():
@@ -403,7 +422,7 @@ def trace_program(program, params, mode="vector"):
         infos[name] = TensorInfo(name, storage.dtype, storage.size, tuple(by_warp[w][1] for w in range(warps)),
                                  tensor)
     trace = Trace(program, dict(params), mode, warps, stream, max(registers, 1), program.smem_bytes(params),
-                  buffers, infos, memory)
+                  buffers, infos, memory, tilings=tilings)
     trace.seconds = time.perf_counter() - start
     return trace
 
@@ -435,7 +454,7 @@ def _zip_lanes(warp, lane_streams):
             addr = np.concatenate([s[k].addr for s in lane_streams]).astype(np.int64)
         out.append(Instr(first.op, warp, dst=first.dst, src=first.src, addr=addr, space=first.space,
                          bits=first.bits, half=first.half, num=first.num, trans=first.trans, shape=first.shape,
-                         ab=first.ab, cd=first.cd, imm=first.imm, line=first.line))
+                         ab=first.ab, cd=first.cd, imm=first.imm, line=first.line, call=first.call))
     return out
 
 
