@@ -1,16 +1,20 @@
 """The ``hwcheck run`` and ``hwcheck acceptance --only programs`` commands against the fake GPU (which runs
 the lowered kernel's CUDA source on numpy): output, exit status, reports, and one-line errors."""
 
+import itertools
 import json
 import os
+import re
 import sys
 
 import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
+from hwcheck.acceptance import example_programs
 from hwcheck.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
 from hwcheck.gpu import Gpu
+from warpsim.program import load_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEMM = os.path.join(ROOT, "examples", "gemm_smem.py")
@@ -30,6 +34,23 @@ def _run(capsys, *argv):
     return status, out, err
 
 
+def _defaults(path, **given):
+    """The params of a run of ``path`` given ``given``: every other param at its first choice (its default)."""
+    return {k: given.get(k, choices[0]) for k, choices in load_program(path).params.items()}
+
+
+def _sweep(path, **given):
+    """Every combination of the declared choices, ``given`` fixed, the first param varying slowest."""
+    params = load_program(path).params
+    axes = [[given[k]] if k in given else list(choices) for k, choices in params.items()]
+    return [dict(zip(params, combo)) for combo in itertools.product(*axes)]
+
+
+def _words(params):
+    """``dtype=f16 product=qk ...``: params as hwcheck's labels and tables write them."""
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
 def test_run_passes_and_prints_progress_table_and_report(capsys, fake, tmp_path):
     report = tmp_path / "run.json"
     status, out, err = _run(capsys, "run", GEMM, "--param", "dtype=bf16", "--seeds", "3", "--seed", "5",
@@ -37,14 +58,17 @@ def test_run_passes_and_prints_progress_table_and_report(capsys, fake, tmp_path)
     assert status == EXIT_OK, out + err
     progress = [line for line in err.splitlines() if " seed " in line]
     assert [line.split(" seed ")[1].split(":")[0] for line in progress] == ["5", "6", "7"]
-    assert all("gemm_smem (dtype=bf16 product=qk)" in line and "0 differ" in line for line in progress)
-    assert "gemm_smem  dtype=bf16 product=qk" in out and "PASS" in out
+    params = _defaults(GEMM, dtype="bf16")
+    assert params["product"] == "qk"
+    assert all(line.startswith(f"[1/1] gemm_smem ({_words(params)}) seed ") and "0 differ" in line
+               for line in progress)
+    assert f"gemm_smem  {_words(params)} " in out and "PASS" in out
     assert out.strip().endswith(f"report: {report} (pass)")
     data = json.loads(report.read_text())
     assert data["command"].startswith("hwcheck run ") and data["status"] == "pass"
     assert data["settings"]["seeds"] == 3 and data["settings"]["first_seed"] == 5
     (run,) = data["runs"]
-    assert run["params"] == {"dtype": "bf16", "product": "qk"} and [s["seed"] for s in run["seeds"]] == [5, 6, 7]
+    assert run["params"] == params and [s["seed"] for s in run["seeds"]] == [5, 6, 7]
     assert run["registers_compared"] == data["totals"]["registers_compared"] > 0
     assert [launch[:4] for launch in fake.launches] == [("warpsim_kernel", 1, 128, 16384)] * 3
 
@@ -52,8 +76,11 @@ def test_run_passes_and_prints_progress_table_and_report(capsys, fake, tmp_path)
 def test_run_params_all_sweeps_every_combination(capsys, fake):
     status, out, err = _run(capsys, "run", GEMM, "--params", "all", "--param", "product=pv")
     assert status == EXIT_OK, out + err
-    assert "gemm_smem  dtype=f16 product=pv" in out and "gemm_smem  dtype=bf16 product=pv" in out
-    assert "product=qk" not in out and "2 runs, 2 seeds" in out
+    runs = _sweep(GEMM, product="pv")
+    assert {p["dtype"] for p in runs} == {"f16", "bf16"} and len(runs) >= 2
+    rows = [line for line in out.splitlines() if line.startswith("gemm_smem  ")]
+    assert len(rows) == len(runs) and all(row.startswith(f"gemm_smem  {_words(p)} ") for row, p in zip(rows, runs))
+    assert "product=qk" not in out + err and f"{len(runs)} runs, {len(runs)} seeds" in out
 
 
 def test_run_with_a_given_input_gives_it_to_the_gpu(capsys, fake, tmp_path):
@@ -83,12 +110,16 @@ def test_acceptance_programs_only_writes_the_programs_report(capsys, fake, tmp_p
     assert status == EXIT_OK, out + err
     assert os.listdir(tmp_path) == ["fake-gpu-warpsim-programs.json"]
     data = json.loads((tmp_path / "fake-gpu-warpsim-programs.json").read_text())
-    assert data["status"] == "pass" and len(data["runs"]) == 4
+    runs = [(path, load_program(path).name, p) for path in example_programs() for p in _sweep(path)]
+    assert data["status"] == "pass" and len(runs) >= 4
+    assert [(r["program"], r["name"], r["params"]) for r in data["runs"]] == runs
     assert all(len(r["seeds"]) == 2 for r in data["runs"])
     assert data["command"].startswith("hwcheck run ") and "--params all --seeds 2 --seed 0" in data["command"]
     assert data["settings"]["invoked_as"].startswith("hwcheck acceptance ")
     assert out.strip().splitlines()[-1] == "acceptance: PASS"
-    assert "program gemm_smem dtype=bf16 product=pv" in out and "2 seeds" in out
+    for _path, name, p in runs:
+        row = f"program {name} {_words(p)}"
+        assert re.search(rf"programs\.json  {re.escape(row)} +2 seeds ", out), f"no summary row {row!r} in:\n{out}"
 
 
 def test_acceptance_runs_campaigns_then_programs_by_default(capsys, fake, tmp_path):
@@ -166,6 +197,10 @@ def test_the_readme_mismatch_example_is_what_hwcheck_prints(capsys, fake):
     fake.corrupt = corrupt
     status, out, err = _run(capsys, "run", GEMM, "--param", "product=pv")
     assert status == EXIT_MISMATCH
-    line = next(x for x in out.splitlines() if x.startswith("gemm_smem (dtype=f16 product=pv) seed 0: instruction"))
+    label = f"gemm_smem ({_words(_defaults(GEMM, product='pv'))}) seed 0:"
+    line = next(x for x in out.splitlines() if x.startswith(f"{label} instruction {index} "))
+    assert f"({t.stream[index].line}): warp 1 lane 5 r{t.stream[index].dst[2]} " in line
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        assert line in f.read()
+        readme = f.read()
+    assert line in readme
+    assert f'"line": "{t.stream[index].line}"' in readme            # the same record as JSON

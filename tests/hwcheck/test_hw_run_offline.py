@@ -9,6 +9,7 @@
 """
 
 import io
+import itertools
 import json
 import os
 import re
@@ -36,6 +37,21 @@ GEMM = example_programs()[0]
 
 def _all_jobs(path):
     return plan_jobs([(path, load_program(path))], {}, {}, sweep=True)
+
+
+def _sweep(program, given):
+    """Every combination of the declared choices, ``given`` fixed, the first param varying slowest (the
+    order ``--params all`` promises), each as a full params dict."""
+    axes = [[given[k]] if k in given else list(choices) for k, choices in program.params.items()]
+    return [dict(zip(program.params, combo)) for combo in itertools.product(*axes)]
+
+
+def _job(path, **given):
+    """The sweep's one job with the ``given`` params and every other param at its default (first choice)."""
+    program = load_program(path)
+    want = {k: given.get(k, choices[0]) for k, choices in program.params.items()}
+    (job,) = [j for j in _all_jobs(path) if j.params == want]
+    return job
 
 
 def _lowered(program, params):
@@ -202,7 +218,7 @@ def _register_after(job, seed, position, warp, lane, reg):
 
 
 def test_planted_register_flips_are_named_by_instruction_warp_lane_register_and_line():
-    job = _all_jobs(GEMM)[1]                     # dtype=f16, product=pv
+    job = _job(GEMM, dtype="f16", product="pv")   # other params at their defaults
     trace, low = _lowered(job.program, job.params)
     late = _mma_position(trace.stream, 2, 5)     # the 6th mma of warp 2, its D register 1, lane 7
     early = [k for k, i in enumerate(trace.stream) if i.op == Op.LDMATRIX and i.warp == 3][2]
@@ -235,7 +251,7 @@ def test_planted_register_flips_are_named_by_instruction_warp_lane_register_and_
 
 
 def test_planted_memory_flips_are_named_by_address_and_element(tmp_path):
-    job = _all_jobs(GEMM)[0]                     # qk: output s (64 x 64 f32) after q and k
+    job = _job(GEMM, product="qk")               # output s (64 x 64 f32) after q and k
     s_buffer = next(b for b in job.program.trace(job.params).buffers if b.name == "s")
 
     def corrupt(name, out):
@@ -292,10 +308,14 @@ def test_a_simulator_fault_stops_before_the_gpu_runs(tmp_path):
 
 def test_param_sweeps_and_their_errors():
     program = load_program(GEMM)
-    assert [tuple(p.values()) for p in param_choices(program, {}, sweep=True)] == [
-        ("f16", "qk"), ("f16", "pv"), ("bf16", "qk"), ("bf16", "pv")]
-    assert param_choices(program, {"product": "pv"}, sweep=True) == [
-        {"dtype": "f16", "product": "pv"}, {"dtype": "bf16", "product": "pv"}]
+    every = param_choices(program, {}, sweep=True)
+    assert every == _sweep(program, {})
+    assert len(every) == int(np.prod([len(c) for c in program.params.values()])) >= 4
+    assert every[0] == program.resolve_params({})                       # the defaults come first
+    assert {(p["dtype"], p["product"]) for p in every} == {(d, q) for d in ("f16", "bf16") for q in ("qk", "pv")}
+    pv = param_choices(program, {"product": "pv"}, sweep=True)
+    assert pv == _sweep(program, {"product": "pv"}) and len(pv) == len(every) // 2
+    assert all(p["product"] == "pv" for p in pv) and {p["dtype"] for p in pv} == {"f16", "bf16"}
     with pytest.raises(ValueError, match="unknown param 'heads'"):
         param_choices(program, {"heads": "2"}, sweep=True)
     from warpsim.program import Program
@@ -309,7 +329,9 @@ def test_given_inputs_go_to_the_runs_that_declare_them(tmp_path):
     program = load_program(GEMM)
     k = np.full((64, 64), 0x3C00, np.uint16)
     jobs = plan_jobs([(GEMM, program)], {}, {"k": k}, sweep=True)
-    assert [sorted(j.inputs) for j in jobs] == [["k"], [], ["k"], []]
+    assert [j.params for j in jobs] == _sweep(program, {})
+    expected = [["k"] if j.params["product"] == "qk" else [] for j in jobs]     # qk reads k, pv reads v
+    assert [sorted(j.inputs) for j in jobs] == expected and ["k"] in expected and [] in expected
     with pytest.raises(ValueError, match="--input w: no run of"):
         plan_jobs([(GEMM, program)], {}, {"w": k}, sweep=True)
     with pytest.raises(ValueError, match=r"input 'k' must have shape \(64, 64\)"):
