@@ -91,7 +91,7 @@ def gemm_smem(acc, tCrA, tCrB, tCsA, tCsB, tiled_mma, smem_tiled_copy_A, smem_ti
     tCrB_copy_view = smem_thr_copy_B.retile_D(tCrB)
     copy(smem_tiled_copy_A, tCsA[_, _, 0], tCrA_copy_view[_, _, 0])
     copy(smem_tiled_copy_B, tCsB[_, _, 0], tCrB_copy_view[_, _, 0])
-    k_blocks = size(tCrA.layout, 2)                              # CuTe: size<2>(tCrA)
+    k_blocks = size(tCrA, 2)                                     # CuTe: size<2>(tCrA)
     for i in range(k_blocks):
         if i < k_blocks - 1:
             copy(smem_tiled_copy_A, tCsA[_, _, i + 1], tCrA_copy_view[_, _, i + 1])

@@ -245,8 +245,17 @@ def _select_modes(x, modes, op):
 
 
 def shape(x, *modes):
-    """CuTe ``shape<I...>``: the shape of a layout (or mode), or an IntTuple itself."""
-    s = _b(x).shape if is_layout(x) else x
+    """CuTe ``shape<I...>``: the shape of a layout, a tensor (or one of its modes), or an IntTuple itself.
+
+    >>> size(make_layout((2, (3, 4))), 1), rank(make_layout((2, 3)))
+    (12, 2)
+    """
+    if is_layout(x):
+        s = _b(x).shape
+    elif not isinstance(x, (int, tuple)) and hasattr(x, "space") and hasattr(x, "shape"):
+        s = x.shape                     # a Tensor (duck-typed: this layer does not import tensors)
+    else:
+        s = x
     return _select_modes(s, modes, "shape")
 
 
