@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_rne, round_rz
+from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_u32
 from warpsim.isa.scratch import stack_array
 
 __all__ = [
@@ -193,9 +193,10 @@ def _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1):
 
 
 @njit(cache=True, inline="always")
-def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1):
-    """``acc[m]`` = the exact sum of the products ``k0 .. k1-1`` of column ``n``, each aligned to
-    ``emax`` and truncated toward zero, as int32 (``|acc| < 2**31``: ``ArchModel``'s bound)."""
+def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, sums, n, k0, k1):
+    """``sums[n * TILE + m]`` = the exact sum of the products ``k0 .. k1-1`` of column ``n``, each
+    aligned to ``emax`` and truncated toward zero, as int32 (``|sum| < 2**31``: ``ArchModel``'s bound)."""
+    acc = stack_array(TILE, np.int32)
     o = n * TILE
     for m in range(TILE):
         acc[m] = 0
@@ -211,18 +212,28 @@ def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
             t = _I32(_I32(a_sig[row + m] * s_b) >> d)   # the magnitude, truncated
             sg = _I32(a_neg[row + m] ^ n_b)              # 0 or -1: (t ^ sg) - sg is t or -t
             acc[m] = _I32(acc[m] + _I32(_I32(t ^ sg) - sg))
+    for m in range(TILE):
+        sums[o + m] = acc[m]
 
 
 @njit(cache=True, inline="always")
-def _round_result(total, lsb, cd):
-    """Bits of the exact block sum ``total * 2**lsb`` in format ``cd``; a zero result is +0."""
-    neg = total < 0
-    mag = -total if neg else total
+def _round_sum(total, tc, lsb, cd):
+    """Bits (int32) of the block sum ``(total + tc) * 2**lsb`` in format ``cd``; zeros give +0.
+
+    ``total``: the products' int32 sum; ``tc``: the aligned c, signed, ``|tc| < 2**27``.
+    """
+    # The exact sum needs 33 bits (|sum| < 2**31 + 2**27) but its magnitude fits a uint32: add in
+    # int32 with wrap-around, and on a signed overflow (both operands' sign differs from the wrapped
+    # sum's) the true sign is the operands' one; the magnitude is then +-w modulo 2**32 either way.
+    w = _I32(total + tc)
+    overflow = _I32(_I32(total ^ w) & _I32(tc ^ w)) < 0
+    neg = (total < 0) if overflow else (w < 0)
+    mag = np.uint32(_I32(-w)) if neg else np.uint32(w)
     if cd == CD_F32:
-        bits = round_rz(neg, mag, lsb, 8, 23)
-        return _I32(0) if bits == 1 << 31 else _I32(bits)
-    bits = round_rne(neg, mag, lsb, 5, 10)
-    return _I32(0) if bits == 1 << 15 else _I32(bits)
+        bits = round_u32(neg, mag, lsb, 8, 23, False)   # truncation
+    else:
+        bits = round_u32(neg, mag, lsb, 5, 10, True)    # to nearest, ties to even
+    return _I32(0) if mag == 0 or bits == _I32(neg << (31 if cd == CD_F32 else 15)) else bits
 
 
 @njit(cache=True, inline="always")
@@ -269,7 +280,7 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
     c_exp = stack_array(TABLE_SIZE, np.int32)
     c_neg = stack_array(TABLE_SIZE, np.int32)
     emax = stack_array(TABLE_SIZE, np.int32)
-    acc = stack_array(TILE, np.int32)
+    sums = stack_array(TABLE_SIZE, np.int32)
     count = n_count * TILE
     c_s0 = frac_bits - out_fb   # c's last bit -> aligned last bit, before the shift by emax - c_exp
     for i in range(count):      # no branch: vectorises
@@ -284,13 +295,12 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
     for n0 in range(0, n_count, 4):
         _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1)
     for n in range(n_count):
-        _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
-        for m in range(TILE):
-            i = n * TILE + m
-            # c aligned like a product: the shift is at most 31 and c_sig < 2**27, so int32 holds it
-            tc = np.int64(c_sig[i] >> min(emax[i] - c_exp[i], 31))
-            total = np.int64(acc[m]) + ((tc ^ c_neg[i]) - c_neg[i])   # int64: |total| may pass 2**31
-            dt[i] = _round_result(total, np.int64(emax[i]) - frac_bits, cd)
+        _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, sums, n, k0, k1)
+    for i in range(count):   # no branch: vectorises
+        # c aligned like a product (c_sig < 2**27 carries its alignment), truncated, signed
+        tc = _I32(c_sig[i] >> (min(_I32(emax[i] - c_exp[i]), _I32(31)) & _I32(31)))
+        tc = _I32(_I32(tc ^ c_neg[i]) - c_neg[i])
+        dt[i] = _round_sum(sums[i], tc, _I32(emax[i] - frac_bits), cd)
     if special:   # rare: outputs whose block has an infinity or a NaN get rule 6's result
         nan_bits = 0x7FFFFFFF if cd == CD_F32 else 0x7FFF
         inf_bits = ((1 << out_eb) - 1) << out_fb
