@@ -141,18 +141,53 @@ def new_workspace():
 
 
 @njit(cache=True, inline="always")
-def _decode_table(src, rows, cols, exp_bits, frac_bits, shift, sig, exp, neg):
-    """Decode ``src[r * TILE + c]`` (``r < rows, c < cols``) into int32 ``sig << shift``, ``exp``
-    and ``neg`` (0 or -1, a mask). Returns 1 if any value is an infinity or a NaN, else 0."""
+def _decode_range(src, start, stop, exp_bits, frac_bits, shift, sig, exp, neg):
+    """Decode ``src[start:stop]`` into int32 ``sig << shift``, ``exp`` and ``neg`` (0 or -1, a mask).
+    Returns 1 if any value is an infinity or a NaN, else 0."""
+    special = _I32(0)
+    for i in range(start, stop):
+        n_, s_, e_, sp = decode_fields(src[i], exp_bits, frac_bits)   # no branch: vectorises
+        sig[i] = _I32(s_ << (shift & 31))   # "& 31": a shift LLVM can keep in int32
+        exp[i] = e_
+        neg[i] = -n_
+        special |= _I32(sp)
+    return special
+
+
+@njit(cache=True, inline="always")
+def _decode_rows(src, rows, cols, exp_bits, frac_bits, shift, sig, exp, neg):
+    """``_decode_range`` of ``src[r * TILE + c]`` for ``r < rows, c < cols``."""
+    if cols == TILE:   # whole rows: one flat loop (a long loop vectorises better)
+        return _decode_range(src, 0, rows * TILE, exp_bits, frac_bits, shift, sig, exp, neg)
     special = _I32(0)
     for r in range(rows):
-        for c in range(cols):   # no branch in decode_fields: this loop vectorises
-            i = r * TILE + c
-            n_, s_, e_, sp = decode_fields(src[i], exp_bits, frac_bits)
-            sig[i] = s_ << shift
-            exp[i] = e_
-            neg[i] = -n_
-            special |= _I32(sp)
+        special |= _decode_range(src, r * TILE, r * TILE + cols, exp_bits, frac_bits, shift, sig, exp, neg)
+    return special
+
+
+@njit(cache=True, inline="always")
+def _decode_operand(src, rows, cols, ab, shift, sig, exp, neg):
+    """``_decode_rows`` in format ``ab``, written once per format: constant field widths keep every
+    shift in int32 (with widths unknown LLVM keeps int64, half as many lanes)."""
+    if ab == AB_F16:
+        return _decode_rows(src, rows, cols, 5, 10, shift, sig, exp, neg)
+    return _decode_rows(src, rows, cols, 8, 7, shift, sig, exp, neg)
+
+
+@njit(cache=True, inline="always")
+def _decode_c(c_src, count, exp_bits, frac_bits, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax):
+    """Decode ``c_src[:count]`` (keeping a copy in ``c_bits``) into ``c_sig << c_s0``, ``c_exp``,
+    ``c_neg`` (a mask), and start ``emax`` at ``max(ez, c_exp)``. Returns whether any is inf or NaN."""
+    special = False
+    for i in range(count):      # no branch: vectorises
+        bits = c_src[i]
+        c_bits[i] = bits
+        n_, s_, e_, sp = decode_fields(bits, exp_bits, frac_bits)
+        c_sig[i] = _I32(s_ << (c_s0 & 31))
+        c_exp[i] = e_
+        c_neg[i] = -n_
+        emax[i] = max(_I32(ez), _I32(e_))   # rule 4's floor; a zero c has exp ZERO_EXP < EZ
+        special |= sp
     return special
 
 
@@ -283,15 +318,10 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
     sums = stack_array(TABLE_SIZE, np.int32)
     count = n_count * TILE
     c_s0 = frac_bits - out_fb   # c's last bit -> aligned last bit, before the shift by emax - c_exp
-    for i in range(count):      # no branch: vectorises
-        bits = c_src[i]
-        c_bits[i] = bits
-        n_, s_, e_, sp = decode_fields(bits, out_eb, out_fb)
-        c_sig[i] = s_ << c_s0
-        c_exp[i] = e_
-        c_neg[i] = -n_
-        emax[i] = max(_I32(ez), _I32(e_))   # rule 4's floor; a zero c has exp ZERO_EXP < EZ
-        special |= sp
+    if cd == CD_F32:            # constant field widths, as in _decode_operand
+        special |= _decode_c(c_src, count, 8, 23, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
+    else:
+        special |= _decode_c(c_src, count, 5, 10, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
     for n0 in range(0, n_count, 4):
         _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1)
     for n in range(n_count):
@@ -324,7 +354,6 @@ def mma_core(at, bt, ct, dt, n_count, k_count, ab, cd, block, frac_bits, ez):
     ``cd``). Writes ``dt[n * TILE + m]`` for ``n < n_count`` (f16 results in the low 16 bits, f32 as
     a signed int32); ``dt`` may be ``ct``. Returns nothing.
     """
-    in_eb, in_fb = _AB_FORMAT[ab]
     a_sig = stack_array(TABLE_SIZE, np.int32)
     a_exp = stack_array(TABLE_SIZE, np.int32)
     a_neg = stack_array(TABLE_SIZE, np.int32)
@@ -333,8 +362,9 @@ def mma_core(at, bt, ct, dt, n_count, k_count, ab, cd, block, frac_bits, ez):
     b_neg = stack_array(TABLE_SIZE, np.int32)
     # A's significands carry the products' alignment: product bits * 2**(F - 2 * in_fb) puts the
     # product's last bit at 2**(e - F) before the shift by emax - e
-    special = _decode_table(at, k_count, TILE, in_eb, in_fb, frac_bits - 2 * in_fb, a_sig, a_exp, a_neg)
-    special |= _decode_table(bt, n_count, k_count, in_eb, in_fb, 0, b_sig, b_exp, b_neg)
+    shift = frac_bits - 2 * _AB_FORMAT[ab][1]
+    special = _decode_operand(at, k_count, TILE, ab, shift, a_sig, a_exp, a_neg)
+    special |= _decode_operand(bt, n_count, k_count, ab, 0, b_sig, b_exp, b_neg)
     step = block if block < k_count else k_count
     for k0 in range(0, k_count, step):   # sm_80 m16n8k16: two blocks, the first's result is c
         _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, ct if k0 == 0 else dt, dt,
