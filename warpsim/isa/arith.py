@@ -228,10 +228,9 @@ def _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1):
 
 
 @njit(cache=True, inline="always")
-def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, sums, n, k0, k1):
-    """``sums[n * TILE + m]`` = the exact sum of the products ``k0 .. k1-1`` of column ``n``, each
-    aligned to ``emax`` and truncated toward zero, as int32 (``|sum| < 2**31``: ``ArchModel``'s bound)."""
-    acc = stack_array(TILE, np.int32)
+def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1):
+    """``acc[m]`` = the exact sum of the products ``k0 .. k1-1`` of column ``n``, each aligned to
+    ``emax`` and truncated toward zero, as int32 (``|acc| < 2**31``: ``ArchModel``'s bound)."""
     o = n * TILE
     for m in range(TILE):
         acc[m] = 0
@@ -247,8 +246,6 @@ def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, sums, n, k0, k1
             t = _I32(_I32(a_sig[row + m] * s_b) >> d)   # the magnitude, truncated
             sg = _I32(a_neg[row + m] ^ n_b)              # 0 or -1: (t ^ sg) - sg is t or -t
             acc[m] = _I32(acc[m] + _I32(_I32(t ^ sg) - sg))
-    for m in range(TILE):
-        sums[o + m] = acc[m]
 
 
 @njit(cache=True, inline="always")
@@ -315,7 +312,7 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
     c_exp = stack_array(TABLE_SIZE, np.int32)
     c_neg = stack_array(TABLE_SIZE, np.int32)
     emax = stack_array(TABLE_SIZE, np.int32)
-    sums = stack_array(TABLE_SIZE, np.int32)
+    acc = stack_array(TILE, np.int32)
     count = n_count * TILE
     c_s0 = frac_bits - out_fb   # c's last bit -> aligned last bit, before the shift by emax - c_exp
     if cd == CD_F32:            # constant field widths, as in _decode_operand
@@ -325,12 +322,13 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
     for n0 in range(0, n_count, 4):
         _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1)
     for n in range(n_count):
-        _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, sums, n, k0, k1)
-    for i in range(count):   # no branch: vectorises
-        # c aligned like a product (c_sig < 2**27 carries its alignment), truncated, signed
-        tc = _I32(c_sig[i] >> (min(_I32(emax[i] - c_exp[i]), _I32(31)) & _I32(31)))
-        tc = _I32(_I32(tc ^ c_neg[i]) - c_neg[i])
-        dt[i] = _round_sum(sums[i], tc, _I32(emax[i] - frac_bits), cd)
+        _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
+        for m in range(TILE):   # no branch: vectorises, reading acc from vector registers
+            i = n * TILE + m
+            # c aligned like a product (c_sig < 2**27 carries its alignment), truncated, signed
+            tc = _I32(c_sig[i] >> (min(_I32(emax[i] - c_exp[i]), _I32(31)) & _I32(31)))
+            tc = _I32(_I32(tc ^ c_neg[i]) - c_neg[i])
+            dt[i] = _round_sum(acc[m], tc, _I32(emax[i] - frac_bits), cd)
     if special:   # rare: outputs whose block has an infinity or a NaN get rule 6's result
         nan_bits = 0x7FFFFFFF if cd == CD_F32 else 0x7FFF
         inf_bits = ((1 << out_eb) - 1) << out_fb

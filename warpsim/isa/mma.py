@@ -48,7 +48,8 @@ def _table_index(shape, operand):
     """``(lane, reg, half) -> position in mma_core's operand table``: ``col * TILE + row`` of the
     operand's matrix, i.e. the transposed matrix with row stride TILE (see ``warpsim.isa.arith``)."""
     fmap = MMA_FRAGMENTS[(shape, operand)]
-    index = np.ascontiguousarray(fmap.col * TILE + fmap.row, dtype=np.int64)
+    # uint8 (every position < 256): an unsigned index needs no wrap-around of negative values
+    index = np.ascontiguousarray(fmap.col * TILE + fmap.row, dtype=np.uint8)
     index.setflags(write=False)
     return index
 
@@ -98,9 +99,10 @@ def mma_params(shape, ab, cd, arch=DEFAULT_ARCH, op="mma"):
 @njit(cache=True, inline="always")
 def _gather16(src, regs, index, table):
     """``table[index[lane, r, h]]`` = 16-bit half ``h`` of ``src[lane, regs[r]]``."""
-    for lane in range(32):
-        for r in range(index.shape[1]):
-            v = src[lane, regs[r]]
+    for r in range(index.shape[1]):
+        reg = regs[r]
+        for lane in range(32):
+            v = src[lane, reg]
             table[index[lane, r, 0]] = v & 0xFFFF
             table[index[lane, r, 1]] = v >> 16
 
@@ -122,22 +124,25 @@ def _mma_fragments(a_src, a_regs, b_src, b_regs, c_src, c_regs, d_dst, d_regs,
         _gather16(a_src, a_regs, _A8_AT, at)
         _gather16(b_src, b_regs, _B8_BT, bt)
     if cd == CD_F32:
-        for lane in range(32):
-            for r in range(4):
-                ct[_CF32_CT[lane, r, 0]] = np.int32(c_src[lane, c_regs[r]])   # the bits, as int32
+        for r in range(4):
+            reg = c_regs[r]
+            for lane in range(32):
+                ct[_CF32_CT[lane, r, 0]] = np.int32(c_src[lane, reg])   # the bits, as int32
     else:
         _gather16(c_src, c_regs, _CF16_CT, ct)
     mma_core(at, bt, ct, dt, 8, k_count, ab, cd, block, frac_bits, ez)
     if cd == CD_F32:
-        for lane in range(32):
-            for r in range(4):
-                d_dst[lane, d_regs[r]] = np.uint32(dt[_CF32_CT[lane, r, 0]])
+        for r in range(4):
+            reg = d_regs[r]
+            for lane in range(32):
+                d_dst[lane, reg] = np.uint32(dt[_CF32_CT[lane, r, 0]])
     else:
-        for lane in range(32):
-            for r in range(2):
+        for r in range(2):
+            reg = d_regs[r]
+            for lane in range(32):
                 lo = dt[_CF16_CT[lane, r, 0]] & 0xFFFF
                 hi = dt[_CF16_CT[lane, r, 1]] & 0xFFFF
-                d_dst[lane, d_regs[r]] = np.uint32(lo | (hi << 16))
+                d_dst[lane, reg] = np.uint32(lo | (hi << 16))
 
 
 @njit(cache=True)
