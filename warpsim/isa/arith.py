@@ -177,8 +177,8 @@ def _decode_operand(src, rows, cols, ab, shift, sig, exp, neg):
 @njit(cache=True, inline="always")
 def _decode_c(c_src, count, exp_bits, frac_bits, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax):
     """Decode ``c_src[:count]`` (keeping a copy in ``c_bits``) into ``c_sig << c_s0``, ``c_exp``,
-    ``c_neg`` (a mask), and start ``emax`` at ``max(ez, c_exp)``. Returns whether any is inf or NaN."""
-    special = False
+    ``c_neg`` (a mask), and start ``emax`` at ``max(ez, c_exp)``. Returns 1 if any is inf or NaN, else 0."""
+    special = _I32(0)
     for i in range(count):      # no branch: vectorises
         bits = c_src[i]
         c_bits[i] = bits
@@ -187,7 +187,7 @@ def _decode_c(c_src, count, exp_bits, frac_bits, c_s0, ez, c_bits, c_sig, c_exp,
         c_exp[i] = e_
         c_neg[i] = -n_
         emax[i] = max(_I32(ez), _I32(e_))   # rule 4's floor; a zero c has exp ZERO_EXP < EZ
-        special |= sp
+        special |= _I32(sp)
     return special
 
 
@@ -265,7 +265,7 @@ def _round_sum(total, tc, lsb, cd):
         bits = round_u32(neg, mag, lsb, 8, 23, False)   # truncation
     else:
         bits = round_u32(neg, mag, lsb, 5, 10, True)    # to nearest, ties to even
-    return _I32(0) if mag == 0 or bits == _I32(neg << (31 if cd == CD_F32 else 15)) else bits
+    return _I32(0) if bits == _I32(neg << (31 if cd == CD_F32 else 15)) else bits   # -0 -> +0
 
 
 @njit(cache=True, inline="always")
@@ -316,9 +316,9 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
     count = n_count * TILE
     c_s0 = frac_bits - out_fb   # c's last bit -> aligned last bit, before the shift by emax - c_exp
     if cd == CD_F32:            # constant field widths, as in _decode_operand
-        special |= _decode_c(c_src, count, 8, 23, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
+        c_special = _decode_c(c_src, count, 8, 23, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
     else:
-        special |= _decode_c(c_src, count, 5, 10, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
+        c_special = _decode_c(c_src, count, 5, 10, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
     for n0 in range(0, n_count, 4):
         _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1)
     for n in range(n_count):
@@ -329,7 +329,7 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
             tc = _I32(c_sig[i] >> (min(_I32(emax[i] - c_exp[i]), _I32(31)) & _I32(31)))
             tc = _I32(_I32(tc ^ c_neg[i]) - c_neg[i])
             dt[i] = _round_sum(acc[m], tc, _I32(emax[i] - frac_bits), cd)
-    if special:   # rare: outputs whose block has an infinity or a NaN get rule 6's result
+    if special or c_special != 0:   # rare: outputs whose block has an inf or a NaN get rule 6's result
         nan_bits = 0x7FFFFFFF if cd == CD_F32 else 0x7FFF
         inf_bits = ((1 << out_eb) - 1) << out_fb
         sign_bit = 1 << (out_eb + out_fb)
