@@ -6,10 +6,11 @@ Usage (not part of CI; mmasim needs torch, kept out of the project's venv):
     PYTHONPATH=. /tmp/venv-bench/bin/python bench/bench_mma.py [--count 200000] [--mmasim-count 200]
 
 Every library is held to one thread (environment set before the imports). warpsim runs its serial
-entry (``parallel=False``); numpy computes ``A @ B + C`` in float32 for the same shapes (inexact:
-a baseline of speed only); mmasim runs ``MMA("Hopper", "m16n8k16.f32.f16.f16.f32")`` per
-instruction and batched through its ``dpa``, and its results are compared bit for bit with
-warpsim's on the same inputs.
+entry (``parallel=False``) for every PTX type combination on sm_90 and sm_80; numpy computes
+``A @ B + C`` in float32 for the same shapes (inexact: a baseline of speed only); mmasim runs
+``MMA("Hopper", "m16n8k16.f32.f16.f16.f32")`` per instruction and batched through its ``dpa``, and
+its results are compared bit for bit with warpsim's on the same inputs. The breakdown times the
+kernel's stages cumulatively (the same inlined helpers, stopped after each stage).
 """
 
 import os
@@ -25,9 +26,10 @@ import time
 import numpy as np
 
 from warpsim.isa import MMA_FRAGMENTS, from_fragment, mma_m16n8k16
-from warpsim.isa.arith import _decode_rows
+from warpsim.isa import arith
 from warpsim.isa.inputs import mma_inputs
-from warpsim.isa.mma import _A16_COL, _A16_ROW, _B16_COL, _B16_ROW, _unpack16
+from warpsim.isa.mma import _A16_AT, _B16_BT, _CF32_CT, _gather16
+from warpsim.isa.scratch import stack_array
 
 
 def best_rate(fn, count, repeats=3):
@@ -42,7 +44,7 @@ def best_rate(fn, count, repeats=3):
 def bench_warpsim(count, rng, out):
     rows = []
     for ab, cd, arch in (("f16", "f32", "sm90"), ("bf16", "f32", "sm90"), ("f16", "f16", "sm90"),
-                         ("f16", "f32", "sm80")):
+                         ("f16", "f32", "sm80"), ("bf16", "f32", "sm80"), ("f16", "f16", "sm80")):
         a, b, c = mma_inputs("ordinary", count, ab=ab, cd=cd, rng=rng)
         mma_m16n8k16(a[:4], b[:4], c[:4], ab=ab, cd=cd, arch=arch, parallel=False)   # compile / load cache
         rate, secs = best_rate(lambda: mma_m16n8k16(a, b, c, ab=ab, cd=cd, arch=arch, parallel=False), count)
@@ -60,45 +62,76 @@ def bench_numpy(count, rng, out):
     return ("numpy float32 matmul (inexact)", rate, secs)
 
 
-def breakdown(count, rng, out):
-    """Where the time goes: fragment unpacking and operand decoding timed alone (njit loops)."""
+STAGES = ("gather A, B, C fragments into tables", "decode A, B", "decode C", "column maxima",
+          "column sums", "c term and rounding")
+
+
+def breakdown(count, rng, out, arch="sm90"):
+    """Where the time goes (.f32.f16.f16.f32): the kernel's stages timed cumulatively."""
     from numba import njit
 
+    i32 = np.int32
     a, b, c = mma_inputs("ordinary", count, rng=rng)
+    model = arith.get_arch(arch)
+    frac_bits, ez, step = model.frac_bits, model.ez_f32, model.block
 
     @njit
-    def unpack_only(a, b, n):
-        t = np.zeros((4, 16, 16), np.int64)
+    def stages(a, b, c, n, upto, frac_bits, ez, step):
+        at = stack_array(256, np.int32)
+        bt = stack_array(256, np.int32)
+        ct = stack_array(256, np.int32)
+        dt = stack_array(256, np.int32)
+        a_sig = stack_array(256, np.int32)
+        a_exp = stack_array(256, np.int32)
+        a_neg = stack_array(256, np.int32)
+        b_sig = stack_array(256, np.int32)
+        b_exp = stack_array(256, np.int32)
+        b_neg = stack_array(256, np.int32)
+        c_bits = stack_array(256, np.int32)
+        c_sig = stack_array(256, np.int32)
+        c_exp = stack_array(256, np.int32)
+        c_neg = stack_array(256, np.int32)
+        emax = stack_array(256, np.int32)
+        acc = stack_array(16, np.int32)
         regs = np.arange(4)
         s = 0
         for i in range(n):
-            _unpack16(a[i], regs, _A16_ROW, _A16_COL, t[0], False)
-            _unpack16(b[i], regs, _B16_ROW, _B16_COL, t[1], True)
-            s += t[0, 1, 1]
+            _gather16(a[i], regs, _A16_AT, at)
+            _gather16(b[i], regs, _B16_BT, bt)
+            for r in range(4):
+                for lane in range(32):
+                    ct[_CF32_CT[lane, r, 0]] = np.int32(c[i, lane, r])
+            if upto >= 1:
+                s += arith._decode_operand(at, 16, 16, arith.AB_F16, frac_bits - 20, a_sig, a_exp, a_neg)
+                s += arith._decode_operand(bt, 8, 16, arith.AB_F16, 0, b_sig, b_exp, b_neg)
+            for k0 in range(0, 16, step):
+                src = ct if k0 == 0 else dt
+                if upto >= 2:
+                    s += arith._decode_c(src, 128, 8, 23, frac_bits - 23, ez, c_bits, c_sig, c_exp, c_neg, emax)
+                if upto >= 3:
+                    for n0 in range(0, 8, 4):
+                        arith._column_maxima(a_exp, b_exp, emax, n0, 8, k0, k0 + step)
+                for col in range(8 if upto >= 4 else 0):
+                    arith._column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, col, k0, k0 + step)
+                    for m in range(16 if upto >= 5 else 0):
+                        j = col * 16 + m
+                        tc = i32(c_sig[j] >> (min(i32(emax[j] - c_exp[j]), i32(31)) & i32(31)))
+                        tc = i32(i32(tc ^ c_neg[j]) - c_neg[j])
+                        dt[j] = arith._round_sum(acc[m], tc, i32(emax[j] - frac_bits), arith.CD_F32)
+                    s += acc[col]
+            s += at[5] + bt[7] + ct[9] + dt[11] + emax[13]
         return s
 
-    @njit
-    def unpack_decode(a, b, n):
-        t = np.zeros((4, 16, 16), np.int64)
-        w = np.empty((8, 16, 16), np.int32)
-        regs = np.arange(4)
-        s = 0
-        for i in range(n):
-            _unpack16(a[i], regs, _A16_ROW, _A16_COL, t[0], False)
-            _unpack16(b[i], regs, _B16_ROW, _B16_COL, t[1], True)
-            s += _decode_rows(t[0], 16, 16, 5, 10, w[0], w[1], w[2], w[3])
-            s += _decode_rows(t[1], 8, 16, 5, 10, w[4], w[5], w[6], w[7])
-        return s
-
-    unpack_only(a, b, 2)
-    unpack_decode(a, b, 2)
-    full = best_rate(lambda: mma_m16n8k16(a, b, c, parallel=False), count)[1]
-    t_unpack = best_rate(lambda: unpack_only(a, b, count), count)[1]
-    t_decode = best_rate(lambda: unpack_decode(a, b, count), count)[1] - t_unpack
+    full = best_rate(lambda: mma_m16n8k16(a, b, c, arch=arch, parallel=False), count)[1]
     per = 1e6 / count
-    out.write(f"  per mma: total {full * per:.2f} us; unpack A,B fragments {t_unpack * per:.2f} us; "
-              f"decode A,B {t_decode * per:.2f} us; the rest (128 block sums with alignment, "
-              f"rounding, C/D) {(full - t_unpack - t_decode) * per:.2f} us\n")
+    parts, prev = [], 0.0
+    for upto, name in enumerate(STAGES):
+        stages(a, b, c, 2, upto, frac_bits, ez, step)
+        t = best_rate(lambda: stages(a, b, c, count, upto, frac_bits, ez, step), count)[1] * per
+        parts.append(f"{name} {t - prev:.2f}")
+        prev = t
+    out.write(f"  per mma ({arch}): total {full * per:.2f} us; " + "; ".join(parts)
+              + f"; the rest (scatter D, output array, calls) {full * per - prev:.2f} us\n")
 
 
 def bench_mmasim(count, rng, out):
@@ -149,7 +182,8 @@ def main(argv=None):
               f"python {platform.python_version()}, numpy {np.__version__}\n")
     rows = bench_warpsim(args.count, rng, out)
     rows.append(bench_numpy(args.count, rng, out))
-    breakdown(min(args.count, 100_000), rng, out)
+    for arch in ("sm90", "sm80"):
+        breakdown(min(args.count, 100_000), rng, out, arch)
     rows += bench_mmasim(args.mmasim_count, rng, out)
     ref = rows[0][1]
     out.write("\n| implementation | mma.m16n8k16 / s (1 core) | vs warpsim f16->f32 sm90 |\n|---|---|---|\n")

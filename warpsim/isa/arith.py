@@ -29,6 +29,10 @@ hardware vectors here: they rest on the two papers.
 
 Everything here computes on integers: the products, the alignment, the sum and the rounding.
 
+The kernel, ``mma_core``, works on operand tables (below) and is written for speed: per output column
+the 16 rows are contiguous, so that its inner loops run over rows and LLVM turns each into 8-lane
+int32 vector operations. Each such trick is explained where it is used.
+
 >>> SM90.block, SM90.frac_bits, SM90.ez_f32, SM90.ez_f16
 (16, 25, -133, -21)
 >>> sorted(ARCHS) == ["sm80", "sm90"]
@@ -40,12 +44,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from warpsim.isa.floats import FINITE, INF, NAN, decode, round_rne, round_rz
+from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_u32
+from warpsim.isa.scratch import stack_array
 
 __all__ = [
     "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch",
     "AB_TYPES", "CD_TYPES", "AB_F16", "AB_BF16", "CD_F32", "CD_F16",
-    "mma_tile", "new_workspace",
+    "TILE", "TABLE_SIZE", "mma_core", "mma_tile", "new_workspace",
 ]
 
 AB_F16 = 0
@@ -68,7 +73,8 @@ class ArchModel:
     ``block``: products per block ``L``; ``frac_bits``: fraction bits ``F`` kept below the block's
     largest exponent; ``ez_f32`` / ``ez_f16``: the floor ``EZ`` of that exponent for f32 / f16
     output; ``evidence``: where the numbers come from.
-    Pre-condition: ``block * 2**(frac_bits + 2) <= 2**31`` (a block's aligned products fit int32).
+    Pre-conditions: ``block * 2**(frac_bits + 2) <= 2**31`` (a block's aligned products fit int32)
+    and ``frac_bits >= 23`` (f32's fraction bits: an aligned ``c`` loses none of its own bits).
     """
 
     name: str
@@ -84,6 +90,8 @@ class ArchModel:
             raise ValueError(f"ArchModel {self.name}: block must be 8 or 16, got {self.block}")
         if self.block << (self.frac_bits + 2) > 1 << 31:
             raise ValueError(f"ArchModel {self.name}: frac_bits {self.frac_bits} too large for int32 sums")
+        if self.frac_bits < 23:
+            raise ValueError(f"ArchModel {self.name}: frac_bits {self.frac_bits} below f32's 23")
 
 
 SM80 = ArchModel(
@@ -116,48 +124,168 @@ def get_arch(arch):
     raise ValueError(f"arch: unknown architecture {arch!r} (known: {', '.join(sorted(ARCHS))})")
 
 
-# Workspace rows: decoded A (M, K) and B transposed (N, K), as int32.
-_A_SIG, _A_EXP, _A_NEG, _A_CLS, _B_SIG, _B_EXP, _B_NEG, _B_CLS = range(8)
+TILE = 16                  # rows M of a tile, and the row stride of every operand table
+TABLE_SIZE = TILE * TILE
+
+# The operand tables of mma_core: int32 bit patterns (16-bit values in the low bits), each operand's
+# matrix TRANSPOSED, row stride TILE:
+#   at[k * TILE + m] = A[m, k]    # (K16, M16) -> A
+#   bt[n * TILE + k] = B[k, n]    # (N16, K16) -> B
+#   ct[n * TILE + m] = C[m, n]    # (N16, M16) -> C; dt likewise for D
+# One column n of C/D is 16 contiguous rows m, and so is one k of A: the inner loops run over m.
 
 
 def new_workspace():
-    """Scratch space for one ``mma_tile`` call at a time (reuse it: no allocation per mma)."""
-    return np.empty((8, 16, 16), dtype=np.int32)
+    """Operand tables for ``mma_tile``: ``int32[4, TABLE_SIZE]`` (at, bt, ct, dt); reuse it."""
+    return np.zeros((4, TABLE_SIZE), dtype=np.int32)
 
 
 @njit(cache=True, inline="always")
-def _decode_rows(bits, rows, k_count, exp_bits, frac_bits, sig, exp, neg, cls):
-    """Decode ``bits[r, k]`` into int32 sig, exp, neg (0 or -1) and cls (see ``floats.decode``).
-
-    Returns whether any value is an infinity or a NaN.
-    """
-    special = False
-    for r in range(rows):
-        for k in range(k_count):
-            n_, s_, e_, c_ = decode(bits[r, k] & 0xFFFF, exp_bits, frac_bits)
-            sig[r, k] = s_
-            exp[r, k] = e_
-            neg[r, k] = -n_
-            cls[r, k] = c_
-            special |= c_ != FINITE
+def _decode_range(src, start, stop, exp_bits, frac_bits, shift, sig, exp, neg):
+    """Decode ``src[start:stop]`` into int32 ``sig << shift``, ``exp`` and ``neg`` (0 or -1, a mask).
+    Returns 1 if any value is an infinity or a NaN, else 0."""
+    special = _I32(0)
+    for i in range(start, stop):
+        n_, s_, e_, sp = decode_fields(src[i], exp_bits, frac_bits)   # no branch: vectorises
+        sig[i] = _I32(s_ << (shift & 31))   # "& 31": a shift LLVM can keep in int32
+        exp[i] = e_
+        neg[i] = -n_
+        special |= _I32(sp)
     return special
 
 
 @njit(cache=True, inline="always")
-def _special_block(w, m, n, k0, k1, c_neg, c_cls):
-    """Result class of a block with special values: 0 none, 1 +inf, -1 -inf, 2 NaN."""
+def _decode_rows(src, rows, cols, exp_bits, frac_bits, shift, sig, exp, neg):
+    """``_decode_range`` of ``src[r * TILE + c]`` for ``r < rows, c < cols``."""
+    if cols == TILE:   # whole rows: one flat loop (a long loop vectorises better)
+        return _decode_range(src, 0, rows * TILE, exp_bits, frac_bits, shift, sig, exp, neg)
+    special = _I32(0)
+    for r in range(rows):
+        special |= _decode_range(src, r * TILE, r * TILE + cols, exp_bits, frac_bits, shift, sig, exp, neg)
+    return special
+
+
+@njit(cache=True, inline="always")
+def _decode_operand(src, rows, cols, ab, shift, sig, exp, neg):
+    """``_decode_rows`` in format ``ab``, written once per format: constant field widths keep every
+    shift in int32 (with widths unknown LLVM keeps int64, half as many lanes)."""
+    if ab == AB_F16:
+        return _decode_rows(src, rows, cols, 5, 10, shift, sig, exp, neg)
+    return _decode_rows(src, rows, cols, 8, 7, shift, sig, exp, neg)
+
+
+@njit(cache=True, inline="always")
+def _decode_c(c_src, count, exp_bits, frac_bits, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax):
+    """Decode ``c_src[:count]`` (keeping a copy in ``c_bits``) into ``c_sig << c_s0``, ``c_exp``,
+    ``c_neg`` (a mask), and start ``emax`` at ``max(ez, c_exp)``. Returns 1 if any is inf or NaN, else 0."""
+    special = _I32(0)
+    for i in range(count):      # no branch: vectorises
+        bits = c_src[i]
+        c_bits[i] = bits
+        n_, s_, e_, sp = decode_fields(bits, exp_bits, frac_bits)
+        c_sig[i] = _I32(s_ << (c_s0 & 31))
+        c_exp[i] = e_
+        c_neg[i] = -n_
+        emax[i] = max(_I32(ez), _I32(e_))   # rule 4's floor; a zero c has exp ZERO_EXP < EZ
+        special |= _I32(sp)
+    return special
+
+
+@njit(cache=True, inline="always")
+def _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1):
+    """``emax[n * TILE + m] = max(emax[...], a_exp[k, m] + b_exp[n, k] for k0 <= k < k1)`` for the
+    four columns ``n0 .. n0+3`` (the last valid column stands in for missing ones)."""
+    # Four columns at a time in a 64-entry stack table at fixed offsets: the m loop's body is then
+    # large enough that LLVM vectorises it instead of unrolling it into scalar code, and the 8
+    # vector maxima per k are independent.
+    em = stack_array(64, np.int32)
+    o0 = n0 * TILE
+    o1 = min(n0 + 1, n_count - 1) * TILE
+    o2 = min(n0 + 2, n_count - 1) * TILE
+    o3 = min(n0 + 3, n_count - 1) * TILE
+    for m in range(TILE):
+        em[m] = emax[o0 + m]
+        em[16 + m] = emax[o1 + m]
+        em[32 + m] = emax[o2 + m]
+        em[48 + m] = emax[o3 + m]
+    for k in range(k0, k1):
+        e0 = b_exp[o0 + k]
+        e1 = b_exp[o1 + k]
+        e2 = b_exp[o2 + k]
+        e3 = b_exp[o3 + k]
+        row = k * TILE
+        for m in range(TILE):
+            x = a_exp[row + m]
+            em[m] = max(em[m], _I32(x + e0))
+            em[16 + m] = max(em[16 + m], _I32(x + e1))
+            em[32 + m] = max(em[32 + m], _I32(x + e2))
+            em[48 + m] = max(em[48 + m], _I32(x + e3))
+    for m in range(TILE):   # o1..o3 may repeat o0: the repeated columns hold the same maxima
+        emax[o0 + m] = em[m]
+        emax[o1 + m] = em[16 + m]
+        emax[o2 + m] = em[32 + m]
+        emax[o3 + m] = em[48 + m]
+
+
+@njit(cache=True, inline="always")
+def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1):
+    """``acc[m]`` = the exact sum of the products ``k0 .. k1-1`` of column ``n``, each aligned to
+    ``emax`` and truncated toward zero, as int32 (``|acc| < 2**31``: ``ArchModel``'s bound)."""
+    o = n * TILE
+    for m in range(TILE):
+        acc[m] = 0
+    for k in range(k0, k1):
+        e_b = b_exp[o + k]
+        s_b = b_sig[o + k]
+        n_b = b_neg[o + k]
+        row = k * TILE
+        for m in range(TILE):   # int32 throughout (numba would widen each step to int64): 8 lanes
+            # shift d = emax - e, at most 31; "& 31" tells LLVM that d is in 0..31 so that it keeps
+            # the shift in int32 (a_sig carries the product's alignment: every term < 2**(F+2))
+            d = min(_I32(emax[o + m] - _I32(a_exp[row + m] + e_b)), _I32(31)) & _I32(31)
+            t = _I32(_I32(a_sig[row + m] * s_b) >> d)   # the magnitude, truncated
+            sg = _I32(a_neg[row + m] ^ n_b)              # 0 or -1: (t ^ sg) - sg is t or -t
+            acc[m] = _I32(acc[m] + _I32(_I32(t ^ sg) - sg))
+
+
+@njit(cache=True, inline="always")
+def _round_sum(total, tc, lsb, cd):
+    """Bits (int32) of the block sum ``(total + tc) * 2**lsb`` in format ``cd``; zeros give +0.
+
+    ``total``: the products' int32 sum; ``tc``: the aligned c, signed, ``|tc| < 2**27``.
+    """
+    # The exact sum needs 33 bits (|sum| < 2**31 + 2**27) but its magnitude fits a uint32: add in
+    # int32 with wrap-around, and on a signed overflow (both operands' sign differs from the wrapped
+    # sum's) the true sign is the operands' one; the magnitude is then +-w modulo 2**32 either way.
+    w = _I32(total + tc)
+    overflow = _I32(_I32(total ^ w) & _I32(tc ^ w)) < 0
+    neg = (total < 0) if overflow else (w < 0)
+    mag = np.uint32(_I32(-w)) if neg else np.uint32(w)
+    if cd == CD_F32:
+        bits = round_u32(neg, mag, lsb, 8, 23, False)   # truncation
+    else:
+        bits = round_u32(neg, mag, lsb, 5, 10, True)    # to nearest, ties to even
+    return _I32(0) if bits == _I32(neg << (31 if cd == CD_F32 else 15)) else bits   # -0 -> +0
+
+
+@njit(cache=True, inline="always")
+def _special_kind(at, bt, c_bits, m, n, k0, k1, ab, cd):
+    """Result class of output ``(m, n)``'s block from the raw bits: 0 none, 1 +inf, -1 -inf, 2 NaN."""
+    in_eb, in_fb = _AB_FORMAT[ab]
+    out_eb, out_fb = _CD_FORMAT[cd]
+    c_neg, _, _, c_cls = decode(c_bits[n * TILE + m], out_eb, out_fb)
     nan = c_cls == NAN
     pinf = c_cls == INF and c_neg == 0
     ninf = c_cls == INF and c_neg != 0
     for k in range(k0, k1):
-        ca = w[_A_CLS, m, k]
-        cb = w[_B_CLS, n, k]
+        a_neg, a_sig, _, ca = decode(at[k * TILE + m] & 0xFFFF, in_eb, in_fb)
+        b_neg, b_sig, _, cb = decode(bt[n * TILE + k] & 0xFFFF, in_eb, in_fb)
         if ca == NAN or cb == NAN:
             nan = True
         elif ca == INF or cb == INF:
-            if (ca == FINITE and w[_A_SIG, m, k] == 0) or (cb == FINITE and w[_B_SIG, n, k] == 0):
+            if (ca != INF and a_sig == 0) or (cb != INF and b_sig == 0):
                 nan = True   # inf * 0
-            elif (w[_A_NEG, m, k] ^ w[_B_NEG, n, k]) != 0:
+            elif a_neg != b_neg:
                 ninf = True
             else:
                 pinf = True
@@ -171,63 +299,74 @@ def _special_block(w, m, n, k0, k1, c_neg, c_cls):
 
 
 @njit(cache=True, inline="always")
-def _finite_block(sa, ea, na, sb, eb, nb, k0, k1, c_neg, c_sig, c_exp, s0, c_s0, frac_bits, ez):
-    """Exact block sum ``(neg, mag, lsb)``: products ``k0..k1-1`` and ``c`` aligned to ``emax``.
+def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count, k0, k1, ab, cd,
+           frac_bits, ez, special):
+    """One block: ``dt = round(c_src + products k0 .. k1-1)`` for ``n_count`` columns (rules 3-6).
 
-    ``sa, ea, na``: one row of A decoded (significand, exponent, sign mask 0/-1); ``sb, eb, nb``:
-    one column of B; ``s0 = F - 2 * frac_bits_in`` aligns a product's last bit to ``2**(e - F)``.
-    The loops are written in int32 so that LLVM vectorises the sum.
+    ``c_src`` may be ``dt`` itself (sm_80's second block). ``special``: whether any A or B value is
+    an infinity or a NaN.
     """
-    m0 = _I32(max(ez, c_exp))
-    m1 = m0
-    m2 = m0
-    m3 = m0
-    for k in range(k0, k1, 4):   # four independent maxima: no loop-carried chain of 16 compares
-        e0 = _I32(ea[k] + eb[k])
-        e1 = _I32(ea[k + 1] + eb[k + 1])
-        e2 = _I32(ea[k + 2] + eb[k + 2])
-        e3 = _I32(ea[k + 3] + eb[k + 3])
-        m0 = e0 if e0 > m0 else m0
-        m1 = e1 if e1 > m1 else m1
-        m2 = e2 if e2 > m2 else m2
-        m3 = e3 if e3 > m3 else m3
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    emax = m2 if m2 > m0 else m0
-    acc = _I32(0)   # |term| < 2**(F+2); a block of <= 16 terms fits int32 (ArchModel check)
-    for k in range(k0, k1):
-        d = _I32(min(_I32(emax - _I32(ea[k] + eb[k])), _I32(31)))
-        t = _I32(_I32(_I32(sa[k] * sb[k]) << _I32(s0)) >> d)   # truncate the magnitude
-        sg = _I32(na[k] ^ nb[k])                                 # 0 or -1
-        acc = _I32(acc + _I32(_I32(t ^ sg) - sg))
-    total = np.int64(acc)
-    dc = min(np.int64(emax) - c_exp, 63)
-    tc = (np.int64(c_sig) << c_s0) >> dc
-    total += -tc if c_neg else tc
-    if total < 0:
-        return 1, -total, np.int64(emax) - frac_bits
-    return 0, total, np.int64(emax) - frac_bits
-
-
-@njit(cache=True, inline="always")
-def _block_bits(w, m, n, k0, step, any_special, c_neg, c_sig, c_exp, c_cls, s0, c_s0, frac_bits, ez,
-                cd, out_eb, out_fb):
-    """Output bits of one block: products ``k0 .. k0+step-1`` of output ``(m, n)`` plus ``c``."""
-    if any_special or c_cls != FINITE:
-        kind = _special_block(w, m, n, k0, k0 + step, c_neg, c_cls)
-        if kind == 2:
-            return np.int64(0x7FFFFFFF if cd == CD_F32 else 0x7FFF)
-        if kind != 0:
-            return (((np.int64(1) << out_eb) - 1) << out_fb) | ((np.int64(1) << (out_eb + out_fb)) if kind < 0 else 0)
-    neg, mag, lsb = _finite_block(w[_A_SIG, m], w[_A_EXP, m], w[_A_NEG, m], w[_B_SIG, n], w[_B_EXP, n],
-                                  w[_B_NEG, n], k0, k0 + step, c_neg, c_sig, c_exp, s0, c_s0, frac_bits, ez)
-    if cd == CD_F32:
-        bits = round_rz(neg, mag, lsb, out_eb, out_fb)
+    out_eb, out_fb = _CD_FORMAT[cd]
+    c_bits = stack_array(TABLE_SIZE, np.int32)
+    c_sig = stack_array(TABLE_SIZE, np.int32)
+    c_exp = stack_array(TABLE_SIZE, np.int32)
+    c_neg = stack_array(TABLE_SIZE, np.int32)
+    emax = stack_array(TABLE_SIZE, np.int32)
+    acc = stack_array(TILE, np.int32)
+    count = n_count * TILE
+    c_s0 = frac_bits - out_fb   # c's last bit -> aligned last bit, before the shift by emax - c_exp
+    if cd == CD_F32:            # constant field widths, as in _decode_operand
+        c_special = _decode_c(c_src, count, 8, 23, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
     else:
-        bits = round_rne(neg, mag, lsb, out_eb, out_fb)
-    if bits == np.int64(1) << (out_eb + out_fb):   # every zero result is +0
-        return np.int64(0)
-    return bits
+        c_special = _decode_c(c_src, count, 5, 10, c_s0, ez, c_bits, c_sig, c_exp, c_neg, emax)
+    for n0 in range(0, n_count, 4):
+        _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1)
+    for n in range(n_count):
+        _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
+        for m in range(TILE):   # no branch: vectorises, reading acc from vector registers
+            i = n * TILE + m
+            # c aligned like a product (c_sig < 2**27 carries its alignment), truncated, signed
+            tc = _I32(c_sig[i] >> (min(_I32(emax[i] - c_exp[i]), _I32(31)) & _I32(31)))
+            tc = _I32(_I32(tc ^ c_neg[i]) - c_neg[i])
+            dt[i] = _round_sum(acc[m], tc, _I32(emax[i] - frac_bits), cd)
+    if special or c_special != 0:   # rare: outputs whose block has an inf or a NaN get rule 6's result
+        nan_bits = 0x7FFFFFFF if cd == CD_F32 else 0x7FFF
+        inf_bits = ((1 << out_eb) - 1) << out_fb
+        sign_bit = 1 << (out_eb + out_fb)
+        for n in range(n_count):
+            for m in range(TILE):
+                kind = _special_kind(at, bt, c_bits, m, n, k0, k1, ab, cd)
+                if kind == 2:
+                    dt[n * TILE + m] = nan_bits
+                elif kind != 0:
+                    dt[n * TILE + m] = _I32(inf_bits | (sign_bit if kind < 0 else 0))
+
+
+@njit(cache=True)
+def mma_core(at, bt, ct, dt, n_count, k_count, ab, cd, block, frac_bits, ez):
+    """``D = C + A B`` bit-exactly, per the model above, on operand tables (``at, bt, ct, dt``).
+
+    The tables are int32 arrays of ``TABLE_SIZE`` laid out as stated at ``TILE``; ``A`` has 16 rows,
+    ``n_count`` (1..16) columns of ``B``, ``C`` and ``D`` are used, ``k_count`` (8 or 16) values of k.
+    ``ab``/``cd``: type codes; ``block``, ``frac_bits``, ``ez``: from an ``ArchModel`` (``ez`` for
+    ``cd``). Writes ``dt[n * TILE + m]`` for ``n < n_count`` (f16 results in the low 16 bits, f32 as
+    a signed int32); ``dt`` may be ``ct``. Returns nothing.
+    """
+    a_sig = stack_array(TABLE_SIZE, np.int32)
+    a_exp = stack_array(TABLE_SIZE, np.int32)
+    a_neg = stack_array(TABLE_SIZE, np.int32)
+    b_sig = stack_array(TABLE_SIZE, np.int32)
+    b_exp = stack_array(TABLE_SIZE, np.int32)
+    b_neg = stack_array(TABLE_SIZE, np.int32)
+    # A's significands carry the products' alignment: product bits * 2**(F - 2 * in_fb) puts the
+    # product's last bit at 2**(e - F) before the shift by emax - e
+    shift = frac_bits - 2 * _AB_FORMAT[ab][1]
+    special = _decode_operand(at, k_count, TILE, ab, shift, a_sig, a_exp, a_neg)
+    special |= _decode_operand(bt, n_count, k_count, ab, 0, b_sig, b_exp, b_neg)
+    step = block if block < k_count else k_count
+    for k0 in range(0, k_count, step):   # sm_80 m16n8k16: two blocks, the first's result is c
+        _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, ct if k0 == 0 else dt, dt,
+               n_count, k0, k0 + step, ab, cd, frac_bits, ez, special != 0)
 
 
 @njit(cache=True)
@@ -240,58 +379,20 @@ def mma_tile(a, bt, c, d, m_count, n_count, k_count, ab, cd, block, frac_bits, e
     ``cd``); ``w`` is a ``new_workspace()``. Pre-conditions: ``M, N <= 16``, ``K`` 8 or 16,
     ``block`` 8 or 16 (other values compute nothing). Writes ``d``; returns nothing.
     """
-    # Constant trip counts let LLVM vectorise the block loops: one inlined copy per block shape.
-    if k_count == 16 and block == 16:
-        _tile(a, bt, c, d, m_count, n_count, 16, 16, ab, cd, frac_bits, ez, w)
-    elif k_count == 16 and block == 8:
-        _tile(a, bt, c, d, m_count, n_count, 16, 8, ab, cd, frac_bits, ez, w)
-    elif k_count == 8:
-        _tile(a, bt, c, d, m_count, n_count, 8, 8, ab, cd, frac_bits, ez, w)
-
-
-@njit(cache=True, inline="always")
-def _tile(a, bt, c, d, m_count, n_count, k_count, step, ab, cd, frac_bits, ez, w):
-    """``mma_tile`` for one block shape: ``k_count`` products in blocks of ``step`` (16/16, 16/8, 8/8)."""
-    in_eb, in_fb = _AB_FORMAT[ab]
-    out_eb, out_fb = _CD_FORMAT[cd]
-    s0 = frac_bits - 2 * in_fb        # product significand LSB -> aligned LSB, before the shift by d
-    c_s0 = frac_bits - out_fb
-    a_special = _decode_rows(a, m_count, k_count, in_eb, in_fb,
-                             w[_A_SIG], w[_A_EXP], w[_A_NEG], w[_A_CLS])
-    b_special = _decode_rows(bt, n_count, k_count, in_eb, in_fb,
-                             w[_B_SIG], w[_B_EXP], w[_B_NEG], w[_B_CLS])
-    any_special = a_special or b_special
+    if (k_count != 8 and k_count != 16) or (block != 8 and block != 16):
+        return
+    at_, bt_, ct_, dt_ = w[0], w[1], w[2], w[3]
     mask = 0xFFFFFFFF if cd == CD_F32 else 0xFFFF
-    nan_bits = 0x7FFFFFFF if cd == CD_F32 else 0x7FFF
-    inf_bits = (((1 << out_eb) - 1) << out_fb)
-    sign_bit = 1 << (out_eb + out_fb)
+    at_[:] = 0   # rows m >= m_count: zeros, computed and dropped
+    for m in range(m_count):
+        for k in range(k_count):
+            at_[k * TILE + m] = a[m, k] & 0xFFFF
+    for n in range(n_count):
+        for k in range(k_count):
+            bt_[n * TILE + k] = bt[n, k] & 0xFFFF
+        for m in range(TILE):
+            ct_[n * TILE + m] = _I32(c[m, n] & mask) if m < m_count else 0
+    mma_core(at_, bt_, ct_, dt_, n_count, k_count, ab, cd, block, frac_bits, ez)
     for m in range(m_count):
         for n in range(n_count):
-            bits = np.int64(c[m, n]) & mask
-            c_neg, c_sig, c_exp, c_cls = decode(bits, out_eb, out_fb)
-            if step == k_count:   # one block (sm_90, and m16n8k8 everywhere): _block_bits written
-                # out, which measured 2-3 % faster on this hot path than the call
-                kind = 0
-                if any_special or c_cls != FINITE:
-                    kind = _special_block(w, m, n, 0, step, c_neg, c_cls)
-                if kind == 2:
-                    bits = nan_bits
-                elif kind != 0:
-                    bits = inf_bits | (sign_bit if kind < 0 else 0)
-                else:
-                    neg, mag, lsb = _finite_block(
-                        w[_A_SIG, m], w[_A_EXP, m], w[_A_NEG, m], w[_B_SIG, n], w[_B_EXP, n], w[_B_NEG, n],
-                        0, step, c_neg, c_sig, c_exp, s0, c_s0, frac_bits, ez)
-                    if cd == CD_F32:
-                        bits = round_rz(neg, mag, lsb, out_eb, out_fb)
-                    else:
-                        bits = round_rne(neg, mag, lsb, out_eb, out_fb)
-                    if bits == sign_bit:   # every zero result is +0
-                        bits = 0
-            else:   # sm_80 m16n8k16: two blocks; the rounded first block is the second block's c
-                bits = _block_bits(w, m, n, 0, step, any_special, c_neg, c_sig, c_exp, c_cls, s0, c_s0,
-                                   frac_bits, ez, cd, out_eb, out_fb)
-                c_neg, c_sig, c_exp, c_cls = decode(bits, out_eb, out_fb)
-                bits = _block_bits(w, m, n, step, step, any_special, c_neg, c_sig, c_exp, c_cls, s0, c_s0,
-                                   frac_bits, ez, cd, out_eb, out_fb)
-            d[m, n] = bits
+            d[m, n] = np.int64(dt_[n * TILE + m]) & mask

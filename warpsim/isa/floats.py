@@ -34,7 +34,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 __all__ = [
     "FINITE", "INF", "NAN", "ZERO_EXP",
     "F16", "BF16", "F32", "FloatFormat", "FORMATS",
-    "bit_length", "decode", "round_rz", "round_rne",
+    "bit_length", "decode", "decode_fields", "round_rz", "round_rne", "round_u32",
     "decode_f16", "decode_bf16", "decode_f32",
     "decode_table",
     "f32_bits_to_float", "f16_bits_to_float", "bf16_bits_to_float",
@@ -116,6 +116,44 @@ def decode(bits, exp_bits, frac_bits):
     return neg, f | (fmask + 1), e - bias, FINITE
 
 
+@njit(cache=True, inline="always")
+def decode_fields(bits, exp_bits, frac_bits):
+    """``decode`` written without branches, so that a loop of it vectorises: ``(neg, sig, exp, special)``.
+
+    For a finite value, ``neg, sig, exp`` are ``decode``'s (as int32) and ``special`` is False. An
+    infinity or a NaN gives ``special`` True, ``sig == 0`` and ``exp == ZERO_EXP`` (``decode`` tells the
+    two apart). ``bits`` counts modulo ``2**32`` (a negative int32 holding f32 bits decodes alike).
+
+    >>> decode_fields(0xC000, 5, 10) == (1, 1024, 1, False)          # -2.0
+    True
+    >>> decode_fields(0x0001, 5, 10) == (0, 1, -14, False)           # smallest subnormal
+    True
+    >>> decode_fields(0x8000, 5, 10) == (1, 0, ZERO_EXP, False)      # -0.0
+    True
+    >>> decode_fields(-0x40800000, 8, 23) == (1, 1 << 23, 0, False)  # f32 -1.0 as a signed int32
+    True
+    >>> decode_fields(0x7C01, 5, 10) == (0, 0, ZERO_EXP, True)       # a NaN
+    True
+    """
+    # int32 throughout (every format here fits): numba widens each step to int64, and casting each
+    # result back lets LLVM keep the comparisons in int32, so that a loop of it runs 8 lanes wide
+    i32 = np.int32
+    bits = i32(bits)
+    emask = i32((1 << exp_bits) - 1)
+    fmask = i32((1 << frac_bits) - 1)
+    bias = i32((1 << (exp_bits - 1)) - 1)
+    neg = i32((bits >> (exp_bits + frac_bits)) & 1)
+    e = i32((bits >> frac_bits) & emask)
+    f = i32(bits & fmask)
+    special = e == emask
+    # Every choice below is a select (no branch): normal, subnormal or zero, then special.
+    sig = i32(f | (fmask + 1)) if e != 0 else f
+    exp = i32(e - bias) if e != 0 else (i32(1 - bias) if f != 0 else i32(ZERO_EXP))
+    sig = i32(0) if special else sig
+    exp = i32(ZERO_EXP) if special else exp
+    return neg, sig, exp, special
+
+
 @njit(cache=True)
 def decode_f16(bits):
     """``decode`` for f16 bits.
@@ -183,7 +221,7 @@ def _leading(mag, lsb, exp_bits, frac_bits):
     return (np.int64(1) << (exp_bits - 1)) - 1, lsb + nbits - 1, nbits - 1 - frac_bits
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def round_rz(neg, mag, lsb, exp_bits, frac_bits):
     """Bits of ``(-1)**neg * mag * 2**lsb`` truncated toward zero (``mag`` a non-negative int64).
 
@@ -214,7 +252,7 @@ def round_rz(neg, mag, lsb, exp_bits, frac_bits):
     return _encode(neg, m, e, exp_bits, frac_bits)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def round_rne(neg, mag, lsb, exp_bits, frac_bits):
     """Bits of ``(-1)**neg * mag * 2**lsb`` rounded to nearest, ties to even.
 
@@ -256,6 +294,54 @@ def round_rne(neg, mag, lsb, exp_bits, frac_bits):
         if rem > half or (rem == half and (m & 1) == 1):
             m += 1
     return _encode(neg, m, e, exp_bits, frac_bits)
+
+
+@njit(cache=True, inline="always")
+def round_u32(neg, mag, lsb, exp_bits, frac_bits, nearest):
+    """``round_rne`` (``nearest``) or ``round_rz`` of ``(-1)**neg * mag * 2**lsb`` for ``0 <= mag < 2**32``,
+    written without branches (a loop of it vectorises); the bits as an int32.
+
+    Pre-conditions: ``mag`` a uint32, ``lsb`` an int32, ``exp_bits + frac_bits < 32`` or f32.
+    Post-condition: ``round_u32(neg, mag, lsb, eb, fb, nearest) == int32(round_rne(...))`` (or
+    ``round_rz``), zeros keeping their sign.
+
+    >>> int(round_u32(0, np.uint32(0x1003), np.int32(-12), 5, 10, True)) == round_rne(0, 0x1003, -12, 5, 10)
+    True
+    >>> int(round_u32(1, np.uint32(3), np.int32(-150), 8, 23, False)) == -0x7FFFFFFF   # -2**-149: 0x80000001
+    True
+    >>> int(round_u32(0, np.uint32(0xFFFFFFFF), np.int32(100), 8, 23, False)) == 0x7F800000   # inf
+    True
+    """
+    # int32/uint32 throughout, each step cast back (numba widens to int64): 8 lanes per AVX2 op
+    i32 = np.int32
+    u32 = np.uint32
+    mag = u32(mag)
+    bias = i32((1 << (exp_bits - 1)) - 1)
+    emask = i32((1 << exp_bits) - 1)
+    lead = i32(lsb + i32(31 - i32(leading_zeros(mag))))   # exponent of mag's leading bit
+    e = max(lead, i32(1 - bias))                          # the result's exponent (emin: subnormal)
+    shift = i32(e - frac_bits - lsb)                      # right shift keeping frac_bits below 2**e
+    # shift <= 0: exact, m = mag << -shift (m < 2**(frac_bits + 1), no bit lost)
+    m_left = u32(mag << u32(i32(-shift) & 31))
+    # shift >= 1: r = mag >> (shift - 1) keeps the rounding bit as its last bit; past 32 nothing is left
+    s1 = i32(shift - 1)
+    s1c = i32(s1 & 31)
+    r = u32(0) if s1 > 31 else u32(mag >> u32(s1c))
+    m_right = u32(r >> 1)
+    if nearest:   # up: the rounding bit set, and any bit below it (sticky) or m odd (a tie to even)
+        sticky = u32(mag & u32(u32(u32(1) << u32(s1c)) - u32(1))) != 0
+        up = (r & 1) != 0 and (sticky or (m_right & 1) != 0)
+        m_right = u32(m_right + u32(up))
+    m = m_right if shift > 0 else m_left
+    # exponent field + (m - 2**frac_bits): a subnormal (m < 2**frac_bits at emin) gets field 0, a
+    # carry (m == 2**(frac_bits + 1)) the next exponent; a field of all ones or more is infinity
+    big = i32(e + bias) >= emask
+    field = min(i32(e + bias), i32(emask - 1))
+    body = i32(i32(field << frac_bits) + i32(i32(m) - i32(1 << frac_bits)))
+    inf = i32(emask << frac_bits)
+    body = inf if (big or body >= inf) else body
+    body = i32(0) if mag == 0 else body
+    return i32(i32(i32(neg) << (exp_bits + frac_bits)) | body)
 
 
 def decode_table(fmt):

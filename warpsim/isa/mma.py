@@ -11,7 +11,7 @@ Two levels:
 
 The type combinations are PTX's: ``.f32.f16.f16.f32``, ``.f32.bf16.bf16.f32``, ``.f16.f16.f16.f16``.
 Fragments go to matrices and back only through ``warpsim.isa.fragments``; the arithmetic is
-``warpsim.isa.arith.mma_tile``.
+``warpsim.isa.arith.mma_core``.
 
 >>> import numpy as np
 >>> a = np.zeros((32, 4), np.uint32); a[:, :] = 0x3C003C00            # A = all 1.0 (f16)
@@ -25,9 +25,11 @@ True
 import numpy as np
 from numba import njit, prange, get_num_threads
 
-from warpsim.isa.arith import AB_BF16, AB_TYPES, CD_F16, CD_F32, CD_TYPES, DEFAULT_ARCH, get_arch, mma_tile
+from warpsim.isa.arith import (AB_BF16, AB_TYPES, CD_F16, CD_F32, CD_TYPES, DEFAULT_ARCH, TABLE_SIZE, TILE, get_arch,
+                               mma_core)
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_BAD_TYPES, set_fault
 from warpsim.isa.fragments import MMA_FRAGMENTS, from_fragment, to_fragment
+from warpsim.isa.scratch import stack_array
 
 __all__ = [
     "SHAPES", "SHAPE_M16N8K16", "SHAPE_M16N8K8", "TYPE_COMBOS",
@@ -42,17 +44,23 @@ _C_REGS = {"f32": 4, "f16": 2}
 TYPE_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))   # PTX (ab, cd) pairs
 
 
-def _table(shape, operand, name):
-    return getattr(MMA_FRAGMENTS[(shape, operand)], name)
+def _table_index(shape, operand):
+    """``(lane, reg, half) -> position in mma_core's operand table``: ``col * TILE + row`` of the
+    operand's matrix, i.e. the transposed matrix with row stride TILE (see ``warpsim.isa.arith``)."""
+    fmap = MMA_FRAGMENTS[(shape, operand)]
+    # uint8 (every position < 256): an unsigned index needs no wrap-around of negative values
+    index = np.ascontiguousarray(fmap.col * TILE + fmap.row, dtype=np.uint8)
+    index.setflags(write=False)
+    return index
 
 
-# Forward maps (lane, reg, half) -> (row, col), read-only int64 tables from warpsim.isa.fragments.
-_A16_ROW, _A16_COL = _table("m16n8k16", "A", "row"), _table("m16n8k16", "A", "col")  # (T32,R4,H2) -> (M16,K16)
-_B16_ROW, _B16_COL = _table("m16n8k16", "B", "row"), _table("m16n8k16", "B", "col")  # (T32,R2,H2) -> (K16,N8)
-_A8_ROW, _A8_COL = _table("m16n8k8", "A", "row"), _table("m16n8k8", "A", "col")      # (T32,R2,H2) -> (M16,K8)
-_B8_ROW, _B8_COL = _table("m16n8k8", "B", "row"), _table("m16n8k8", "B", "col")      # (T32,R1,H2) -> (K8,N8)
-_CF32_ROW, _CF32_COL = _table("m16n8k16", "C.f32", "row"), _table("m16n8k16", "C.f32", "col")  # (T32,R4,H1) -> (M16,N8)
-_CF16_ROW, _CF16_COL = _table("m16n8k16", "C.f16", "row"), _table("m16n8k16", "C.f16", "col")  # (T32,R2,H2) -> (M16,N8)
+# Fragment value (lane, reg, half) -> its place in mma_core's operand tables, from warpsim.isa.fragments.
+_A16_AT = _table_index("m16n8k16", "A")      # (T32,R4,H2) -> at[k * 16 + m], (K16,M16)
+_B16_BT = _table_index("m16n8k16", "B")      # (T32,R2,H2) -> bt[n * 16 + k], (N8,K16)
+_A8_AT = _table_index("m16n8k8", "A")        # (T32,R2,H2) -> at[k * 16 + m], (K8,M16)
+_B8_BT = _table_index("m16n8k8", "B")        # (T32,R1,H2) -> bt[n * 16 + k], (N8,K8)
+_CF32_CT = _table_index("m16n8k16", "C.f32")  # (T32,R4,H1) -> ct[n * 16 + m], (N8,M16)
+_CF16_CT = _table_index("m16n8k16", "C.f16")  # (T32,R2,H2) -> ct[n * 16 + m], (N8,M16)
 
 
 def mma_name(shape, ab, cd):
@@ -89,49 +97,52 @@ def mma_params(shape, ab, cd, arch=DEFAULT_ARCH, op="mma"):
 
 
 @njit(cache=True, inline="always")
-def _unpack16(src, regs, row, col, out, transpose):
-    """``out[row, col]`` (or ``out[col, row]``) = each 16-bit half of ``src[lane, regs[r]]``."""
-    for lane in range(32):
-        for r in range(row.shape[1]):
-            v = np.int64(src[lane, regs[r]])
-            for h in range(2):
-                x = (v >> (16 * h)) & 0xFFFF
-                if transpose:
-                    out[col[lane, r, h], row[lane, r, h]] = x
-                else:
-                    out[row[lane, r, h], col[lane, r, h]] = x
+def _gather16(src, regs, index, table):
+    """``table[index[lane, r, h]]`` = 16-bit half ``h`` of ``src[lane, regs[r]]``."""
+    for r in range(index.shape[1]):
+        reg = regs[r]
+        for lane in range(32):
+            v = src[lane, reg]
+            table[index[lane, r, 0]] = v & 0xFFFF
+            table[index[lane, r, 1]] = v >> 16
 
 
 @njit(cache=True, inline="always")
 def _mma_fragments(a_src, a_regs, b_src, b_regs, c_src, c_regs, d_dst, d_regs,
-                   shape, ab, cd, block, frac_bits, ez, w, t):
-    """Gather A, B, C from fragments, run ``mma_tile``, scatter D. ``t``: int64[4, 16, 16] scratch."""
-    a, bt, c, d = t[0], t[1], t[2], t[3]
+                   shape, ab, cd, block, frac_bits, ez):
+    """Gather A, B, C from fragments into operand tables, run ``mma_core``, scatter D."""
+    at = stack_array(TABLE_SIZE, np.int32)
+    bt = stack_array(TABLE_SIZE, np.int32)
+    ct = stack_array(TABLE_SIZE, np.int32)
+    dt = stack_array(TABLE_SIZE, np.int32)
     if shape == SHAPE_M16N8K16:
         k_count = 16
-        _unpack16(a_src, a_regs, _A16_ROW, _A16_COL, a, False)
-        _unpack16(b_src, b_regs, _B16_ROW, _B16_COL, bt, True)
+        _gather16(a_src, a_regs, _A16_AT, at)
+        _gather16(b_src, b_regs, _B16_BT, bt)
     else:
         k_count = 8
-        _unpack16(a_src, a_regs, _A8_ROW, _A8_COL, a, False)
-        _unpack16(b_src, b_regs, _B8_ROW, _B8_COL, bt, True)
+        _gather16(a_src, a_regs, _A8_AT, at)
+        _gather16(b_src, b_regs, _B8_BT, bt)
     if cd == CD_F32:
-        for lane in range(32):
-            for r in range(4):
-                c[_CF32_ROW[lane, r, 0], _CF32_COL[lane, r, 0]] = c_src[lane, c_regs[r]]
+        for r in range(4):
+            reg = c_regs[r]
+            for lane in range(32):
+                ct[_CF32_CT[lane, r, 0]] = np.int32(c_src[lane, reg])   # the bits, as int32
     else:
-        _unpack16(c_src, c_regs, _CF16_ROW, _CF16_COL, c, False)
-    mma_tile(a, bt, c, d, 16, 8, k_count, ab, cd, block, frac_bits, ez, w)
+        _gather16(c_src, c_regs, _CF16_CT, ct)
+    mma_core(at, bt, ct, dt, 8, k_count, ab, cd, block, frac_bits, ez)
     if cd == CD_F32:
-        for lane in range(32):
-            for r in range(4):
-                d_dst[lane, d_regs[r]] = d[_CF32_ROW[lane, r, 0], _CF32_COL[lane, r, 0]]
+        for r in range(4):
+            reg = d_regs[r]
+            for lane in range(32):
+                d_dst[lane, reg] = np.uint32(dt[_CF32_CT[lane, r, 0]])
     else:
-        for lane in range(32):
-            for r in range(2):
-                lo = d[_CF16_ROW[lane, r, 0], _CF16_COL[lane, r, 0]]
-                hi = d[_CF16_ROW[lane, r, 1], _CF16_COL[lane, r, 1]]
-                d_dst[lane, d_regs[r]] = np.uint32(lo | (hi << 16))
+        for r in range(2):
+            reg = d_regs[r]
+            for lane in range(32):
+                lo = dt[_CF16_CT[lane, r, 0]] & 0xFFFF
+                hi = dt[_CF16_CT[lane, r, 1]] & 0xFFFF
+                d_dst[lane, reg] = np.uint32(lo | (hi << 16))
 
 
 @njit(cache=True)
@@ -161,24 +172,20 @@ def warp_mma(regs_w, a_regs, b_regs, c_regs, d_regs, shape, ab, cd, block, frac_
             if r < 0 or r >= nregs:
                 set_fault(fault, FAULT_BAD_REGISTER, 0, r, nregs)
                 return False
-    w = np.empty((8, 16, 16), np.int32)
-    t = np.zeros((4, 16, 16), np.int64)
     _mma_fragments(regs_w, a_regs, regs_w, b_regs, regs_w, c_regs, regs_w, d_regs,
-                   shape, ab, cd, block, frac_bits, ez, w, t)
+                   shape, ab, cd, block, frac_bits, ez)
     return True
 
 
 @njit(cache=True)
 def _mma_range(a, b, c, d, start, stop, shape, ab, cd, block, frac_bits, ez):
-    """Batch entries ``start..stop-1`` on one thread, with one workspace."""
+    """Batch entries ``start..stop-1`` on one thread."""
     a_regs = np.arange(a.shape[2])
     b_regs = np.arange(b.shape[2])
     c_regs = np.arange(c.shape[2])
-    w = np.empty((8, 16, 16), np.int32)
-    t = np.zeros((4, 16, 16), np.int64)
     for i in range(start, stop):
         _mma_fragments(a[i], a_regs, b[i], b_regs, c[i], c_regs, d[i], c_regs,
-                       shape, ab, cd, block, frac_bits, ez, w, t)
+                       shape, ab, cd, block, frac_bits, ez)
 
 
 @njit(cache=True, parallel=True)
