@@ -87,12 +87,15 @@ def check_lane5_registers(program, text):
     """The `regs 0 hex tSrK lane 5` table in ``text`` holds, in the registers of the first K copy call, the
     K elements CuTe's copy view assigns to thread 5 -- and nothing yet in the rest of tSrK."""
     lines = text.splitlines()
-    head = next(k for k, ln in enumerate(lines) if ln.startswith("lane  r"))
-    names = lines[head].split()[1:]
-    values = [v.lstrip("*") for v in lines[head + 1].split()[1:]]
-    assert lines[head + 1].split()[0] == "5" and len(names) == len(values) == 64
-    got = dict(zip((int(n[1:]) for n in names), (int(v, 16) for v in values)))
-    marked = {int(n[1:]) for n, v in zip(names, lines[head + 1].split()[1:]) if v.startswith("*")}
+    names, cells = [], []
+    for k, ln in enumerate(lines):          # the table wraps: blocks of columns, each with its header
+        if ln.startswith("lane  r"):
+            assert lines[k + 1].split()[0] == "5", lines[k + 1]
+            names += ln.split()[1:]
+            cells += lines[k + 1].split()[1:]
+    assert len(names) == len(cells) == 64
+    got = dict(zip((int(n[1:]) for n in names), (int(v.lstrip("*"), 16) for v in cells)))
+    marked = {int(n[1:]) for n, v in zip(names, cells) if v.startswith("*")}
     cute_side = seed_cute(5)
     frag, view = cute_side["frag"], cute_side["copy_view"]
     base = program.trace({}).tensors["tSrK"].bases[0]
@@ -121,6 +124,11 @@ def test_warpsim_debug_script_pipe_and_user_errors(tmp_path):
     done = subprocess.run(cmd, input="regs 9\nwhere\n", capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 1 and "(warpsim) regs 9\nerror: warp must be an int" in done.stdout
     assert "=> #0 of 372" in done.stdout.split("(warpsim) where", 1)[1]
+    done = subprocess.run(cmd + ["--commands", "-"], input="step\nregs\n", capture_output=True, text=True, env=env,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "(warpsim) regs\nwarp 0, hex, after #0 ld.global.v4.b32\nlane  r0          r1          r2          r3\n" \
+        in done.stdout                                          # the registers warp 0 has written so far
     for args, message in [(["--param", "dtype=f64"], "warpsim debug: error: program gemm_smem: param dtype='f64'"),
                           (["--commands", str(tmp_path / "none.txt")], "warpsim debug: error: --commands"),
                           (["--input", "q=nope.npy"], "warpsim debug: error: --input q=nope.npy")]:

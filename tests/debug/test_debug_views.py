@@ -167,10 +167,18 @@ def test_regs_view_marks_what_the_last_instruction_wrote(program):
     last = s.last
     view = register_view(s)
     assert view.warp == last.warp
-    assert view.grid.highlight == {(lane, r) for lane in range(32) for r in last.dst}
-    assert (view.grid.regs == s.machine.regs[last.warp]).all()
+    written = sorted({r for i in s.stream[:s.position] if i.warp == last.warp for r in i.dst})
+    assert list(view.registers) == written and set(last.dst) <= set(written)
+    assert view.grid.highlight == {(lane, written.index(r)) for lane in range(32) for r in last.dst}
+    assert (view.grid.regs == s.machine.regs[last.warp][:, written]).all()
+    whole = register_view(s, registers="all")
+    assert list(whole.registers) == list(range(s.machine.regs_per_thread))
+    assert (whole.grid.regs == s.machine.regs[last.warp]).all()
+    assert max(len(line) for line in whole.text().splitlines()[:-1]) <= 120   # the legend may be longer
+    headers = [line.split()[1:] for line in whole.text().splitlines() if line.startswith("lane")]
+    assert len(headers) > 1 and sum(headers, []) == [f"r{r}" for r in whole.registers]   # wrapped, in order
     other = register_view(s, warp=(last.warp + 1) % 4, fmt="f16x2", registers="tSrK", lanes=[5])
-    assert not other.grid.highlight and len(other.text().splitlines()) == 4
+    assert not other.grid.highlight and len(other.text(width=None).splitlines()) == 4   # one block
     assert "tSrK (f16)" in other.legend
 
 

@@ -3,7 +3,7 @@
 ``warpsim debug PROGRAM [--param k=v ...] [--input name=FILE.npy ...] [--seed S] [--arch sm80|sm90]
 [--trace vector|thread] [--strict] [--commands FILE]``
 
-The program arguments are ``warpsim run``'s. Commands come from ``--commands FILE``, else from the
+The program arguments are ``warpsim run``'s. Commands come from ``--commands FILE`` (``-``: stdin), else from the
 terminal (interactive, with readline history) or from a pipe (:mod:`warpsim.debug.repl` lists them).
 Exit status: 0; 1 when a command of a script (``--commands`` or a pipe) failed; 2 for a user error
 in the arguments or the program (one line, no traceback).
@@ -23,7 +23,7 @@ def add_arguments(parser):
     from warpsim.program.command import add_program_arguments
     add_program_arguments(parser)
     parser.add_argument("--commands", metavar="FILE",
-                        help="run the debugger commands in FILE (one per line, # comments) and exit")
+                        help="run the debugger commands in FILE (one per line, # comments; - for stdin) and exit")
 
 
 def run(args):
@@ -33,7 +33,9 @@ def run(args):
     from warpsim.program.command import program_inputs, program_params
     from warpsim.program.program import load_program
     script = None
-    if args.commands is not None:
+    if args.commands == "-":
+        script = sys.stdin.read().splitlines()
+    elif args.commands is not None:
         try:
             with open(args.commands, encoding="utf-8") as f:
                 script = f.read().splitlines()

@@ -73,7 +73,8 @@ COMMANDS = {   # name: (usage, help)
     "list": ("list [LINE]", "the program's source around the next instruction or LINE"),
     "regs": ("regs [W] [FMT] [REGS] [lane L[,L..]] [save FILE.svg]",
              "warp W's registers (default: the last instruction's warp); FMT hex, f16x2, bf16x2 or f32; REGS "
-             "r36-r51, r4,r8 or a tensor name; * marks what the last instruction wrote"),
+             "r36-r51, r4,r8, a tensor name or all (default: those the warp has written so far); "
+             "* marks what the last instruction wrote"),
     "frag": ("frag NAME [mma|copy] [lane L[,L..]] [warp W] [hex]",
              "a register tensor per lane: the value at each coordinate of its MMA view or copy view"),
     "who": ("who NAME I J.. [in TENSOR]",

@@ -206,6 +206,10 @@ class Session:
         last = self.last
         return tuple((last.warp, r) for r in last.dst) if last is not None else ()
 
+    def written_registers(self, warp):
+        """The registers of ``warp`` that the instructions executed so far have written, sorted."""
+        return sorted({r for i in self.stream[:self.position] if i.warp == warp for r in i.dst})
+
     @property
     def focus_warp(self):
         """The warp views show by default: the last executed instruction's, else the next one's, else 0."""

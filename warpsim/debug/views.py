@@ -44,7 +44,7 @@ from warpsim.debug.banks import bank_of, instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.colors import bank_color
 from warpsim.draw.html import html_table, smem_tile
-from warpsim.draw.registers import REGISTER_FORMATS, format_bits, register_grid
+from warpsim.draw.registers import REGISTER_FORMATS, TEXT_WIDTH, format_bits, register_grid
 from warpsim.program.instr import Op
 
 __all__ = ["RegisterView", "register_view", "parse_registers", "FragView", "frag_view", "WhoView", "who_view",
@@ -78,9 +78,11 @@ def register_ranges(regs):
 
 
 def parse_registers(session, spec, warp=0):
-    """Registers named by ``spec``: ``"r36-r51"``, ``"36-51"``, ``"r4,r8"``, a register tensor's name, or an
-    iterable of ints. ``ValueError`` for anything else or a register outside the machine."""
+    """Registers named by ``spec``: ``"r36-r51"``, ``"36-51"``, ``"r4,r8"``, a register tensor's name, ``"all"``,
+    or an iterable of ints. ``ValueError`` for anything else or a register outside the machine."""
     top = session.machine.regs_per_thread
+    if spec == "all":
+        return list(range(top))
     if not isinstance(spec, str):
         regs = [int(r) for r in spec]
     elif spec in session.trace.tensors:
@@ -90,7 +92,7 @@ def parse_registers(session, spec, warp=0):
         for part in spec.split(","):
             m = re.fullmatch(r"r?(\d+)(?:-r?(\d+))?", part.strip())
             if not m:
-                raise ValueError(f"registers: expected r4, r4-r7, a list of them or a tensor name "
+                raise ValueError(f"registers: expected r4, r4-r7, a list of them, all, or a tensor name "
                                  f"({', '.join(session.trace.tensors)}), got {spec!r}")
             a, b = int(m.group(1)), int(m.group(2) or m.group(1))
             regs += list(range(a, b + 1))
@@ -125,11 +127,9 @@ class RegisterView:
     lanes: tuple | None
     legend: str
 
-    def text(self):
-        lines = self.grid.text().splitlines()
-        head, rows = lines[:2], lines[2:]
-        keep = rows if self.lanes is None else [rows[lane] for lane in self.lanes]
-        return "\n".join(head + keep + [self.legend]) + "\n"
+    def text(self, width=TEXT_WIDTH):
+        """The table (columns wrapped into blocks ``width`` characters wide) and the legend."""
+        return self.grid.text(lanes=self.lanes, width=width) + self.legend + "\n"
 
     def svg(self):
         return self.grid.svg()
@@ -144,12 +144,15 @@ class RegisterView:
 
 def register_view(session, warp=None, fmt="hex", registers=None, lanes=None):
     """A :class:`RegisterView` of ``warp`` (default: the session's focus warp) in ``fmt``; ``registers``: as
-    :func:`parse_registers` takes (default all); ``lanes``: the lanes the text shows (default all)."""
+    :func:`parse_registers` takes (default: those the warp's instructions have written so far, or the
+    first eight before any was); ``lanes``: the lanes the text shows (default all)."""
     warp = _warp(session, warp)
     if fmt not in REGISTER_FORMATS:
         raise ValueError(f"regs: unknown format {fmt!r}; expected one of {', '.join(REGISTER_FORMATS)}")
-    regs = list(range(session.machine.regs_per_thread)) if registers is None else \
-        parse_registers(session, registers, warp)
+    if registers is None:
+        regs = session.written_registers(warp) or list(range(min(8, session.machine.regs_per_thread)))
+    else:
+        regs = parse_registers(session, registers, warp)
     if lanes is not None:
         lanes = tuple(int(x) for x in lanes)
         if any(not 0 <= x < 32 for x in lanes):

@@ -30,7 +30,7 @@ import numpy as np
 from warpsim.draw.colors import GREY, HIGHLIGHT_FILL, HIGHLIGHT_STROKE, WHITE
 from warpsim.draw.scene import Cell, Label, Scene
 
-__all__ = ["REGISTER_FORMATS", "RegisterGrid", "register_grid", "format_bits"]
+__all__ = ["REGISTER_FORMATS", "TEXT_WIDTH", "RegisterGrid", "register_grid", "format_bits"]
 
 REGISTER_FORMATS = ("hex", "f16x2", "bf16x2", "f32")
 
@@ -106,6 +106,23 @@ def _check_highlight(op, highlight, n_regs):
     return frozenset(out)
 
 
+TEXT_WIDTH = 120   # characters a line of a register table's text, before its columns wrap
+
+
+def _blocks(widths, width):
+    """``[(start, stop), ...]``: runs of columns whose line ("lane" and a space before each column)
+    fits ``width``; every run holds at least one column."""
+    blocks, start = [], 0
+    while start < len(widths):
+        stop, used = start + 1, 4 + 1 + widths[start]
+        while stop < len(widths) and (width is None or used + 1 + widths[stop] <= width):
+            used += 1 + widths[stop]
+            stop += 1
+        blocks.append((start, stop))
+        start = stop
+    return blocks or [(0, 0)]
+
+
 @dataclass(frozen=True, eq=False)
 class RegisterGrid:
     """One warp's registers ready to show; build it with :func:`register_grid`."""
@@ -117,15 +134,22 @@ class RegisterGrid:
     title: str
     cells: np.ndarray
 
-    def text(self):
-        """A plain-text table: one row per lane, highlighted cells prefixed with ``*``."""
+    def text(self, lanes=None, width=TEXT_WIDTH):
+        """A plain-text table: one row per lane (``lanes``: those shown, default all), highlighted cells
+        prefixed with ``*``. Columns wrap into blocks whose lines are at most ``width`` characters (at
+        least one column a block; ``None``: one block), each block with its own header."""
+        lanes = range(32) if lanes is None else lanes
         cols = [[("*" if (lane, r) in self.highlight else " ") + str(self.cells[lane, r]) for lane in range(32)]
                 for r in range(len(self.names))]
         widths = [max([len(n) + 1] + [len(x) for x in col]) for n, col in zip(self.names, cols)]
         lines = [self.title] if self.title else []
-        lines.append("lane" + "".join(f" {' ' + n:<{w}}" for n, w in zip(self.names, widths)).rstrip())
-        for lane in range(32):
-            lines.append(f"{lane:4d}" + "".join(f" {col[lane]:<{w}}" for col, w in zip(cols, widths)).rstrip())
+        for start, stop in _blocks(widths, width):
+            if start:
+                lines.append("")
+            block = range(start, stop)
+            lines.append("lane" + "".join(f" {' ' + self.names[r]:<{widths[r]}}" for r in block).rstrip())
+            for lane in lanes:
+                lines.append(f"{lane:4d}" + "".join(f" {cols[r][lane]:<{widths[r]}}" for r in block).rstrip())
         return "\n".join(lines) + "\n"
 
     def scene(self, font_size=10):
