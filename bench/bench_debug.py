@@ -7,8 +7,9 @@ Measured in one process, after a warm-up (Numba cache populated, one step and on
 - the simulator's own time per instruction: the njit executor over the whole stream
   (``execute``), divided by its 372 instructions, best of 20 on fresh machines;
 - one debugger step: ``Session.step()`` (the executor on one instruction, breakpoint and
-  checkpoint bookkeeping), then ``register_view(session).text()``: the warp the instruction ran
-  in, 32 lanes x all 116 registers, the written registers highlighted; over the first and over
+  checkpoint bookkeeping), then ``register_view(session, registers="all").text()``: the warp the instruction ran
+  in, 32 lanes x all 116 registers (the most the view shows; by default it shows the registers
+  written so far), the written registers highlighted, wrapped; over the first and over
   the last ``--steps`` positions (at the start most registers hold 0, which formats fastest);
 - the overhead: debugger step / simulator instruction, without and with the view.
 
@@ -59,7 +60,7 @@ def main():
     per_instr = min(times[3:]) / n
 
     session.step()                                    # warm-up: one step, one view
-    register_view(session, fmt=args.fmt).text()
+    register_view(session, fmt=args.fmt, registers="all").text()
 
     def show(name, xs):
         return (f"  {name:<34} mean {statistics.mean(xs) * 1e3:8.3f} ms  median {statistics.median(xs) * 1e3:8.3f} ms"
@@ -74,7 +75,7 @@ def main():
             start = time.perf_counter()
             session.step()
             middle = time.perf_counter()
-            text = register_view(session, fmt=args.fmt).text()
+            text = register_view(session, fmt=args.fmt, registers="all").text()
             end = time.perf_counter()
             steps.append(middle - start)
             views.append(end - middle)
