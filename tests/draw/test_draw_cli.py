@@ -89,3 +89,25 @@ def test_draw_errors_are_one_line(args, message):
     proc = run(*args)
     assert proc.returncode == 2 and proc.stderr.startswith("warpsim draw: error:") and message in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+def test_draw_regs_of_a_program_at_a_source_line(tmp_path):
+    from warpsim.debug.session import Session
+    from warpsim.debug.views import parse_registers
+    from warpsim.program.program import load_program
+    example = ROOT / "examples" / "gemm_smem.py"
+    line = next(k for k, text in enumerate(example.read_text().splitlines(), 1) if text.strip().startswith("gemm("))
+    out = tmp_path / "tSrK.svg"
+    proc = run("regs", str(example), "--param", "dtype=bf16", "--line", str(line), "--warp", "1", "--regs", "tSrK",
+               "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    session = Session(load_program(str(example)), {"dtype": "bf16"})
+    session.run_to(line)
+    regs = parse_registers(session, "tSrK", 1)
+    want = session.machine.regs[1][:, regs]
+    got = {(int(g.get("data-lane")), int(g.get("data-reg"))): int(g.get("data-bits"), 16) for g in cells(out.read_text())}
+    assert len(got) == 32 * len(regs) and any(want.reshape(-1))
+    assert all(got[lane, k] == want[lane, k] for lane in range(32) for k in range(len(regs)))
+    assert proc.stdout.startswith(f"warp 1, hex, after #{session.position - 1} ldmatrix")
+    bad = run("regs", str(example), "--line", "3")
+    assert bad.returncode == 2 and "no instruction comes from line 3" in bad.stderr

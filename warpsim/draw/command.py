@@ -7,11 +7,15 @@
     warpsim draw copy --config seed --fragment K --highlight 5 -o copy_K.svg
     warpsim draw banks --config seed --fragment K --warp 0 --call 0 --phase 1 -o banks_K.svg
     warpsim draw banks --config seed --fragment K --no-swizzle -o banks_K_plain.svg
+    warpsim draw regs examples/gemm_smem.py --line 129 --warp 0 --regs tSrK -o tSrK.svg
 
 ``--config`` takes what ``warpsim explain`` takes (``seed``, ``seed-bf16`` or a ``PATH.py``), and
 ``--fragment`` one of its fragments (default: the first). Without ``-o`` the SVG goes to stdout;
 ``-o FILE.png`` needs the extra ``warpsim[draw]`` (Pillow). ``draw banks`` also prints the bank
-model's totals for the fragment's copy (every warp, every call) and the marked phase.
+model's totals for the fragment's copy (every warp, every call) and the marked phase. ``draw regs``
+runs a program file (``warpsim run``'s arguments) to a point and draws a warp's registers as the
+debugger's ``regs`` shows them: ``--at N`` after N instructions, ``--line L`` before the first
+instruction of source line L, else at the end.
 """
 
 import sys
@@ -98,6 +102,18 @@ def add_arguments(parser):
                        help="the same program on the shared layout without its swizzle")
     banks.add_argument("--rows", help="draw only rows START:STOP of the tile")
     _common(banks)
+    regs = sub.add_parser("regs", help="a warp's register file at a point of a program run (the debugger's regs)")
+    from warpsim.program.command import add_program_arguments
+    add_program_arguments(regs)
+    where = regs.add_mutually_exclusive_group()
+    where.add_argument("--at", type=int, metavar="N", help="after the first N instructions (default: all of them)")
+    where.add_argument("--line", type=int, metavar="L", help="before the first instruction of source line L")
+    regs.add_argument("--warp", type=int, help="the warp (default: the last executed instruction's)")
+    regs.add_argument("--fmt", choices=["hex", "f16x2", "bf16x2", "f32"], default="hex",
+                      help="how a register reads (default hex)")
+    regs.add_argument("--regs", metavar="REGS",
+                      help="r36-r51, r4,r8, a register tensor's name or all (default: those the warp wrote so far)")
+    _common(regs)
 
 
 def _write(scene, args):
@@ -177,6 +193,24 @@ def _run_banks(args):
     return 0
 
 
+def _run_regs(args):
+    from warpsim.debug.session import Session
+    from warpsim.debug.views import register_view
+    from warpsim.program.command import program_inputs, program_params
+    from warpsim.program.program import load_program
+    session = Session(load_program(args.program), program_params(args), program_inputs(args), seed=args.seed,
+                      arch=args.arch, mode=args.trace, strict=args.strict)
+    if args.line is not None:
+        session.run_to(args.line)
+    else:
+        session.goto(len(session) if args.at is None else args.at)
+    view = register_view(session, args.warp, args.fmt, args.regs)
+    _write(view.grid.scene(), args)
+    if args.output:
+        sys.stdout.write(f"{view.grid.title}\n{view.legend}\n")
+    return 0
+
+
 def run(args):
     """Run ``warpsim draw`` with parsed ``args``; returns the exit status."""
-    return {"mma": _run_mma, "copy": _run_copy, "banks": _run_banks}[args.what](args)
+    return {"mma": _run_mma, "copy": _run_copy, "banks": _run_banks, "regs": _run_regs}[args.what](args)
