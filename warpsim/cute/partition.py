@@ -64,12 +64,15 @@ def _check_tiler(op, tensor, tiler):
         if len(tiler) > rank(layout):
             raise ValueError(f"{op}: rank mismatch: the tiler {cute_str(tiler)} has {len(tiler)} modes, "
                              f"the {_describe(tensor)} has {rank(layout)}")
-        pairs = [(size(layout, i), t, i) for i, t in enumerate(tiler) if t is not _]
+        pairs = [(size(layout, i), t, i) for i, t in enumerate(tiler)]
     else:
-        pairs = [] if tiler is _ else [(size(layout), tiler, None)]
+        pairs = [(size(layout), tiler, None)]
     for extent, t, i in pairs:
+        if t is _ or (is_tuple(t) and it.has_underscore(t)):
+            raise ValueError(f"{op}: the tiler {cute_str(tiler)} holds _: zipped_divide needs a tile size "
+                             f"in every mode (CuTe rejects it too)")
         if not (is_int(t) or is_layout(t) or is_tuple(t)):
-            raise TypeError(f"{op}: a tiler mode must be an int, a shape, a Layout or _, got {t!r}")
+            raise TypeError(f"{op}: a tiler mode must be an int, a shape or a Layout, got {t!r}")
         n = int(_tiler_size(t))
         if n <= 0 or int(extent) % n:
             where = "the tensor" if i is None else f"mode {i} of the tensor"
@@ -222,19 +225,19 @@ def local_partition(tensor, thr_layout, thr_idx, proj=None):
     op = "local_partition"
     if not is_layout(thr_layout) or not isinstance(thr_layout, Layout):
         raise TypeError(f"{op}: the thread layout must be a Layout, got {thr_layout!r}")
-    if proj is not None:
-        if not is_tuple(proj) or len(proj) != rank(thr_layout):
-            raise ValueError(f"{op}: rank mismatch: the projection {cute_str(proj)} for the thread layout {thr_layout}")
-        thr_layout = dice(proj, thr_layout)
-    idx = thread_index(thr_idx, op)
+    idx, full = thread_index(thr_idx, op), thr_layout
     n = int(size(thr_layout))
     if (idx >= n).any() if is_lanes(idx) else int(idx) >= n:
         shown = idx.tolist() if is_lanes(idx) else int(idx)
         raise ValueError(f"{op}: thread {shown} is not below the {n} threads of the thread layout {thr_layout}")
+    if proj is not None:
+        if not is_tuple(proj) or len(proj) != rank(thr_layout):
+            raise ValueError(f"{op}: rank mismatch: the projection {cute_str(proj)} for the thread layout {thr_layout}")
+        thr_layout = dice(proj, thr_layout)
     tiler = it.product_each(shape(thr_layout))
     if not is_lanes(idx):
         return _outer(op, tensor, tiler, thr_layout.get_flat_coord(idx))
     coord = lane_flat_coord(thr_layout, idx)
     coord = coord if is_tuple(thr_layout.shape) else coord[0]
-    recipe = lambda tid: local_partition(tensor.at_thread(tid), thr_layout, tid)
+    recipe = lambda tid: local_partition(tensor.at_thread(tid), full, tid, proj)
     return _outer(op, tensor, tiler, coord, idx, recipe)
