@@ -82,21 +82,33 @@ def _check_tiler(op, tensor, tiler):
 
 def _check_in_range(op, coord, shape_, what, tensor):
     """Every integer (or lane-vector) leaf of ``coord`` lies inside ``shape_``."""
+    bad = _outside(coord, shape_)
+    if bad is not None:
+        raise ValueError(f"{op}: {bad}: the coordinate {_show(coord)} for the {what} {cute_str(shape_)} "
+                         f"of the {_describe(tensor)}")
+
+
+def _outside(coord, shape_):
+    """Why ``coord`` does not fit ``shape_`` (None if it does)."""
     if coord is _:
-        return
+        return None
     if is_tuple(coord):
         if not is_tuple(shape_) or len(coord) > len(shape_):
-            raise ValueError(f"{op}: rank mismatch: the coordinate {cute_str(coord)} for the {what} "
-                             f"{cute_str(shape_)} of the {_describe(tensor)}")
-        for c, s in zip(coord, shape_):
-            _check_in_range(op, c, s, what, tensor)
-        return
+            return "rank mismatch"
+        return next((b for b in (_outside(c, s) for c, s in zip(coord, shape_)) if b is not None), None)
     values = np.asarray(coord) if isinstance(coord, np.ndarray) else int(coord)
     n = int(it.product(shape_))
     if np.any(values < 0) or np.any(values >= n):
-        shown = coord.tolist() if isinstance(coord, np.ndarray) else cute_str(coord)
-        raise ValueError(f"{op}: the coordinate {shown} is outside the {what} {cute_str(shape_)} "
-                         f"of the {_describe(tensor)}")
+        return f"{_show(coord)} is outside 0..{n - 1}"
+    return None
+
+
+def _show(coord):
+    if isinstance(coord, np.ndarray):
+        return str(coord.tolist())
+    if is_tuple(coord):
+        return "(" + ",".join(_show(c) for c in coord) + ")"
+    return cute_str(coord)
 
 
 def _check_coord(op, coord):
@@ -148,7 +160,7 @@ def _inner(op, tensor, tiler, coord):
             raise ValueError(f"{op}: rank mismatch: the coordinate {cute_str(coord)} has {len(coord)} modes, "
                              f"the rest {cute_str(rest)} of the {_describe(tensor)} by {cute_str(tiler)} has {r1}")
         coord = it.append(coord, _, n=r1)
-    _check_in_range(op, coord, rest, f"rest (tiles) of {cute_str(tiler)},", tensor)
+    _check_in_range(op, coord, rest, "tile counts", tensor)
     return _slice(tiled, (it.repeat(_, r0), coord), None,
                   lambda tid: _inner(op, tensor.at_thread(tid), tiler, coord))
 
@@ -228,7 +240,7 @@ def local_partition(tensor, thr_layout, thr_idx, proj=None):
     idx, full = thread_index(thr_idx, op), thr_layout
     n = int(size(thr_layout))
     if (idx >= n).any() if is_lanes(idx) else int(idx) >= n:
-        shown = idx.tolist() if is_lanes(idx) else int(idx)
+        shown = idx[idx >= n].tolist() if is_lanes(idx) else int(idx)
         raise ValueError(f"{op}: thread {shown} is not below the {n} threads of the thread layout {thr_layout}")
     if proj is not None:
         if not is_tuple(proj) or len(proj) != rank(thr_layout):
