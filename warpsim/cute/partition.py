@@ -33,14 +33,13 @@ Examples::
 
 import numpy as np
 
-from warpsim.cute.integers import _, cute_str, is_int, is_tuple
+from warpsim.cute.integers import DInt, _, cute_str, is_int, is_tuple  # DInt: examples
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import has_lanes, is_lanes, lane_flat_coord
 from warpsim.cute.layout import Layout, dice, is_layout, make_layout, rank, shape, size
 from warpsim.cute.tiling import zipped_divide
 from warpsim.cute.tensor import is_tensor, make_tensor  # make_tensor: examples
 from warpsim.cute.tiled_mma import thread_index
-from warpsim.cute.integers import DInt  # examples
 from warpsim.cute.pointer import make_gmem_ptr, make_smem_ptr  # examples
 
 __all__ = ["X", "inner_partition", "outer_partition", "local_tile", "local_partition"]
@@ -157,7 +156,7 @@ def _inner(op, tensor, tiler, coord):
     rest = shape(tiled._layout, 1)
     if is_tuple(coord):
         if len(coord) > r1:
-            raise ValueError(f"{op}: rank mismatch: the coordinate {cute_str(coord)} has {len(coord)} modes, "
+            raise ValueError(f"{op}: rank mismatch: the coordinate {_show(coord)} has {len(coord)} modes, "
                              f"the rest {cute_str(rest)} of the {_describe(tensor)} by {cute_str(tiler)} has {r1}")
         coord = it.append(coord, _, n=r1)
     _check_in_range(op, coord, rest, "tile counts", tensor)
@@ -184,7 +183,7 @@ def _outer(op, tensor, tiler, coord, lanes=None, recipe=None):
     tile = shape(tiled._layout, 0)
     if is_tuple(coord):
         if len(coord) > r0:
-            raise ValueError(f"{op}: rank mismatch: the coordinate {cute_str(coord)} has {len(coord)} modes, "
+            raise ValueError(f"{op}: rank mismatch: the coordinate {_show(coord)} has {len(coord)} modes, "
                              f"the tile {cute_str(tile)} of the {_describe(tensor)} has {r0}")
         coord = it.append(coord, _, n=r0)
     _check_in_range(op, coord, tile, "tile", tensor)
