@@ -51,6 +51,14 @@ class Checker:
             pytest.fail(f"{self.name}: {len(self.errors)} mismatches with CuTe:\n  {shown}{more}")
 
 
+def check_copy_layouts(check, st, tc):
+    """A TiledCopy's tiler and TV layouts against the oracle's "static" record."""
+    check.text("static", "Tiler_MN", st["tiler"], cute.cute_str(tc.Tiler_MN))
+    check.text("static", "TiledLayout_TV", st["tv"], tc.TiledLayout_TV)
+    check.text("static", "get_layoutS_TV", st["layoutS_TV"], tc.get_layoutS_TV())
+    check.text("static", "get_layoutD_TV", st["layoutD_TV"], tc.get_layoutD_TV())
+
+
 def _byte_offsets(calls, side):
     """Byte offsets of a copy side: addresses for memory, slot * element size for registers."""
     values = getattr(calls, side)
@@ -157,10 +165,7 @@ def test_copy_config(cfg, cute_oracle):
     tc = setup.tiled_copy
     check = Checker(f"tv/copy/{cfg.name}")
     st = record["static"]
-    check.text("static", "Tiler_MN", st["tiler"], cute.cute_str(tc.Tiler_MN))
-    check.text("static", "TiledLayout_TV", st["tv"], tc.TiledLayout_TV)
-    check.text("static", "get_layoutS_TV", st["layoutS_TV"], tc.get_layoutS_TV())
-    check.text("static", "get_layoutD_TV", st["layoutD_TV"], tc.get_layoutD_TV())
+    check_copy_layouts(check, st, tc)
     for rec in record["threads"]:
         t = rec["t"]
         where = f"thread {t}"
@@ -185,10 +190,7 @@ def test_copy_c_config(cfg, cute_oracle):
     tc = setup.tiled_copy
     check = Checker(f"tv/copy_c/{cfg.name}")
     st = record["static"]
-    check.text("static", "Tiler_MN", st["tiler"], cute.cute_str(tc.Tiler_MN))
-    check.text("static", "TiledLayout_TV", st["tv"], tc.TiledLayout_TV)
-    check.text("static", "get_layoutS_TV", st["layoutS_TV"], tc.get_layoutS_TV())
-    check.text("static", "get_layoutD_TV", st["layoutD_TV"], tc.get_layoutD_TV())
+    check_copy_layouts(check, st, tc)
     assert [rec["t"] for rec in record["threads"]] == list(cfg.threads)
     for rec in record["threads"]:
         t = rec["t"]

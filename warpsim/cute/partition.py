@@ -150,18 +150,24 @@ def _inner(op, tensor, tiler, coord):
     coord = _check_coord(op, coord)
     if has_lanes(coord):
         raise ValueError(f"{op}: a tile coordinate must be the same for every lane, got the lane vector "
-                         f"coordinate {coord!r}; partition per thread with local_partition instead")
+                         f"coordinate {_show(coord)}; partition per thread with local_partition instead")
+    tiled, coord, keep = _divided_at(op, tensor, tiler, coord, 1)
+    return _slice(tiled, (keep, coord), None, lambda tid: _inner(op, tensor.at_thread(tid), tiler, coord))
+
+
+def _divided_at(op, tensor, tiler, coord, mode):
+    """``zipped_divide(tensor, tiler)``, ``coord`` checked against its mode ``mode`` (0: tile, 1: rest)
+    and padded with ``_`` to that mode's rank, and the ``_`` that keeps the other mode."""
     tiled = _divided(op, tensor, tiler)
-    r0, r1 = rank(tiled._layout, 0), rank(tiled._layout, 1)
-    rest = shape(tiled._layout, 1)
+    extents, r = shape(tiled._layout, mode), rank(tiled._layout, mode)
+    what = ("tile", "tile counts")[mode]
     if is_tuple(coord):
-        if len(coord) > r1:
+        if len(coord) > r:
             raise ValueError(f"{op}: rank mismatch: the coordinate {_show(coord)} has {len(coord)} modes, "
-                             f"the rest {cute_str(rest)} of the {_describe(tensor)} by {cute_str(tiler)} has {r1}")
-        coord = it.append(coord, _, n=r1)
-    _check_in_range(op, coord, rest, "tile counts", tensor)
-    return _slice(tiled, (it.repeat(_, r0), coord), None,
-                  lambda tid: _inner(op, tensor.at_thread(tid), tiler, coord))
+                             f"the {what} {cute_str(extents)} of the {_describe(tensor)} has {r}")
+        coord = it.append(coord, _, n=r)
+    _check_in_range(op, coord, extents, what, tensor)
+    return tiled, coord, it.repeat(_, rank(tiled._layout, 1 - mode))
 
 
 def outer_partition(tensor, tiler, coord):
@@ -178,20 +184,12 @@ def outer_partition(tensor, tiler, coord):
 
 
 def _outer(op, tensor, tiler, coord, lanes=None, recipe=None):
-    tiled = _divided(op, tensor, tiler)
-    r0, r1 = rank(tiled._layout, 0), rank(tiled._layout, 1)
-    tile = shape(tiled._layout, 0)
-    if is_tuple(coord):
-        if len(coord) > r0:
-            raise ValueError(f"{op}: rank mismatch: the coordinate {_show(coord)} has {len(coord)} modes, "
-                             f"the tile {cute_str(tile)} of the {_describe(tensor)} has {r0}")
-        coord = it.append(coord, _, n=r0)
-    _check_in_range(op, coord, tile, "tile", tensor)
+    tiled, coord, keep = _divided_at(op, tensor, tiler, coord, 0)
     if lanes is None and has_lanes(coord):
         raise ValueError(f"{op}: a lane-vector coordinate needs its lane vector; use local_partition")
     if recipe is None:
         recipe = lambda tid: _outer(op, tensor.at_thread(tid), tiler, coord)
-    return _slice(tiled, (coord, it.repeat(_, r1)), lanes, recipe)
+    return _slice(tiled, (coord, keep), lanes, recipe)
 
 
 def local_tile(tensor, tiler, coord, proj=None):
