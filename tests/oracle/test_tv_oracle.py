@@ -10,14 +10,17 @@ import numpy as np
 import pytest
 
 import warpsim.cute as cute
-from tv_build import copy_setup, element_offsets, first_difference, fragment, mma_setup, partition
-from tv_cases import copy_configs, mma_configs
+from tv_build import (
+    copy_c_setup, copy_setup, element_offsets, first_difference, fragment, mma_setup, partition,
+)
+from tv_cases import copy_c_configs, copy_configs, mma_configs
 from warpsim.cute.calls import copy_calls, gemm_calls
 
 pytestmark = pytest.mark.oracle
 
 MMA_CONFIGS = mma_configs()
 COPY_CONFIGS = copy_configs()
+COPY_C_CONFIGS = copy_c_configs()
 
 
 def _record(cute_oracle, case_id):
@@ -46,6 +49,14 @@ class Checker:
             shown = "\n  ".join(self.errors[:20])
             more = f"\n  ... and {len(self.errors) - 20} more" if len(self.errors) > 20 else ""
             pytest.fail(f"{self.name}: {len(self.errors)} mismatches with CuTe:\n  {shown}{more}")
+
+
+def check_copy_layouts(check, st, tc):
+    """A TiledCopy's tiler and TV layouts against the oracle's "static" record."""
+    check.text("static", "Tiler_MN", st["tiler"], cute.cute_str(tc.Tiler_MN))
+    check.text("static", "TiledLayout_TV", st["tv"], tc.TiledLayout_TV)
+    check.text("static", "get_layoutS_TV", st["layoutS_TV"], tc.get_layoutS_TV())
+    check.text("static", "get_layoutD_TV", st["layoutD_TV"], tc.get_layoutD_TV())
 
 
 def _byte_offsets(calls, side):
@@ -154,10 +165,7 @@ def test_copy_config(cfg, cute_oracle):
     tc = setup.tiled_copy
     check = Checker(f"tv/copy/{cfg.name}")
     st = record["static"]
-    check.text("static", "Tiler_MN", st["tiler"], cute.cute_str(tc.Tiler_MN))
-    check.text("static", "TiledLayout_TV", st["tv"], tc.TiledLayout_TV)
-    check.text("static", "get_layoutS_TV", st["layoutS_TV"], tc.get_layoutS_TV())
-    check.text("static", "get_layoutD_TV", st["layoutD_TV"], tc.get_layoutD_TV())
+    check_copy_layouts(check, st, tc)
     for rec in record["threads"]:
         t = rec["t"]
         where = f"thread {t}"
@@ -170,4 +178,28 @@ def test_copy_config(cfg, cute_oracle):
         check.values(where, "partition_D element offsets", rec["aD"], element_offsets(dst))
         check.values(where, "copy calls (src, dst byte offsets)", rec["kS"],
                      recorded_copy(copy_calls(tc, src, dst), len(rec["kS"][0])))
+    check.done()
+
+
+@pytest.mark.parametrize("cfg", COPY_C_CONFIGS, ids=[c.name for c in COPY_C_CONFIGS])
+def test_copy_c_config(cfg, cute_oracle):
+    """make_tiled_copy_C: the TiledCopy's layouts, and for a few threads its partitions of shared C
+    (as source and as destination) and its views of the accumulator (slots)."""
+    record = _record(cute_oracle, f"tv/copy_c/{cfg.name}")
+    setup = copy_c_setup(cfg)
+    tc = setup.tiled_copy
+    check = Checker(f"tv/copy_c/{cfg.name}")
+    st = record["static"]
+    check_copy_layouts(check, st, tc)
+    assert [rec["t"] for rec in record["threads"]] == list(cfg.threads)
+    for rec in record["threads"]:
+        t = rec["t"]
+        where = f"thread {t}"
+        thr = tc.get_slice(t)
+        for side, part, view in (("S", thr.partition_S, thr.retile_S), ("D", thr.partition_D, thr.retile_D)):
+            tensor, frag = part(setup.c_tensor), view(setup.acc)
+            check.text(where, f"partition_{side}(sC)", rec[f"s{side}"], tensor.layout)
+            check.values(where, f"partition_{side}(sC) element offsets", rec[f"a{side}"], element_offsets(tensor))
+            check.text(where, f"retile_{side}(acc)", rec[f"v{side}"], frag.layout)
+            check.values(where, f"retile_{side}(acc) slots", rec[f"l{side}"], frag.slot_table())
     check.done()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import warpsim.cute as cute
-from tv_cases import CopyConfig, MmaConfig
+from tv_cases import CopyCConfig, CopyConfig, MmaConfig
 
 NAMESPACE = {name: getattr(cute, name) for name in cute.__all__}
 NAMESPACE["None"] = None
@@ -47,6 +47,22 @@ def mma_setup(cfg):
         out.c_tensor = cute.make_tensor(cute.make_smem_ptr(0, cfg.cd), ev(cfg.c_layout))
         out.c_copy = cute.make_tiled_copy_C(ev(cfg.c_copy), tiled_mma)
     return out
+
+
+@dataclass
+class CopyCSetup:
+    cfg: CopyCConfig
+    tiled_mma: object
+    tiled_copy: object   # make_tiled_copy_C(c_copy, tiled_mma)
+    c_tensor: object     # shared C
+    acc: object          # partition_fragment_C(tiled_mma, shape_mn)
+
+
+def copy_c_setup(cfg):
+    tiled_mma = ev(cfg.mma)
+    return CopyCSetup(cfg, tiled_mma, cute.make_tiled_copy_C(ev(cfg.c_copy), tiled_mma),
+                      cute.make_tensor(cute.make_smem_ptr(0, cfg.cd), ev(cfg.c_layout)),
+                      cute.partition_fragment_C(tiled_mma, cfg.shape_mn))
 
 
 def partition(thr_mma, name, tensor):

@@ -82,6 +82,17 @@ class MmaConfig:
 
 
 @dataclass(frozen=True)
+class CopyCConfig:
+    name: str
+    mma: X
+    cd: str                # accumulator type
+    shape_mn: tuple        # (M, N) of the accumulator and of C's shared layout
+    c_layout: X            # shared layout of C
+    c_copy: X              # Copy_Atom given to make_tiled_copy_C
+    threads: tuple         # the threads reported
+
+
+@dataclass(frozen=True)
 class CopyConfig:
     name: str
     dtype: str
@@ -174,6 +185,32 @@ def copy_configs():
     ]
 
 
+def copy_c_configs():
+    """``make_tiled_copy_C``: each thread layout and accumulator type, plain and swizzled C tiles."""
+    seed = mma(K16, (4, 1, 1), (64, 16, 16))
+    some = (0, 1, 5, 31, 127)
+    return [
+        CopyCConfig("seed_u64_row", seed, "f32", (64, 64), row((64, 64)), copy_atom("U64", "f32"), some),
+        CopyCConfig("seed_u32_swz", seed, "f32", (64, 64), swz_row(3, 3, 3, 8, 64, (64, 64)),
+                    copy_atom("U32", "f32"), some),
+        CopyCConfig("k16_221_u64_col", mma(K16, (2, 2, 1), (32, 32, 16)), "f32", (32, 32), col((32, 32)),
+                    copy_atom("U64", "f32"), some),
+        CopyCConfig("k16_f16acc_111_u32", mma("SM80_16x8x16_F16F16F16F16_TN"), "f16", (16, 8), row((16, 8)),
+                    copy_atom("U32", "f16"), (0, 1, 5, 31)),
+        CopyCConfig("k8_141_u32_col", mma("SM80_16x8x8_F32F16F16F32_TN", (1, 4, 1), (16, 64, 8)), "f32",
+                    (16, 64), col((16, 64)), copy_atom("U32", "f32"), some),
+        CopyCConfig("k16_f16acc_221_u16", mma("SM80_16x8x16_F16F16F16F16_TN", (2, 2, 1)), "f16", (32, 32),
+                    swz_row(2, 3, 3, 8, 32, (32, 32)), copy_atom("U16", "f16"), some),
+    ]
+
+
+def _cpp_copy_c(cfg):
+    shape = ", ".join(f"Int<{n}>{{}}" for n in cfg.shape_mn)
+    threads = ", ".join(str(t) for t in cfg.threads)
+    return (f"tv::copy_c_report<{CPP_TYPE[cfg.cd]}>({cfg.mma.cpp}, {cfg.c_layout.cpp}, {cfg.c_copy.cpp}, "
+            f"make_shape({shape}), std::vector<int>{{{threads}}})")
+
+
 def _cpp_mma(cfg):
     a, b = cfg.a, cfg.b
     none = X("tv::None{}", "None")
@@ -198,5 +235,8 @@ def groups():
     cases = [OracleCase(f"tv/mma/{c.name}", _cpp_mma(c), c.name) for c in mma_configs()]
     cases += [OracleCase(f"tv/copy/{c.name}", _cpp_copy(c), c.name) for c in copy_configs()]
     includes = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/copy_atom.hpp")
-    return [CaseGroup(f"tv{k // 2}", cases[k:k + 2], includes=includes, preamble=preamble)
-            for k in range(0, len(cases), 2)]
+    out = [CaseGroup(f"tv{k // 2}", cases[k:k + 2], includes=includes, preamble=preamble)
+           for k in range(0, len(cases), 2)]
+    c_cases = [OracleCase(f"tv/copy_c/{c.name}", _cpp_copy_c(c), c.name) for c in copy_c_configs()]
+    preamble_c = preamble + "\n" + (HERE / "tvc_report.hpp").read_text()
+    return out + [CaseGroup("tvc", c_cases, includes=includes, preamble=preamble_c)]

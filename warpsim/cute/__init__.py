@@ -73,6 +73,7 @@ from warpsim.cute.tiled_mma import (
 from warpsim.cute.tiled_copy import (
     TiledCopy, ThrCopy, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C,
 )
+from warpsim.cute.partition import X, inner_partition, outer_partition, local_tile, local_partition
 
 __all__ = [
     # integers
@@ -120,4 +121,6 @@ __all__ = [
     "partition_shape_B", "partition_shape_C", "tile_size", "tile_shape", "thr_size",
     "TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
     "make_tiled_copy_C",
+    # tensor partitioning
+    "X", "inner_partition", "outer_partition", "local_tile", "local_partition",
 ]
