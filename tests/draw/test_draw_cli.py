@@ -110,4 +110,6 @@ def test_draw_regs_of_a_program_at_a_source_line(tmp_path):
     assert all(got[lane, k] == want[lane, k] for lane in range(32) for k in range(len(regs)))
     assert proc.stdout.startswith(f"warp 1, hex, after #{session.position - 1} ldmatrix")
     bad = run("regs", str(example), "--line", "3")
-    assert bad.returncode == 2 and "no instruction comes from line 3" in bad.stderr
+    assert bad.returncode == 2 and "--line 3: no instruction comes from line 3" in bad.stderr
+    bad = run("regs", str(example), "--at", "9999")
+    assert bad.returncode == 2 and "--at 9999: position must be an int in [0, 372], got 9999" in bad.stderr

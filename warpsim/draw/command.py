@@ -200,10 +200,14 @@ def _run_regs(args):
     from warpsim.program.program import load_program
     session = Session(load_program(args.program), program_params(args), program_inputs(args), seed=args.seed,
                       arch=args.arch, mode=args.trace, strict=args.strict)
-    if args.line is not None:
-        session.run_to(args.line)
-    else:
-        session.goto(len(session) if args.at is None else args.at)
+    try:
+        if args.line is not None:
+            session.run_to(args.line)
+        else:
+            session.goto(len(session) if args.at is None else args.at)
+    except ValueError as e:      # the session names its method; the user gave an option
+        option = f"--line {args.line}" if args.line is not None else f"--at {args.at}"
+        raise ValueError(f"{option}: {str(e).split(': ', 1)[-1]}") from None
     view = register_view(session, args.warp, args.fmt, args.regs)
     _write(view.grid.scene(), args)
     if args.output:
