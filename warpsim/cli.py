@@ -72,7 +72,8 @@ COMMANDS = {
                 _explain_arguments, _explain_run),
     "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors",
             _run_arguments, _run_run),
-    "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map",
+    "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map, "
+             "a warp's registers",
              _draw_arguments, _draw_run),
     "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks",
               _debug_arguments, _debug_run),

@@ -1,4 +1,4 @@
-"""``warpsim draw``: pictures of TV layouts and bank maps from the command line.
+"""``warpsim draw``: pictures of TV layouts, bank maps and register files from the command line.
 
 ::
 
