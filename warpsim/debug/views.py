@@ -40,11 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.debug.banks import bank_of, instr_bank_report, stream_bank_report
+from warpsim.debug.banks import instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.colors import bank_color
 from warpsim.draw.html import html_table, smem_tile
 from warpsim.draw.registers import REGISTER_FORMATS, TEXT_WIDTH, format_bits, register_grid
+from warpsim.isa.banks import bank_of
 from warpsim.program.instr import Op
 
 __all__ = ["RegisterView", "register_view", "parse_registers", "FragView", "frag_view", "WhoView", "who_view",
