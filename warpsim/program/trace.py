@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import warpsim
 from warpsim.errors import ProgramError, WarpsimError
 from warpsim.program.instr import Instr, SourceLine
 
@@ -54,7 +53,7 @@ __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "curr
 TRACE_MODES = ("vector", "thread")
 SCRATCH_REGISTERS = 4          # a 128-bit access: the widest memory-to-memory copy
 WARP_SIZE = 32
-_PACKAGE = os.path.dirname(os.path.abspath(warpsim.__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep    # warpsim/
 _LINES = {}
 _CURRENT = []                  # the Tracer of the warp (or thread) being traced, innermost last
 
