@@ -197,3 +197,15 @@ def test_a_clean_synthetic_tree_passes(tmp_path):
 def test_a_planted_back_edge_fails(tmp_path, module, text, edge):
     problems = back_edges(_tree(tmp_path, {**CLEAN, module: text}))
     assert any(edge in p for p in problems), problems
+
+
+def test_cute_imports_only_at_module_level():
+    """Inside ``warpsim.cute`` modules import at the top: a lower module that needs a higher one's
+    function looks it up through :mod:`warpsim.cute.overloads`, as ``composed.py`` registers them."""
+    local = []
+    for path in sorted((ROOT / "warpsim" / "cute").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        top = {id(node) for node in tree.body}
+        local += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top]
+    assert not local, "function-local imports in warpsim/cute: " + ", ".join(local)

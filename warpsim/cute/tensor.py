@@ -38,16 +38,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from warpsim.cute.basis import (
-    ArithmeticTuple, ScaledBasis, as_arithmetic_tuple, coord_values, make_identity_layout,
-)
+from warpsim.cute.basis import ArithmeticTuple, ScaledBasis, as_arithmetic_tuple, coord_values
 from warpsim.cute.composed import ComposedLayout
 from warpsim.cute.integers import _, cute_str, is_static, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import eval_crd, has_lanes
 from warpsim.cute.layout import (
-    Layout, check_coord, cosize, is_composed, is_layout, make_layout, rank, shape, size, slice_,
-    slice_and_offset,
+    Layout, check_coord, cosize, is_composed, is_layout, make_identity_layout, make_layout, rank, shape, size,
+    slice_, slice_and_offset,
 )
 from warpsim.cute.numeric import check_dtype, dtype_bits
 from warpsim.cute.pointer import (  # make_*_ptr: examples

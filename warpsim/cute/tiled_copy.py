@@ -27,6 +27,7 @@ from warpsim.cute.layout import Layout, coalesce, make_layout, rank, shape, size
 from warpsim.cute.algebra import right_inverse
 from warpsim.cute.tiling import logical_product, raked_product, zipped_divide
 from warpsim.cute.recast import upcast
+from warpsim.cute.table import layout_table
 from warpsim.cute.numeric import dtype_bits
 from warpsim.cute.copy_atom import Copy_Atom
 from warpsim.cute.tensor import is_tensor
@@ -271,7 +272,6 @@ class ThrCopy:
 @lru_cache(maxsize=1024)
 def _check_cover(op, tiled, frag_layout, view_layout):
     """A copy view of a register fragment must cover each of its slots exactly once."""
-    from warpsim.cute.table import layout_table   # only needed for this check
     frag = np.sort(layout_table(frag_layout))
     view = np.sort(layout_table(view_layout))
     if frag.shape != view.shape or not np.array_equal(frag, view):
