@@ -21,7 +21,7 @@ Examples::
     '(_5,_7)'
 """
 
-from warpsim.cute.integers import DInt, cute_str, is_int, is_static, is_tuple  # DInt: examples
+from warpsim.cute.integers import cute_str, is_int, is_static, is_tuple
 
 __all__ = [
     "ScaledBasis", "E", "ArithmeticTuple", "make_basis_like",

@@ -19,8 +19,8 @@ Examples::
     (3, 19, '(_4,_3):(_2,_8)', 24, 24)
 """
 
-from warpsim.cute.integers import (  # DInt, _ and make_dynamic appear in the examples
-    DInt, _, cute_abs, cute_str, is_constant, is_static, is_tuple, make_dynamic,
+from warpsim.cute.integers import (
+    _, cute_abs, cute_str, is_constant, is_static, is_tuple,
 )
 from warpsim.cute import int_tuple as it
 from warpsim.cute.basis import ScaledBasis, make_basis_like

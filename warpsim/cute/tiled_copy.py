@@ -31,8 +31,7 @@ from warpsim.cute.table import layout_table
 from warpsim.cute.numeric import dtype_bits
 from warpsim.cute.copy_atom import Copy_Atom
 from warpsim.cute.tensor import is_tensor
-from warpsim.cute.tiled_mma import TiledMMA, make_tiled_mma, thread_index  # make_tiled_mma: examples
-from warpsim.cute.atoms import SM75_U32x4_LDSM_N, SM80_16x8x16_F32F16F16F32_TN, UniversalCopy  # examples
+from warpsim.cute.tiled_mma import TiledMMA, thread_index
 
 __all__ = [
     "TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",

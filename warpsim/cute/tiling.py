@@ -16,7 +16,7 @@ Examples::
     '((_2,_2),(_2,_3)):((_1,_4),(_2,_8))'
 """
 
-from warpsim.cute.integers import DInt, _, cute_gcd, cute_str, is_int, is_static, is_tuple  # DInt: examples
+from warpsim.cute.integers import _, cute_gcd, cute_str, is_int, is_static, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
     Layout, _lift, append, coalesce, cosize, get, is_composed, make_layout, make_ordered_layout,
