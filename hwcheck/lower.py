@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.program.instr import MMA_REGS, Instr, Op
+from warpsim.isa.fragments import MMA_REGS
+from warpsim.program.instr import Instr, Op
 
 __all__ = ["Lowered", "lower", "KERNEL_NAME"]
 

@@ -33,9 +33,10 @@ import numpy as np
 
 from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
+from warpsim.isa.fragments import MMA_REGS
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES
-from warpsim.program.instr import MMA_REGS, Op
+from warpsim.program.instr import Op
 
 __all__ = ["Encoded", "encode", "OP", "WARP", "NDST", "DST", "NSRC", "SRC", "SPACE", "SIZE", "HALF",
            "VARIANT", "SHAPE", "AB", "CD", "IMM", "ADDR", "NCOLS", "MAX_DST", "MAX_SRC", "SPACES"]

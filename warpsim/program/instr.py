@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from warpsim.isa.fragments import MMA_REGS     # re-exported: registers per lane of each mma operand
+
 __all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "writes_registers"]
 
 
@@ -58,13 +60,6 @@ class Op(enum.IntEnum):
     BAR = 6
 
 
-# Registers per lane of each mma operand: (A, B, C/D) for (shape, cd).
-MMA_REGS = {
-    ("m16n8k16", "f32"): (4, 2, 4),
-    ("m16n8k16", "f16"): (4, 2, 2),
-    ("m16n8k8", "f32"): (2, 1, 4),
-    ("m16n8k8", "f16"): (2, 1, 2),
-}
 
 
 @dataclass(frozen=True)
