@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from warpsim.errors import SimulatorFault
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import warp_cvt_pack
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, fault_message, new_fault, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix
@@ -126,7 +127,7 @@ def run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, faul
     return stop
 
 
-def execute(stream, encoded, machine, *, arch="sm90", start=0, stop=None, snapshots=None, fault=None):
+def execute(stream, encoded, machine, *, arch=DEFAULT_ARCH, start=0, stop=None, snapshots=None, fault=None):
     """Run stream positions ``start .. stop-1`` on ``machine``; returns ``stop``.
 
     ``stream``: the instructions (for messages); ``encoded``: their :class:`~warpsim.program.encode.Encoded`;

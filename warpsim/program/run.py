@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim.machine import Machine
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import cvt_pack
 from warpsim.program.checks import check_reads, unwritten_reads
 from warpsim.program.execute import execute
@@ -157,7 +158,7 @@ def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=
     return trace, machine, {b.name: loaded[b.name] for b in trace.buffers if b.role == "input"}, trace_seconds
 
 
-def run_program(program, params=None, inputs=None, *, seed=0, arch="sm90", mode="vector", strict=False):
+def run_program(program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH, mode="vector", strict=False):
     """Run ``program`` on a simulated CTA: a :class:`Result`.
 
     ``params``: values or strings (see ``Program.resolve_params``); ``inputs``: ``{name: raw-bit
