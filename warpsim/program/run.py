@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_dtype
 from warpsim.machine import Machine
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import cvt_pack
@@ -36,7 +37,7 @@ from warpsim.program.trace import TensorInfo
 
 __all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare"]
 
-_BITS = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
+_BITS = {dtype: dtype_bits(dtype) for dtype in DTYPES}     # element widths, from the one table
 _ONE_BELOW = {"f16": (0x3C00, 0x3BFF), "bf16": (0x3F80, 0x3F7F), "f32": (0x3F800000, 0x3F7FFFFF)}
 
 
@@ -64,10 +65,6 @@ class Result:
     trace: object
     params: dict
     arch: str
-
-
-def _storage_dtype(dtype):
-    return np.uint16 if _BITS[dtype] == 16 else np.uint32
 
 
 def _round(dtype, values):

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from warpsim.cute.numeric import dtype_bits
 from warpsim.errors import ProgramError, WarpsimError
 from warpsim.program.instr import Instr, SourceLine
 
@@ -176,7 +177,7 @@ class TensorInfo:
 
     @property
     def bits(self):
-        return 16 if self.dtype in ("f16", "bf16", "u16") else 32
+        return dtype_bits(self.dtype)
 
 
 class Tracer:
