@@ -36,7 +36,7 @@ from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.fragments import MMA_REGS
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES
-from warpsim.program.instr import Op
+from warpsim.program.instr import KIND_FIELDS, Op
 
 __all__ = ["Encoded", "encode", "OP", "WARP", "NDST", "DST", "NSRC", "SRC", "SPACE", "SIZE", "HALF",
            "VARIANT", "SHAPE", "AB", "CD", "IMM", "ADDR", "NCOLS", "MAX_DST", "MAX_SRC", "SPACES"]
@@ -94,7 +94,7 @@ def _attributes(index, instr):
     return 0, 0, 0, 0, 0, 0
 
 
-_ATTRIBUTE_KEY = attrgetter("op", "space", "bits", "num", "trans", "shape", "ab", "cd", "half", "imm")
+_ATTRIBUTE_KEY = attrgetter(*KIND_FIELDS, "half", "imm")
 _REGISTER_KEY = attrgetter("dst", "src")
 
 

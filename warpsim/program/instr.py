@@ -40,12 +40,13 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
 from warpsim.isa.fragments import MMA_REGS     # re-exported: registers per lane of each mma operand
 
-__all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "writes_registers"]
+__all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "KIND_FIELDS", "writes_registers"]
 
 
 class Op(enum.IntEnum):
@@ -60,6 +61,12 @@ class Op(enum.IntEnum):
     BAR = 6
 
 
+
+
+# The fields an instruction's PTX name depends on: equal kinds, equal ``Instr.ptx``.
+KIND_FIELDS = ("op", "space", "bits", "num", "trans", "shape", "ab", "cd")
+_KIND = attrgetter(*KIND_FIELDS)
+_KEY = attrgetter(*KIND_FIELDS, "dst", "src", "half", "imm")
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,21 @@ class Instr:
     imm: int = 0
     line: SourceLine | None = None
     call: int = -1
+
+    def kind(self) -> tuple:
+        """The instruction's kind: the values of ``KIND_FIELDS`` (what its PTX name depends on)."""
+        return _KIND(self)
+
+    def key(self) -> tuple:
+        """What the instruction does, whoever issues it: every field but ``warp``, the addresses' values,
+        ``line`` and ``call`` (whether it has addresses counts). Warps or lanes that agree on an
+        instruction issue equal keys.
+
+        >>> a = Instr(Op.MOV, 0, dst=(1,), imm=5)
+        >>> a.key() == Instr(Op.MOV, 3, dst=(1,), imm=5, call=2).key() != Instr(Op.MOV, 0, dst=(2,), imm=5).key()
+        True
+        """
+        return _KEY(self) + (self.addr is None,)
 
     @property
     def ptx(self) -> str:

@@ -304,7 +304,7 @@ class Trace:
         if self._counts is None:
             by_kind = {}
             for i in self.stream:
-                key = (i.op, i.space, i.bits, i.num, i.trans, i.shape, i.ab, i.cd)
+                key = i.kind()
                 entry = by_kind.get(key)
                 if entry is None:
                     by_kind[key] = [i, 1]
@@ -427,11 +427,6 @@ def trace_program(program, params, mode="vector"):
     return trace
 
 
-def _signature(instr):
-    return (instr.op, instr.dst, instr.src, instr.space, instr.bits, instr.half, instr.num, instr.trans,
-            instr.shape, instr.ab, instr.cd, instr.imm, instr.addr is None, instr.line)
-
-
 def _zip_lanes(warp, lane_streams):
     """Zip 32 one-lane streams into warp instructions; lanes must agree on every instruction."""
     lengths = [len(s) for s in lane_streams]
@@ -440,7 +435,8 @@ def _zip_lanes(warp, lane_streams):
         present = [lane for lane, s in enumerate(lane_streams) if k < len(s)]
         groups = {}
         for lane in present:
-            groups.setdefault(_signature(lane_streams[lane][k]), []).append(lane)
+            instr = lane_streams[lane][k]
+            groups.setdefault((instr.key(), instr.line), []).append(lane)
         missing = [lane for lane in range(WARP_SIZE) if k >= len(lane_streams[lane])]
         if len(groups) > 1 or missing:
             parts = [f"lanes {_ranges(ls)} issue {lane_streams[ls[0]][k].ptx} at {lane_streams[ls[0]][k].line}"
@@ -452,9 +448,7 @@ def _zip_lanes(warp, lane_streams):
         addr = None
         if first.addr is not None:
             addr = np.concatenate([s[k].addr for s in lane_streams]).astype(np.int64)
-        out.append(Instr(first.op, warp, dst=first.dst, src=first.src, addr=addr, space=first.space,
-                         bits=first.bits, half=first.half, num=first.num, trans=first.trans, shape=first.shape,
-                         ab=first.ab, cd=first.cd, imm=first.imm, line=first.line, call=first.call))
+        out.append(dataclasses.replace(first, addr=addr))
     return out
 
 
