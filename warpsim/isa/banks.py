@@ -54,6 +54,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from warpsim.isa.ldmatrix import ldmatrix_name
+from warpsim.isa.memory import memory_name
+
 __all__ = [
     "NUM_BANKS", "BANK_BYTES", "WARP_LANES", "bank_of", "phase_lanes",
     "BankConflict", "BankPhase", "BankReport", "BankTotals", "bank_report",
@@ -248,9 +251,6 @@ def bank_report(kind, addrs, *, num=None, bits=None, trans=False):
     """
     groups, nbytes = phase_lanes(kind, num=num, bits=bits)
     used = [lane for g in groups for lane in g]
-    if kind == "ldmatrix":
-        name = f"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.shared.b16"
-    else:
-        name = f"{kind}.shared.b{bits}" if bits <= 32 else f"{kind}.shared.v{bits // 32}.b32"
+    name = ldmatrix_name(num, trans) if kind == "ldmatrix" else memory_name(kind, "shared", bits // 8)
     arr = _lane_addresses(f"bank_report: {name}", addrs, used, nbytes)
     return BankReport(name, tuple(_phase(i, g, arr, nbytes) for i, g in enumerate(groups)))

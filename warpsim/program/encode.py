@@ -69,7 +69,11 @@ _SIZES = {16: 2, 32: 4, 64: 8, 128: 16}
 
 
 def _bad(index, instr, why):
-    return ValueError(f"encode: instruction {index} ({instr.ptx}): {why}")
+    try:
+        name = instr.ptx
+    except ValueError:                     # attributes no PTX instruction has: name the kind
+        name = instr.op.name.lower()
+    return ValueError(f"encode: instruction {index} ({name}): {why}")
 
 
 def _attributes(index, instr):

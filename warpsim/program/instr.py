@@ -44,7 +44,11 @@ from operator import attrgetter
 
 import numpy as np
 
+from warpsim.isa.cvt import cvt_name
 from warpsim.isa.fragments import MMA_REGS     # re-exported: registers per lane of each mma operand
+from warpsim.isa.ldmatrix import ldmatrix_name
+from warpsim.isa.memory import memory_name
+from warpsim.isa.mma import mma_name
 
 __all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "KIND_FIELDS", "writes_registers"]
 
@@ -119,23 +123,19 @@ class Instr:
 
     @property
     def ptx(self) -> str:
-        """The PTX instruction name (without operands)."""
+        """The PTX instruction name (without operands), as the ISA layer builds it; ``ValueError`` for
+        attributes no PTX instruction has."""
         op = self.op
         if op == Op.MOV:
             return "mov.b32"
         if op in (Op.LD, Op.ST):
-            verb = "ld" if op == Op.LD else "st"
-            if self.bits <= 32:
-                return f"{verb}.{self.space}.b{self.bits}"
-            return f"{verb}.{self.space}.v{self.bits // 32}.b32"
+            return memory_name("ld" if op == Op.LD else "st", self.space, self.bits // 8)
         if op == Op.LDMATRIX:
-            trans = ".trans" if self.trans else ""
-            return f"ldmatrix.sync.aligned.m8n8.x{self.num}{trans}.shared.b16"
+            return ldmatrix_name(self.num, self.trans)
         if op == Op.MMA:
-            return (f"mma.sync.aligned.{self.shape}.row.col."
-                    f"{self.cd}.{self.ab}.{self.ab}.{self.cd}")
+            return mma_name(self.shape, self.ab, self.cd)
         if op == Op.CVT:
-            return f"cvt.rn.{self.ab}x2.f32"
+            return cvt_name(self.ab)
         if op == Op.BAR:
             return "bar.sync"
         raise ValueError(f"Instr.ptx: unknown op {op!r}")
