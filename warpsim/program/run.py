@@ -33,7 +33,7 @@ from warpsim.isa.cvt import cvt_pack
 from warpsim.program.checks import check_reads, unwritten_reads
 from warpsim.program.execute import execute
 from warpsim.program.program import Program
-from warpsim.program.trace import TensorInfo
+from warpsim.program.registers import TensorInfo
 
 __all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare"]
 
@@ -114,15 +114,13 @@ def _check_inputs(program, buffers, given):
 
 def tensor_values(machine, info: TensorInfo):
     """``(threads, slots)`` raw bits of a per-thread tensor: ``uint16`` for 16-bit elements, ``uint32`` for 32."""
-    slots = np.arange(info.slots)
-    bases = np.asarray(info.bases, np.int64)[:, None, None]                  # [W, 1, 1]
-    warps = np.arange(len(info.bases))[:, None, None]
-    lanes = np.arange(32)[None, :, None]
+    warps = range(len(info.bases))
+    regs = np.stack([info.registers(w) for w in warps])[:, None, :]        # [W, 1, slots]
+    words = machine.regs[np.arange(len(warps))[:, None, None], np.arange(32)[None, :, None], regs]   # [W, 32, slots]
     if info.bits == 16:
-        words = machine.regs[warps, lanes, bases + slots // 2]              # [W, 32, slots]
-        values = ((words >> (16 * (slots % 2)).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
+        values = ((words >> (16 * info.halves()).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
     else:
-        values = machine.regs[warps, lanes, bases + slots].astype(np.uint32)
+        values = words.astype(np.uint32)
     return values.reshape(-1, info.slots)
 
 
