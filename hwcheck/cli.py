@@ -168,7 +168,7 @@ def _cmd_run(args, argv) -> int:
     from hwcheck.report import command_line
     from hwcheck.run import plan_jobs, run_programs
     from warpsim.errors import WarpsimError
-    from warpsim.program.command import load_inputs, parse_pairs
+    from warpsim.commands.program_args import load_inputs, parse_pairs
     from warpsim.program.program import load_program
     try:
         program = load_program(args.program)

@@ -21,6 +21,8 @@ instruction of source line L, else at the end.
 import sys
 
 from warpsim import cute
+from warpsim.commands.program_args import (add_program_arguments, load_program_args, reporting_warnings,
+                                           run_options)
 from warpsim.debug.copy_banks import BankTotals, fragment_accesses
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.tv import draw_tiled_copy, draw_tiled_mma
@@ -103,7 +105,6 @@ def add_arguments(parser):
     banks.add_argument("--rows", help="draw only rows START:STOP of the tile")
     _common(banks)
     regs = sub.add_parser("regs", help="a warp's register file at a point of a program run (the debugger's regs)")
-    from warpsim.program.command import add_program_arguments
     add_program_arguments(regs)
     where = regs.add_mutually_exclusive_group()
     where.add_argument("--at", type=int, metavar="N", help="after the first N instructions (default: all of them)")
@@ -196,10 +197,9 @@ def _run_banks(args):
 def _run_regs(args):
     from warpsim.debug.session import Session
     from warpsim.debug.views import register_view
-    from warpsim.program.command import program_inputs, program_params
-    from warpsim.program.program import load_program
-    session = Session(load_program(args.program), program_params(args), program_inputs(args), seed=args.seed,
-                      arch=args.arch, mode=args.trace, strict=args.strict)
+    program, params, inputs = load_program_args(args)
+    with reporting_warnings("draw"):
+        session = Session(program, params, inputs, **run_options(args))
     try:
         if args.line is not None:
             session.run_to(args.line)

@@ -17,31 +17,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 
 import numpy as np
 
-from warpsim.errors import ProgramWarning, WarpsimError
+from warpsim.commands.program_args import (add_program_arguments, load_program_args, reporting_warnings,
+                                           run_options)
+from warpsim.errors import WarpsimError
 
-__all__ = ["add_arguments", "add_program_arguments", "program_params", "program_inputs", "run_command",
-           "format_summary", "compare_outputs", "parse_pairs", "load_inputs"]
-
-
-def add_program_arguments(parser):
-    """The arguments that choose a program run, shared by ``warpsim run`` and ``warpsim debug``:
-    ``PROGRAM``, ``--param``, ``--input``, ``--seed``, ``--arch``, ``--trace``, ``--strict``."""
-    parser.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)`")
-    parser.add_argument("--param", action="append", default=[], metavar="K=V",
-                        help="a program param, e.g. --param dtype=bf16 (repeatable)")
-    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="an input buffer as raw bits (uint16 for 16-bit types), e.g. --input q=q.npy")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("--arch", choices=("sm80", "sm90"), default="sm90",
-                        help="tensor-core arithmetic model (default sm90)")
-    parser.add_argument("--trace", choices=("vector", "thread"), default="vector",
-                        help="tracing mode: a warp at once (default) or thread by thread")
-    parser.add_argument("--strict", action="store_true",
-                        help="a read of a register never written is an error, not a warning")
+__all__ = ["add_arguments", "run", "format_summary", "compare_outputs"]
 
 
 def add_arguments(parser):
@@ -49,42 +32,6 @@ def add_arguments(parser):
     parser.add_argument("--dump", default=None, metavar="NAME,...",
                         help="write these per-thread tensors to --out DIR as NAME.npy instead of the summary")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
-
-
-def program_params(args):
-    """``{name: value string}`` of the ``--param K=V`` arguments; ``ValueError`` for a malformed one."""
-    return parse_pairs("--param", args.param)
-
-
-def program_inputs(args):
-    """``{name: array}`` of the ``--input NAME=FILE.npy`` arguments; ``ValueError`` for an unreadable file."""
-    return load_inputs(args.input)
-
-
-def parse_pairs(option, items):
-    """``{key: value}`` from ``["key=value", ...]`` (``--param``, ``--input``); ``ValueError`` names a bad item.
-
-    >>> parse_pairs("--param", ["dtype=bf16", "product=pv"])
-    {'dtype': 'bf16', 'product': 'pv'}
-    """
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"{option} {item!r}: expected NAME=VALUE")
-        out[key] = value
-    return out
-
-
-def load_inputs(items):
-    """``{name: array}`` from ``--input NAME=FILE.npy`` items; ``ValueError`` for a file that is not a .npy array."""
-    inputs = {}
-    for name, path in parse_pairs("--input", items).items():
-        try:
-            inputs[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"--input {name}={path}: cannot read a .npy array ({e})") from None
-    return inputs
 
 
 def compare_outputs(outputs, expected):
@@ -151,25 +98,17 @@ def _dump(result, names, out):
     return "\n".join(lines) + "\n"
 
 
-def run_command(args, start=None):
-    """Run ``warpsim run`` with parsed ``args``; returns the exit status (raises user errors)."""
-    from warpsim.program.program import load_program
+def run(args, start=None):
+    """Run ``warpsim run`` with parsed ``args``; returns the exit status (raises user errors).
+    ``start``: when the command started (default: when the command line did), for the summary's wall time."""
+    from warpsim.commands import START
     from warpsim.program.run import run_program
-    start = time.perf_counter() if start is None else start
+    start = START if start is None else start
     if args.dump is not None and not args.out:
         raise ValueError("--dump needs --out DIR")
-    program = load_program(args.program)
-    params = program_params(args)
-    inputs = program_inputs(args)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ProgramWarning)
-        result = run_program(program, params, inputs, seed=args.seed, arch=args.arch, mode=args.trace,
-                             strict=args.strict)
-    for w in caught:
-        if issubclass(w.category, ProgramWarning):
-            sys.stderr.write(f"warpsim run: warning: {w.message}\n")
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    program, params, inputs = load_program_args(args)
+    with reporting_warnings("run"):
+        result = run_program(program, params, inputs, **run_options(args))
     if args.dump is not None:
         sys.stdout.write(_dump(result, args.dump, args.out))
         return 0
