@@ -212,12 +212,13 @@ def parse_threads(text, n_threads):
         try:
             if "-" in part[1:]:
                 lo, hi = part.split("-", 1) if not part.startswith("-") else (part, None)
-                ids = range(int(lo), int(hi) + 1)
+                ids = [int(lo), int(hi)]
             else:
                 ids = [int(part)]
         except (TypeError, ValueError):
             raise ConfigError(f"bad thread list {text!r}: expected numbers like 0,5 or 8-11") from None
-        out.extend(ids)
+        check_threads(ids, n_threads)          # before a range is expanded
+        out.extend(range(ids[0], ids[-1] + 1))
     return check_threads(out, n_threads)
 
 

@@ -8,7 +8,9 @@ as ``warpsim <verb>: warning: ...`` lines on stderr (:func:`reporting_warnings`)
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import os
 import sys
 import warnings
 
@@ -28,13 +30,16 @@ def add_program_arguments(parser):
                         help="a program param, e.g. --param dtype=bf16 (repeatable)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="an input buffer as raw bits (uint16 for 16-bit types), e.g. --input q=q.npy")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=_count, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--arch", choices=("sm80", "sm90"), default="sm90",
                         help="tensor-core arithmetic model (default sm90)")
     parser.add_argument("--trace", choices=("vector", "thread"), default="vector",
                         help="tracing mode: a warp at once (default) or thread by thread")
     parser.add_argument("--strict", action="store_true",
                         help="a read of a register never written is an error, not a warning")
+    parser.add_argument("--max-smem-bytes", type=_count, default=None, metavar="BYTES",
+                        help="allow this much shared memory per CTA (default: the arch's, 227 KB on sm90, "
+                             "163 KB on sm80)")
 
 
 def program_params(args):
@@ -58,6 +63,8 @@ def parse_pairs(option, items):
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"{option} {item!r}: expected NAME=VALUE")
+        if key in out:
+            raise ValueError(f"{option} {key}: given twice ({key}={out[key]} and {item})")
         out[key] = value
     return out
 
@@ -66,11 +73,33 @@ def load_inputs(items):
     """``{name: array}`` from ``--input NAME=FILE.npy`` items; ``ValueError`` for a file that is not a .npy array."""
     inputs = {}
     for name, path in parse_pairs("--input", items).items():
-        try:
-            inputs[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"--input {name}={path}: cannot read a .npy array ({e})") from None
+        inputs[name] = _load_npy(f"--input {name}={path}", path)
     return inputs
+
+
+def _load_npy(what, path):
+    if os.path.isdir(path):
+        raise ValueError(f"{what}: is a directory, not a .npy file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+            f.seek(0)
+            if head != b"\x93NUMPY":
+                kind = "an empty file" if not head else "not a .npy file (no NumPy header)"
+                raise ValueError(f"{what}: {kind}; save arrays with numpy.save")
+            array = np.load(f, allow_pickle=False)
+    except OSError as e:
+        raise ValueError(f"{what}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:
+        if str(e).startswith(what):
+            raise
+        if "allow_pickle" in str(e):
+            raise ValueError(f"{what}: holds Python objects (a pickled array), not numbers; "
+                             f"give raw bits as uint16/uint32") from None
+        raise ValueError(f"{what}: not a readable .npy array ({e})") from None
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{what}: holds {type(array).__name__}, not one array (.npz?)")
+    return array
 
 
 def load_program_args(args):
@@ -83,7 +112,18 @@ def load_program_args(args):
 
 def run_options(args):
     """The keyword arguments of ``run_program`` and ``Session`` that the program arguments choose."""
-    return {"seed": args.seed, "arch": args.arch, "mode": args.trace, "strict": args.strict}
+    return {"seed": args.seed, "arch": args.arch, "mode": args.trace, "strict": args.strict,
+            "max_smem_bytes": args.max_smem_bytes}
+
+
+def _count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
 
 
 @contextlib.contextmanager

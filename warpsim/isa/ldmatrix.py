@@ -32,7 +32,7 @@ def ldmatrix_variant(num, trans):
     >>> ldmatrix_variant(4, True)
     5
     """
-    if num not in _NUMS:
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num not in _NUMS:
         raise ValueError(f"ldmatrix: num must be 1, 2 or 4, got {num!r}")
     return 2 * _NUMS.index(num) + int(bool(trans))
 
@@ -61,7 +61,7 @@ def _check_rows(smem_bytes, addrs, num, fault):
     """Check the row addresses of lanes ``0 .. 8*num-1``; True when all are valid."""
     for lane in range(8 * num):
         addr = addrs[lane]
-        if addr < 0 or addr + 16 > smem_bytes:
+        if addr < 0 or addr > smem_bytes - 16:      # not addr + 16: that overflows near 2**63
             set_fault(fault, FAULT_OUT_OF_RANGE, lane, addr, 16)
             return False
         if addr % 16 != 0:
@@ -128,7 +128,7 @@ def ldmatrix(smem, addrs, *, num, trans=False):
     ``SimulatorFault`` (first faulting entry, first lane) for a bad row address.
     """
     op = "ldmatrix"
-    if num not in _NUMS or isinstance(num, bool):
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num not in _NUMS:
         raise ValueError(f"{op}: num must be 1, 2 or 4, got {num!r}")
     if not isinstance(trans, (bool, np.bool_)):
         raise TypeError(f"{op}: trans must be a bool, got {type(trans).__name__}")
