@@ -93,7 +93,7 @@ def load_config(path):
         raise ConfigError(f"config file {path} does not exist")
     try:
         namespace = runpy.run_path(str(path), run_name="warpsim_explain_config")
-    except Exception as e:       # the file is user code: report any failure in one line
+    except (Exception, SystemExit) as e:       # the file is user code: report any failure in one line
         where = ""
         tb = e.__traceback__
         while tb is not None:
@@ -102,6 +102,9 @@ def load_config(path):
             tb = tb.tb_next
         line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
         where = f" (line {line})" if line else where
+        if isinstance(e, SystemExit):
+            raise ConfigError(f"config file {path}{where}: the file exited while loading (sys.exit({e.code!r}))") \
+                from None
         raise ConfigError(f"config file {path}{where}: {type(e).__name__}: {e}") from None
     tiled_mma = namespace.get("tiled_mma")
     if not isinstance(tiled_mma, cute.TiledMMA):

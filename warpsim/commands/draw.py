@@ -194,7 +194,12 @@ def _run_banks(args):
     title = f"{label}: banks of {smem.layout}" + (
         f"; warp {args.warp} call {args.call} phase {args.phase}: "
         + ("conflict-free" if phase.degree == 1 else f"{phase.degree}-way") if phase else "")
-    scene = bank_map(smem, phase, title).scene(rows=_parse_rows(args.rows) if args.rows else None)
+    try:
+        scene = bank_map(smem, phase, title).scene(rows=_parse_rows(args.rows) if args.rows else None)
+    except ValueError as e:      # the bank map names its method; the user gave an option
+        if not args.rows or str(e).startswith("--rows"):
+            raise
+        raise ValueError(f"--rows {args.rows}: {str(e).split(': ', 1)[-1]}") from None
     _write(scene, args)
     if args.output:
         sys.stdout.write("\n".join(lines) + "\n")

@@ -34,9 +34,10 @@ from warpsim.program.execute import execute
 from warpsim.program.program import Program
 from warpsim.program.trace import TensorInfo
 
-__all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare"]
+__all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare", "MAX_GLOBAL_BYTES"]
 
 _BITS = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
+MAX_GLOBAL_BYTES = 1 << 32     # the simulated global memory lives in host memory: 4 GiB at most
 _ONE_BELOW = {"f16": (0x3C00, 0x3BFF), "bf16": (0x3F80, 0x3F7F), "f32": (0x3F800000, 0x3F7FFFFF)}
 
 
@@ -156,6 +157,12 @@ def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=
     params = program.resolve_params(params)
     check_cta_limits(f"program {program.name}", program.threads(params), program.smem_bytes(params), arch,
                      max_smem_bytes)
+    buffers = program.buffers(params)
+    top = max((b.base + b.nbytes for b in buffers), default=0)
+    if top > MAX_GLOBAL_BYTES:
+        big = max(buffers, key=lambda b: b.nbytes)
+        raise ValueError(f"program {program.name}: its buffers need {top} bytes of global memory ({big.name!r}: "
+                         f"{big.shape} {big.dtype}); the simulator holds at most {MAX_GLOBAL_BYTES}")
     cached = len(program._traces)
     trace = program.trace(params, mode=mode)
     trace_seconds = trace.seconds if len(program._traces) > cached else 0.0
