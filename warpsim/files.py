@@ -19,6 +19,7 @@ warpsim.files.WriteError: cannot write ...a.txt: No space left on device
 (b'whole', ['a.txt'])
 """
 
+import io
 import os
 import tempfile
 
@@ -32,7 +33,7 @@ class WriteError(WarpsimError, OSError):
 
 
 def write_atomic(path, write):
-    """Call ``write(f)`` on a binary temporary file beside ``path``, then rename it to ``path``.
+    """Call ``write(f)`` on a binary buffer, write that to a temporary file beside ``path``, rename it to ``path``.
 
     An ``OSError`` (disk full, ``ulimit -f``, permissions, a missing directory) becomes a
     :class:`WriteError` naming ``path``; any other exception of ``write`` propagates. Either way
@@ -42,9 +43,11 @@ def write_atomic(path, write):
     directory = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
+        content = io.BytesIO()              # produced first: the file gets whole writes and the OS's errors
+        write(content)
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
         with os.fdopen(fd, "wb") as f:
-            write(f)
+            f.write(content.getbuffer())
         os.chmod(tmp, 0o666 & ~_umask())           # as open() would have made it, not mkstemp's 0600
         os.replace(tmp, path)
         tmp = None

@@ -149,7 +149,7 @@ def ldmatrix(smem, addrs, *, num, trans=False):
     if addrs.dtype == np.uint64 and addrs.size and int(addrs.max()) >= 2**63:
         raise ValueError(f"{op}: addrs holds an address too large for int64")
     flat_addrs = np.ascontiguousarray(addrs.reshape(-1, 32), dtype=np.int64)
-    flat_smem = np.ascontiguousarray(smem.reshape(-1, smem.shape[-1]))
+    flat_smem = np.ascontiguousarray(smem.reshape(int(np.prod(smem.shape[:-1])), smem.shape[-1]))  # 0 bytes too
     count = flat_addrs.shape[0]
     out = np.zeros((count, 32, num), np.uint32)
     faults = np.zeros((count, 4), np.int64)
