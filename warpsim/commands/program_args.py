@@ -19,7 +19,7 @@ import numpy as np
 from warpsim.errors import ProgramWarning
 
 __all__ = ["add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
-           "load_program_args", "run_options", "reporting_warnings"]
+           "load_program_args", "run_options", "reporting_warnings", "announce_compiling"]
 
 
 def add_program_arguments(parser):
@@ -116,6 +116,30 @@ def run_options(args):
             "max_smem_bytes": args.max_smem_bytes}
 
 
+_announced = []
+
+
+def announce_compiling(verb):
+    """From now on, the first time Numba compiles a kernel (its cache is empty: a fresh install's first
+    run), print one line on stderr, so a first run's wait is not silence."""
+    if _announced:
+        return
+    from numba.core import event      # imported when used: explain and draw mma never load Numba
+
+    class Once(event.Listener):
+        def on_start(self, _event):
+            if len(_announced) == 1:
+                _announced.append(True)
+                sys.stderr.write(f"warpsim {verb}: compiling the simulator's kernels, first run only ...\n")
+                sys.stderr.flush()
+
+        def on_end(self, _event):
+            pass
+
+    _announced.append(verb)
+    event.register("numba:compile", Once())
+
+
 def _count(text):
     try:
         value = int(text)
@@ -129,7 +153,9 @@ def _count(text):
 @contextlib.contextmanager
 def reporting_warnings(verb):
     """Inside, a :class:`~warpsim.errors.ProgramWarning` is collected; on leaving, each is printed as one
-    line ``warpsim <verb>: warning: <message>`` on stderr (other warnings are shown as Python shows them)."""
+    line ``warpsim <verb>: warning: <message>`` on stderr (other warnings are shown as Python shows them).
+    When Numba compiles a kernel inside (no cached machine code yet: a first run), one line says so."""
+    announce_compiling(verb)
     caught = []
     try:
         with warnings.catch_warnings(record=True) as caught:
