@@ -74,6 +74,12 @@ def _positive_int(op, name, value, minimum=1):
     return int(value)
 
 
+def _index(op, name, value, top):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < top:
+        raise ValueError(f"{op}: {name} must be an int in [0, {top}), got {value!r}")
+    return int(value)
+
+
 def _reg_indices(op, name, regs, count):
     idx = np.asarray(regs)
     if not np.issubdtype(idx.dtype, np.integer) or idx.shape != (count,):
@@ -208,7 +214,7 @@ class Machine:
         regs_w = self._warp(name, warp)
         fault = new_fault()
         warp_ld(regs_w, _reg_indices(name, "dst_regs", dst_regs, registers_for(size)), mem,
-                _lane_addresses(name, addrs), size, int(half), fault)
+                _lane_addresses(name, addrs), size, _index(name, "half", half, 2), fault)
         raise_fault(fault, name, warp, nbytes=mem.size, space=space)
 
     def execute_st(self, warp, space, src_regs, addrs, *, size, half=0):
@@ -218,7 +224,7 @@ class Machine:
         regs_w = self._warp(name, warp)
         fault = new_fault()
         warp_st(regs_w, _reg_indices(name, "src_regs", src_regs, registers_for(size)), mem,
-                _lane_addresses(name, addrs), size, int(half), fault)
+                _lane_addresses(name, addrs), size, _index(name, "half", half, 2), fault)
         raise_fault(fault, name, warp, nbytes=mem.size, space=space)
 
     def execute_cvt_pack(self, warp, d_reg, a_reg, b_reg, *, to="f16"):
@@ -226,7 +232,9 @@ class Machine:
         name = cvt_name(to)
         regs_w = self._warp(name, warp)
         fault = new_fault()
-        warp_cvt_pack(regs_w, int(d_reg), int(a_reg), int(b_reg), CVT_TYPES[to], fault)
+        top = self.regs_per_thread
+        warp_cvt_pack(regs_w, _index(name, "d_reg", d_reg, top), _index(name, "a_reg", a_reg, top),
+                      _index(name, "b_reg", b_reg, top), CVT_TYPES[to], fault)
         raise_fault(fault, name, warp)
 
     def bar_sync(self):

@@ -55,6 +55,11 @@ MACHINE_ERRORS = [
     (lambda m: m.execute_ld(5, "shared", [0], lanes(0), size=4), ValueError, "warp must be an int in [0, 1), got 5"),
     (lambda m: m.execute_ld(0, "shared", [99], lanes(0), size=4), SimulatorFault, "99"),
     (lambda m: m.execute_ldmatrix(0, [0], lanes(0), num=4.0), ValueError, "num must be 1, 2 or 4, got 4.0"),
+    (lambda m: m.execute_ld(0, "shared", [0], lanes(0), size=2, half=np.str_("not an array")), ValueError,
+     "ld.shared.b16: half must be an int in [0, 2), got np.str_('not an array')"),
+    (lambda m: m.execute_st(0, "shared", [0], lanes(0), size=2, half=2), ValueError, "half must be an int in [0, 2)"),
+    (lambda m: m.execute_cvt_pack(0, 0, "r1", 2), ValueError, "a_reg must be an int in [0, 8), got 'r1'"),
+    (lambda m: m.execute_cvt_pack(0, 99, 1, 2), ValueError, "d_reg must be an int in [0, 8), got 99"),
     (lambda m: m.execute_ldmatrix(0, [0], lanes(0), num=True), ValueError, "num must be 1, 2 or 4, got True"),
     (lambda m: m.execute_ldmatrix(0, [0, 1, 2], lanes(0), num=3), ValueError, "got 3"),
 ]

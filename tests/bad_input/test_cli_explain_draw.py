@@ -42,6 +42,8 @@ DRAW_ERRORS = [
     (["mma", "--atom", "SM80_16x8x16_F32F16F16F32_TN", "--tile", "100000,16,16"], ["--tile 100000,16,16", "at most 1024"]),
     (["mma", "--atom", "SM80_16x8x16_F32F16F16F32_TN", "--tile", "64,16"], ["--tile: expected 3 values"]),
     (["mma", "--config", "nope"], ["config file nope does not exist"]),
+    (["mma", "--highlight", "99999"], ["--highlight 99999: highlight must be a thread id 0-127"]),
+    (["mma", "--operand", "B", "--highlight", "-1"], ["--highlight -1: highlight must be a thread id 0-127"]),
     (["mma", "--config", "cfg_raises.py"], ["KeyError: 'a config bug'"]),
     (["mma", "-o", "pic.gif"], ["pic.gif", "use a .svg or .png"]),
     (["mma", "-o", "adir/sub/pic.svg"], ["cannot write adir/sub/pic.svg"]),
@@ -50,6 +52,7 @@ DRAW_ERRORS = [
     (["copy", "--fragment", "X"], ["no fragment 'X' in config seed", "Q, K, Vt"]),
     (["copy", "--config", "cfg_exit.py"], ["sys.exit(4)"]),
     (["copy", "-o", "nodir/c.svg"], ["cannot write nodir/c.svg"]),
+    (["copy", "--highlight", "128"], ["--highlight 128: highlight must be a thread id 0-127"]),
     # banks
     (["banks", "--warp", "9"], ["--warp 9 --call 0"]),
     (["banks", "--call", "99"], ["--warp 0 --call 99"]),

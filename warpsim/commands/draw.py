@@ -131,6 +131,16 @@ def _write(scene, args):
         sys.stdout.write(scene.svg())
 
 
+def _as_option(option, value, fn, *args):
+    """``fn(*args)``; its ``ValueError`` about ``value`` is restated as about the user's ``option``."""
+    try:
+        return fn(*args)
+    except ValueError as e:
+        if value is None or option.lstrip("-") not in str(e):
+            raise
+        raise ValueError(f"{option} {value}: {str(e).split(': ', 1)[-1]}") from None
+
+
 def _run_mma(args):
     if args.atom:
         thr = parse_ints(args.thr, "--thr", 3)
@@ -143,13 +153,13 @@ def _run_mma(args):
         tiled_mma = cute.make_tiled_mma(cute.MMA_OPS[args.atom], cute.make_layout(thr), tile)
     else:
         tiled_mma = resolve_config(args.config).tiled_mma
-    _write(draw_tiled_mma(tiled_mma, args.operand, args.highlight), args)
+    _write(_as_option("--highlight", args.highlight, draw_tiled_mma, tiled_mma, args.operand, args.highlight), args)
     return 0
 
 
 def _run_copy(args):
     spec = _fragment(resolve_config(args.config), args.fragment)
-    scene = draw_tiled_copy(spec.copy, args.side, args.highlight)
+    scene = _as_option("--highlight", args.highlight, draw_tiled_copy, spec.copy, args.side, args.highlight)
     scene.title = f"{spec.name}: {scene.title}"
     _write(scene, args)
     return 0
