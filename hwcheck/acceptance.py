@@ -34,6 +34,7 @@ from hwcheck.campaign import (CASE_RECORDS, CHUNK, GpuRunner, build_cases, campa
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from hwcheck.report import command_line, new_report, write_json_atomic
+from warpsim.isa.arith import DEFAULT_ARCH
 
 __all__ = ["ACCEPTANCE", "PROGRAM_SEEDS", "ONLY", "Outcome", "run_one", "run_acceptance", "report_prefix",
            "campaign_report", "example_programs", "run_example_programs"]
@@ -104,7 +105,7 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
     results: list = []
     error = None
     try:
-        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else "sm90"
+        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else DEFAULT_ARCH
         if instr == "mma":
             settings["simulator_arch"] = model
         runner = GpuRunner(gpu, cases)

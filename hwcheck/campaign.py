@@ -28,6 +28,7 @@ from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
 from hwcheck.kernels import module_source
+from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90
 from warpsim.isa.inputs import CVT_CLASSES, MMA_CLASSES
 from warpsim.isa.mma import TYPE_COMBOS
 
@@ -44,7 +45,7 @@ CLASSES = {"mma": MMA_CLASSES, "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
-_MODELS = {"80": "sm80", "89": "sm80", "90": "sm90"}   # compute capability -> tensor-core model
+_MODELS = {"80": SM80.name, "89": SM80.name, "90": SM90.name}   # compute capability -> tensor-core model
 
 
 def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=VARIANTS, classes=None) -> list:
@@ -97,8 +98,8 @@ def model_arch(compute_capability: str, override: str | None = None) -> str:
     ('sm90', 'sm80', 'sm90')
     """
     if override is not None:
-        if override not in ("sm80", "sm90"):
-            raise ValueError(f"--arch: {override!r} is not one of sm80, sm90")
+        if override not in ARCHS:
+            raise ValueError(f"--arch: {override!r} is not one of {', '.join(sorted(ARCHS))}")
         return override
     try:
         return _MODELS[str(compute_capability)]
@@ -155,7 +156,7 @@ def _timed(fn, *args):
     return out, time.perf_counter() - start
 
 
-def warm_up(cases, arch: str = "sm90") -> float:
+def warm_up(cases, arch: str = DEFAULT_ARCH) -> float:
     """Simulate one warp of each case so that Numba's compile (minutes on a cold cache, then cached on
     disk) is not charged to the first case's times; returns the seconds spent."""
     start = time.perf_counter()
@@ -164,7 +165,7 @@ def warm_up(cases, arch: str = "sm90") -> float:
     return time.perf_counter() - start
 
 
-def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",
+def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = DEFAULT_ARCH,
              progress=None, record_limit: int = CASE_RECORDS) -> CaseResult:
     """Run ``count`` instructions of ``case`` on ``runner`` and on the simulator (model ``arch``).
 
@@ -208,7 +209,7 @@ def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arc
     return result
 
 
-def run_campaign(cases, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",
+def run_campaign(cases, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = DEFAULT_ARCH,
                  progress=None, total_records: int = 200, results=None) -> list:
     """:func:`run_case` for each case, keeping at most ``total_records`` records in all.
 

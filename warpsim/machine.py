@@ -33,6 +33,7 @@ from warpsim.errors import SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import CVT_TYPES, cvt_name, warp_cvt_pack
 from warpsim.isa.faults import new_fault, raise_fault
+from warpsim.isa.fragments import MMA_REGS
 from warpsim.isa.ldmatrix import ldmatrix_name, ldmatrix_variant, warp_ldmatrix
 from warpsim.isa.memory import memory_name, registers_for, warp_ld, warp_st
 from warpsim.isa.mma import mma_name, mma_params, warp_mma
@@ -179,8 +180,7 @@ class Machine:
         name = mma_name(shape, ab, cd)
         params = mma_params(shape, ab, cd, arch, op=name)
         regs_w = self._warp(name, warp)
-        na, nb = (4, 2) if shape == "m16n8k16" else (2, 1)
-        nc = 4 if cd == "f32" else 2
+        na, nb, nc = MMA_REGS[(shape, cd)]
         fault = new_fault()
         warp_mma(regs_w, _reg_indices(name, "a_regs", a_regs, na), _reg_indices(name, "b_regs", b_regs, nb),
                  _reg_indices(name, "c_regs", c_regs, nc), _reg_indices(name, "d_regs", d_regs, nc),

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim.errors import SimulatorFault
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.program.execute import arch_table, execute, no_snapshots, run
 from warpsim.program.instr import Op
 from warpsim.program.program import Program, load_program
@@ -148,7 +149,7 @@ class Session:
     Raises what ``run_program`` raises for a bad program, params or inputs.
     """
 
-    def __init__(self, program, params=None, inputs=None, *, seed=0, arch="sm90", mode="vector",
+    def __init__(self, program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH, mode="vector",
                  strict=False, interval=64, max_checkpoints=32, max_smem_bytes=None):
         from warpsim.program.run import prepare     # the tracing machinery loads on first use
         if not isinstance(program, Program):

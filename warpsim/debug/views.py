@@ -40,11 +40,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.debug.banks import bank_of, instr_bank_report, stream_bank_report
+from warpsim.debug.banks import instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.colors import bank_color
 from warpsim.draw.html import html_table, smem_tile
 from warpsim.draw.registers import REGISTER_FORMATS, TEXT_WIDTH, format_bits, register_grid
+from warpsim.isa.banks import bank_of
+from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Op
 
 __all__ = ["RegisterView", "register_view", "parse_registers", "FragView", "frag_view", "WhoView", "who_view",
@@ -315,10 +317,10 @@ def _step_text(session, step):
     head = _instr_text(session, step.instr)
     if instr.op == Op.MMA:
         pos = session.dataflow.mma_position(instr, step.lane, step.reg)
-        na = {"m16n8k16": 4, "m16n8k8": 2}[instr.shape]
-        a, b = instr.src[:na], instr.src[na:na + na // 2]
+        na, nb, _nc = MMA_REGS[(instr.shape, instr.cd)]
+        a, b = instr.src[:na], instr.src[na:na + nb]
         return [f"{head}", f"      D({pos[0]}, {pos[1]}) of its 16x8 tile = A x B + C; A {register_ranges(a)}, "
-                           f"B {register_ranges(b)}, C {register_ranges(instr.src[na + na // 2:])}"]
+                           f"B {register_ranges(b)}, C {register_ranges(instr.src[na + nb:])}"]
     if instr.op == Op.MOV:
         return [f"{head}", f"      set to {instr.imm:#x}"]
     if instr.op == Op.CVT:

@@ -108,7 +108,7 @@ SM90 = ArchModel(
               "REFERENCE.md section 4: an H200 run with no mismatch in about 2e7 outputs."),
 )
 ARCHS = {m.name: m for m in list(globals().values()) if isinstance(m, ArchModel)}
-DEFAULT_ARCH = "sm90"
+DEFAULT_ARCH = SM90.name     # the H200 of the seed configuration
 
 
 def get_arch(arch):

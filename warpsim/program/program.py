@@ -30,12 +30,12 @@ import os
 import sys
 from dataclasses import dataclass
 
+from warpsim.cute.numeric import DTYPES, dtype_bits
 from warpsim.errors import ProgramError, WarpsimError
 
 __all__ = ["Program", "Buffer", "load_program", "BUFFER_ALIGN"]
 
 BUFFER_ALIGN = 256      # bytes: every global buffer starts at a multiple of this (as Machine.alloc_global)
-_DTYPES = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ class Program:
                 shape, dtype = _buffer_spec(self.name, role, name, spec)
                 if any(b.name == name for b in out):
                     raise ValueError(f"program {self.name}: buffer {name!r} is declared twice")
-                nbytes = _DTYPES[dtype] // 8
+                nbytes = dtype_bits(dtype) // 8
                 for extent in shape:
                     nbytes *= extent
                 base = -(-top // BUFFER_ALIGN) * BUFFER_ALIGN
@@ -183,9 +183,9 @@ def _buffer_spec(program, role, name, spec):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if not shape or any(isinstance(e, bool) or not isinstance(e, int) or e <= 0 for e in shape):
         raise ValueError(f"program {program}: {role} {name!r} needs a shape of positive ints, got {shape!r}")
-    if dtype not in _DTYPES:
+    if dtype not in DTYPES:
         raise ValueError(f"program {program}: {role} {name!r} has dtype {dtype!r}; expected one of "
-                         f"{', '.join(_DTYPES)}")
+                         f"{', '.join(DTYPES)}")
     return shape, dtype
 
 

@@ -26,17 +26,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_dtype
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.machine import Machine, check_cta_limits
 from warpsim.isa.cvt import cvt_pack
 from warpsim.program.checks import check_reads, unwritten_reads
 from warpsim.program.execute import execute
 from warpsim.program.program import Program
-from warpsim.program.trace import TensorInfo
+from warpsim.program.registers import TensorInfo
 
 __all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare", "MAX_GLOBAL_BYTES"]
 
-_BITS = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
+_BITS = {dtype: dtype_bits(dtype) for dtype in DTYPES}     # element widths, from the one table
 MAX_GLOBAL_BYTES = 1 << 32     # the simulated global memory lives in host memory: 4 GiB at most
 _ONE_BELOW = {"f16": (0x3C00, 0x3BFF), "bf16": (0x3F80, 0x3F7F), "f32": (0x3F800000, 0x3F7FFFFF)}
 
@@ -65,10 +66,6 @@ class Result:
     trace: object
     params: dict
     arch: str
-
-
-def _storage_dtype(dtype):
-    return np.uint16 if _BITS[dtype] == 16 else np.uint32
 
 
 def _round(dtype, values):
@@ -130,15 +127,13 @@ def _check_inputs(program, buffers, given):
 
 def tensor_values(machine, info: TensorInfo):
     """``(threads, slots)`` raw bits of a per-thread tensor: ``uint16`` for 16-bit elements, ``uint32`` for 32."""
-    slots = np.arange(info.slots)
-    bases = np.asarray(info.bases, np.int64)[:, None, None]                  # [W, 1, 1]
-    warps = np.arange(len(info.bases))[:, None, None]
-    lanes = np.arange(32)[None, :, None]
+    warps = range(len(info.bases))
+    regs = np.stack([info.registers(w) for w in warps])[:, None, :]        # [W, 1, slots]
+    words = machine.regs[np.arange(len(warps))[:, None, None], np.arange(32)[None, :, None], regs]   # [W, 32, slots]
     if info.bits == 16:
-        words = machine.regs[warps, lanes, bases + slots // 2]              # [W, 32, slots]
-        values = ((words >> (16 * (slots % 2)).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
+        values = ((words >> (16 * info.halves()).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
     else:
-        values = machine.regs[warps, lanes, bases + slots].astype(np.uint32)
+        values = words.astype(np.uint32)
     return values.reshape(-1, info.slots)
 
 
