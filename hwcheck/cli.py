@@ -11,6 +11,10 @@ Subcommands:
   [--seed S] [--arch sm80|sm90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
   and on the simulator, every register snapshot, shared memory and global memory compared
   (:mod:`hwcheck.run`);
+- ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
+  the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.lower`), on stdout or
+  into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.nvrtc`, no GPU) and prints
+  the compiler's log. Exit status 0, or 2 when it does not compile.
 
 Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
 argument, no CuPy, no GPU, compile failure), 3 when a run stopped on an error (a report is still
@@ -20,6 +24,7 @@ written, with ``"status": "error"``). Expected errors print one line on stderr, 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from hwcheck.errors import HwcheckError
@@ -106,6 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
     r.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
     r.add_argument("--report", metavar="FILE", help="write a JSON report")
+    lo = sub.add_parser("lower", help="the CUDA source hwcheck run would compile for a program; --compile checks it")
+    lo.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
+    lo.add_argument("--param", action="append", default=[], metavar="K=V",
+                    help="a program param, e.g. --param dtype=bf16 (repeatable)")
+    lo.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
+    lo.add_argument("-o", "--out", metavar="FILE", help="write the source to FILE (default: stdout)")
+    lo.add_argument("--compile", action="store_true", help="compile it with NVRTC (no GPU needed); print the log")
+    lo.add_argument("--arch", choices=("sm80", "sm90"), default="sm90", help="the GPU to compile for (default sm90)")
     return parser
 
 
@@ -188,11 +201,48 @@ def _cmd_run(args, argv) -> int:
     return _finish(outcome)
 
 
+def _cmd_lower(args, argv) -> int:
+    from hwcheck.lower import lower
+    from hwcheck.nvrtc import NvrtcError, compile_cuda
+    from hwcheck.report import write_text_atomic
+    from warpsim.errors import WarpsimError
+    from warpsim.program.command import parse_pairs
+    from warpsim.program.program import load_program
+    try:
+        program = load_program(args.program)
+        params = program.resolve_params(parse_pairs("--param", args.param))
+        t = program.trace(params, mode=args.trace)
+    except (ValueError, TypeError, WarpsimError) as e:
+        raise _UsageError(f"hwcheck lower: {e}") from None
+    lowered = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes)
+    summary = (f"{program.name}: {len(t.stream)} warp instructions, {lowered.threads} threads, "
+               f"{t.regs_per_thread} registers per thread, {lowered.smem_bytes} bytes of shared memory, "
+               f"{lowered.snap_positions} register snapshot slots")
+    if args.out:
+        write_text_atomic(args.out, lowered.source, what="-o")
+        sys.stdout.write(f"wrote {args.out}: {summary}\n")
+    else:
+        sys.stdout.write(lowered.source)
+        sys.stderr.write(summary + "\n")
+    if args.compile:
+        name = os.path.basename(args.out) if args.out else "warpsim_kernel.cu"
+        try:
+            compiled = compile_cuda(lowered.source, arch=args.arch, name=name)
+        except NvrtcError as e:
+            sys.stderr.write(f"hwcheck lower: {name} does not compile for {args.arch}; NVRTC's log:\n{e.log}\n")
+            return EXIT_USAGE
+        report = sys.stdout if args.out else sys.stderr   # stdout holds the source when there is no -o
+        report.write(f"compiled {name} for {compiled.arch} with NVRTC: {len(compiled.cubin)} bytes of cubin; "
+                     f"log: {compiled.log or '(empty)'}\n")
+    return EXIT_OK
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = build_parser().parse_args(argv)
-        command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run}[args.command]
+        command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
+                   "lower": _cmd_lower}[args.command]
         return command(args, argv)
     except _UsageError as e:
         sys.stderr.write(f"{e}\n")
