@@ -37,9 +37,16 @@ int32 vector operations. Each such trick is explained where it is used.
 (16, 25, -133, -21)
 >>> sorted(ARCHS) == ["sm80", "sm90"]
 True
+
+A model with one parameter changed (``ArchModel.variant``) runs through the same kernel: the
+discriminating input classes (``warpsim.isa.inputs.EVIDENCE_CLASSES``) and the hardware campaigns use
+the neighbours of each parameter (``neighbours``) to show which values the data rules out.
+
+>>> sorted(neighbours(SM90))
+['block=8', 'ez_f16=-20', 'ez_f16=-22', 'ez_f32=-132', 'ez_f32=-134', 'frac_bits=24']
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -48,7 +55,7 @@ from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_u32
 from warpsim.isa.scratch import stack_array
 
 __all__ = [
-    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch",
+    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch", "PARAMETERS", "neighbours",
     "AB_TYPES", "CD_TYPES", "AB_F16", "AB_BF16", "CD_F32", "CD_F16",
     "TILE", "TABLE_SIZE", "mma_core", "mma_tile", "new_workspace",
 ]
@@ -93,6 +100,17 @@ class ArchModel:
         if self.frac_bits < 23:
             raise ValueError(f"ArchModel {self.name}: frac_bits {self.frac_bits} below f32's 23")
 
+    def variant(self, **changes):
+        """This model with the given parameters changed, named after them (for evidence checks).
+
+        Raises ``ValueError`` (from the pre-conditions) for a variant the kernel cannot compute.
+
+        >>> SM90.variant(ez_f32=-132).name, SM90.variant(ez_f32=-132).ez_f32
+        ('sm90[ez_f32=-132]', -132)
+        """
+        label = ",".join(f"{k}={v}" for k, v in changes.items())
+        return replace(self, name=f"{self.name}[{label}]", evidence=f"a variant of {self.name}", **changes)
+
 
 SM80 = ArchModel(
     name="sm80", gpus="A100, L40S (sm_89 shares the model)", block=8, frac_bits=24,
@@ -109,6 +127,32 @@ SM90 = ArchModel(
 )
 ARCHS = {m.name: m for m in list(globals().values()) if isinstance(m, ArchModel)}
 DEFAULT_ARCH = "sm90"
+PARAMETERS = ("block", "frac_bits", "ez_f32", "ez_f16")   # the numbers that define a model
+
+
+def _neighbour_values(model, parameter):
+    value = getattr(model, parameter)
+    if parameter == "block":
+        return [24 - value]   # the other choice: 8 <-> 16
+    return [value - 1, value + 1]
+
+
+def neighbours(model, parameters=PARAMETERS):
+    """``{"parameter=value": ArchModel}``: ``model`` with one parameter moved to a neighbour (+-1, the
+    other block size), for each variant the kernel can compute (sm90's ``frac_bits=26`` would overflow
+    its int32 sums and is left out; the exact-fraction reference in the tests covers it).
+
+    >>> sorted(neighbours(SM80, ["frac_bits"]))
+    ['frac_bits=23', 'frac_bits=25']
+    """
+    out = {}
+    for parameter in parameters:
+        for value in _neighbour_values(model, parameter):
+            try:
+                out[f"{parameter}={value}"] = model.variant(**{parameter: value})
+            except ValueError:
+                pass
+    return out
 
 
 def get_arch(arch):
