@@ -24,8 +24,10 @@ Evidence: Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv 25
 ``A100TC.m``, ``H100TC.m`` and hardware vectors for A100, L40S, H100, H200, reproduced with zero
 mismatches by ``tests/isa/test_conformance.py``); Xie et al., "MMA-Sim", arXiv 2511.10909 (block
 split and fraction bits per architecture, special values); REFERENCE.md section 4 (sm_90 checked on
-an H200 over about 2e7 outputs). sm_80's second block, its EZ floor and its special values have no
-hardware vectors here: they rest on the two papers.
+an H200 over about 2e7 outputs; the evidence classes of ``warpsim.isa.inputs``, run on the H200
+by the acceptance set, count how often each neighbour value of sm_90's parameters disagrees with
+the GPU: docs/evidence.md). sm_80's second block, its EZ
+floor and its special values have no hardware vectors here: they rest on the two papers.
 
 Everything here computes on integers: the products, the alignment, the sum and the rounding.
 
