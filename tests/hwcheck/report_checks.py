@@ -81,7 +81,8 @@ def campaign_problems(report, name, instr, options, count, *, cc="90", now=None)
     if settings.get("instr") != instr or settings.get("count_per_case") != count or \
             settings.get("simulator_arch") != arch:
         out.append(f"{where}: settings instr/count_per_case/simulator_arch {settings.get('instr')!r}/"
-                   f"{settings.get('count_per_case')!r}/{settings.get('simulator_arch')!r}, want {instr}/{count}/{arch}")
+                   f"{settings.get('count_per_case')!r}/{settings.get('simulator_arch')!r}, "
+                   f"want {instr}/{count}/{arch}")
     got = report.get("cases", [])
     want_keys = [(c.ptx, c.label, c.cls) for c in cases]
     got_keys = [(c.get("instruction"), c.get("label"), c.get("class")) for c in got]
@@ -112,7 +113,8 @@ def campaign_problems(report, name, instr, options, count, *, cc="90", now=None)
     for row in got:
         c, b = groups.get(row.get("instruction"), (0, 0))
         groups[row.get("instruction")] = (c + row.get("count", 0), b + row.get("mismatched_registers", 0))
-    listed = {i.get("instruction"): (i.get("count"), i.get("mismatched_registers")) for i in report.get("instructions", [])}
+    listed = {i.get("instruction"): (i.get("count"), i.get("mismatched_registers"))
+              for i in report.get("instructions", [])}
     if listed != groups or any(bad for _, bad in listed.values()):
         out.append(f"{where}: instructions {listed} != sums of cases {groups} (or a mismatch)")
     out += _variant_problems(where, report, got, instr, arch)
@@ -175,7 +177,8 @@ def programs_problems(report, expected, seeds, *, cc="90", now=None):
                        f"{low.snap_positions}/{low.threads}")
         rows = run.get("seeds", [])
         if run.get("seeds_run") != seeds or [s.get("seed") for s in rows] != list(range(seeds)):
-            out.append(f"{at}: seeds_run {run.get('seeds_run')!r}, seeds {[s.get('seed') for s in rows]}, want 0..{seeds - 1}")
+            out.append(f"{at}: seeds_run {run.get('seeds_run')!r}, seeds {[s.get('seed') for s in rows]}, "
+                       f"want 0..{seeds - 1}")
         out += _sum_problems(at, run, rows, counted)
         per_seed = low.snap_positions * low.threads
         for s in rows:

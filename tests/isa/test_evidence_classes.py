@@ -13,18 +13,19 @@ import pytest
 from test_model_reference import PARAMS, ref_mma
 from warpsim.isa import ARCHS, mma_m16n8k8, mma_m16n8k16
 from warpsim.isa.arith import PARAMETERS, neighbours
-from warpsim.isa.inputs import EVIDENCE_CLASSES, mma_inputs
+from warpsim.isa.inputs import EVIDENCE_CLASSES, mma_inputs, mma_matrices
 
 MIN_SHARE = 0.03    # of the outputs that must change under a neighbour value
 COUNT = 50          # instructions per check: 6,400 outputs
 RUN = {"m16n8k16": mma_m16n8k16, "m16n8k8": mma_m16n8k8}
 
+COMBOS = [("f16", "f32"), ("bf16", "f32"), ("f16", "f16")]
 # (class, parameter) -> the (shape, ab, cd) on which the class must discriminate the parameter.
 # The floor of f32 output cannot act with f16 inputs (products >= 2**-48 > 2**-133): bf16 only.
 # The block size shows only in m16n8k16 (m16n8k8 is one block of 8 on every architecture).
 CHECKS = {
-    ("frac-bits", "frac_bits"): [(s, ab, cd) for s in RUN for ab, cd in (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))],
-    ("block", "block"): [("m16n8k16", ab, cd) for ab, cd in (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))],
+    ("frac-bits", "frac_bits"): [(s, ab, cd) for s in RUN for ab, cd in COMBOS],
+    ("block", "block"): [("m16n8k16", ab, cd) for ab, cd in COMBOS],
     ("floor", "ez_f32"): [(s, "bf16", "f32") for s in RUN],
     ("floor", "ez_f16"): [(s, "f16", "f16") for s in RUN],
 }
@@ -61,13 +62,19 @@ def test_sm90_frac_bits_26_through_the_reference():
     wide = PARAMS["sm90"]._replace(frac_bits=26)
     for shape, ab, cd in [("m16n8k16", "f16", "f32"), ("m16n8k16", "f16", "f16")]:
         a, b, c = mma_inputs("frac-bits", 8, shape=shape, ab=ab, cd=cd, rng=np.random.default_rng(3))
-        share = float((ref_mma(a, b, c, shape, ab, cd, PARAMS["sm90"]) != ref_mma(a, b, c, shape, ab, cd, wide)).mean())
+        base = ref_mma(a, b, c, shape, ab, cd, PARAMS["sm90"])
+        share = float((base != ref_mma(a, b, c, shape, ab, cd, wide)).mean())
         assert share >= MIN_SHARE, f"frac-bits {shape} {ab}.{cd}: F = 26 changes {share:.1%} of the outputs"
 
 
+INF_EXP = {"f16": 0x7C00, "bf16": 0x7F80, "f32": 0x7F800000}   # exponent field all ones: inf or NaN
+
+
 @pytest.mark.parametrize("cls", sorted(EVIDENCE_CLASSES))
-def test_classes_have_no_specials_and_are_reproducible(cls):
-    for ab, cd in (("f16", "f32"), ("bf16", "f32"), ("f16", "f16")):
-        x = mma_inputs(cls, 3, ab=ab, cd=cd, rng=np.random.default_rng(1))
-        y = mma_inputs(cls, 3, ab=ab, cd=cd, rng=np.random.default_rng(1))
-        assert all(np.array_equal(p, q) for p, q in zip(x, y))
+def test_classes_are_finite_and_reproducible(cls):
+    for ab, cd in COMBOS:
+        a, b, c = mma_matrices(cls, 20, ab=ab, cd=cd, rng=np.random.default_rng(1))
+        for x, fmt in ((a, ab), (b, ab), (c, cd)):
+            assert not np.any(x & INF_EXP[fmt] == INF_EXP[fmt]), f"{cls} {ab}.{cd}: an inf or NaN input"
+        again = mma_matrices(cls, 20, ab=ab, cd=cd, rng=np.random.default_rng(1))
+        assert all(np.array_equal(p, q) for p, q in zip((a, b, c), again))

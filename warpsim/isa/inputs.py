@@ -26,9 +26,10 @@ whether a tiny term survives its truncation decides the rounding.
   one tiny product in k = 0..7 and another tiny product in k = 8..15: a block of 8 rounds the
   first half before the second is added;
 - ``floor`` (``ez_f32`` / ``ez_f16``): ``c = 0`` and every product below ``2**EZ`` (the two non-zero
-  ones in the same half of k), so that the block exponent is the floor itself: bf16 -> f32: an exact multiple of ``2**-149`` plus one product
-  between ``2**-161`` and ``2**-155`` of random sign; f16 -> f16: an odd multiple of ``2**-25``
-  (an RNE tie of f16's subnormals) plus one product between ``2**-48`` and ``2**-41``. With f16
+  ones in the same half of k), so that the block exponent is the floor itself: bf16 -> f32: an
+  exact multiple of ``2**-149`` plus one product between ``2**-161`` and ``2**-155`` of random sign;
+  f16 -> f16: an odd multiple of ``2**-25`` (an RNE tie of f16's subnormals) plus one product
+  between ``2**-48`` and ``2**-41``. With f16
   inputs and f32 output the floor cannot act (products are at least ``2**-48``, far above
   ``2**-133``): that combination gets the f16 construction and proves nothing about ``ez_f32``.
 
@@ -59,7 +60,8 @@ from warpsim.isa.cvt import cvt_pack
 from warpsim.isa.fragments import MMA_FRAGMENTS, to_fragment
 from warpsim.isa.mma import TYPE_COMBOS
 
-__all__ = ["MMA_CLASSES", "EVIDENCE_CLASSES", "CVT_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs", "cvt_inputs"]
+__all__ = ["MMA_CLASSES", "EVIDENCE_CLASSES", "CVT_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs",
+           "cvt_inputs"]
 
 MMA_CLASSES = ("ordinary", "random-bits", "wide-exp", "cancellation", "subnormal", "special",
                "overflow", "ties")
@@ -210,11 +212,15 @@ class _Terms:
         self.a[i, :, pos] = _from_float(self.ab, a_vals)
         self.b[i, pos, :] = _from_float(self.ab, b_vals)
 
-    def tiny(self, pos, rng, lo=-14, hi=-11):
-        """Products ``+-(1 + u) * 2**(ea + eb)``, ``ea``, ``eb`` in ``[lo, hi]``."""
+    def tiny(self, pos, rng, keep=None, lo=-14, hi=-11):
+        """Products ``+-(1 + u) * 2**(ea + eb)``, ``ea``, ``eb`` in ``[lo, hi]``, at ``pos`` in the
+        instructions where ``keep`` (bool per instruction; default all)."""
         n = self.count
         self.put(pos, (1 + rng.random((n, 16))) * 2.0 ** rng.integers(lo, hi + 1, (n, 16)),
                  _signs((n, 8), rng) * 2.0 ** rng.integers(lo, hi + 1, (n, 8)))
+        if keep is not None:
+            drop = np.flatnonzero(~keep)
+            self.a[drop, :, pos[drop]] = 0
 
 
 def _evidence(cls, count, k, ab, cd, rng):
@@ -237,14 +243,16 @@ def _evidence(cls, count, k, ab, cd, rng):
     if cls == "block" and k == 16:          # large term and a tiny one in k < 8, a tiny one in k >= 8
         first = np.argsort(rng.random((count, 8)), axis=1)
         big, tinies = first[:, 0], [first[:, 1], 8 + rng.integers(0, 8, count)]
-    else:
-        big = order[:, 0]
-        tinies = [order[:, 1 + j] for j in range(1 + int(rng.integers(0, 3)))]
+        keep = [None, None]
+    else:                                    # one to three tiny products per instruction
+        big, tinies = order[:, 0], [order[:, 1], order[:, 2], order[:, 3]]
+        many = rng.integers(1, 4, count)
+        keep = [None, many >= 2, many >= 3]
     c = _from_float(cd, _signs(sc, rng) * (1 + rng.random(sc)))
     if cd == "f16":                          # half an ulp of c in [1, 2): an RNE tie
         t.put(big, np.full((count, 16), 2.0 ** -6), _signs((count, 8), rng) * 2.0 ** -5)
-    for pos in tinies:
-        t.tiny(pos, rng)
+    for pos, kept in zip(tinies, keep):
+        t.tiny(pos, rng, kept)
     return t.a, t.b, c
 
 
