@@ -3,8 +3,9 @@ share of their outputs change bits (so a hardware run of the class rules that va
 
 For each class, parameter and architecture, the kernel runs the model and each neighbour variant
 (``warpsim.isa.arith.neighbours``) on the same inputs; at least ``MIN_SHARE`` of the outputs must
-differ. sm90's ``frac_bits = 26`` is beyond the kernel's int32 sums: the exact-fraction reference of
-``test_model_reference.py`` computes that variant instead.
+differ. Two variants the kernel cannot compute go through the exact-fraction reference of
+``test_model_reference.py`` instead: sm90's ``frac_bits = 26`` (beyond the kernel's int32 sums) and
+sm80's first block carried as f32 rather than rounded to f16.
 """
 
 import numpy as np
@@ -65,6 +66,17 @@ def test_sm90_frac_bits_26_through_the_reference():
         base = ref_mma(a, b, c, shape, ab, cd, PARAMS["sm90"])
         share = float((base != ref_mma(a, b, c, shape, ab, cd, wide)).mean())
         assert share >= MIN_SHARE, f"frac-bits {shape} {ab}.{cd}: F = 26 changes {share:.1%} of the outputs"
+
+
+def test_sm80_rounding_between_blocks_through_the_reference():
+    """sm80 rounds the first block of 8 to the output format before k = 8..15. The other choice for
+    f16 output, carrying the first block's result as f32 (``carry="f32"``, computed by the exact
+    reference: the kernel has no such option), changes the block class's bits."""
+    carried = PARAMS["sm80"]._replace(carry="f32")
+    a, b, c = mma_inputs("block", 8, ab="f16", cd="f16", rng=np.random.default_rng(4))
+    base = ref_mma(a, b, c, "m16n8k16", "f16", "f16", PARAMS["sm80"])
+    share = float((base != ref_mma(a, b, c, "m16n8k16", "f16", "f16", carried)).mean())
+    assert share >= MIN_SHARE, f"block m16n8k16 f16.f16: an f32 carry changes {share:.1%} of the outputs"
 
 
 INF_EXP = {"f16": 0x7C00, "bf16": 0x7F80, "f32": 0x7F800000}   # exponent field all ones: inf or NaN

@@ -20,7 +20,9 @@ from warpsim.isa import ARCHS, MMA_FRAGMENTS, from_fragment, mma_m16n8k8, mma_m1
 from warpsim.isa.arith import PARAMETERS
 from warpsim.isa.inputs import EVIDENCE_CLASSES, MMA_CLASSES, mma_inputs
 
-Params = namedtuple("Params", "block frac_bits ez_f32 ez_f16 source")
+# carry: the format in which a block of 8's result becomes the next block's c: "output" (the model,
+# both architectures' sources) or "f32" (an alternative for f16 output, only for evidence tests)
+Params = namedtuple("Params", "block frac_bits ez_f32 ez_f16 source carry", defaults=("output",))
 
 # The model's numbers per architecture, from the sources (not from warpsim.isa):
 PARAMS = {
@@ -93,9 +95,11 @@ def ref_round(v, fmt, mode):
     return (sign << (eb + fb)) | ((e + bias) << fb) | (m - (1 << fb))
 
 
-def ref_block(avals, bvals, c_bits, ab, cd, params):
-    eb, fb = FORMATS[cd]
-    nan_bits = 0x7FFFFFFF if cd == "f32" else 0x7FFF
+def ref_block(avals, bvals, c_bits, ab, cd, params, out=None):
+    """One block's result bits in format ``out`` (default ``cd``, the format of ``c_bits``)."""
+    out = out or cd
+    eb, fb = FORMATS[out]
+    nan_bits = 0x7FFFFFFF if out == "f32" else 0x7FFF
     inf_bits = ((1 << eb) - 1) << fb
     c, c_sign = ref_decode(c_bits, cd)
     nan, pinf, ninf = c == "nan", c == "inf" and not c_sign, c == "inf" and c_sign
@@ -121,22 +125,26 @@ def ref_block(avals, bvals, c_bits, ab, cd, params):
             terms.append((vx * vy, exponent(vx, ab) + exponent(vy, ab)))
     if c != 0:
         terms.append((c, exponent(c, cd)))
-    ez = params.ez_f32 if cd == "f32" else params.ez_f16
+    ez = params.ez_f32 if out == "f32" else params.ez_f16
     emax = max([ez] + [e for _, e in terms])
     unit = Fraction(2) ** (emax - params.frac_bits)
     total = 0
     for v, _ in terms:
         t = int(abs(v) / unit)          # truncation toward zero of the magnitude
         total += -t if v < 0 else t
-    return ref_round(total * unit, cd, "rz" if cd == "f32" else "rne")
+    return ref_round(total * unit, out, "rz" if out == "f32" else "rne")
 
 
 def ref_dot(avals, bvals, c_bits, ab, cd, params):
     """One output's bits under ``params`` (a ``Params``, or anything with its fields)."""
     k = len(avals)
     step = min(params.block, k)
+    fmt = cd
     for k0 in range(0, k, step):
-        c_bits = ref_block(avals[k0:k0 + step], bvals[k0:k0 + step], c_bits, ab, cd, params)
+        last = k0 + step >= k
+        out = cd if last or params.carry == "output" else params.carry
+        c_bits = ref_block(avals[k0:k0 + step], bvals[k0:k0 + step], c_bits, ab, fmt, params, out)
+        fmt = out
     return c_bits
 
 
