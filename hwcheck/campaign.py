@@ -9,6 +9,11 @@ inputs of the first failing warps of each case.
 Inputs are reproducible: chunk ``k`` of a case is ``case.inputs(n, np.random.default_rng([seed,
 case_id(case), k]))`` with ``n = min(chunk, count - k * chunk)``.
 
+For an evidence class (``warpsim.isa.inputs.EVIDENCE_CLASSES``) the simulator also runs every
+neighbour of the model (``warpsim.isa.arith.neighbours``: each parameter moved by one, or the other
+block size) on the same inputs, and counts the registers where that variant disagrees with the GPU:
+a variant with a non-zero count is ruled out by the hardware (:func:`variant_totals`).
+
 >>> cases = build_cases("mma", shapes=["m16n8k8"], types=["bf16.f32"], classes=["ties", "special"])
 >>> [(c.label, c.cls) for c in cases]
 [('m16n8k8 bf16.f32', 'ties'), ('m16n8k8 bf16.f32', 'special')]
@@ -28,20 +33,21 @@ from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
 from hwcheck.kernels import module_source
-from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90
-from warpsim.isa.inputs import CVT_CLASSES, MMA_CLASSES
+from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, get_arch, neighbours
+from warpsim.isa.inputs import CVT_CLASSES, EVIDENCE_CLASSES, MMA_CLASSES
 from warpsim.isa.mma import TYPE_COMBOS
 
 __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", "CHUNK", "CASE_RECORDS",
            "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "run_case",
-           "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status"]
+           "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status", "variant_totals",
+           "variant_lines"]
 
 INSTRS = ("mma", "ldmatrix", "cvt")
 SHAPES = ("m16n8k16", "m16n8k8")
 MMA_TYPES = tuple(f"{ab}.{cd}" for ab, cd in TYPE_COMBOS)   # f16.f32, bf16.f32, f16.f16
 CVT_TYPES = ("f16", "bf16")
 VARIANTS = ("x1", "x2", "x4", "x1.trans", "x2.trans", "x4.trans")
-CLASSES = {"mma": MMA_CLASSES, "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES}
+CLASSES = {"mma": MMA_CLASSES + tuple(EVIDENCE_CLASSES), "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES}
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
@@ -123,6 +129,7 @@ class CaseResult:
     wall_s: float = 0.0
     records: list = field(default_factory=list)
     failing_inputs: list = field(default_factory=list)
+    variants: dict | None = None        # evidence classes: model variant -> registers disagreeing with the GPU
 
     def as_dict(self) -> dict:
         c = self.case
@@ -131,7 +138,8 @@ class CaseResult:
                 "mismatched_registers": self.mismatched, "mismatched_warps": self.bad_warps,
                 "gen_s": round(self.gen_s, 3), "sim_s": round(self.sim_s, 3), "gpu_s": round(self.gpu_s, 3),
                 "wall_s": round(self.wall_s, 3), "records_kept": len(self.records),
-                "mismatches": [r.as_dict() for r in self.records], "failing_inputs": self.failing_inputs}
+                "mismatches": [r.as_dict() for r in self.records], "failing_inputs": self.failing_inputs,
+                **({} if self.variants is None else {"variant_mismatched_registers": dict(self.variants)})}
 
 
 class GpuRunner:
@@ -179,6 +187,9 @@ def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arc
     n_total = -(-count // whole) * whole
     step = -(-chunk // whole) * whole
     result = CaseResult(case, n_total)
+    variants = neighbours(get_arch(arch)) if case.cls in EVIDENCE_CLASSES else {}
+    if variants:
+        result.variants = dict.fromkeys(variants, 0)
     if progress is not None:
         progress.start(f"{case.instr} {case.label} {case.cls}", n_total)
     start = time.perf_counter()
@@ -195,6 +206,8 @@ def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arc
         result.mismatched += cmp.mismatched
         result.bad_warps += len(cmp.warps)
         result.records.extend(cmp.records)
+        for name, model in variants.items():   # counted like compare_registers: bit-pattern inequality
+            result.variants[name] += int(np.count_nonzero(case.simulate(inputs, model) != got))
         for warp in cmp.warps[:max(0, CASE_INPUTS - len(result.failing_inputs))]:
             result.failing_inputs.append({"warp": int(warp), "chunk": k,
                                           **case.warp_inputs(inputs, int(warp) - first_warp)})
@@ -244,6 +257,29 @@ def campaign_status(results) -> str:
     return "fail" if any(r.mismatched for r in results) else "pass"
 
 
+def variant_totals(results) -> dict:
+    """``{variant: registers disagreeing with the GPU}`` summed over the evidence cases (in the order of
+    :func:`warpsim.isa.arith.neighbours`); empty when no evidence class ran."""
+    totals: dict = {}
+    for r in results:
+        for name, bad in (r.variants or {}).items():
+            totals[name] = totals.get(name, 0) + bad
+    return totals
+
+
+def variant_lines(results) -> list:
+    """One line per model variant: its disagreements with the GPU and whether that rules it out.
+
+    >>> r = CaseResult(MmaCase("m16n8k16", "f16", "f16", "floor"), 10, variants={"ez_f16=-20": 7, "ez_f32=-132": 0})
+    >>> for line in variant_lines([r]): print(line)
+    model variant ez_f16=-20: 7 registers disagree with the GPU (ruled out)
+    model variant ez_f32=-132: 0 registers disagree with the GPU (not ruled out by these cases)
+    """
+    return [f"model variant {name}: {bad} registers disagree with the GPU "
+            f"({'ruled out' if bad else 'not ruled out by these cases'})"
+            for name, bad in variant_totals(results).items()]
+
+
 def summary_table(results) -> str:
     """The end-of-campaign table: one row per case, then one per instruction with its totals.
 
@@ -264,4 +300,5 @@ def summary_table(results) -> str:
     for ptx, count, bad, wall in group_totals(results):
         unit = "conversions" if ptx.startswith("cvt") else "instructions"
         lines.append(f"{ptx}: {count} {unit}, {bad} mismatching registers, {wall:.1f} s")
+    lines += variant_lines(results)
     return "\n".join(line.rstrip() for line in lines)
