@@ -111,3 +111,111 @@ def to_bits(x, neg, fmt, mode):
         to_inf = mode in ("rn", "rna") or (mode == "rp" and not neg) or (mode == "rm" and neg)
         r = "inf" if to_inf else largest(fmt)
     return (sign_bit if neg else 0) | encode(r, fmt)
+
+
+# ---- reference operations: IEEE 754 specials spelled out, PTX's canonical NaN and modifiers ----
+
+def canonical_nan(fmt):
+    eb, fb = fmt
+    return (1 << (eb + fb)) - 1
+
+
+def flush(bits, fmt):
+    eb, fb = fmt
+    return bits & (1 << (eb + fb)) if is_subnormal(bits, fmt) else bits
+
+
+def _inf(neg, fmt):
+    eb, fb = fmt
+    return ((1 << (eb + fb)) if neg else 0) | (((1 << eb) - 1) << fb)
+
+
+def _post(bits, fmt, ftz, sat, relu):
+    eb, fb = fmt
+    if ftz:
+        bits = flush(bits, fmt)
+    v = value(bits, fmt)
+    if sat:
+        if v == "nan" or is_negative(bits, fmt):
+            return 0
+        one = ((1 << (eb - 1)) - 1) << fb
+        return one if (v == "inf" or v > 1) else bits
+    if relu and v != "nan" and is_negative(bits, fmt):
+        return 0
+    return bits
+
+
+def _sqrt_exact(x):
+    """sqrt of a positive Fraction as a Fraction lying strictly between the same dyadic neighbours of
+    200 bits, exact when the root is: isqrt on a scaled integer, plus half a unit when inexact."""
+    num, den = x.numerator, x.denominator
+    # x = num/den; sqrt(x) = sqrt(num * den) / den
+    m = num * den << 400
+    r = math.isqrt(m)
+    root = Fraction(r, den << 200)
+    if r * r != m:
+        root += Fraction(1, den << 201)
+    return root
+
+
+def ref_arith(op, operands, fmt, mode="rn", ftz=False, sat=False, relu=False):
+    """The bits of PTX ``{op}.{mode}{.ftz}{.sat}{.relu}`` for ``op`` in add sub mul fma div sqrt rcp."""
+    eb, fb = fmt
+    one = ((1 << (eb - 1)) - 1) << fb
+    sign_bit = 1 << (eb + fb)
+    xs = [flush(x, fmt) if ftz else x for x in operands]
+    if op == "add":
+        op, xs = "fma", [xs[0], one, xs[1]]
+    elif op == "sub":
+        op, xs = "fma", [xs[0], one, xs[1] ^ sign_bit]
+    elif op == "rcp":
+        op, xs = "div", [one, xs[0]]
+    vals = [value(x, fmt) for x in xs]
+    negs = [is_negative(x, fmt) for x in xs]
+    nan = canonical_nan(fmt)
+    if "nan" in vals:
+        return _post(nan, fmt, ftz, sat, relu)
+    isinf = [isinstance(v, str) for v in vals]
+    if op in ("fma", "mul"):
+        pn = negs[0] ^ negs[1]
+        if (isinf[0] and vals[1] == 0) or (isinf[1] and vals[0] == 0):
+            r = nan
+        elif isinf[0] or isinf[1]:
+            r = nan if (op == "fma" and isinf[2] and negs[2] != pn) else _inf(pn, fmt)
+        elif op == "fma" and isinf[2]:
+            r = xs[2]
+        else:
+            p = vals[0] * vals[1]
+            if op == "mul":
+                r = to_bits(p, pn, fmt, mode)
+            else:
+                s = p + vals[2]
+                if s == 0:
+                    if p == 0 and vals[2] == 0:
+                        neg = (pn or negs[2]) if mode == "rm" else (pn and negs[2])
+                    else:
+                        neg = mode == "rm"
+                    r = sign_bit if neg else 0
+                else:
+                    r = to_bits(s, False, fmt, mode)
+    elif op == "div":
+        n = negs[0] ^ negs[1]
+        if (isinf[0] and isinf[1]) or (vals[0] == 0 and vals[1] == 0):
+            r = nan
+        elif isinf[0] or vals[1] == 0:
+            r = _inf(n, fmt)
+        elif isinf[1] or vals[0] == 0:
+            r = sign_bit if n else 0
+        else:
+            r = to_bits(vals[0] / vals[1], n, fmt, mode)
+    elif op == "sqrt":
+        v = vals[0]
+        if v == "inf" or (not isinf[0] and v == 0):
+            r = xs[0]
+        elif v == "-inf" or v < 0:
+            r = nan
+        else:
+            r = to_bits(_sqrt_exact(v), False, fmt, mode)
+    else:
+        raise ValueError(op)
+    return _post(r, fmt, ftz, sat, relu)
