@@ -2,7 +2,7 @@
 
 Subcommands:
 
-- ``hwcheck campaign --instr mma|ldmatrix|cvt [--shapes ...] [--types ...] [--variants ...]
+- ``hwcheck campaign --instr mma|ldmatrix|cvt|float [--shapes ...] [--types ...] [--variants ...]
   [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]``:
   raw-instruction conformance against the GPU (:mod:`hwcheck.campaign`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs] [--seeds N]``: the acceptance
@@ -78,9 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--instr", required=True, choices=INSTRS)
     c.add_argument("--shapes", type=_csv, help="mma shapes: m16n8k16,m16n8k8 (default both)")
     c.add_argument("--types", type=_csv, help="mma: f16.f32,bf16.f32,f16.f16 (ab.cd); cvt: f16,bf16")
-    c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans")
+    c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans; "
+                   "float: PTX forms such as fma.rz.ftz.f32,min.NaN.f16x2 (default all modelled forms)")
     c.add_argument("--classes", type=_csv, help="input classes (default all of the instruction's)")
-    c.add_argument("--count", type=_positive, required=True, help="instructions per case (cvt: conversions)")
+    c.add_argument("--count", type=_positive, required=True,
+                   help="instructions per case (cvt, float: per thread, rounded up to whole warps)")
     c.add_argument("--seed", type=_at_least(0), default=0)
     c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
     c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
@@ -115,6 +117,10 @@ def _campaign_options(args) -> dict:
         if args.variants is not None:
             raise _UsageError("hwcheck campaign: --variants applies to --instr ldmatrix only")
         options.update(shapes=args.shapes or None, types=args.types, classes=args.classes)
+    elif args.instr == "float":
+        if args.shapes is not None or args.types is not None:
+            raise _UsageError("hwcheck campaign: --shapes and --types do not apply to --instr float (use --variants)")
+        options.update(variants=args.variants, classes=args.classes)
     elif args.instr == "cvt":
         if args.variants is not None or args.shapes is not None:
             raise _UsageError("hwcheck campaign: --shapes and --variants do not apply to --instr cvt")

@@ -12,6 +12,7 @@ element, with the scalar models of ``fparith`` (IEEE-rounded arithmetic) and ``f
 - ``float_setp(cmp, a, b, *, type, ftz=False)``: bool array; x2 types give ``bool[..., 2]`` with
   ``[..., 0]`` the upper halves' predicate, as ``setp ... p|q``'s ``p``.
 - ``float_testp(cls, a, *, type="f32")``: bool array.
+- ``float_sign(op, a, b=None, *, type="f32", ftz=False)``: ``abs``, ``neg`` or ``copysign`` (f32 only).
 
 Modifiers PTX does not define for a type (``.ftz`` or ``.sat`` on bf16, ``.relu`` outside f16/bf16
 ``fma``, a rounding mode other than ``.rn`` on f16/bf16, ``div``/``sqrt``/``rcp`` outside f32) raise
@@ -31,11 +32,11 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from warpsim.isa.fparith import finish, fp_div, fp_fma, fp_sqrt
-from warpsim.isa.fpcompare import CMP, TESTP, fp_compare, fp_minmax, fp_testp
+from warpsim.isa.fpcompare import CMP, TESTP, f32_copysign, fp_compare, fp_minmax, fp_testp
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN, ROUNDING
 
-__all__ = ["FLOAT_TYPES", "ARITH_OPS", "float_arith", "float_minmax", "float_setp", "float_testp"]
+__all__ = ["FLOAT_TYPES", "ARITH_OPS", "float_arith", "float_minmax", "float_setp", "float_testp", "float_sign"]
 
 # type -> (exp_bits, frac_bits, halves): halves 0 = one value (16-bit ones in the low half), 2 = x2
 FLOAT_TYPES = {"f32": (8, 23, 0), "f16": (5, 10, 0), "bf16": (8, 7, 0), "f16x2": (5, 10, 2),
@@ -248,4 +249,49 @@ def float_testp(cls, a, *, type="f32"):
     shape, (fa,) = _arrays(name, [("a", a)])
     out = np.empty(fa.size, np.bool_)
     _testp_kernel(fa, out, eb, fb, TESTP[cls])
+    return out.reshape(shape)
+
+
+@njit(cache=True, inline="always")
+def _sign_one(op, x, y, eb, fb, ftz):
+    if op == 2:
+        return np.int64(f32_copysign(x, y))
+    signbit = np.int64(1) << (eb + fb)
+    if ftz and (x >> fb) & ((np.int64(1) << eb) - 1) == 0:
+        x &= signbit
+    return x ^ signbit if op == 1 else x & (signbit - 1)
+
+
+@njit(cache=True, parallel=True)
+def _sign_kernel(op, a, b, out, eb, fb, halves, ftz):
+    for i in prange(a.shape[0]):
+        x, y = np.int64(a[i]), np.int64(b[i])
+        if halves == 0:
+            out[i] = np.uint32(_sign_one(op, x, y, eb, fb, ftz))
+        else:
+            hi = _sign_one(op, x >> 16, y >> 16, eb, fb, ftz)
+            lo = _sign_one(op, x & 0xFFFF, y & 0xFFFF, eb, fb, ftz)
+            out[i] = np.uint32((hi << 16) | lo)
+
+
+def float_sign(op, a, b=None, *, type="f32", ftz=False):
+    """Batched ``abs{.ftz}.{type}``, ``neg{.ftz}.{type}`` or ``copysign.f32 d, a, b`` (``b``'s value, ``a``'s sign).
+
+    >>> import numpy as np
+    >>> hex(int(float_sign("neg", np.array([0x3C008001], np.uint32), type="f16x2", ftz=True)[0]))
+    '0xbc000000'
+    """
+    name = f"{op}{'.ftz' if ftz else ''}.{type}"
+    ops = {"abs": 0, "neg": 1, "copysign": 2}
+    if op not in ops:
+        raise ValueError(f"{name}: op must be one of abs, neg, copysign, got {op!r}")
+    eb, fb, halves = _check_type(name, type)
+    if op == "copysign" and (type != "f32" or b is None or ftz):
+        raise ValueError(f"{name}: copysign takes two f32 operands and no .ftz")
+    if type.startswith("bf16") and ftz:
+        raise ValueError(f"{name}: PTX defines no .ftz for {type}")
+    shape, flat = _arrays(name, [("a", a)] + ([("b", b)] if op == "copysign" else []))
+    fa = flat[0]
+    out = np.empty(fa.size, np.uint32)
+    _sign_kernel(ops[op], fa, flat[-1], out, eb, fb, halves, ftz)
     return out.reshape(shape)
