@@ -5,8 +5,9 @@ serves f32, f16 and bf16 (``exp_bits``, ``frac_bits``); packed x2 forms apply it
 
 - ``min``/``max`` (PTX "min", "max"): of a NaN and a number, the number; of two NaNs, the canonical
   NaN (all bits set but the sign); with ``.NaN``, any NaN input gives the canonical NaN. ``-0.0`` is
-  taken as less than ``+0.0``. ``.xorsign.abs``: the min/max of ``|a|`` and ``|b|`` with the sign
-  bit set to ``sign(a) xor sign(b)`` (a NaN result included). ``.ftz`` reads subnormal inputs as
+  taken as less than ``+0.0`` (assumed: see docs/numerics.md). ``.xorsign.abs``: the min/max of
+  ``|a|`` and ``|b|`` with the sign bit set to ``sign(a) xor sign(b)``, unless the result is a NaN
+  (PTX: the canonical NaN, its sign left alone). ``.ftz`` reads subnormal inputs as
   zeros of their sign (a result is an input, so it is then never subnormal).
 - ``abs``/``neg``: the sign bit cleared / flipped, NaNs included (PTX leaves the NaN unspecified);
   ``.ftz`` first flushes a subnormal input to a zero of its sign.
@@ -116,8 +117,8 @@ def fp_minmax(a, b, exp_bits, frac_bits, is_max, ftz, nan_mode, xorsign_abs):
         a, b = a & mask, b & mask
     a_nan, b_nan = _is_nan(a, exp_bits, frac_bits), _is_nan(b, exp_bits, frac_bits)
     if (a_nan and b_nan) or (nan_mode and (a_nan or b_nan)):
-        r = canonical_nan(exp_bits, frac_bits)
-    elif a_nan:
+        return canonical_nan(exp_bits, frac_bits)
+    if a_nan:
         r = b
     elif b_nan:
         r = a
