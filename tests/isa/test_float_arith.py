@@ -244,3 +244,34 @@ def test_batched_errors_name_the_instruction(call, message):
 def test_batched_rejects_other_dtypes():
     with pytest.raises(TypeError, match="uint32"):
         float_arith("add", np.zeros(2, np.float32), np.zeros(2, np.uint32))
+
+
+def _f32_bits(x):
+    return int(np.array([x], np.float32).view(np.uint32)[0])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(MODES), st.integers(-90, 90), st.integers(-3, 3), st.booleans(),
+       st.integers(1, 0xFE), st.integers(0, (1 << 23) - 1), st.integers(1, 0xFE), st.integers(0, (1 << 23) - 1))
+def test_f32_fma_far_apart_and_cancelling(mode, shift, tweak, negate, ea, fa_, eb, fb_):
+    """c a power of two ``shift`` away from a * b (the sticky alignment when far apart), a few ulps
+    off, of either sign (massive cancellation at shift 0)."""
+    a = (ea << 23) | fa_
+    b = (min(max(eb, 64), 190) << 23) | fb_
+    with np.errstate(all="ignore"):
+        p = np.float32(np.float32(np.array([a], np.uint32).view(np.float32)[0])
+                       * np.float32(np.array([b], np.uint32).view(np.float32)[0]))
+        c = _f32_bits(np.float32(p * np.float32(2.0) ** shift))
+    if (c & 0x7F800000) in (0, 0x7F800000):
+        return
+    c = (c + tweak) ^ (0x80000000 if negate else 0)
+    check("fma", [a, b, c], "f32", mode)
+    check("fma", [c, 0x3F800000, a], "f32", mode)   # an add with the same spread
+
+
+def test_16_bit_fma_dense_random():
+    rng = np.random.default_rng(11)
+    for fmt_name in ("f16", "bf16"):
+        for a, b, c in rng.integers(0, 1 << 16, (3000, 3)).tolist():
+            check("fma", [a, b, c], fmt_name)
+            check("mul", [a, b], fmt_name)
