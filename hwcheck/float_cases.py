@@ -43,6 +43,7 @@ _C = {
     "b32": ("unsigned", "r", "unsigned", "{}", "{}"),
     "b16": ("unsigned", "h", "unsigned short", "(unsigned short){}", "(unsigned){}"),
     "b64": ("unsigned long long", "l", "unsigned long long", "{}", "{}"),
+    "f64": ("unsigned long long", "d", "double", "__longlong_as_double({})", "__double_as_longlong({})"),
 }
 
 
@@ -157,9 +158,10 @@ def _forms() -> tuple:
 FLOAT_FORMS = _forms()
 
 
-def float_kernel(form: FloatForm) -> Kernel:
-    """The kernel running ``form`` once per thread (launch ``CVT_THREADS`` per block)."""
-    name = "hwcheck_float_" + form.text.replace(".", "_")
+def float_kernel(form: FloatForm, prefix: str = "hwcheck_float_") -> Kernel:
+    """The kernel running ``form`` once per thread (launch ``CVT_THREADS`` per block), named ``prefix``
+    followed by the form with ``_`` for ``.``."""
+    name = prefix + form.text.replace(".", "_")
     args = []
     ins = []
     for i, (kind, var) in enumerate(zip(form.sources, "abc")):
