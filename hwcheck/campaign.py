@@ -32,6 +32,7 @@ import numpy as np
 from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
+from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, FloatCase
 from hwcheck.kernels import module_source
 from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, get_arch, neighbours
 from warpsim.isa.inputs import CVT_CLASSES, EVIDENCE_CLASSES, MMA_CLASSES
@@ -42,20 +43,25 @@ __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", 
            "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status", "variant_totals",
            "variant_lines"]
 
-INSTRS = ("mma", "ldmatrix", "cvt")
+INSTRS = ("mma", "ldmatrix", "cvt", "float")
 SHAPES = ("m16n8k16", "m16n8k8")
 MMA_TYPES = tuple(f"{ab}.{cd}" for ab, cd in TYPE_COMBOS)   # f16.f32, bf16.f32, f16.f16
 CVT_TYPES = ("f16", "bf16")
 VARIANTS = ("x1", "x2", "x4", "x1.trans", "x2.trans", "x4.trans")
-CLASSES = {"mma": MMA_CLASSES + tuple(EVIDENCE_CLASSES), "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES}
+CLASSES = {"mma": MMA_CLASSES + tuple(EVIDENCE_CLASSES), "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES,
+           "float": FLOAT_CLASSES}
+PER_THREAD = ("cvt", "float")   # one instruction per thread: counts are whole warps of 32
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
 _MODELS = {"80": SM80.name, "89": SM80.name, "90": SM90.name}   # compute capability -> tensor-core model
 
 
-def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=VARIANTS, classes=None) -> list:
+def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes=None) -> list:
     """The cases of a campaign, in a fixed order: shape, then type (or variant), then class.
+
+    ``variants``: ldmatrix's variants, or the float forms (``hwcheck.float_cases.FLOAT_FORMS``, PTX text
+    such as ``fma.rz.ftz.f32``) of ``instr == "float"``; default all.
 
     Raises ``ValueError`` naming the option and the allowed values for anything unknown.
     """
@@ -72,6 +78,15 @@ def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=VARIANTS, cla
         types = list(CVT_TYPES if types is None else types)
         _check("--types", types, CVT_TYPES)
         return [CvtCase(to, cls) for to in types for cls in classes]
+    if instr == "float":
+        forms = list(FLOAT_FORMS if variants is None else variants)
+        for form in forms:
+            if form not in FLOAT_FORMS:
+                raise ValueError(f"--variants: {form!r} is not a float form of the campaign (PTX text such as "
+                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f32; the list: hwcheck.float_cases.FLOAT_FORMS)")
+        _check("--variants", forms, FLOAT_FORMS)
+        return [FloatCase(form, cls) for form in forms for cls in classes]
+    variants = list(VARIANTS if variants is None else variants)
     _check("--variants", variants, VARIANTS)
     return [LdmatrixCase(int(v[1]), v.endswith(".trans")) for v in variants]
 
@@ -169,7 +184,7 @@ def warm_up(cases, arch: str = DEFAULT_ARCH) -> float:
     disk) is not charged to the first case's times; returns the seconds spent."""
     start = time.perf_counter()
     for case in cases:
-        case.simulate(case.inputs(32 if case.instr == "cvt" else 1, np.random.default_rng(0)), arch)
+        case.simulate(case.inputs(32 if case.instr in PER_THREAD else 1, np.random.default_rng(0)), arch)
     return time.perf_counter() - start
 
 
@@ -178,12 +193,12 @@ def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arc
     """Run ``count`` instructions of ``case`` on ``runner`` and on the simulator (model ``arch``).
 
     ``runner.run(case, inputs)`` gives the GPU's registers. Pre-conditions: ``count >= 1``,
-    ``chunk >= 32``; cvt counts and chunks are rounded up to a multiple of 32. At most
+    ``chunk >= 32``; cvt and float counts and chunks are rounded up to a multiple of 32. At most
     ``min(record_limit, CASE_RECORDS)`` mismatch records are kept; every mismatch is counted.
     """
     if count < 1 or chunk < 32:
         raise ValueError(f"run_case: count must be >= 1 and chunk >= 32, got {count} and {chunk}")
-    whole = 32 if case.instr == "cvt" else 1
+    whole = 32 if case.instr in PER_THREAD else 1
     n_total = -(-count // whole) * whole
     step = -(-chunk // whole) * whole
     result = CaseResult(case, n_total)
