@@ -16,24 +16,13 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'warp
 from hwcheck.campaign import GpuRunner, build_cases, run_campaign   # noqa: E402
 from hwcheck.progress import Progress   # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A local two-CPU cluster whose workers import this checkout and the fake GPU."""
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT, HERE] + ([old] if old else []))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    try:
-        yield
-    finally:
-        ray.shutdown()
-        if old is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = old
+@pytest.fixture
+def cluster(ray_cluster):
+    """The session's local two-CPU cluster (tests/conftest.py)."""
+    return ray_cluster
 
 
 def _quiet():
