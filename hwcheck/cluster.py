@@ -136,6 +136,7 @@ class ClusterRun:
     gpu: dict | None = None
     arch: str = "sm90"
     wall_s: float = 0.0
+    stream_s: float = 0.0                           # first chunk sent .. last result in (actors warm)
 
     @property
     def complete(self) -> bool:
@@ -146,7 +147,8 @@ class ClusterRun:
         return {"complete": self.complete, "partial": self.partial, "chunks_planned": self.chunks_planned,
                 "chunks_done": self.chunks_done, "chunks_rerun": len(self.reruns), "reruns": self.reruns,
                 "duplicates_dropped": self.duplicates, "simulator_actors": self.simulators,
-                "checker_actors": self.checkers, "wall_s": round(self.wall_s, 3)}
+                "checker_actors": self.checkers, "wall_s": round(self.wall_s, 3),
+                "stream_s": round(self.stream_s, 3)}
 
 
 def connect(address=None) -> bool:
@@ -259,10 +261,12 @@ def run_campaign_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, ar
         chosen = arch or (model(pool.gpu) if model is not None and pool.gpu is not None else "sm90")
         pool.start_simulators(chosen, simulators)
         run = ClusterRun([], len(tasks), 0, simulators=simulators, checkers=checkers, gpu=pool.gpu, arch=chosen)
+        streaming = time.perf_counter()
         try:
             _stream(pool, tasks, run, total, progress)
         except HwcheckError as e:     # keep what finished, as a single-process campaign does
             run.error, run.partial = str(e), True
+        run.stream_s = time.perf_counter() - streaming
     finally:
         pool.kill()
     run.results = _merge(cases, tasks, run.parts, total_records)
