@@ -114,6 +114,8 @@ def test_simulate_only_from_the_command_line(cluster, tmp_path, capsys):
 
 
 def test_a_gpu_campaign_on_a_cluster_without_gpus_says_what_to_do(cluster, capsys):
+    if ray.cluster_resources().get("GPU"):
+        pytest.skip("the local Ray cluster has a GPU")
     from hwcheck.cli import main
     status = main(["campaign", "--instr", "cvt", "--count", "32", "--ray"])
     err = capsys.readouterr().err
@@ -128,3 +130,19 @@ def test_without_ray_flags_ray_is_not_imported():
                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
     assert out.stdout.split() == ["2", "False", "2", "False"], out.stderr   # 2: no GPU here, or a usage error
     assert "--workers and --simulate-only apply with --ray only" in out.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("instr, count", [("mma", 2048), ("cvt", 65536)])
+def test_a_gpu_campaign_on_ray_matches_the_gpu_and_the_single_process_run(cluster, instr, count):
+    if not ray.cluster_resources().get("GPU"):
+        pytest.skip("the local Ray cluster has no GPU")
+    from hwcheck.acceptance import run_one
+    from hwcheck.cluster import run_one_ray
+    from hwcheck.gpu import Gpu
+    options = {"shapes": ["m16n8k16"], "types": ["bf16.f32"]} if instr == "mma" else {"types": ["f16"]}
+    cases = build_cases(instr, **options)
+    outcome = run_one_ray(cases, count=count, chunk=count // 4, runner="gpu", progress=_quiet())
+    assert outcome.status == "pass" and "complete" in outcome.table, outcome.table
+    single = run_one(Gpu.open(), cases, count=count, chunk=count // 4, progress=_quiet())
+    assert _rows(outcome.results) == _rows(single.results)
