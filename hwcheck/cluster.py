@@ -102,11 +102,19 @@ class _Checker:
     def __init__(self, cases, runner, arch):
         numba.set_num_threads(1)
         self.cases = cases
-        self.runner, self.info = _make_runner(runner, cases, arch)
-        if runner != "gpu":                      # the simulator (or a fake GPU) runs here too: warm it
+        self.runner, self.info, self.failure = None, None, None
+        try:                                     # no GPU, no CuPy, a compile error: told by gpu_info()
+            self.runner, self.info = _make_runner(runner, cases, arch)
+        except HwcheckError as e:
+            self.failure = str(e)
+        except Exception as e:
+            self.failure = f"hwcheck campaign --ray: a checker could not start: {type(e).__name__}: {e}"
+        if self.failure is None and runner != "gpu":   # the simulator (or a fake GPU) runs here too: warm it
             warm_up(cases, arch)
 
     def gpu_info(self):
+        if self.failure is not None:
+            raise HwcheckError(self.failure)
         return self.info
 
     def check(self, case_index, chunk, simulated):
@@ -168,24 +176,55 @@ def connect(address=None) -> bool:
     return True
 
 
+def _get(refs) -> list:
+    """``ray.get(refs)`` for starting actors: the first actor's error as one ``HwcheckError`` line (every
+    ref is fetched, so Ray reports no other error as unhandled)."""
+    values, failure = [], None
+    for ref in refs:
+        try:
+            values.append(_get_one(ref))
+        except HwcheckError as e:
+            failure = failure or e
+    if failure is not None:
+        raise failure
+    return values
+
+
+def _get_one(ref):
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        raise HwcheckError(str(cause) if isinstance(cause, HwcheckError) else
+                           f"hwcheck campaign --ray: an actor failed to start: {type(cause).__name__}: {cause}") from None
+    except ray.exceptions.RayActorError as e:
+        last = [line for line in str(e).splitlines() if line.strip()][-1].strip()
+        raise HwcheckError(f"hwcheck campaign --ray: an actor failed to start: {last}") from None
+
+
 class _Pool:
     """Simulator and checker actors; a dead one is replaced by a new one of the same kind."""
 
     def __init__(self, cases, runner, seed, arch, checkers, checker_gpus):
         self.cases, self.runner, self.seed, self.arch = cases, runner, seed, arch
         self.checker_options = {"num_cpus": 0, "num_gpus": 1 if checker_gpus else 0}
-        self.simulators = []
+        self.simulators, self.checkers = [], []
         self.started = collections.Counter()     # actors started per kind: their names
         self.serial = next(_POOLS)
         self.names: dict = {}                    # actor id (hex) -> name, of every actor started
-        self.checkers = [self._new_checker() for _ in range(checkers)]
-        self.gpu = ray.get(self.checkers[0].gpu_info.remote())   # a GPU error stops here, before any chunk
+        self.gpu = None
+        self.checker_count = checkers
+
+    def start_checkers(self) -> None:
+        """Start the checkers; return once each has its runner (a GPU error stops here, before any chunk)."""
+        self.checkers = [self._new_checker() for _ in range(self.checker_count)]
+        self.gpu = _get([c.gpu_info.remote() for c in self.checkers])[0]
 
     def start_simulators(self, arch, count) -> None:
         """Start ``count`` simulator actors for model ``arch``; return once every one is warm."""
         self.arch = arch
         self.simulators = [self._new_simulator() for _ in range(count)]
-        ray.get([s.ping.remote() for s in self.simulators])
+        _get([s.ping.remote() for s in self.simulators])
 
     def _new_simulator(self):
         return self._named(ray.remote(_Simulator).options(num_cpus=1, max_restarts=0, name=self._name("simulator"))
@@ -258,6 +297,7 @@ def run_campaign_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, ar
     total = sum(part.n for _ci, part in tasks)
     pool = _Pool(cases, runner, seed, arch or "sm90", checkers, on_gpu)   # a simulator checker needs arch
     try:
+        pool.start_checkers()
         chosen = arch or (model(pool.gpu) if model is not None and pool.gpu is not None else "sm90")
         pool.start_simulators(chosen, simulators)
         run = ClusterRun([], len(tasks), 0, simulators=simulators, checkers=checkers, gpu=pool.gpu, arch=chosen)

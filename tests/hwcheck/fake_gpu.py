@@ -100,3 +100,9 @@ def fake_runner(cases):
     from hwcheck.campaign import GpuRunner
     gpu = FakeGpu(corrupt=flip_every_seventh)
     return GpuRunner(gpu, cases), gpu.info.as_dict()
+
+
+def no_gpu_runner(cases):
+    """A cluster checker's runner on a node whose GPU cannot be opened."""
+    from hwcheck.errors import HwcheckError
+    raise HwcheckError("hwcheck: CuPy cannot open a CUDA device (fake)")

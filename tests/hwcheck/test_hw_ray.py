@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from fake_gpu import fake_runner, flip_every_seventh
+from fake_gpu import fake_runner, flip_every_seventh, no_gpu_runner
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'warpsim[ray]')")
 
@@ -99,6 +99,15 @@ def test_ctrl_c_writes_a_partial_report(cluster, tmp_path):
     c = data["cluster"]
     assert c["partial"] and not c["complete"] and 4 <= c["chunks_done"] < 20
     assert data["totals"]["instructions"] == CHUNK * c["chunks_done"]
+    assert not [n for n in ray.util.list_named_actors() if n.startswith("hwcheck-")], "actors left running"
+
+
+def test_a_checker_that_cannot_open_its_gpu_stops_the_run_with_one_line(cluster, tmp_path):
+    from hwcheck.cluster import run_one_ray
+    report = tmp_path / "r.json"
+    outcome = run_one_ray(build_cases("cvt"), count=64, runner=no_gpu_runner, progress=_quiet(), report=str(report))
+    assert outcome.exit_status == 3 and outcome.error == "hwcheck: CuPy cannot open a CUDA device (fake)"
+    assert json.loads(report.read_text())["status"] == "error"
     assert not [n for n in ray.util.list_named_actors() if n.startswith("hwcheck-")], "actors left running"
 
 
