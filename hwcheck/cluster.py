@@ -296,11 +296,16 @@ def run_campaign_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, ar
     tasks = [(ci, part) for ci, case in enumerate(cases) for part in plan_chunks(case, count, chunk)[1]]
     total = sum(part.n for _ci, part in tasks)
     pool = _Pool(cases, runner, seed, arch or "sm90", checkers, on_gpu)   # a simulator checker needs arch
+    run = ClusterRun([], len(tasks), 0, simulators=simulators, checkers=checkers, arch=arch or "sm90")
     try:
-        pool.start_checkers()
-        chosen = arch or (model(pool.gpu) if model is not None and pool.gpu is not None else "sm90")
-        pool.start_simulators(chosen, simulators)
-        run = ClusterRun([], len(tasks), 0, simulators=simulators, checkers=checkers, gpu=pool.gpu, arch=chosen)
+        try:
+            pool.start_checkers()
+            run.gpu = pool.gpu
+            run.arch = arch or (model(pool.gpu) if model is not None and pool.gpu is not None else "sm90")
+            pool.start_simulators(run.arch, simulators)
+        except KeyboardInterrupt:     # Ctrl-C while the actors start: nothing ran
+            run.partial = True
+            return run
         streaming = time.perf_counter()
         try:
             _stream(pool, tasks, run, total, progress)
