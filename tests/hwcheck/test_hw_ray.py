@@ -60,30 +60,31 @@ class _KillAfter(Progress):
     """Progress that, after ``after`` chunks came back, plays a fault: kills a simulator actor, or
     presses Ctrl-C."""
 
-    def __init__(self, after, fault):
+    def __init__(self, after, fault, kind="simulator"):
         super().__init__(io.StringIO(), tty=False)
-        self.after, self.fault, self.seen = after, fault, 0
+        self.after, self.fault, self.kind, self.seen = after, fault, kind, 0
 
     def advance(self, count):
         super().advance(count)
         self.seen += 1
         if self.seen == self.after:
             if self.fault == "kill":
-                name = next(n for n in ray.util.list_named_actors() if "-simulator-" in n)
+                name = next(n for n in ray.util.list_named_actors() if f"-{self.kind}-" in n)
                 ray.kill(ray.get_actor(name), no_restart=True)
             else:
                 raise KeyboardInterrupt
 
 
-def test_a_killed_actor_s_chunks_run_elsewhere_and_every_chunk_counts_once(cluster, tmp_path):
+@pytest.mark.parametrize("kind", ["simulator", "checker"])
+def test_a_killed_actor_s_chunks_run_elsewhere_and_every_chunk_counts_once(cluster, tmp_path, kind):
     from hwcheck.cluster import run_one_ray
     report = tmp_path / "r.json"
     outcome = run_one_ray(build_cases(**CASES), count=COUNT, chunk=CHUNK, seed=3, runner=fake_runner,
-                          progress=_KillAfter(3, "kill"), report=str(report))
+                          progress=_KillAfter(3, "kill", kind), report=str(report))
     data = json.loads(report.read_text())
     c = data["cluster"]
     assert c["complete"] and c["chunks_done"] == c["chunks_planned"] == 20 and c["duplicates_dropped"] == 0
-    assert c["chunks_rerun"] >= 1 and all("-simulator-" in r["reason"] for r in c["reruns"]), c["reruns"]
+    assert c["chunks_rerun"] >= 1 and all(f"-{kind}-" in r["reason"] for r in c["reruns"]), c["reruns"]
     assert outcome.status == data["status"] == "fail"      # the fake GPU's flips, nothing else
     assert _rows(outcome.results) == _rows(_single_process())
     assert data["totals"]["instructions"] == 2 * COUNT
