@@ -37,8 +37,9 @@ import numba
 import ray
 import ray.exceptions
 
-from hwcheck.campaign import (CASE_RECORDS, CHUNK, CaseResult, GpuRunner, add_chunk, chunk_inputs, compare_chunk,
-                              plan_chunks, warm_up)
+from hwcheck.acceptance import Outcome, campaign_report
+from hwcheck.campaign import (CASE_RECORDS, CHUNK, CaseResult, GpuRunner, add_chunk, campaign_status, chunk_inputs,
+                              compare_chunk, first_mismatches, model_arch, plan_chunks, summary_table, warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.report import write_json_atomic
 
@@ -281,6 +282,8 @@ def run_campaign_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, ar
     same arguments. Raises ``HwcheckError`` when the cluster lacks the resources, or a chunk fails
     (an error on the GPU, or :data:`MAX_ATTEMPTS` lost runs).
     """
+    if not callable(runner) and runner not in RUNNERS:
+        raise ValueError(f"run_campaign_ray: runner must be one of {RUNNERS} or a callable, got {runner!r}")
     resources = ray.cluster_resources()
     cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
     on_gpu = runner == "gpu"
@@ -411,8 +414,6 @@ def run_one_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=No
     whether the run is complete). ``"status"``: ``pass``/``fail``; ``error`` (exit 3) when a chunk
     failed; ``partial`` (exit 130) after Ctrl-C. Returns a :class:`hwcheck.acceptance.Outcome`.
     """
-    from hwcheck.acceptance import Outcome, campaign_report
-    from hwcheck.campaign import campaign_status, first_mismatches, model_arch, summary_table
     instr = cases[0].instr
     settings = {"instr": instr, "count_per_case": count, "seed": seed, "chunk": chunk, "simulator_arch": None,
                 "records_per_case": CASE_RECORDS, "runner": runner if isinstance(runner, str) else "custom"}
