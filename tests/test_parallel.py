@@ -93,3 +93,21 @@ def test_a_cta_s_own_error_reaches_the_caller_unwrapped(ray_cluster):
         mem.read(1 << 20, 4)
     with pytest.raises(ValueError, match=r"GlobalMemory.read: bytes \[0x100000, 0x100004\) are outside"):
         run_grid(bad, np.zeros(16, np.uint8), 2, ray=True)
+
+
+def _untracked(fn):
+    """``fn`` with its reads hidden, as an interpreter that loads from ``mem.data`` would be."""
+    def cta_fn(cta, mem):
+        fn(cta, mem)
+        mem.reads[:] = False
+    return cta_fn
+
+
+def test_the_rerun_check_needs_no_reported_reads(ray_cluster):
+    gmem = _grid_memory()
+    assert np.array_equal(run_grid(_untracked(mma_tile), gmem, CTAS, ray=True, check="rerun").gmem,
+                          run_grid(mma_tile, gmem, CTAS).gmem)
+    with pytest.raises(GridDependenceError, match=r"CTA 1 writes global byte 0x5... differently after CTAs 0..0 ran"):
+        run_grid(_untracked(chained_tile), gmem, CTAS, ray=True, check="rerun")
+    unchecked = run_grid(_untracked(chained_tile), gmem, CTAS, ray=True)      # what the rerun check prevents:
+    assert not np.array_equal(unchecked.gmem, run_grid(chained_tile, gmem, CTAS).gmem)   # a silent difference

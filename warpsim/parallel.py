@@ -43,7 +43,7 @@ import numpy as np
 
 from warpsim.errors import WarpsimError
 
-__all__ = ["GridDependenceError", "GlobalMemory", "CtaAccess", "GridRun", "cta_access", "check_independent",
+__all__ = ["CHECKS", "GridDependenceError", "GlobalMemory", "CtaAccess", "GridRun", "cta_access", "check_independent",
            "merge_writes", "run_grid"]
 
 _WAY_OUT = "the CTAs depend on each other and cannot run in parallel; run them in sequence (--no-ray)"
@@ -186,20 +186,70 @@ def _run_ctas(cta_fn, gmem, ctas) -> list:
     return [cta_access(cta_fn, gmem, cta) for cta in ctas]
 
 
+def _rerun_ctas(cta_fn, gmem, merged, writer, ctas) -> list:
+    """A Ray task's check: CTAs ``ctas``, each from the memory the sequential run gives it (the bytes
+    written by the CTAs before it, from ``merged``; the others from ``gmem``)."""
+    return [cta_access(cta_fn, np.where((writer >= 0) & (writer < cta), merged, gmem), cta) for cta in ctas]
+
+
+def _same_writes(a: CtaAccess, b: CtaAccess):
+    """None when ``a`` and ``b`` wrote the same bytes with the same values, else the first byte that differs."""
+    if np.array_equal(a.writes, b.writes) and np.array_equal(a.values, b.values):
+        return None
+    size = int(max([0] + [r[1] for r in a.writes] + [r[1] for r in b.writes]))
+    images = []
+    for acc in (a, b):
+        image = np.full(size, -1, np.int32)
+        at = 0
+        for start, stop in acc.writes:
+            image[start:stop] = acc.values[at:at + stop - start]
+            at += stop - start
+        images.append(image)
+    return int(np.flatnonzero(images[0] != images[1])[0])
+
+
+def _on_ray(ray_module, task, args, batches, progress, ctas) -> list:
+    """Run ``task(*args, batch)`` for each batch; the CTA accesses, as they finish. A CTA's own error
+    reaches the caller as itself, not wrapped by Ray."""
+    pending = [task.remote(*args, batch) for batch in batches]
+    accesses = []
+    while pending:
+        ready, pending = ray_module.wait(pending, num_returns=1)
+        try:
+            accesses.extend(ray_module.get(ready[0]))
+        except ray_module.exceptions.RayTaskError as e:
+            for ref in pending:
+                ray_module.cancel(ref)
+            cause = getattr(e, "cause", None)
+            raise (cause if isinstance(cause, Exception) else WarpsimError(str(e).splitlines()[0])) from None
+        if progress is not None:
+            progress(len(accesses), ctas)
+    return sorted(accesses, key=lambda a: a.cta)
+
+
+CHECKS = ("reads", "rerun")
+
+
 def run_grid(cta_fn, gmem: np.ndarray, ctas: int, *, ray: bool = False, ctas_per_task: int | None = None,
-             progress=None) -> GridRun:
+             check: str = "reads", progress=None) -> GridRun:
     """Run CTAs ``0 .. ctas-1`` of ``cta_fn`` over global memory ``gmem`` (``uint8[G]``, not changed).
 
     ``ray=False``: in order, in this process. ``ray=True``: on the Ray cluster this process is connected
     to (``ray.init(...)`` first), ``ctas_per_task`` CTAs per task (default: about four tasks per CPU);
     ``cta_fn`` must pickle (a module-level function, or a closure cloudpickle can carry). Raises
-    :class:`GridDependenceError` when the CTAs are not independent; ``progress(done, ctas)`` is called as
-    tasks finish.
+    :class:`GridDependenceError` when the CTAs are not independent. ``check``: ``"reads"`` uses the
+    bytes each CTA reports it read (:class:`GlobalMemory`); ``"rerun"``, for CTA functions that cannot
+    report their reads (an interpreter loading from ``mem.data``), runs every CTA a second time, in
+    parallel too, from the memory the sequential run would give it, and refuses when its writes differ
+    (twice the work; the result is then exactly the sequential run's). ``progress(done, ctas)`` is called
+    as tasks finish.
     """
     if not isinstance(gmem, np.ndarray) or gmem.dtype != np.uint8 or gmem.ndim != 1:
         raise TypeError(f"run_grid: gmem must be a 1-D uint8 array, got {getattr(gmem, 'dtype', type(gmem))}")
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"run_grid: ctas must be a positive int, got {ctas!r}")
+    if check not in CHECKS:
+        raise ValueError(f"run_grid: check must be one of {', '.join(CHECKS)}, got {check!r}")
     start = time.perf_counter()
     if not ray:
         mem = GlobalMemory(gmem.copy())
@@ -212,22 +262,20 @@ def run_grid(cta_fn, gmem: np.ndarray, ctas: int, *, ray: bool = False, ctas_per
     if ctas_per_task is None:
         cpus = max(1, int(ray_module.cluster_resources().get("CPU", 1)))
         ctas_per_task = max(1, math.ceil(ctas / (4 * cpus)))
-    task = ray_module.remote(_run_ctas)
+    batches = [range(first, min(ctas, first + ctas_per_task)) for first in range(0, ctas, ctas_per_task)]
     shared = ray_module.put(gmem)
-    pending = [task.remote(cta_fn, shared, range(first, min(ctas, first + ctas_per_task)))
-               for first in range(0, ctas, ctas_per_task)]
-    tasks = len(pending)
-    accesses = []
-    while pending:
-        ready, pending = ray_module.wait(pending, num_returns=1)
-        try:
-            accesses.extend(ray_module.get(ready[0]))
-        except ray_module.exceptions.RayTaskError as e:   # the CTA's own error, without Ray's wrapping
-            for ref in pending:
-                ray_module.cancel(ref)
-            cause = getattr(e, "cause", None)
-            raise (cause if isinstance(cause, Exception) else WarpsimError(str(e).splitlines()[0])) from None
-        if progress is not None:
-            progress(len(accesses), ctas)
-    check_independent(accesses, gmem.size)
-    return GridRun(merge_writes(gmem, accesses), ctas, "ray", tasks, time.perf_counter() - start)
+    accesses = _on_ray(ray_module, ray_module.remote(_run_ctas), (cta_fn, shared), batches, progress, ctas)
+    writer = check_independent(accesses, gmem.size)
+    merged = merge_writes(gmem, accesses)
+    tasks = len(batches)
+    if check == "rerun":
+        again = _on_ray(ray_module, ray_module.remote(_rerun_ctas),
+                        (cta_fn, shared, ray_module.put(merged), ray_module.put(writer)), batches, None, ctas)
+        tasks *= 2
+        for first, second in zip(accesses, again):
+            byte = _same_writes(first, second)
+            if byte is not None:
+                raise GridDependenceError(
+                    f"CTA {first.cta} writes global byte {byte:#x} differently after CTAs 0..{first.cta - 1} ran "
+                    f"than on the initial memory: it reads what an earlier CTA writes: {_WAY_OUT}")
+    return GridRun(merged, ctas, "ray", tasks, time.perf_counter() - start)
