@@ -73,8 +73,9 @@ def report_prefix(gpu_name: str) -> str:
 
 
 def campaign_report(command: str, gpu, *, cases, results, settings: dict, status: str, error) -> dict:
-    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head)."""
-    report = new_report(command, gpu.info.as_dict())
+    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head); ``gpu`` may be
+    None (a cluster run fills ``"gpu"`` in from its checkers)."""
+    report = new_report(command, gpu.info.as_dict() if gpu is not None else None)
     report.update({
         "status": status,
         "error": error,

@@ -3,8 +3,9 @@
 Subcommands:
 
 - ``hwcheck campaign --instr mma|ldmatrix|cvt|float [--shapes ...] [--types ...] [--variants ...]
-  [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]``:
-  raw-instruction conformance against the GPU (:mod:`hwcheck.campaign`);
+  [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
+  [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
+  (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`);
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
   results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.mufu`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs] [--seeds N]``: the acceptance
@@ -20,7 +21,8 @@ Subcommands:
 
 Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
 argument, no CuPy, no GPU, compile failure), 3 when a run stopped on an error (a report is still
-written, with ``"status": "error"``). Expected errors print one line on stderr, never a traceback.
+written, with ``"status": "error"``), 130 after Ctrl-C (a ``--ray`` campaign writes a report with
+``"status": "partial"``). Expected errors print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -94,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
     c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
     c.add_argument("--report", metavar="FILE", help="write a JSON report")
+    c.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the chunks on a Ray cluster: ADDRESS (e.g. 10.0.0.1:6379), or without one the running "
+                        "cluster Ray finds (RAY_ADDRESS, `ray start --head` here), else a new local one")
+    c.add_argument("--workers", type=_positive, help="with --ray: simulator actors (default: the cluster's CPUs)")
+    c.add_argument("--simulate-only", action="store_true",
+                   help="with --ray: no GPU; the simulator again on checker actors (checks the distribution, "
+                        "not the hardware)")
     m = sub.add_parser("collect", help="the GPU's results of the MUFU approximations over a sweep of inputs")
     m.add_argument("--variants", type=_csv, help="MUFU forms such as ex2.approx.f32,tanh.approx.f16x2 (default all)")
     m.add_argument("--start", type=_at_least(0), default=0, help="first input bit pattern (default 0)")
@@ -162,9 +171,30 @@ def _cmd_campaign(args, argv) -> int:
         cases = build_cases(args.instr, **_campaign_options(args))
     except ValueError as e:
         raise _UsageError(f"hwcheck campaign: {e}") from None
+    if args.ray is not None:
+        return _campaign_on_ray(args, argv, cases)
+    if args.workers is not None or args.simulate_only:
+        raise _UsageError("hwcheck campaign: --workers and --simulate-only apply with --ray only")
     gpu = Gpu.open()
     outcome = run_one(gpu, cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
                       report=args.report, command=command_line(argv))
+    return _finish(outcome)
+
+
+def _campaign_on_ray(args, argv, cases) -> int:
+    try:
+        from hwcheck import cluster   # Ray is imported here only
+    except ImportError as e:
+        raise _UsageError(f"hwcheck campaign --ray: Ray is not installed ({e}); pip install 'warpsim[ray]'") from None
+    from hwcheck.report import command_line
+    started = cluster.connect(args.ray or None)
+    try:
+        outcome = cluster.run_one_ray(cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
+                                      runner="simulator" if args.simulate_only else "gpu", workers=args.workers,
+                                      report=args.report, command=command_line(argv))
+    finally:
+        if started:
+            cluster.ray.shutdown()
     return _finish(outcome)
 
 

@@ -102,3 +102,23 @@ def emulate_launch(source, name, grid, block, args, shared_mem=0):
         d[:] = cvt_pack(a, b, to=name.split("_")[2][:-2])
     else:
         raise AssertionError(f"unknown kernel {name}")
+
+
+def flip_every_seventh(name, out):
+    """A corruption that depends only on the output bits (so every process agrees): flip bit 0 of every
+    register whose value is a multiple of 7."""
+    view = out.reshape(-1)
+    view[view % 7 == 0] ^= 1
+
+
+def fake_runner(cases):
+    """A cluster checker's runner (``hwcheck.cluster``): a fake GPU that disagrees on every seventh value."""
+    from hwcheck.campaign import GpuRunner
+    gpu = FakeGpu(corrupt=flip_every_seventh)
+    return GpuRunner(gpu, cases), gpu.info.as_dict()
+
+
+def no_gpu_runner(cases):
+    """A cluster checker's runner on a node whose GPU cannot be opened."""
+    from hwcheck.errors import HwcheckError
+    raise HwcheckError("hwcheck: CuPy cannot open a CUDA device (fake)")
