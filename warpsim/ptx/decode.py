@@ -547,7 +547,8 @@ class _Decoder:
         if vec.kind != "vec" or len(vec.items) != num or any(i.kind != "reg" for i in vec.items):
             raise self.error(ins.token, f"{name_of(ins)}: expected {{{num} registers}}")
         arow, space = self.address(fn, addr, self.space_of(ins, mods))
-        rows = [self.operand(fn, vec), arow]
+        vrow = self.operand(fn, vec)
+        rows = [vrow, arow] if op == Op.LDMATRIX else [arow, vrow]
         self.emit(fn, ins, op, mods=(variant, space, num, 0), operands=rows)
 
     do_stmatrix = do_ldmatrix
