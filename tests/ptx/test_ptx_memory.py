@@ -208,3 +208,11 @@ def test_grid_ctas_share_global_memory_and_cta_runs_one():
     assert res.stats["ctas"] == 6
     one = mod.launch("k", grid=(3, 2), block=32, cta=(1, 1, 0), args={"out": np.full(6 * 32, 99, np.uint32)})
     assert one.buffers["out"].tolist() == [99] * 128 + [4] * 32 + [99] * 32
+
+
+def test_dynamic_shared_starts_after_static_at_its_alignment():
+    extra = ".extern .shared .align 1024 .b8 dyn[];\n.shared .align 4 .b8 stat[100];\n"
+    mod = load("  mov.u32 %r5, dyn;\n" + store_r("%r5"), extra=extra)
+    assert mod.decoded("k").shared_static == 1024
+    res = mod.launch("k", block=32, smem=64, args={"out": np.zeros(32, np.uint32)})
+    assert (res.buffers["out"] == 1024).all() and res.machine.smem.size == 1024 + 64

@@ -212,7 +212,7 @@ class _Decoder:
         return start
 
     def shared_externs(self):
-        top = round_up(self.shared_top, 16)
+        top = round_up(self.shared_top, max([16] + [v.align for v in self.externs]))
         for v in self.externs:
             self.module_symbols[v.name] = (SP_SHARED, top)
         self.shared_static = top
