@@ -22,14 +22,14 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import set_fault
+from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
 from warpsim.ptx.decode import (GNEG, GUARD, IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0,
                                 OP, SB, SK, SLOT, TB, TK)
-from warpsim.ptx.memory import (FAULT_RACE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
-                                load, locate, read_bytes, store)
+from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
+                                load, locate, read_bytes, store, write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 
 __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
@@ -474,6 +474,67 @@ def _warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
 
 
 @njit(cache=True)
+def _warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+    """``ld``/``st`` of ``.shared`` or ``.global`` (not generic) for a whole group, bytes accessed in
+    place. Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
+    space = code[p, M0]
+    if space != SP_SHARED and space != SP_GLOBAL:
+        return False
+    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    esize = max(tb // 8, 1)
+    size = esize * n
+    o = code[p, O0:O0 + 2]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
+    mem = smem if space == SP_SHARED else gmem
+    bias = 0 if space == SP_SHARED else GLOBAL_BASE
+    t0 = 32 * w
+    for lane in range(32):                      # check every lane first: a fault changes nothing
+        if not (gmask >> lane) & 1:
+            continue
+        addr = imm
+        if s_base >= 0:
+            addr += np.int64(regs[w, lane, s_base])
+            if n_base == 2:
+                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        off = addr - bias
+        if off < 0 or off > mem.shape[0] - size:
+            set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if off % size != 0:
+            set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if space == SP_SHARED and _raced(pend_map, off, size, t0 + lane, addr, fault):
+            return False
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        addr = imm
+        if s_base >= 0:
+            addr += np.int64(regs[w, lane, s_base])
+            if n_base == 2:
+                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        off = addr - bias
+        for j in range(n):
+            row = opnd[drow, SLOT] + j if n > 1 else drow
+            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
+            if op == Op.LD:
+                v = read_bytes(mem, off + j * esize, esize)
+                if tk == TK_S:
+                    v = sext(v, tb)
+                _set(regs, w, lane, k, sl, nw, v)
+            elif k == K_REG or k == K_IMM:
+                v = _val(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
+                write_bytes(mem, off + j * esize, esize, v)
+    for lane in range(32):
+        if (group >> lane) & 1:
+            pc[t0 + lane] += 1
+    return True
+
+
+@njit(cache=True)
 def _lane_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, local,
              const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault):
     """One thread's instruction (not warp-collective); advances its pc. False on a fault."""
@@ -852,6 +913,14 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, sme
                     continue
                 if _warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
                     continue
+                if op == Op.LD or op == Op.ST:
+                    if _warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+                        continue
+                    if fault[0] != 0:
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
                 for lane in range(32):
                     if not (group >> lane) & 1:
                         continue
