@@ -70,7 +70,8 @@ def _debug_run(args):
 COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 _explain_arguments, _explain_run),
-    "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors",
+    "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors "
+            "(a .cu, .ptx or CuTe DSL file: `warpsim run K.cu --kernel NAME ...`, see warpsim.ptx.command)",
             _run_arguments, _run_run),
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map, "
              "a warp's registers",
@@ -90,11 +91,25 @@ def build_parser():
     return parser
 
 
+def _ptx_command():
+    from warpsim.ptx import command      # imported when used: keeps start-up light
+    return command
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (2 for user errors)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    _help, _add, run = COMMANDS[args.command]
+    if argv[:1] == ["run"] and _ptx_command().routes_here(argv[1:]):     # a .cu / .ptx / CuTe DSL file
+        add_arguments, run = _ptx_command().add_arguments, _ptx_command().run
+        ptx_parser = argparse.ArgumentParser(prog="warpsim run", description="run a kernel of a .cu, .ptx or "
+                                             "CuTe DSL file on the simulated CTAs")
+        add_arguments(ptx_parser)
+        args = ptx_parser.parse_args(argv[1:])
+        args.command = "run"
+    else:
+        args = parser.parse_args(argv)
+        _help, _add, run = COMMANDS[args.command]
     try:
         return run(args)
     except (WarpsimError, ValueError, OSError) as e:
