@@ -212,10 +212,15 @@ def _source_with_local_headers(path, seen=None):
 def _error_lines(output, path, limit=6):
     """nvcc's diagnostic lines, the source folder removed, joined into one line."""
     folder = str(path.parent) + os.sep
-    lines = [line.strip().replace(folder, "") for line in output.splitlines()]
+    lines = [_shorten(line.strip().replace(folder, "")) for line in output.splitlines()]
     errors = [line for line in lines if "error" in line.lower()] or [line for line in lines if line]
     more = f" | ... ({len(errors) - limit} more)" if len(errors) > limit else ""
     return " | ".join(errors[:limit]) + more if errors else "no message"
+
+
+def _shorten(line, width=240):
+    """A diagnostic cut to ``width`` characters (C++ template types run to pages)."""
+    return line if len(line) <= width else line[:width - 5] + " ..."
 
 
 def relative_file_lines(ptx, folders):

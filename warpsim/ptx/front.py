@@ -87,8 +87,12 @@ def _split_params(text):
     return parts
 
 
-def _last_identifier(decl):
-    decl = decl.split("=")[0].split(":")[0].strip()        # default values, Python annotations
+def _last_identifier(decl, python=False):
+    decl = decl.split("=")[0]                               # a default value
+    if python:
+        decl = decl.split(":")[0]                           # a Python annotation
+        names = re.findall(r"[A-Za-z_]\w*", decl)
+        return names[0] if names else None
     names = re.findall(r"[A-Za-z_]\w*", decl)
     return names[-1] if names else None
 
@@ -106,7 +110,7 @@ def source_param_names(source_text, kind):
                 for name, params in found}
     if kind == "dsl":
         found = DSL_KERNEL.findall(source_text)
-        return {name: [_last_identifier(p) for p in _split_params(params) if _last_identifier(p) != "self"]
+        return {name: [_last_identifier(p, True) for p in _split_params(params) if _last_identifier(p, True) != "self"]
                 for name, params in found}
     return {}
 
