@@ -78,8 +78,8 @@ def bits_differences(got, want, dtype=None, where=None, limit=16):
     lines = [f"{len(bad)} of {g.size} elements differ" + (f" (decoded as {name})" if name else "") + ":"]
     for index in map(tuple, bad[:limit]):
         gv, wv = g[index], w[index]
-        shown = (f"{decode(np.array([gv]))[0]!r} vs {decode(np.array([wv]))[0]!r}" if decode
-                 else f"{got[index]!r} vs {want[index]!r}")
+        shown = (f"{float(decode(np.array([gv]))[0])!r} vs {float(decode(np.array([wv]))[0])!r}" if decode
+                 else f"{got[index].item()!r} vs {want[index].item()!r}")
         who = f" ({where(index)})" if where else ""
         label = ", ".join(str(int(i)) for i in index)
         lines.append(f"  [{label}]{who}: got 0x{int(gv):0{digits}x}, want 0x{int(wv):0{digits}x}: {shown}")
