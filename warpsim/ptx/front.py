@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -226,7 +227,6 @@ class Kernel:
 def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None):
     """Compile ``source`` for ``arch``, load it with ``warpsim.ptx.load``, and return the :class:`Kernel`
     ``kernel`` names. For a CuTe DSL file with several ``WARPSIM`` entries the kernel is looked up in each."""
-    from warpsim import ptx as core        # the interpreter: loads Numba, so only when a kernel is opened
     arch = normalize_arch(arch)
     compiled = compile_source(source, arch, nvcc_flags)
     names = source_param_names(Path(source).read_text(encoding="utf-8", errors="replace"), compiled.kind)
@@ -237,8 +237,14 @@ def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None):
     source_names = names.get(_dsl_or_cuda_name(entry, names), [])
     if len(source_names) == len(params):
         params = [KernelParam(p.name, p.ptx_type, p.size, s) for p, s in zip(params, source_names)]
-    loaded = core.load(text, filename=str(compiled.source.name))
-    return Kernel(loaded, entry, params, arch, compiled.source)
+    return Kernel(_load(text, compiled.source.name), entry, params, arch, compiled.source)
+
+
+@lru_cache(maxsize=16)
+def _load(text, filename):
+    """``warpsim.ptx.load`` once per PTX text: the kernels of one module share the parsed module."""
+    from warpsim import ptx as core        # the interpreter: loads Numba, so only when a kernel is opened
+    return core.load(text, filename=filename)
 
 
 def _dsl_or_cuda_name(entry, names):
