@@ -21,7 +21,7 @@ from warpsim.isa.faults import (FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MIS
                                 FAULT_OUT_OF_RANGE, fault_message, set_fault)
 from warpsim.isa.fragments import LDMATRIX_MAPS, ldmatrix_map
 
-__all__ = ["ldmatrix", "ldmatrix_name", "warp_ldmatrix", "ldmatrix_variant"]
+__all__ = ["ldmatrix", "ldmatrix_name", "warp_ldmatrix", "warp_stmatrix", "ldmatrix_variant"]
 
 _NUMS = (1, 2, 4)
 
@@ -107,6 +107,52 @@ def warp_ldmatrix(regs_w, dst_regs, smem, addrs, variant, fault):
     if not _check_rows(smem.shape[0], addrs, num, fault):
         return False
     _load(smem, addrs, variant, num, regs_w, dst_regs)
+    return True
+
+
+@njit(cache=True)
+def warp_stmatrix(regs_w, src_regs, smem, addrs, variant, fault):
+    """One warp's ``stmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16``: the inverse of
+    ``warp_ldmatrix`` through the same fragment map (PTX ISA, "stmatrix", sm_90): every b16 value
+    that ldmatrix would load into ``regs_w[lane, src_regs[j]]`` is stored to its place instead.
+    Same operands, checks and faults as ``warp_ldmatrix``; nothing is written on a fault.
+
+    >>> import numpy as np
+    >>> from warpsim.isa.faults import new_fault
+    >>> regs = np.arange(32, dtype=np.uint32).reshape(32, 1) * 0x10001; smem = np.zeros(128, np.uint8)
+    >>> addrs = np.zeros(32, np.int64); addrs[:8] = np.arange(8) * 16
+    >>> warp_stmatrix(regs, np.array([0]), smem, addrs, ldmatrix_variant(1, False), new_fault())
+    True
+    >>> back = np.zeros((32, 1), np.uint32)
+    >>> warp_ldmatrix(back, np.array([0]), smem, addrs, ldmatrix_variant(1, False), new_fault())
+    True
+    >>> bool((back == regs).all())
+    True
+    """
+    if regs_w.shape[0] != 32 or addrs.shape[0] != 32:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, min(regs_w.shape[0], addrs.shape[0]), 32)
+        return False
+    if variant < 0 or variant > 5:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, variant, 5)
+        return False
+    num = 1 << (variant // 2)
+    if src_regs.shape[0] != num:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, src_regs.shape[0], num)
+        return False
+    for r in src_regs:
+        if r < 0 or r >= regs_w.shape[1]:
+            set_fault(fault, FAULT_BAD_REGISTER, 0, r, regs_w.shape[1])
+            return False
+    if not _check_rows(smem.shape[0], addrs, num, fault):
+        return False
+    for lane in range(32):
+        for j in range(num):
+            v = regs_w[lane, src_regs[j]]
+            for h in range(2):
+                p = addrs[_SRC_LANE[variant, lane, j, h]] + _SRC_OFFSET[variant, lane, j, h]
+                half = (v >> np.uint32(16 * h)) & np.uint32(0xFFFF)
+                smem[p] = np.uint8(half & np.uint32(0xFF))
+                smem[p + 1] = np.uint8(half >> np.uint32(8))
     return True
 
 
