@@ -212,7 +212,7 @@ class _Decoder:
         return start
 
     def shared_externs(self):
-        top = round_up(self.shared_top, 16)
+        top = round_up(self.shared_top, max([16] + [v.align for v in self.externs]))
         for v in self.externs:
             self.module_symbols[v.name] = (SP_SHARED, top)
         self.shared_static = top
@@ -547,7 +547,8 @@ class _Decoder:
         if vec.kind != "vec" or len(vec.items) != num or any(i.kind != "reg" for i in vec.items):
             raise self.error(ins.token, f"{name_of(ins)}: expected {{{num} registers}}")
         arow, space = self.address(fn, addr, self.space_of(ins, mods))
-        rows = [self.operand(fn, vec), arow]
+        vrow = self.operand(fn, vec)
+        rows = [vrow, arow] if op == Op.LDMATRIX else [arow, vrow]
         self.emit(fn, ins, op, mods=(variant, space, num, 0), operands=rows)
 
     do_stmatrix = do_ldmatrix
@@ -634,8 +635,6 @@ class _Decoder:
         return sym[1], self.var_bytes(var) if var is not None else 8
 
     def callee(self, name, ins):
-        if name not in self.calls:
-            self.calls[name] = None
         return self.pending_layout(name, ins)
 
     def pending_layout(self, name, ins):
@@ -682,20 +681,16 @@ def decode_kernel(module, name, text=""):
     d.module_layout()
     kfn = _Function(f, 0)
     d.function_layout(kfn, kernel=True)
-    d.body(kfn, kernel=True)
-    done = set()
-    while True:
-        todo = [n for n, fn in d.calls.items() if n not in done]
-        if not todo:
-            break
-        for n in todo:
-            done.add(n)
-            d.body(d.calls[n], kernel=False)
-    entry = {n: fn.base_pc for n, fn in d.calls.items()}
+    for callee in _reachable(module, f):           # every static .shared is placed before the dynamic one
+        d.pending_layout(callee, None)
+    d.shared_externs()
     _check_recursion(d, module)
+    d.body(kfn, kernel=True)
+    for n in list(d.calls):
+        d.body(d.calls[n], kernel=False)
+    entry = {n: fn.base_pc for n, fn in d.calls.items()}
     for row, target in d.patches:
         d.opnd[row] = (K_LABEL, -1, 0, entry[target], 0)
-    d.shared_externs()
     reqntid = f.directives.get("reqntid", ())
     return Decoded(
         name=name, code=np.array(d.code, np.int64).reshape(-1, NCOLS),
@@ -706,11 +701,31 @@ def decode_kernel(module, name, text=""):
         globals_=d.globals_, const=d.const, reqntid=reqntid, reg_names=kfn.regs)
 
 
+def _callees(f):
+    names = []
+    for i in f.body:
+        if isinstance(i, Instruction) and i.opcode == "call":
+            ops = [o for o in i.operands if o.kind == "sym"]
+            if ops and ops[0].name != "vprintf":
+                names.append(ops[0].name)
+    return names
+
+
+def _reachable(module, f):
+    """Names of the functions with a body that ``f`` calls, directly or not, in first-call order."""
+    seen, todo = [], _callees(f)
+    while todo:
+        n = todo.pop(0)
+        g = module.functions.get(n)
+        if n in seen or g is None or g.declared_only:
+            continue
+        seen.append(n)
+        todo.extend(_callees(g))
+    return seen
+
+
 def _check_recursion(d, module):
-    graph = {}
-    for fname, fn in list(d.calls.items()):
-        graph[fname] = {i.operands[1 if i.operands and i.operands[0].kind == "list" else 0].name
-                        for i in fn.f.body if isinstance(i, Instruction) and i.opcode == "call"} - {"vprintf"}
+    graph = {fname: _callees(fn.f) for fname, fn in d.calls.items()}
     state = {}
 
     def visit(n, path):

@@ -237,6 +237,7 @@ def _warp_op(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_ma
                 ok = warp_stmatrix(regs_w, _vec_slots(opnd, vec), smem, addrs, code[p, M0], fault)
         if not ok:
             _isa_fault(fault, w)
+            fault[5] = SP_SHARED
             return False
         for lane in range(32):
             pc[t0 + lane] += 1
