@@ -9,11 +9,11 @@ fragments with ``ldmatrix.x4`` and issue the m16n8k16 mma of a 2x2-warp tiled MM
 The accumulator starts at +0 and takes k-blocks in increasing k. Launch: grid 1, block 128,
 shared memory ``SMEM_BYTES`` (8192).
 
-K is dynamic, so ``a`` and ``b`` are 16-byte ``.param`` structs: ``(u64 pointer, i32 K, i32 row
+K is dynamic, so ``a`` and ``b`` are 16-byte ``.param`` structs: ``(u64 pointer, s32 K, s32 row
 stride K)``; ``c`` is static (its pointer alone). From Python::
 
     kernel.launch(grid=1, block=128, smem=8192,
-                  args={"a": [("u64", a), ("i32", K), ("i32", K)], "b": [("u64", b), ("i32", K), ("i32", K)],
+                  args={"a": [("u64", a), ("s32", K), ("s32", K)], "b": [("u64", b), ("s32", K), ("s32", K)],
                         "c": c})
 """
 

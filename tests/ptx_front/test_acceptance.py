@@ -118,7 +118,7 @@ def test_dsl_tile_cp_async_runtime_k(arch):
         rng = np.random.default_rng(seed)
         depth = 32 * (1 + seed)                                 # run-time K: 1..5 k-tiles
         a, b = f16_bits(rng, (64, depth)), f16_bits(rng, (64, depth))
-        args = {"a": [("u64", a), ("i32", depth), ("i32", depth)], "b": [("u64", b), ("i32", depth), ("i32", depth)],
+        args = {"a": [("u64", a), ("s32", depth), ("s32", depth)], "b": [("u64", b), ("s32", depth), ("s32", depth)],
                 "c": np.zeros((64, 64), np.float32)}
         res = k.launch(grid=1, block=128, smem=8192, args=args)
         want = gemm_reference(a, b, ab="f16", cd="f32", arch=arch.replace("_", ""), k_block=16)

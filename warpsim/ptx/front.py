@@ -203,7 +203,7 @@ class Kernel:
                 if param.size != 8:
                     raise ValueError(f"{self.name}: parameter {key!r} is a {param.size}-byte struct (a CuTe DSL "
                                      "tensor with run-time shape or strides): give its fields as "
-                                     "[('u64', array), ('i32', ...), ...]")
+                                     "[('u64', array), ('s32', ...), ...]")
                 value = [("u64", value)]
             out[param.name] = value
         missing = [p.source_name or p.name for p in self.params if p.name not in out]
@@ -237,7 +237,8 @@ def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None):
     source_names = names.get(_dsl_or_cuda_name(entry, names), [])
     if len(source_names) == len(params):
         params = [KernelParam(p.name, p.ptx_type, p.size, s) for p, s in zip(params, source_names)]
-    return Kernel(_load(text, compiled.source.name), entry, params, arch, compiled.source)
+    ptx_name = compiled.source.name if compiled.kind == "ptx" else f"{compiled.source.stem}.{arch}.ptx"
+    return Kernel(_load(text, ptx_name), entry, params, arch, compiled.source)
 
 
 @lru_cache(maxsize=16)
