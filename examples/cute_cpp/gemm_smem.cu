@@ -118,20 +118,36 @@ __device__ void gemm_smem_cta(T const* q, T const* kv, float* out) {
     copy(store_tiled_copy, store_thr_copy.retile_S(acc), store_thr_copy.partition_D(gOut));
 }
 
-#define GEMM_SMEM_QK(NAME, T, SWIZZLE)                                                        \
-    extern "C" __global__ void __launch_bounds__(128) NAME(T const* q, T const* k, float* s) { \
-        gemm_smem_cta<T, false, SWIZZLE>(q, k, s);                                            \
-    }
-#define GEMM_SMEM_PV(NAME, T, SWIZZLE)                                                        \
-    extern "C" __global__ void __launch_bounds__(128) NAME(T const* q, T const* v, float* o) { \
-        gemm_smem_cta<T, true, SWIZZLE>(q, v, o);                                             \
-    }
+// The eight kernels, written out so that their parameter names (q, k / v, s / o) are in the source.
 
-GEMM_SMEM_QK(gemm_smem_f16_qk_swizzle, half_t, true)
-GEMM_SMEM_QK(gemm_smem_f16_qk_plain, half_t, false)
-GEMM_SMEM_PV(gemm_smem_f16_pv_swizzle, half_t, true)
-GEMM_SMEM_PV(gemm_smem_f16_pv_plain, half_t, false)
-GEMM_SMEM_QK(gemm_smem_bf16_qk_swizzle, bfloat16_t, true)
-GEMM_SMEM_QK(gemm_smem_bf16_qk_plain, bfloat16_t, false)
-GEMM_SMEM_PV(gemm_smem_bf16_pv_swizzle, bfloat16_t, true)
-GEMM_SMEM_PV(gemm_smem_bf16_pv_plain, bfloat16_t, false)
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_f16_qk_swizzle(half_t const* q, half_t const* k, float* s) {
+    gemm_smem_cta<half_t, false, true>(q, k, s);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_f16_qk_plain(half_t const* q, half_t const* k, float* s) {
+    gemm_smem_cta<half_t, false, false>(q, k, s);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_f16_pv_swizzle(half_t const* q, half_t const* v, float* o) {
+    gemm_smem_cta<half_t, true, true>(q, v, o);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_f16_pv_plain(half_t const* q, half_t const* v, float* o) {
+    gemm_smem_cta<half_t, true, false>(q, v, o);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_bf16_qk_swizzle(bfloat16_t const* q, bfloat16_t const* k, float* s) {
+    gemm_smem_cta<bfloat16_t, false, true>(q, k, s);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_bf16_qk_plain(bfloat16_t const* q, bfloat16_t const* k, float* s) {
+    gemm_smem_cta<bfloat16_t, false, false>(q, k, s);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_bf16_pv_swizzle(bfloat16_t const* q, bfloat16_t const* v, float* o) {
+    gemm_smem_cta<bfloat16_t, true, true>(q, v, o);
+}
+
+extern "C" __global__ void __launch_bounds__(128) gemm_smem_bf16_pv_plain(bfloat16_t const* q, bfloat16_t const* v, float* o) {
+    gemm_smem_cta<bfloat16_t, true, false>(q, v, o);
+}
