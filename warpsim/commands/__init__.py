@@ -39,7 +39,8 @@ def _verb(name):
 COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 *_verb("explain")),
-    "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors",
+    "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors "
+            "(a .cu, .ptx or CuTe DSL file: `warpsim run K.cu --kernel NAME ...`, see warpsim.ptx.command)",
             *_verb("run")),
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map, "
              "a warp's registers",
@@ -64,15 +65,36 @@ def build_parser():
 EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 
+def _ptx_route(argv):
+    """``(args, run)`` when ``argv`` is ``run`` of a .cu, .ptx or CuTe DSL file (:mod:`warpsim.ptx.command`),
+    else ``None``."""
+    if argv[:1] != ["run"]:
+        return None
+    from warpsim.ptx import command      # imported when used: keeps start-up light
+    if not command.routes_here(argv[1:]):
+        return None
+    parser = argparse.ArgumentParser(prog="warpsim run", description="run a kernel of a .cu, .ptx or "
+                                     "CuTe DSL file on the simulated CTAs")
+    command.add_arguments(parser)
+    args = parser.parse_args(argv[1:])
+    args.command = "run"
+    return args, command.run
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (see the module docstring)."""
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:          # named by the verb's own parser: its usage, not the top level's
-        verb = parser.verbs[args.command]
-        verb = getattr(verb, "verbs", {}).get(getattr(args, "what", None), verb)     # draw's WHAT
-        verb.error(f"unrecognized arguments: {' '.join(unknown)}")
-    _help, _add, run = COMMANDS[args.command]
+    argv = sys.argv[1:] if argv is None else list(argv)
+    routed = _ptx_route(argv)
+    if routed is not None:
+        args, run = routed
+    else:
+        parser = build_parser()
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:          # named by the verb's own parser: its usage, not the top level's
+            verb = parser.verbs[args.command]
+            verb = getattr(verb, "verbs", {}).get(getattr(args, "what", None), verb)     # draw's WHAT
+            verb.error(f"unrecognized arguments: {' '.join(unknown)}")
+        _help, _add, run = COMMANDS[args.command]
     prefix = f"warpsim {args.command}"
     try:
         return run(args)
