@@ -35,6 +35,7 @@ from hwcheck.campaign import (CASE_RECORDS, CHUNK, GpuRunner, build_cases, campa
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from hwcheck.report import command_line, new_report, write_json_atomic
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.inputs import EVIDENCE_CLASSES, MMA_CLASSES
 
 __all__ = ["ACCEPTANCE", "PROGRAM_SEEDS", "ONLY", "Outcome", "run_one", "run_acceptance", "report_prefix",
@@ -72,8 +73,9 @@ def report_prefix(gpu_name: str) -> str:
 
 
 def campaign_report(command: str, gpu, *, cases, results, settings: dict, status: str, error) -> dict:
-    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head)."""
-    report = new_report(command, gpu.info.as_dict())
+    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head); ``gpu`` may be
+    None (a cluster run fills ``"gpu"`` in from its checkers)."""
+    report = new_report(command, gpu.info.as_dict() if gpu is not None else None)
     report.update({
         "status": status,
         "error": error,
@@ -115,7 +117,7 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
     results: list = []
     error = None
     try:
-        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else "sm90"
+        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else DEFAULT_ARCH
         if instr == "mma":
             settings["simulator_arch"] = model
         runner = GpuRunner(gpu, cases)
