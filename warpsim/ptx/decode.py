@@ -326,7 +326,7 @@ class _Decoder:
         if not types:
             raise self.error(ins.token, f"{ins.opcode}: missing a type (.u32, .s64, .b16, ...)")
         t = types[-1]
-        if not allow_float and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
+        if not allow_float and ins.opcode not in FLOAT_OPS and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
             raise self.error(ins.token, f"float instruction {ins.opcode}.{'.'.join(ins.mods)} is not "
                                         f"supported yet (integer and bit types only; supported: "
                                         f"{', '.join(supported_names())})", UnsupportedType)

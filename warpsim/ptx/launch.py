@@ -29,7 +29,7 @@ from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE
 from warpsim.isa.mma import mma_params
 from warpsim.machine import Machine
-from warpsim.ptx.decode import LOC, OP, decode_kernel
+from warpsim.ptx.decode import LOC, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                 MAX_PENDING, RUNNING, run_cta)
