@@ -54,22 +54,27 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, sme
             while True:
                 p = big
                 alive = np.int64(0)
+                group = np.int64(0)
                 for lane in range(32):
                     s = status[t0 + lane]
-                    if s == RUNNING and pc[t0 + lane] < p:
-                        p = pc[t0 + lane]
+                    if s == RUNNING:
+                        q = pc[t0 + lane]
+                        if q < p:
+                            p = q
+                            group = np.int64(1) << lane
+                        elif q == p:
+                            group |= np.int64(1) << lane
                     if s == RUNNING or s == WAITING:
                         alive |= np.int64(1) << lane
                 if p == big:
                     break
-                group = np.int64(0)
-                gmask = np.int64(0)
+                gmask = group
                 g = code[p, GUARD]
-                for lane in range(32):
-                    if status[t0 + lane] == RUNNING and pc[t0 + lane] == p:
-                        group |= np.int64(1) << lane
-                        if g < 0 or (regs[w, lane, g] & 1) != code[p, GNEG]:
-                            gmask |= np.int64(1) << lane
+                if g >= 0:
+                    neg = code[p, GNEG]
+                    for lane in range(32):
+                        if (group >> lane) & 1 and (regs[w, lane, g] & 1) == neg:
+                            gmask &= ~(np.int64(1) << lane)
                 steps += 1
                 if steps > max_steps:
                     ctx[13] = steps

@@ -285,6 +285,14 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
                 b = _val(regs, w, lane, k2, s2, n2, i2, g2)
                 if op == Op.ADD:
                     v = a + b
+                elif op == Op.SUB:
+                    v = a - b
+                elif op == Op.XOR:
+                    v = a ^ b
+                elif op == Op.OR:
+                    v = a | b
+                elif op == Op.SHR and tk != TK_S and 0 <= b < tb:
+                    v = zext(a, tb) >> b if tb < 64 else alu(op, tk, tb, m0, a, b, 0, 0)
                 elif op == Op.AND:
                     v = a & b
                 elif op == Op.SHL and 0 <= b < tb:
