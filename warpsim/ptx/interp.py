@@ -25,7 +25,7 @@ from warpsim.isa.faults import set_fault
 from warpsim.ptx.codes import (ABSENT, CTX, EXITED, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                MAX_PENDING, PRINT_ARGS, RUNNING, WAITING)
-from warpsim.ptx.decode import GNEG, GUARD, OP
+from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.thread import thread_op
 from warpsim.ptx.warp import warp_collective, warp_shared_global, warp_simple

@@ -14,7 +14,7 @@ from warpsim.isa.faults import set_fault
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
 from warpsim.ptx.codes import (EXITED, FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
                                MAX_PENDING, PRINT_ARGS)
-from warpsim.ptx.decode import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
+from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
 from warpsim.ptx.memory import (FAULT_RACE, SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 

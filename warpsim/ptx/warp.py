@@ -20,7 +20,7 @@ from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
 from warpsim.ptx.alu import alu, compare, mask, sext, zext
 from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, WAITING
-from warpsim.ptx.decode import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK,
+from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
 from warpsim.ptx.memory import GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes, write_bytes
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
