@@ -82,6 +82,7 @@ class Decoded:
     globals_: list                     # module .global variables: (name, offset, bytes, init)
     const: np.ndarray                  # the .const space, initialised
     reqntid: tuple = ()
+    maxntid: tuple = ()
     reg_names: dict = field(default_factory=dict)   # name -> (slot, words, type) of the kernel
 
 
@@ -358,13 +359,14 @@ def decode_kernel(module, name, text=""):
     for row, target in d.patches:
         d.opnd[row] = (K_LABEL, -1, 0, entry[target], 0)
     reqntid = f.directives.get("reqntid", ())
+    maxntid = f.directives.get("maxntid", ())
     return Decoded(
         name=name, code=np.array(d.code, np.int64).reshape(-1, NCOLS),
         opnd=np.array(d.opnd or [(0, -1, 0, 0, 0)], np.int64),
         copies=np.array(d.copies or [(0, 0, 0)], np.int64).reshape(-1, 3),
         where=d.where, regs_per_thread=max(d.nregs, 1), params=d.params, param_bytes=d.param_bytes,
         shared_static=d.shared_static, local_bytes=d.local_top, fparam_bytes=d.fparam_top,
-        globals_=d.globals_, const=d.const, reqntid=reqntid, reg_names=kfn.regs)
+        globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid, reg_names=kfn.regs)
 
 
 def _callees(f):

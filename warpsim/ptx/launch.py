@@ -203,6 +203,9 @@ class PtxModule:
             raise ValueError(f"launch: a block of {threads} threads exceeds 1024")
         if d.reqntid and tuple(d.reqntid) + (1,) * (3 - len(d.reqntid)) != block:
             raise ValueError(f"{kernel}: .reqntid {d.reqntid} requires block {d.reqntid}, got {block}")
+        if d.maxntid and threads > int(np.prod(d.maxntid)):
+            raise ValueError(f"{kernel}: .maxntid {d.maxntid} allows at most {int(np.prod(d.maxntid))} threads, "
+                             f"got block {block}")
         if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
             raise ValueError(f"launch: smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
         ctas = self._ctas(grid, cta)
