@@ -65,9 +65,19 @@ class InstructionDecoder:
         t = self.one_type(ins, types)
         mode = 2 if "wide" in mods else 1 if "hi" in mods else 0
         cc = 1 if "cc" in mods else 0
-        m0 = PRMT_MODES.get(next((x for x in mods if x in PRMT_MODES), ""), 0) if op == Op.PRMT else mode
+        if op == Op.PRMT:
+            m0 = PRMT_MODES.get(next((x for x in mods if x in PRMT_MODES), ""), 0)
+        elif op == Op.SHF:
+            if not ({"l", "r"} & set(mods)) or not ({"wrap", "clamp"} & set(mods)):
+                raise self.error(ins.token, f"{name_of(ins)}: expected shf.{{l,r}}.{{wrap,clamp}}.b32")
+            m0 = ("r" in mods) + 2 * ("clamp" in mods)
+        elif op == Op.BFIND:
+            m0 = int("shiftamt" in mods)
+        else:
+            m0 = mode
         arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
-                 Op.MAD: 3, Op.MADC: 3, Op.BFE: 3, Op.BFI: 4, Op.PRMT: 3, Op.SAD: 3}.get(op, 2)
+                 Op.MAD: 3, Op.MADC: 3, Op.BFE: 3, Op.BFI: 4, Op.PRMT: 3, Op.SAD: 3,
+                 Op.SHF: 3, Op.LOP3: 4, Op.BFIND: 1}.get(op, 2)
         self.count(ins, ops, arity + 1)
         if TYPES[t][0] == TK_PRED and op not in (Op.AND, Op.OR, Op.XOR, Op.NOT):
             raise self.error(ins.token, f"{name_of(ins)}: .pred is not allowed here")

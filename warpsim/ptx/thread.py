@@ -142,7 +142,7 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
             if code[p, M1] and tk == TK_S and tb == 32 and (op == Op.ADD or op == Op.SUB or op == Op.MAD):
                 v = _saturate(op, a, b, c, code[p, M0])
         width = tb * 2 if code[p, M0] == 2 and (op == Op.MUL or op == Op.MAD) else tb
-        if op == Op.POPC or op == Op.CLZ:
+        if op == Op.POPC or op == Op.CLZ or op == Op.BFIND:
             width = 32
         put(r, opnd, o[0], v & mask(width) if tk != TK_PRED else v)
     elif op == Op.SETP:

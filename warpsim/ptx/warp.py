@@ -274,9 +274,9 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
     if nops > 4:
         r = code[p, O0 + 4]
         k4, s4, n4, i4, g4 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
-    if op <= Op.SAD and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
+    if op <= Op.BFIND and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
         width = tb * 2 if m0 == 2 and (op == Op.MUL or op == Op.MAD) else tb
-        if op == Op.POPC or op == Op.CLZ:
+        if op == Op.POPC or op == Op.CLZ or op == Op.BFIND:
             width = 32
         wm = mask(width)
         for lane in range(32):
