@@ -305,9 +305,6 @@ class _Decoder(InstructionDecoder):
         var = next((v for v in fn.f.locals + fn.f.params + fn.f.returns if v.name == o.name), None)
         return sym[1], self.var_bytes(var) if var is not None else 8
 
-    def callee(self, name, ins):
-        return self.pending_layout(name, ins)
-
     def pending_layout(self, name, ins):
         fn = self.calls.get(name)
         if fn is None:

@@ -332,7 +332,7 @@ class InstructionDecoder:
             raise self.error(ins.token, f"call of {target.name}: {len(vars_)} arguments and {len(outs)} "
                                         f"returns, the function has {len(callee.params)} and "
                                         f"{len(callee.returns)}")
-        target_fn = self.callee(target.name, ins)
+        target_fn = self.pending_layout(target.name, ins)
         start = len(self.copies)
         for (off, size), p in zip(vars_, callee.params):
             self.copies.append((off, target_fn.symbols[p.name][1], min(size, self.var_bytes(p))))

@@ -227,7 +227,7 @@ class PtxModule:
         ctx = np.zeros(16, np.int64)
         ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, int(smem)
         ctx[12], ctx[14], ctx[15] = m.smem.size, max_steps, _SM_COUNT
-        counts = np.zeros(len(Op.__members__) and max(int(o) for o in Op) + 1, np.int64)
+        counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         printed = []
         for index, coords in ctas:
             state.reset(threads, m)
