@@ -15,7 +15,7 @@ from warpsim.isa.mma import SHAPES, TYPE_COMBOS
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
                                  TK_S, TK_U, TYPES, Op, supported_names, type_of)
-from warpsim.ptx.rows import ATOM_OPS, K_LABEL, K_NONE, PRMT_MODES, SHFL_MODES, SPACE_CODES, VOTE_MODES
+from warpsim.ptx.rows import ATOM_OPS, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES, VOTE_MODES
 
 __all__ = ["InstructionDecoder", "name_of"]
 
@@ -287,6 +287,15 @@ class InstructionDecoder:
                 raise self.error(o.token or ins.token, f"{name_of(ins)}: expected {n} registers in braces")
         rows = [self.operand(fn, o) for o in ops]
         self.emit(fn, ins, op, mods=(SHAPES[shape], AB_TYPES[ab], CD_TYPES[cd], 0), operands=rows)
+
+    def do_redux(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types)
+        kind = next((REDUX_OPS[m] for m in mods if m in REDUX_OPS), None)
+        if kind is None or "sync" not in mods or TYPES[t][1] != 32:
+            raise self.error(ins.token, f"{name_of(ins)}: expected redux.sync.{{add,min,max,and,or,xor}} on 32 bits",
+                             UnsupportedType)
+        self.count(ins, ops, 3)
+        self.emit(fn, ins, op, (t, None), (kind, 0, 0, 0), [self.operand(fn, o) for o in ops])
 
     def do_activemask(self, fn, ins, op, mods, types, ops):
         self.count(ins, ops, 1)

@@ -85,7 +85,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, sme
                 counts[op] += 1
                 clocks[w] += 1
                 if op == Op.BAR or op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA or op == Op.SHFL \
-                        or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK:
+                        or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK or op == Op.REDUX:
                     for lane in range(32):
                         if (group >> lane) & 1 and not (gmask >> lane) & 1:
                             pc[t0 + lane] += 1

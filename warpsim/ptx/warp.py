@@ -232,6 +232,34 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
                 put(regs_w[lane], opnd, o[0], same)
             pc[t0 + lane] += 1
         return True
+    if op == Op.REDUX:
+        kind, signed = code[p, M0], code[p, TK] == TK_S
+        acc = np.int64(0)
+        first = True
+        for lane in range(32):
+            if (members >> lane) & 1:
+                v = get(regs_w[lane], opnd, o[1]) & 0xFFFFFFFF
+                if signed:
+                    v = sext(v, 32)
+                if first:
+                    acc, first = v, False
+                elif kind == 0:
+                    acc += v
+                elif kind == 1:
+                    acc = min(acc, v)
+                elif kind == 2:
+                    acc = max(acc, v)
+                elif kind == 3:
+                    acc &= v
+                elif kind == 4:
+                    acc |= v
+                else:
+                    acc ^= v
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                put(regs_w[lane], opnd, o[0], acc & 0xFFFFFFFF)
+                pc[t0 + lane] += 1
+        return True
     for lane in range(32):                     # bar.warp.sync, activemask
         if (gmask >> lane) & 1:
             if op == Op.ACTIVEMASK:
