@@ -42,7 +42,7 @@ __all__ = ["load", "PtxModule", "LaunchResult", "PtxSyntaxError", "UnsupportedTy
 def load(path_or_text, filename=None):
     """Parse a PTX module from a file path or from PTX text; return a :class:`PtxModule`.
 
-    Text is told from a path by containing a newline or a ``.version`` directive. ``filename``
+    Text is told from a path by containing a newline, ``;``, ``{`` or a ``.version`` directive. ``filename``
     names the source in messages (default: the path, or ``<ptx>``). Every kernel is decoded here,
     so an unknown instruction (``PtxSyntaxError``, naming ``file:line:col``, the token and the
     supported instructions) or an unmodelled type or shape (``UnsupportedType``) is reported at
@@ -51,7 +51,7 @@ def load(path_or_text, filename=None):
     text = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else path_or_text
     if not isinstance(text, str):
         raise TypeError(f"warpsim.ptx.load: expected a path or PTX text, got {type(path_or_text).__name__}")
-    if "\n" in text or ".version" in text:
+    if "\n" in text or ".version" in text or ";" in text or "{" in text:
         name = filename or "<ptx>"
     else:
         name = filename or os.path.basename(text)
