@@ -87,9 +87,9 @@ def test_run_ptx_and_dump(capsys, tmp_path, need_interpreter):
     x = np.arange(256, dtype=np.uint32) * 3
     np.save(tmp_path / "x.npy", x)
     status, out, err = run_cli(capsys, ADD_INDEX, "--kernel", "add_index", "--grid", "2", "--block", "128",
-                               "--arg", f"0={tmp_path / 'x.npy'}", "--arg", "1=zeros:u32:256", "--arg", "2=256",
-                               "--dump", "add_index_param_1", "--out", tmp_path / "out")
+                               "--arg", f"x={tmp_path / 'x.npy'}", "--arg", "1=zeros:u32:256", "--arg", "n=256",
+                               "--dump", "y", "--out", tmp_path / "out")
     assert status == 0, err
-    got = np.load(tmp_path / "out/add_index_param_1.npy")
+    got = np.load(tmp_path / "out/y.npy")
     assert np.array_equal(got.view(np.uint32).reshape(-1), x + np.arange(256, dtype=np.uint32))
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["add_index_param_1.npy"]   # no temporary left
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["y.npy"]   # no temporary left

@@ -70,8 +70,8 @@ from warpsim.testing import assert_bits_equal
 def test_add_index(warpsim_kernel):
     k = warpsim_kernel("add_index.ptx", "add_index", arch="sm_80")
     x = np.arange(200, dtype=np.uint32)
-    res = k.launch(grid=2, block=128, args={0: x, 1: np.zeros(200, np.uint32), 2: 200})
-    assert_bits_equal(k.buffers(res)["add_index_param_1"].view(np.uint32).reshape(-1), 2 * x)
+    res = k.launch(grid=2, block=128, args={"x": x, "y": np.zeros(200, np.uint32), "n": 200})
+    assert_bits_equal(k.buffers(res)["y"].view(np.uint32).reshape(-1), 2 * x)
 '''
 
 
