@@ -165,11 +165,11 @@ def prmt(a, b, c, mode):
 
 @njit(cache=True)
 def popc(a, bits):
-    v = zext(a, bits)
-    n = 0
-    for i in range(bits):
-        n += (v >> i) & 1
-    return np.int64(n)
+    v = np.uint64(zext(a, bits))
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @njit(cache=True)

@@ -22,14 +22,14 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import set_fault
+from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
-from warpsim.ptx.decode import (GNEG, GUARD, IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0,
+from warpsim.ptx.decode import (GNEG, GUARD, IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0,
                                 OP, SB, SK, SLOT, TB, TK)
-from warpsim.ptx.memory import (FAULT_RACE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
-                                load, locate, read_bytes, store)
+from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
+                                load, locate, read_bytes, store, write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 
 __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
@@ -337,6 +337,199 @@ def _warp_op(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_ma
         if (gmask >> lane) & 1:
             if op == Op.ACTIVEMASK:
                 _put(regs_w[lane], opnd, o[0], gmask)
+            pc[t0 + lane] += 1
+    return True
+
+
+@njit(cache=True, inline="always")
+def _val(regs, w, lane, k, s, n, imm, neg):
+    """One lane's value of an operand given as its fields (see ``_rd``)."""
+    if k == K_REG:
+        v = np.int64(regs[w, lane, s])
+        if n == 2:
+            v |= np.int64(regs[w, lane, s + 1]) << 32
+        if neg:
+            v = 1 - v
+        return v
+    if k == K_IMM:
+        return imm
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _set(regs, w, lane, k, s, n, v):
+    if k == K_REG:
+        regs[w, lane, s] = np.uint32(v & 0xFFFFFFFF)
+        if n == 2:
+            regs[w, lane, s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
+    """The common per-thread instructions for a whole group at once (integer ALU without carries,
+    setp, selp, mov, integer cvt, cvta, bra, fences). Returns False for any other instruction,
+    which then runs thread by thread in ``_lane_op``."""
+    tk, tb, m0 = code[p, TK], code[p, TB], code[p, M0]
+    nops = code[p, NOPS]
+    t0 = 32 * w
+    if op == Op.BRA:
+        target = opnd[code[p, O0], IMM]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                pc[t0 + lane] = target
+            elif (group >> lane) & 1:
+                pc[t0 + lane] += 1
+        return True
+    # operand fields, read once: d (0), a (1), b (2), c (3), e (4)
+    k0 = k1 = k2 = k3 = k4 = K_NONE
+    s0 = s1 = s2 = s3 = s4 = n0 = n1 = n2 = n3 = n4 = np.int64(0)
+    i1 = i2 = i3 = i4 = g1 = g2 = g3 = g4 = np.int64(0)
+    r = code[p, O0]
+    k0, s0, n0 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW]
+    if nops > 1:
+        r = code[p, O0 + 1]
+        k1, s1, n1, i1, g1 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if nops > 2:
+        r = code[p, O0 + 2]
+        k2, s2, n2, i2, g2 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if nops > 3:
+        r = code[p, O0 + 3]
+        k3, s3, n3, i3, g3 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if nops > 4:
+        r = code[p, O0 + 4]
+        k4, s4, n4, i4, g4 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if op <= Op.SAD and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
+        width = tb * 2 if m0 == 2 and (op == Op.MUL or op == Op.MAD) else tb
+        if op == Op.POPC or op == Op.CLZ:
+            width = 32
+        wm = mask(width)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                a = _val(regs, w, lane, k1, s1, n1, i1, g1)
+                b = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                if op == Op.ADD:
+                    v = a + b
+                elif op == Op.AND:
+                    v = a & b
+                elif op == Op.SHL and 0 <= b < tb:
+                    v = a << b
+                elif op == Op.MUL and m0 == 0:
+                    v = a * b
+                else:
+                    c = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                    if op == Op.MAD and m0 == 0:
+                        v = a * b + c
+                    else:
+                        v = alu(op, tk, tb, m0, a, b, c, _val(regs, w, lane, k4, s4, n4, i4, g4))
+                _set(regs, w, lane, k0, s0, n0, v & wm)
+    elif op == Op.SETP:
+        signed = tk == TK_S
+        boolop = code[p, M1]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                res = compare(m0, _val(regs, w, lane, k2, s2, n2, i2, g2), _val(regs, w, lane, k3, s3, n3, i3, g3),
+                              tb, signed)
+                pv, qv = np.int64(res), np.int64(not res)
+                if boolop:
+                    c = _val(regs, w, lane, k4, s4, n4, i4, g4) & 1
+                    if boolop == 1:
+                        pv, qv = pv & c, qv & c
+                    elif boolop == 2:
+                        pv, qv = pv | c, qv | c
+                    else:
+                        pv, qv = pv ^ c, qv ^ c
+                _set(regs, w, lane, k0, s0, n0, pv)
+                _set(regs, w, lane, k1, s1, n1, qv)
+    elif op == Op.SELP:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                c = _val(regs, w, lane, k3, s3, n3, i3, g3) & 1
+                v = _val(regs, w, lane, k1, s1, n1, i1, g1) if c else _val(regs, w, lane, k2, s2, n2, i2, g2)
+                _set(regs, w, lane, k0, s0, n0, v)
+    elif op == Op.MOV and m0 == 0 and k1 != K_SREG:
+        wm = mask(tb) if tk != TK_PRED else np.int64(1)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, _val(regs, w, lane, k1, s1, n1, i1, g1) & wm)
+    elif op == Op.CVT and m0 == 0:
+        sk, sb, sat = code[p, SK], code[p, SB], code[p, M1]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, _cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat))
+    elif op == Op.CVTA:
+        window = np.int64(0) if m0 == SP_GLOBAL else (np.int64(m0 - 1) << 40)
+        if code[p, M1]:
+            window = -window
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, (_val(regs, w, lane, k1, s1, n1, i1, g1) + window) & mask(tb))
+    elif op == Op.FENCE or op == Op.NOP:
+        pass
+    else:
+        return False
+    for lane in range(32):
+        if (group >> lane) & 1:
+            pc[t0 + lane] += 1
+    return True
+
+
+@njit(cache=True)
+def _warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+    """``ld``/``st`` of ``.shared`` or ``.global`` (not generic) for a whole group, bytes accessed in
+    place. Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
+    space = code[p, M0]
+    if space != SP_SHARED and space != SP_GLOBAL:
+        return False
+    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    esize = max(tb // 8, 1)
+    size = esize * n
+    o = code[p, O0:O0 + 2]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
+    mem = smem if space == SP_SHARED else gmem
+    bias = 0 if space == SP_SHARED else GLOBAL_BASE
+    t0 = 32 * w
+    for lane in range(32):                      # check every lane first: a fault changes nothing
+        if not (gmask >> lane) & 1:
+            continue
+        addr = imm
+        if s_base >= 0:
+            addr += np.int64(regs[w, lane, s_base])
+            if n_base == 2:
+                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        off = addr - bias
+        if off < 0 or off > mem.shape[0] - size:
+            set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if off % size != 0:
+            set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if space == SP_SHARED and _raced(pend_map, off, size, t0 + lane, addr, fault):
+            return False
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        addr = imm
+        if s_base >= 0:
+            addr += np.int64(regs[w, lane, s_base])
+            if n_base == 2:
+                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        off = addr - bias
+        for j in range(n):
+            row = opnd[drow, SLOT] + j if n > 1 else drow
+            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
+            if op == Op.LD:
+                v = read_bytes(mem, off + j * esize, esize)
+                if tk == TK_S:
+                    v = sext(v, tb)
+                _set(regs, w, lane, k, sl, nw, v)
+            elif k == K_REG or k == K_IMM:
+                v = _val(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
+                write_bytes(mem, off + j * esize, esize, v)
+    for lane in range(32):
+        if (group >> lane) & 1:
             pc[t0 + lane] += 1
     return True
 
@@ -718,6 +911,16 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, sme
                         ctx[13] = steps
                         return False
                     continue
+                if _warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
+                    continue
+                if op == Op.LD or op == Op.ST:
+                    if _warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+                        continue
+                    if fault[0] != 0:
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
                 for lane in range(32):
                     if not (group >> lane) & 1:
                         continue
