@@ -274,7 +274,7 @@ def _cmd_lower(args, argv) -> int:
     from hwcheck.nvrtc import NvrtcError, compile_cuda
     from hwcheck.report import write_text_atomic
     from warpsim.errors import WarpsimError
-    from warpsim.program.command import parse_pairs
+    from warpsim.commands.program_args import parse_pairs
     from warpsim.program.program import load_program
     try:
         program = load_program(args.program)
