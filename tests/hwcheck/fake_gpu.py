@@ -11,6 +11,7 @@ the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, sh
 
 import numpy as np
 
+from hwcheck.float_cases import FLOAT_FORMS, float_kernel, parse_form, simulate_form
 from hwcheck.gpu import GpuInfo, GpuModule
 from hwcheck.lower import KERNEL_NAME
 from lowered_emulator import emulate_kernel
@@ -54,6 +55,9 @@ class FakeGpu:
             self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
 
 
+_FLOAT_KERNELS = {float_kernel(parse_form(f)).name: parse_form(f) for f in FLOAT_FORMS}
+
+
 def emulate_launch(source, name, grid, block, args, shared_mem=0):
     """Check a launch of campaign kernel ``name`` from ``source`` and compute its outputs with warpsim."""
     assert f"void {name}(" in source or f"\n{name}(" in source, f"{name} is not in the module"
@@ -80,6 +84,18 @@ def emulate_launch(source, name, grid, block, args, shared_mem=0):
         num, trans = int(variant[0][1]), variant[-1] == "trans"
         out.reshape(n, 32, num)[:] = ldmatrix(smem.reshape(n, -1).view(np.uint8), addrs.reshape(n, 32),
                                               num=num, trans=trans)
+    elif name.startswith("hwcheck_float_"):
+        form = _FLOAT_KERNELS[name]
+        *ins, d, count = args
+        n = int(count)
+        assert isinstance(count, np.int64) and grid * block >= n
+        out = simulate_form(form, [x[:n] for x in ins[:len(form.sources)]])
+        d.view(out.dtype)[:n] = out
+    elif name.startswith("hwcheck_mufu_"):   # no model: the fake returns each input's bits as its result
+        src, _b, _c, d, count = args
+        n = int(count)
+        assert isinstance(count, np.int64) and grid * block >= n
+        d.view(src.dtype)[:n] = src[:n]
     elif name.startswith("hwcheck_cvt_"):
         a, b, d, count = args
         assert isinstance(count, np.int64) and grid * block >= int(count)

@@ -227,3 +227,24 @@ def test_ez_cases_depend_on_the_floor():
     a = [f16(1.5 * 2 ** -12), f16((1 + 2 ** -9) * 2 ** -13), f16(-(1 + 2 ** -10) * 2 ** -13)]
     b = [f16(2 ** -12), f16(2 ** -14), f16((1 + 2 ** -10) * 2 ** -14)]
     check(dot(a, b, 0, cd="f16", arch=no_floor), 0x0001, "f16 case without the floor", "f16")
+
+
+@pytest.mark.parametrize("arch,want", [("sm90", 0x00000001), ("sm80", 0x00000002)])
+def test_ez_floor_f32_unit_per_arch(arch, want):
+    """bf16, c = 0: t0 = 2**-148, t1 = -2**-157; both below every EZ, so emax = EZ and terms keep bits
+    down to 2**(EZ - F): 2**-158 (sm90: -133 - 25) keeps t1, the sum 2**-148 - 2**-157 truncates to
+    2**-149 (0x1); 2**-156 (sm80: -132 - 24) drops t1, the sum is 2**-148 (0x2). Moving sm90's EZ or F
+    toward sm80's changes this bit (tests/isa/test_evidence_classes.py counts such cases)."""
+    a = [bf16(2 ** -74), bf16(-(2 ** -78))]
+    b = [bf16(2 ** -74), bf16(2 ** -79)]
+    check(dot(a, b, 0, ab="bf16", arch=arch), want, f"EZ floor f32 unit under {arch}")
+
+
+@pytest.mark.parametrize("arch,want", [("sm90", 0x0001), ("sm80", 0x0002)])
+def test_ez_floor_f16_unit_per_arch(arch, want):
+    """f16 output, c = 0: t0 = 1.5 * 2**-24 (an RNE tie of f16 subnormals), t1 = -2**-45. At the floor
+    terms keep bits down to 2**(EZ - F): 2**-46 (sm90: -21 - 25) keeps t1, the sum lies below the tie
+    and rounds to 2**-24 (0x0001); 2**-44 (sm80: -20 - 24) drops t1, the tie rounds to even: 0x0002."""
+    a = [f16(1.5 * 2 ** -12), f16(-(2 ** -21))]
+    b = [f16(2 ** -12), f16(2 ** -24)]
+    check(dot(a, b, 0, cd="f16", arch=arch), want, f"EZ floor f16 unit under {arch}", "f16")
