@@ -1,13 +1,12 @@
-"""A PTX kernel's grid through warpsim.parallel (needs the PTX front end, warpsim.ptx): CTAs as Ray tasks
-equal the sequential launch; a kernel whose CTAs read earlier CTAs' output is refused."""
+"""A PTX kernel's grid through warpsim.ptx.grid: CTAs as Ray tasks equal the sequential launch; a kernel
+whose CTAs read earlier CTAs' output is refused; ``warpsim run K.ptx --grid N --ray``."""
 
 import numpy as np
 import pytest
 
-pytest.importorskip("warpsim.ptx", reason="the PTX front end (warpsim.ptx) is not in this tree")
-
-from warpsim.parallel import GridDependenceError, ptx_grid   # noqa: E402
-from warpsim.ptx import load                                  # noqa: E402
+from warpsim.parallel import GridDependenceError
+from warpsim.ptx import load
+from warpsim.ptx.grid import launch_grid
 
 HEAD = """
 .version 8.0
@@ -69,15 +68,39 @@ def test_a_16_cta_ptx_grid_on_ray_equals_the_sequential_launch(ray_cluster):
     src = np.arange(16 * 64, dtype=np.uint32) * 7
     dst = np.zeros_like(src)
     launched = load(SCALE).launch("scale", grid=16, block=64, args={"src": src, "dst": dst}).buffers["dst"]
-    run, buffers = ptx_grid(SCALE, "scale", 16, 64, {"src": src, "dst": dst}, ray=True, ctas_per_task=2)
+    run, buffers = launch_grid(SCALE, "scale", 16, 64, {"src": src, "dst": dst}, ray=True, ctas_per_task=2)
     assert run.mode == "ray" and np.array_equal(buffers["dst"], launched)
     assert np.array_equal(launched, src * 3 + np.repeat(np.arange(16, dtype=np.uint32), 64))
-    assert np.array_equal(ptx_grid(SCALE, "scale", 16, 64, {"src": src, "dst": dst})[1]["dst"], launched)
+    assert np.array_equal(launch_grid(SCALE, "scale", 16, 64, {"src": src, "dst": dst})[1]["dst"], launched)
 
 
 def test_a_ptx_grid_whose_ctas_chain_is_refused(ray_cluster):
     dst = np.zeros(4 * 32, np.uint32)
     with pytest.raises(GridDependenceError, match=r"CTA 2 writes global byte 0x100 differently .*--no-ray"):
-        ptx_grid(CHAIN, "chain", 4, 32, {"dst": dst}, ray=True)
-    _run, buffers = ptx_grid(CHAIN, "chain", 4, 32, {"dst": dst})          # in sequence: the way out
+        launch_grid(CHAIN, "chain", 4, 32, {"dst": dst}, ray=True)
+    _run, buffers = launch_grid(CHAIN, "chain", 4, 32, {"dst": dst})          # in sequence: the way out
     assert buffers["dst"].tolist() == [0] * 32 + [1] * 32 + [2] * 32 + [3] * 32
+
+
+def _warpsim(argv, capsys):
+    from warpsim.cli import main
+    status = main(argv)
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_warpsim_run_grid_with_ray_equals_no_ray(ray_cluster, tmp_path, capsys):
+    ptx = tmp_path / "scale.ptx"
+    ptx.write_text(SCALE)
+    np.save(tmp_path / "src.npy", np.arange(16 * 64, dtype=np.uint32))
+    common = [str(ptx), "--kernel", "scale", "--grid", "16", "--block", "64", "--arg", f"src={tmp_path}/src.npy",
+              "--arg", "dst=zeros:u32:1024", "--dump", "dst"]
+    assert _warpsim(["run", *common, "--out", str(tmp_path / "ray"), "--ray"], capsys)[0] == 0
+    assert _warpsim(["run", *common, "--out", str(tmp_path / "seq"), "--no-ray"], capsys)[0] == 0
+    assert np.array_equal(np.load(tmp_path / "ray" / "dst.npy"), np.load(tmp_path / "seq" / "dst.npy"))
+    chain = tmp_path / "chain.ptx"
+    chain.write_text(CHAIN)
+    status, _out, err = _warpsim(["run", str(chain), "--kernel", "chain", "--grid", "4", "--block", "32",
+                                  "--arg", "dst=zeros:u32:128", "--ray"], capsys)
+    assert status == 2 and err.startswith("warpsim run: error: CTA 2 writes global byte 0x100 differently")
+    assert err.rstrip().endswith("(--no-ray)") and len(err.strip().splitlines()) == 1

@@ -44,7 +44,7 @@ import numpy as np
 from warpsim.errors import WarpsimError
 
 __all__ = ["CHECKS", "GridDependenceError", "GlobalMemory", "CtaAccess", "GridRun", "cta_access", "check_independent",
-           "merge_writes", "run_grid", "PtxCta", "ptx_grid"]
+           "merge_writes", "run_grid"]
 
 _WAY_OUT = "the CTAs depend on each other and cannot run in parallel; run them in sequence (--no-ray)"
 
@@ -279,67 +279,3 @@ def run_grid(cta_fn, gmem: np.ndarray, ctas: int, *, ray: bool = False, ctas_per
                     f"CTA {first.cta} writes global byte {byte:#x} differently after CTAs 0..{first.cta - 1} ran "
                     f"than on the initial memory: it reads what an earlier CTA writes: {_WAY_OUT}")
     return GridRun(merged, ctas, "ray", tasks, time.perf_counter() - start)
-
-
-_ALIGN = 256   # bytes: each buffer of a PTX grid starts at a multiple of this in the grid's memory
-
-
-class PtxCta:
-    """A CTA function (see :func:`run_grid`) running one CTA of a PTX kernel with ``warpsim.ptx``.
-
-    The kernel's pointer arguments are the buffers of ``layout`` (``name -> (offset, dtype, shape)``) in
-    the grid's memory; ``scalars`` are the other arguments. The PTX text travels, not the parsed
-    module: each process parses it once (``warpsim.ptx.load``) and keeps it. The interpreter does
-    not report its global reads: run it with ``check="rerun"``.
-    """
-
-    _modules: dict = {}
-
-    def __init__(self, ptx: str, kernel: str, grid, block, scalars: dict, layout: dict, launch: dict):
-        self.ptx, self.kernel, self.grid, self.block = ptx, kernel, grid, block
-        self.scalars, self.layout, self.launch = scalars, layout, launch
-
-    def _module(self):
-        if self.ptx not in PtxCta._modules:
-            from warpsim.ptx import load     # the PTX front end: a layer below, imported when used
-            PtxCta._modules[self.ptx] = load(self.ptx)
-        return PtxCta._modules[self.ptx]
-
-    def __call__(self, cta: int, mem: GlobalMemory) -> None:
-        args = dict(self.scalars)
-        for name, (offset, dtype, shape) in self.layout.items():
-            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-            args[name] = mem.data[offset:offset + nbytes].view(dtype).reshape(shape).copy()
-        result = self._module().launch(self.kernel, grid=self.grid, block=self.block, args=args, cta=cta,
-                                       quiet=True, **self.launch)
-        for name, (offset, _dtype, _shape) in self.layout.items():
-            raw = np.ascontiguousarray(result.buffers[name]).view(np.uint8).reshape(-1)
-            mem.data[offset:offset + raw.size] = raw
-
-
-def ptx_grid(ptx: str, kernel: str, grid, block, args: dict, *, ray: bool = False, ctas_per_task=None,
-             progress=None, **launch) -> tuple:
-    """Run a PTX kernel's grid CTA by CTA: in order (``ray=False``, as ``launch`` does) or as Ray tasks,
-    checked with ``check="rerun"``; returns ``(GridRun, buffers)``, the buffers as ``launch`` returns them.
-
-    ``ptx``: the module's text; ``grid``: an int or up to three ints; ``args``: by parameter name,
-    numpy arrays for pointers (the launch's buffers), numbers for scalars; ``launch``: other keywords of
-    ``PtxModule.launch`` (``smem``, ``arch``, ``max_steps``).
-    """
-    dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
-    ctas = int(np.prod(dims))
-    layout, top = {}, 0
-    for name, value in args.items():
-        if isinstance(value, np.ndarray):
-            layout[name] = (top, value.dtype.str, value.shape)
-            top += -(-max(value.nbytes, 1) // _ALIGN) * _ALIGN
-    gmem = np.zeros(max(top, 1), np.uint8)
-    for name, (offset, _dtype, _shape) in layout.items():
-        raw = np.ascontiguousarray(args[name]).view(np.uint8).reshape(-1)
-        gmem[offset:offset + raw.size] = raw
-    scalars = {k: v for k, v in args.items() if k not in layout}
-    cta_fn = PtxCta(ptx, kernel, grid, block, scalars, layout, launch)
-    run = run_grid(cta_fn, gmem, ctas, ray=ray, ctas_per_task=ctas_per_task, check="rerun", progress=progress)
-    buffers = {name: run.gmem[offset:offset + args[name].nbytes].view(dtype).reshape(shape).copy()
-               for name, (offset, dtype, shape) in layout.items()}
-    return run, buffers
