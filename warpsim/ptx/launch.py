@@ -29,7 +29,7 @@ from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE
 from warpsim.isa.mma import mma_params
 from warpsim.machine import Machine
-from warpsim.ptx.decode import LOC, OP, decode_kernel
+from warpsim.ptx.decode import LOC, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                 MAX_PENDING, RUNNING, run_cta)
@@ -203,6 +203,9 @@ class PtxModule:
             raise ValueError(f"launch: a block of {threads} threads exceeds 1024")
         if d.reqntid and tuple(d.reqntid) + (1,) * (3 - len(d.reqntid)) != block:
             raise ValueError(f"{kernel}: .reqntid {d.reqntid} requires block {d.reqntid}, got {block}")
+        if d.maxntid and threads > int(np.prod(d.maxntid)):
+            raise ValueError(f"{kernel}: .maxntid {d.maxntid} allows at most {int(np.prod(d.maxntid))} threads, "
+                             f"got block {block}")
         if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
             raise ValueError(f"launch: smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
         ctas = self._ctas(grid, cta)
@@ -224,7 +227,7 @@ class PtxModule:
         ctx = np.zeros(16, np.int64)
         ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, int(smem)
         ctx[12], ctx[14], ctx[15] = m.smem.size, max_steps, _SM_COUNT
-        counts = np.zeros(len(Op.__members__) and max(int(o) for o in Op) + 1, np.int64)
+        counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         printed = []
         for index, coords in ctas:
             state.reset(threads, m)
