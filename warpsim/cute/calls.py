@@ -178,7 +178,10 @@ def _plan_call(src, dst, nvs, nvd, calls):
         _plan_copy((get(src[0], 0), src[1]), (get(dst[0], 0), dst[1]), nvs, nvd, calls)
     else:
         raise ValueError(f"copy: the partitioning (src {cute_str(shape(src[0]))}, dst {cute_str(shape(dst[0]))}) "
-                         f"does not match the instruction's {nvs}/{nvd} values per thread")
+                         f"does not match the instruction's {nvs}/{nvd} values per thread: mode 0 of a "
+                         f"partitioned tensor is the atom's value mode (the values one instruction moves "
+                         f"per thread), so it must hold {nvs} (src) / {nvd} (dst) values or be a tuple "
+                         f"that starts with them")
 
 
 @lru_cache(maxsize=1024)

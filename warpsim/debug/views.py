@@ -98,10 +98,16 @@ def parse_registers(session, spec, warp=0):
                 raise ValueError(f"registers: expected r4, r4-r7, a list of them, all, or a tensor name "
                                  f"({', '.join(session.trace.tensors)}), got {spec!r}")
             a, b = int(m.group(1)), int(m.group(2) or m.group(1))
+            if a > b:
+                raise ValueError(f"registers: {part.strip()!r} is an empty range (write the lower register first)")
+            if b >= top:                                    # before the range is expanded
+                raise ValueError(f"registers: r{b} is outside r0-r{top - 1}")
             regs += list(range(a, b + 1))
     bad = [r for r in regs if not 0 <= r < top]
-    if bad or not regs:
-        raise ValueError(f"registers: r{bad[0] if bad else '?'} is outside r0-r{top - 1}")
+    if bad:
+        raise ValueError(f"registers: r{bad[0]} is outside r0-r{top - 1}")
+    if not regs:
+        raise ValueError(f"registers: {spec!r} names no register")
     return regs
 
 

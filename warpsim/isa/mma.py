@@ -140,7 +140,8 @@ def _mma_fragments(a_src, a_regs, b_src, b_regs, c_src, c_regs, d_dst, d_regs,
                 ct[_CF32_CT[lane, r, 0]] = np.int32(c_src[lane, reg])   # the bits, as int32
     else:
         _gather16(c_src, c_regs, _CF16_CT, ct)
-    mma_core(at, bt, ct, dt, 8, k_count, ab, cd, block, frac_bits, ez)
+    mma_core(at, bt, ct, dt, np.int64(8), k_count, ab, cd, block, frac_bits, ez)   # int64, not Literal[8]: one
+    # specialisation of mma_core serves this and mma_tile (compiled once on a first run, not twice)
     if cd == CD_F32:
         for r in range(4):
             reg = d_regs[r]

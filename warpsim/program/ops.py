@@ -4,6 +4,8 @@ Each operation, called inside a traced program function, appends the warp instru
 to (:mod:`warpsim.program.instr`) with the per-lane addresses and register slots the CuTe views
 give (:mod:`warpsim.cute.calls`); each instruction records the source line that called it.
 
+- ``copy(src, dst)``: CuTe's automatic copy (:mod:`warpsim.cute.auto_copy`): ``ld``/``st`` of the
+  widest vector both tensors allow (up to 128 bits for static layouts), else element by element.
 - ``copy(tiled_copy, src, dst)``: the copy atom's instruction per atom call, in CuTe's order
   (``include/cute/algorithm/copy.hpp``): ``ldmatrix`` for the ``SM75_*_LDSM_*`` atoms (lane ``l``
   gives the address of the row its source partition starts at), ``ld``/``st`` of the atom's width
@@ -43,10 +45,11 @@ from warpsim.program.registers import slot_at, slot_registers
 from warpsim.program.trace import current_tracer
 from warpsim.cute.atoms.copy_sm75 import LDSM
 from warpsim.cute.atoms.copy_universal import UniversalCopy
+from warpsim.cute.auto_copy import auto_copy
 from warpsim.cute.calls import copy_calls, gemm_calls, whole_registers
 from warpsim.cute.copy_atom import Copy_Atom
 from warpsim.cute.integers import cute_str
-from warpsim.cute.layout import rank, size
+from warpsim.cute.layout import make_layout, rank, size
 from warpsim.cute.numeric import dtype_bits
 from warpsim.cute.stride import idx2crd
 from warpsim.cute.tensor import Tensor
@@ -152,17 +155,43 @@ def _tiled_copy(copy_op, line):
     raise ProgramError(f"{_where('copy', line)}: expected a TiledCopy, ThrCopy or Copy_Atom, got {copy_op!r}")
 
 
-def copy(copy_op, src, dst):
-    """CuTe ``copy(tiled_copy, src, dst)``: one instruction per atom call (see the module docstring)."""
-    tracer = current_tracer("copy")
-    line = tracer.source_line()
-    tiled = _tiled_copy(copy_op, line)
-    op = tiled.atom.op
-    what = f"copy({op.name})"
+def _check_operands(tracer, src, dst, what, line):
     for name, t in (("src", src), ("dst", dst)):
         if not isinstance(t, Tensor) or t.space == "coord":
             raise ProgramError(f"{_where(what, line)}: {name} must be a memory or register tensor, got {describe(t)}")
         _check_lanes(tracer, t, what, line)
+
+
+def copy(*args):
+    """CuTe ``copy(tiled_copy, src, dst)``: one instruction per atom call (see the module docstring).
+
+    ``copy(src, dst)``: CuTe's automatic copy, which picks the widest ``UniversalCopy`` both tensors
+    allow (:mod:`warpsim.cute.auto_copy`), then copies as ``copy(Copy_Atom(that, dtype), src, dst)``.
+    """
+    tracer = current_tracer("copy")
+    line = tracer.source_line()
+    if len(args) == 2:
+        src, dst = args
+        _check_operands(tracer, src, dst, "copy(src, dst)", line)
+        try:
+            op, src_v, dst_v = auto_copy(src, dst)
+            per_copy = op.bits // dtype_bits(dst.dtype)        # one thread, its values in one copy
+            atom = make_tiled_copy(Copy_Atom(op, dst.dtype), make_layout(1), make_layout(per_copy))
+        except ValueError as e:
+            raise ProgramError(f"{_where('copy(src, dst)', line)}: {e} (src: {describe(src)}; "
+                               f"dst: {describe(dst)})") from None
+        return _copy(tracer, line, atom, src_v, dst_v)
+    if len(args) != 3:
+        raise ProgramError(f"{_where('copy', line)}: copy takes (src, dst) or (copy_atom or tiled_copy, src, dst), "
+                           f"got {len(args)} arguments")
+    return _copy(tracer, line, *args)
+
+
+def _copy(tracer, line, copy_op, src, dst):
+    tiled = _tiled_copy(copy_op, line)
+    op = tiled.atom.op
+    what = f"copy({op.name})"
+    _check_operands(tracer, src, dst, what, line)
     if src.space == "rmem" and dst.space == "rmem":
         raise ProgramError(f"{_where(what, line)}: register-to-register copies are not supported")
     if _rank_rest(src._layout) != _rank_rest(dst._layout):

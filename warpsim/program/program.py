@@ -119,6 +119,9 @@ class Program:
         n = self._value("threads", self._threads, params)
         if isinstance(n, bool) or not isinstance(n, int) or n <= 0 or n % 32:
             raise ValueError(f"program {self.name}: threads must be a positive multiple of 32, got {n!r}")
+        from warpsim.machine import MAX_THREADS_PER_CTA   # imported when used: keeps `import warpsim` light
+        if n > MAX_THREADS_PER_CTA:
+            raise ValueError(f"program {self.name}: threads={n}: a CTA has at most {MAX_THREADS_PER_CTA} threads")
         return n
 
     def smem_bytes(self, params):
@@ -200,6 +203,8 @@ def load_program(path):
     Raises ``ProgramError`` when the file is missing or defines no ``program``.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ProgramError(f"load_program: {path} is a directory, not a program file (.py)")
     if not os.path.isfile(path):
         raise ProgramError(f"load_program: no such program file: {path}")
     name = "warpsim_program_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
@@ -213,7 +218,7 @@ def load_program(path):
     except WarpsimError:
         sys.modules.pop(name, None)
         raise
-    except Exception as e:           # a broken program file: one line naming where
+    except (Exception, SystemExit) as e:           # a broken program file: one line naming where
         sys.modules.pop(name, None)
         line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
         tb = e.__traceback__
@@ -222,6 +227,9 @@ def load_program(path):
                 line = tb.tb_lineno
             tb = tb.tb_next
         where = f"{path}:{line}" if line else path
+        if isinstance(e, SystemExit):
+            raise ProgramError(f"load_program: {where}: the program file exited while loading "
+                               f"(sys.exit({e.code!r}))") from e
         raise ProgramError(f"load_program: {where}: {type(e).__name__}: {e}") from e
     program = getattr(module, "program", None)
     if not isinstance(program, Program):
