@@ -31,10 +31,13 @@ LAYER_OF = {
     "warpsim": "top",
     "warpsim.__main__": "top",
     "warpsim.cli": "top",
+    "warpsim.testing": "top",           # the pytest plugin for users' projects: uses the PTX front end
     "warpsim.errors": "errors",
+    "warpsim.files": "errors",          # files written whole or not at all: a facility of every layer
     "warpsim.cute": "cute",
     "warpsim.isa": "isa",
     "warpsim.machine": "machine",
+    "warpsim.parallel": "machine",      # grids of CTAs: imports only errors; usable by every layer above machine
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
     "warpsim.draw": "draw",
@@ -42,9 +45,6 @@ LAYER_OF = {
     "hwcheck": "hwcheck",
     "warpsim.explain": "explain",
     "warpsim.commands": "commands",
-    # CLI verbs not yet moved into warpsim/commands: they belong to that layer wherever they sit
-    "warpsim.debug.command": "commands",
-    "warpsim.draw.command": "commands",
 }
 
 MAY_IMPORT = {

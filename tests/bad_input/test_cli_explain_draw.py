@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import ECHO, assert_one_line_error, call
+from bad_input_helpers import ECHO, assert_one_line_error, call
 
 EXPLAIN_ERRORS = [
     (["--threads", "0-1000000000"], ["unknown thread 1000000000", "128 threads (0-127)"]),
