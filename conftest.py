@@ -10,6 +10,7 @@ Collection: modules that need an optional extra are skipped without it.
 
 import builtins
 import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,9 @@ import warpsim.cute
 
 # hwcheck.cluster imports Ray (the `ray` extra); its tests skip themselves, its doctests need the module.
 collect_ignore = [] if importlib.util.find_spec("ray") else ["hwcheck/cluster.py"]
+# conftest files are plugins, not modules with docstring examples: collecting them as doctest modules
+# imports each by its basename, and two folders' ``conftest`` then clash.
+collect_ignore += [str(p.relative_to(Path(__file__).parent)) for p in Path(__file__).parent.glob("tests/**/conftest.py")]
 
 DOCTEST_NAMES = {"np": np, **{name: getattr(warpsim.cute, name) for name in warpsim.cute.__all__}}
 

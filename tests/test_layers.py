@@ -2,13 +2,14 @@
 
 Bottom to top::
 
-    errors                      warpsim.errors: the exception types, importable from anywhere
+    errors                      warpsim.errors, warpsim.files: the exception types and atomic file
+                                writes, importable from anywhere
     cute   isa                  CuTe in Python; PTX semantics (independent of each other)
-    machine                     CTA state
+    machine                     CTA state; warpsim.parallel, the CTA-parallel runner (knows no front end)
     program   ptx               the two front ends (independent of each other)
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
-    commands                    every CLI verb
+    commands                    every CLI verb (hwcheck.cli too), and warpsim.testing (the pytest plugin)
     top                         warpsim.cli, warpsim.__main__, the ``warpsim`` package facade
 
 A module may import its own layer and the layers its layer lists in ``MAY_IMPORT``; anything else
@@ -31,13 +32,15 @@ LAYER_OF = {
     "warpsim": "top",
     "warpsim.__main__": "top",
     "warpsim.cli": "top",
-    "warpsim.testing": "top",           # the pytest plugin for users' projects: uses the PTX front end
     "warpsim.errors": "errors",
-    "warpsim.files": "errors",          # files written whole or not at all: a facility of every layer
+    "warpsim.files": "errors",
+    "warpsim.parallel": "machine",
+    "warpsim.testing": "commands",
+    "hwcheck.cli": "commands",
+    "hwcheck.__main__": "top",
     "warpsim.cute": "cute",
     "warpsim.isa": "isa",
     "warpsim.machine": "machine",
-    "warpsim.parallel": "machine",      # grids of CTAs: imports only errors; usable by every layer above machine
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
     "warpsim.draw": "draw",
@@ -45,6 +48,9 @@ LAYER_OF = {
     "hwcheck": "hwcheck",
     "warpsim.explain": "explain",
     "warpsim.commands": "commands",
+    # CLI verbs not yet moved into warpsim/commands: they belong to that layer wherever they sit
+    "warpsim.debug.command": "commands",
+    "warpsim.draw.command": "commands",
 }
 
 MAY_IMPORT = {
