@@ -181,3 +181,27 @@ def test_pack_x2_agrees_with_the_existing_rn_pack():
 def test_cvt_errors_name_the_instruction(kwargs, message):
     with pytest.raises(ValueError, match=message):
         cvt_convert(np.zeros(2, np.uint32), **kwargs)
+
+
+@pytest.mark.parametrize("src", ["f16", "bf16"])
+def test_16_bit_float_to_integer_every_pattern(src):
+    x = np.arange(1 << 16, dtype=np.uint32)
+    for mode, dst in (("rni", "s32"), ("rzi", "u16"), ("rmi", "s16"), ("rpi", "s64")):
+        got = cvt_convert(x, dst=dst, src=src, rnd=mode)
+        width, signed = INT_TYPES[dst]
+        lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+        for xi, g in zip(x.tolist()[::7], got.tolist()[::7]):
+            v = value(xi, FMT[src])
+            if v == "nan":
+                want = 0
+            elif isinstance(v, str):
+                want = (hi if v == "inf" else lo) & ((1 << width) - 1)
+            else:
+                f = {"rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil}.get(mode)
+                if f is None:
+                    fl = math.floor(v)
+                    n = fl + (1 if v - fl > Fraction(1, 2) or (v - fl == Fraction(1, 2) and fl % 2) else 0)
+                else:
+                    n = f(v)
+                want = min(max(n, lo), hi) & ((1 << width) - 1)
+            assert g == want, f"cvt.{mode}.{dst}.{src} {xi:#x}: want {want:#x}, got {g:#x}"

@@ -56,3 +56,20 @@ def test_host_path_equals_integer_model_on_random_bits(ftz, sat):
         assert bad.size == 0, (f"{op}.rn ftz={ftz} sat={sat}: {bad.size} differ, first inputs "
                                f"{[hex(int(x[bad[0]])) for x in args]}: host {int(host[bad[0]]):#x}, "
                                f"model {int(want[bad[0]]):#x}")
+
+
+def test_no_fast_math_flags_in_the_compiled_loops():
+    """The host path's IR carries no flag that would let LLVM contract or re-associate (fast, contract,
+    reassoc); the fma is the explicit llvm.fma intrinsic."""
+    from numba import njit
+
+    from warpsim.isa.fpbatch import _host_range
+    fresh = njit(cache=False)(_host_range.py_func)      # cached code cannot be inspected
+    a = np.zeros(4, np.uint32)
+    fresh(3, a, a, a, a.copy(), False, False, 0, 4)
+    ir = fresh.inspect_llvm(fresh.signatures[0])
+    ops = [line for line in ir.splitlines() if " fadd " in line or " fmul " in line or "llvm.fma.f32(" in line]
+    assert any("llvm.fma.f32(" in line for line in ops) and any(" fadd " in line for line in ops)
+    for line in ops:
+        for flag in (" fast ", " contract ", " reassoc ", " afn "):
+            assert flag not in line, line

@@ -153,3 +153,34 @@ __global__ void steps(int* out) {
     assert capsys.readouterr().out == "".join(want)
     assert res.printf[1][:2] == ((0, 0, 0), (20, 0, 0))
     assert res.stats["by_opcode"]["call"] > 0
+
+
+def test_printf_with_a_string_argument(capsys):
+    extra = """
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.global .align 1 .b8 fmt[9] = {37, 115, 61, 37, 48, 52, 120, 10, 0};
+.global .align 1 .b8 name[4] = {116, 105, 100, 0};
+"""
+    body = """
+  .local .align 8 .b8 buf[16];
+  setp.ne.u32 %p1, %r1, 3;
+  @%p1 bra DONE;
+  mov.u64 %rd1, buf;
+  mov.u64 %rd2, name;
+  st.local.u64 [%rd1], %rd2;
+  st.local.u32 [%rd1+8], %r1;
+  cvta.local.u64 %rd3, %rd1;
+  mov.u64 %rd4, fmt;
+  {
+  .param .b64 param0;
+  .param .b64 param1;
+  .param .b32 retval0;
+  st.param.b64 [param0], %rd4;
+  st.param.b64 [param1], %rd3;
+  call.uni (retval0), vprintf, (param0, param1);
+  }
+DONE:
+"""
+    res = load(body, extra=extra).launch("k", block=32, args={"out": np.zeros(1, np.uint32)})
+    assert res.printf == [((0, 0, 0), (3, 0, 0), "tid=0003\n")]
+    assert capsys.readouterr().out == "tid=0003\n"

@@ -83,3 +83,32 @@ def test_load_reads_files_and_reports_missing_ones(tmp_path):
     assert warpsim.ptx.load(path).filename == "one.ptx"
     with pytest.raises(FileNotFoundError):
         warpsim.ptx.load(str(tmp_path / "missing.ptx"))
+
+
+def test_reqntid_and_maxntid_are_enforced():
+    text = HEADER + ".visible .entry k()\n.reqntid 64, 1, 1\n{\n  ret;\n}\n.visible .entry m()\n.maxntid 32, 1, 1\n{\n  ret;\n}"
+    mod = warpsim.ptx.load(text)
+    mod.launch("k", block=64, args={})
+    with pytest.raises(ValueError, match=r"k: \.reqntid \(64, 1, 1\) requires block \(64, 1, 1\), got \(32, 1, 1\)"):
+        mod.launch("k", block=32, args={})
+    with pytest.raises(ValueError, match=r"m: \.maxntid \(32, 1, 1\) allows at most 32 threads"):
+        mod.launch("m", block=64, args={})
+
+
+def test_the_ptx_package_imports_only_lower_layers():
+    import ast
+    import pathlib
+    root = pathlib.Path(warpsim.ptx.__file__).parent
+    allowed = ("warpsim.ptx", "warpsim.isa", "warpsim.machine", "warpsim.errors",
+               "warpsim.parallel")   # the machine layer's CTA-parallel runner (tests/test_layers.py), for ptx.grid
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "warpsim":
+                names = [f"warpsim.{a.name}" for a in node.names]       # from warpsim import ptx
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            else:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                if name.startswith("warpsim"):
+                    assert name.startswith(allowed), f"{path.name} imports {name} (a layer above or beside ptx)"

@@ -78,7 +78,7 @@ def test_byte_struct_param_and_scalars():
 }"""
     mod = warpsim.ptx.load(text)
     a = np.zeros(64, np.uint32)
-    res = mod.launch("k", block=32, args={"T": [("u64", a), ("i32" if False else "s32", 100), ("s64", 7)],
+    res = mod.launch("k", block=32, args={"T": [("u64", a), ("s32", 100), ("s64", 7)],
                                           "n": 1000, "scale": 1.5})
     assert res.buffers["T"][:32].tolist() == (np.arange(32) + 1107).tolist()
     assert (res.buffers["T"][32:] == np.float32(1.5).view(np.uint32)).all()

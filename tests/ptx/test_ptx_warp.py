@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from warpsim.errors import UnsupportedType
+from warpsim.errors import SimulatorFault, UnsupportedType
 from warpsim.isa import ldmatrix, mma_m16n8k8, mma_m16n8k16
 from tests.ptx.ptx_helpers import load
 
@@ -49,11 +49,10 @@ def test_mma_sync_matches_the_isa_kernel(shape, ab, cd, arch):
     assert np.array_equal(d, want)
 
 
-def test_unsupported_mma_shape_is_a_decode_error():
+def test_unsupported_mma_shape_is_a_load_time_error():
     body = "  mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r1,%r2,%r3,%r4}, {%r5,%r6,%r7,%r8}, {%r9,%r10}, {%r1,%r2,%r3,%r4};\n"
-    mod = load(body)
     with pytest.raises(UnsupportedType, match=r"<ptx>:\d+:\d+: .*m16n8k32.*not modelled"):
-        mod.launch("k", block=32, args={"out": np.zeros(32, np.uint32)})
+        load(body)
 
 
 @pytest.mark.parametrize("num,trans", [(1, False), (2, True), (4, False), (4, True)])
@@ -155,3 +154,24 @@ SKIP:
     for i in range(8, 32):
         assert got[i, 2] == sum(1 << j for j in range(8, 32) if j % 4 == i % 4)
     assert (got[hi, 3] == 0).all()                   # values differ: match.all gives 0
+
+
+def test_misaligned_ldmatrix_row_names_the_thread_and_address():
+    body = """
+  mov.u32 %r4, sm;
+  shl.b32 %r5, %r1, 4;
+  add.u32 %r6, %r4, %r5;
+  add.u32 %r6, %r6, 4;
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r10}, [%r6];
+"""
+    mod = load(body, decls=".shared .align 16 .b8 sm[1024];")
+    with pytest.raises(SimulatorFault, match=r"ldmatrix\.sync\.aligned\.m8n8\.x1\.shared\.b16 \{%r10\}, \[%r6\] \(<ptx>:\d+\): "
+                                             r"CTA \(0, 0, 0\) thread \(0, 0, 0\) \(warp 0 lane 0\): address 0x4 is not 16-byte aligned"):
+        mod.launch("k", block=32, args={"out": np.zeros(32, np.uint32)})
+
+
+def test_mma_in_a_partial_warp_faults():
+    body = _load_regs("%rd10", 10, 4) + ("  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r1,%r2,%r3,%r4}, "
+                                         "{%r10,%r11,%r12,%r13}, {%r14,%r15}, {%r1,%r2,%r3,%r4};\n")
+    with pytest.raises(SimulatorFault, match=r"mma\.sync.*lanes 0,1,.*,15 execute it but lanes 0-31 must arrive"):
+        load(body).launch("k", block=16, args={"out": np.zeros((32, 4), np.uint32)})

@@ -52,6 +52,9 @@ def test_arg_values(tmp_path):
     (["--kernel", "add_index", "--grid", "0"], "--grid 0: expected one to three positive integers"),
     (["--kernel", "add_index", "--arch", "sm_75"], "--arch sm_75: choose one of sm_80, sm_90"),
     (["--kernel", "add_index", "--dump", "x"], "--dump needs --out DIR"),
+    (["--kernel", "add_index", "--arg", "x=zeros:u32:8", "--arg", "y=zeros:u32:8"],
+     "add_index: missing argument(s) n (of 3: x, y, n)"),
+    (["--kernel", "add_index", "--arg", "q=1"], "add_index: no parameter 'q'; it takes: x, y, n"),
 ])
 def test_bad_input_is_one_line(capsys, tmp_path, argv, message):
     status, out, err = run_cli(capsys, ADD_INDEX, *argv)
@@ -87,9 +90,18 @@ def test_run_ptx_and_dump(capsys, tmp_path, need_interpreter):
     x = np.arange(256, dtype=np.uint32) * 3
     np.save(tmp_path / "x.npy", x)
     status, out, err = run_cli(capsys, ADD_INDEX, "--kernel", "add_index", "--grid", "2", "--block", "128",
-                               "--arg", f"0={tmp_path / 'x.npy'}", "--arg", "1=zeros:u32:256", "--arg", "2=256",
-                               "--dump", "add_index_param_1", "--out", tmp_path / "out")
+                               "--arg", f"x={tmp_path / 'x.npy'}", "--arg", "1=zeros:u32:256", "--arg", "n=256",
+                               "--dump", "y", "--out", tmp_path / "out")
     assert status == 0, err
-    got = np.load(tmp_path / "out/add_index_param_1.npy")
+    got = np.load(tmp_path / "out/y.npy")
     assert np.array_equal(got.view(np.uint32).reshape(-1), x + np.arange(256, dtype=np.uint32))
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["add_index_param_1.npy"]   # no temporary left
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["y.npy"]   # no temporary left
+
+
+def test_one_cta(capsys, tmp_path, need_interpreter):
+    status, _out, err = run_cli(capsys, ADD_INDEX, "--kernel", "add_index", "--grid", "2", "--cta", "1",
+                                "--arg", "x=zeros:u32:256", "--arg", "y=zeros:u32:256", "--arg", "n=256",
+                                "--dump", "y", "--out", tmp_path)
+    assert status == 0, err
+    y = np.load(tmp_path / "y.npy").reshape(-1)
+    assert not y[:128].any() and np.array_equal(y[128:], np.arange(128, 256, dtype=np.uint32))

@@ -77,6 +77,16 @@ def test_missing_nvcc(tmp_path, monkeypatch):
         compile_source(src, "sm_80")
 
 
+def test_nvcc_under_cuda_home(tmp_path, monkeypatch):
+    (tmp_path / "cuda/bin").mkdir(parents=True)
+    nvcc = tmp_path / "cuda/bin/nvcc"
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert ptx_compile.find_nvcc() == str(nvcc)
+
+
 def test_bad_arch_and_missing_file(tmp_path):
     with pytest.raises(ValueError, match="--arch sm_70: choose one of sm_80, sm_90"):
         compile_source(tmp_path / "k.cu", "sm_70")

@@ -70,8 +70,8 @@ from warpsim.testing import assert_bits_equal
 def test_add_index(warpsim_kernel):
     k = warpsim_kernel("add_index.ptx", "add_index", arch="sm_80")
     x = np.arange(200, dtype=np.uint32)
-    res = k.launch(grid=2, block=128, args={0: x, 1: np.zeros(200, np.uint32), 2: 200})
-    assert_bits_equal(k.buffers(res)["add_index_param_1"].view(np.uint32).reshape(-1), 2 * x)
+    res = k.launch(grid=2, block=128, args={"x": x, "y": np.zeros(200, np.uint32), "n": 200})
+    assert_bits_equal(k.buffers(res)["y"].view(np.uint32).reshape(-1), 2 * x)
 '''
 
 
@@ -79,7 +79,9 @@ def run_user_project(tmp_path, files):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     shutil.copy(ROOT / "examples/ptx/add_index.ptx", tmp_path)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    # the plugin by name, with entry-point plugins off: the same run whether or not warpsim is installed
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "warpsim.testing", "-q", "-p", "no:cacheprovider",
                            "--rootdir", str(tmp_path), str(tmp_path)], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=600)
@@ -98,3 +100,8 @@ def test_plugin_on_a_user_project(tmp_path):
 def test_plugin_launches_a_kernel(tmp_path):
     out = run_user_project(tmp_path, {"test_kernel.py": USER_KERNEL_TEST})
     assert "1 passed" in out, out
+
+
+def test_plugin_entry_point_is_declared():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '[project.entry-points.pytest11]\nwarpsim = "warpsim.testing"' in text

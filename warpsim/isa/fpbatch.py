@@ -68,7 +68,8 @@ def _arith_one(op, x, y, z, eb, fb, rnd, ftz, sat, relu):
 
 @njit(cache=True)
 def _arith_range(op, a, b, c, out, eb, fb, halves, rnd, ftz, sat, relu, start, stop):
-    for i in range(start, stop):
+    a, b, c, out = a[start:stop], b[start:stop], c[start:stop], out[start:stop]
+    for i in range(out.size):
         x, y, z = np.int64(a[i]), np.int64(b[i]), np.int64(c[i])
         if halves == 0:
             out[i] = np.uint32(_arith_one(op, x, y, z, eb, fb, rnd, ftz, sat, relu))
@@ -80,21 +81,23 @@ def _arith_range(op, a, b, c, out, eb, fb, halves, rnd, ftz, sat, relu, start, s
 
 @njit(cache=True)
 def _host_range(op, a, b, c, out, ftz, sat, start, stop):
-    # one loop per op, and plain ones apart, so that each compiles to straight-line code
+    # slices indexed from 0 (a loop from ``start`` would check every index for wrap-around), one loop
+    # per op and the plain ones apart: each compiles to straight-line, unrolled code
+    a, b, c, out = a[start:stop], b[start:stop], c[start:stop], out[start:stop]
     if op == _FMA and not ftz and not sat:
-        for i in range(start, stop):
+        for i in range(out.size):
             out[i] = host_f32_fma(a[i], b[i], c[i], False, False)
     elif op == _FMA:
-        for i in range(start, stop):
+        for i in range(out.size):
             out[i] = host_f32_fma(a[i], b[i], c[i], ftz, sat)
     elif op == _MUL:
-        for i in range(start, stop):
+        for i in range(out.size):
             out[i] = host_f32_mul(a[i], b[i], ftz, sat)
     elif op == _ADD:
-        for i in range(start, stop):
+        for i in range(out.size):
             out[i] = host_f32_add(a[i], b[i], ftz, sat)
     else:
-        for i in range(start, stop):
+        for i in range(out.size):
             out[i] = host_f32_add(a[i], b[i] ^ np.uint32(0x80000000), ftz, sat)
 
 

@@ -71,8 +71,11 @@ def _values(fmt, cls, n, rng):
     if cls == "specials":
         return _specials(fmt, n, rng)
     if cls == "subnormal":
-        x = _random_exp(fmt, n, rng, 0, 2)
-        mid = rng.random(n) < 0.3                           # around 1: products with the others stay tiny
+        x = _random_exp(fmt, n, rng, 0, 0)                  # subnormals (and zeros)
+        r = rng.random(n)
+        low = r < 0.15                                      # the smallest normals
+        x[low] = _random_exp(fmt, int(low.sum()), rng, 1, 2)
+        mid = r > 0.7                                       # around 1: products with the others stay tiny
         x[mid] = _random_exp(fmt, int(mid.sum()), rng, (top >> 1) - 2, (top >> 1) + 1)
         return x
     # huge-tiny: the top and bottom few binades
@@ -112,7 +115,17 @@ def _ties(fmt, nops, op, n, rng):
         prod = (prod & ~(np.uint64(top) << np.uint64(fb))) | (np.clip(prod_e, 1, top - 1).astype(np.uint64)
                                                              << np.uint64(fb))
         return [a, b, _half_ulp_multiple(fmt, prod, rng)]
-    # mul and the rest: short significands, so that products have a few bits more than the format
+    if op == "mul":   # odd significands u, v of k and l bits, k + l = fb + 3: u * v has fb + 2 bits (a tie) or fb + 3
+        bias = top >> 1
+        k = (fb + 3) // 2
+        ops = []
+        for bits in (k, fb + 3 - k):
+            u = rng.integers(1 << (bits - 2), 1 << (bits - 1), n) * 2 + 1          # odd, exactly `bits` bits
+            frac = ((u - (1 << (bits - 1))) << (fb - bits + 1)).astype(np.uint64)
+            ops.append(_compose(fmt, rng.integers(0, 2, n), rng.integers(max(1, bias - 20), min(top - 1, bias + 20) + 1, n),
+                                frac))
+        return ops[:nops]
+    # the rest: short significands, so that results have a few bits more than the format
     keep = (fb + 3) // 2
     mask = np.uint64(((1 << keep) - 1) << (fb - keep))
     ops = [a & (mask | ~np.uint64((1 << fb) - 1))]

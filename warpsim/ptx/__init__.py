@@ -33,26 +33,31 @@ as the Python-traced programs, and :mod:`~warpsim.ptx.launch` packs arguments an
 import os
 
 from warpsim.errors import PtxSyntaxError, UnsupportedType
-from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule
+from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
 from warpsim.ptx.syntax import parse_module
 
-__all__ = ["load", "PtxModule", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
+__all__ = ["load", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
 
 
 def load(path_or_text, filename=None):
     """Parse a PTX module from a file path or from PTX text; return a :class:`PtxModule`.
 
-    Text is told from a path by containing a newline or a ``.version`` directive. ``filename``
-    names the source in messages (default: the path, or ``<ptx>``). Raises ``PtxSyntaxError``
-    naming ``file:line:col`` and the token, ``FileNotFoundError`` for a missing file.
+    Text is told from a path by containing a newline, ``;``, ``{`` or a ``.version`` directive. ``filename``
+    names the source in messages (default: the path, or ``<ptx>``). Every kernel is decoded here,
+    so an unknown instruction (``PtxSyntaxError``, naming ``file:line:col``, the token and the
+    supported instructions) or an unmodelled type or shape (``UnsupportedType``) is reported at
+    load time. ``FileNotFoundError`` for a missing file.
     """
     text = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else path_or_text
     if not isinstance(text, str):
         raise TypeError(f"warpsim.ptx.load: expected a path or PTX text, got {type(path_or_text).__name__}")
-    if "\n" in text or ".version" in text:
+    if "\n" in text or ".version" in text or ";" in text or "{" in text:
         name = filename or "<ptx>"
     else:
         name = filename or os.path.basename(text)
         with open(text, encoding="utf-8") as f:
             text = f.read()
-    return PtxModule(parse_module(text, name), text)
+    module = PtxModule(parse_module(text, name), text)
+    for kernel in module.kernels:
+        module.decoded(kernel)
+    return module

@@ -20,7 +20,7 @@ from numba import njit
 from warpsim.ptx.opcodes import TK_S, Op
 
 __all__ = ["mask", "sext", "zext", "ult", "mul_hi_u64", "mul_hi_s64", "bfe", "bfi", "prmt", "popc", "clz",
-           "brev", "alu", "compare"]
+           "brev", "shf", "lop3", "bfind", "alu", "compare"]
 
 _MIN64 = np.int64(-(1 << 63))
 
@@ -190,6 +190,41 @@ def brev(a, bits):
 
 
 @njit(cache=True)
+def shf(a, b, c, mode):
+    """``shf.{l,r}.{wrap,clamp}.b32``: the funnel shift of the 64-bit ``{b, a}`` by ``c`` (mode bit 0:
+    right, bit 1: clamp to 32 instead of taking ``c`` mod 32); the 32 bits kept."""
+    a, b, c = zext(a, 32), zext(b, 32), zext(c, 32)
+    n = min(c, 32) if mode & 2 else c & 31
+    if mode & 1:
+        return a if n == 0 else ((a >> n) | (b << (32 - n))) & 0xFFFFFFFF
+    return b if n == 0 else ((b << n) | (a >> (32 - n))) & 0xFFFFFFFF
+
+
+@njit(cache=True)
+def lop3(a, b, c, lut):
+    """``lop3.b32``: bit i of the result is bit ``4 a_i + 2 b_i + c_i`` of ``lut``."""
+    d = np.int64(0)
+    for k in range(8):
+        if (lut >> k) & 1:
+            d |= (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
+    return d
+
+
+@njit(cache=True)
+def bfind(a, bits, signed, shiftamt):
+    """``bfind[.shiftamt]``: the position of the most significant bit that differs from the sign
+    (unsigned: the highest set bit), ``0xFFFFFFFF`` when there is none; ``.shiftamt``: ``bits - 1 - pos``."""
+    v = sext(a, bits) if signed else zext(a, bits)
+    if signed and v < 0:
+        v = ~v
+    v = zext(v, bits)
+    if v == 0:
+        return np.int64(0xFFFFFFFF)
+    pos = bits - 1 - clz(v, bits)
+    return bits - 1 - pos if shiftamt else pos
+
+
+@njit(cache=True)
 def compare(cmp, a, b, bits, signed):
     """``setp`` comparison code ``cmp`` (``opcodes.CMP``) of ``a`` and ``b``."""
     if signed:
@@ -291,6 +326,12 @@ def alu(op, tk, tb, mode, a, b, c, e):
         return clz(a, tb)
     if op == Op.BREV:
         return brev(a, tb)
+    if op == Op.SHF:
+        return shf(a, b, c, mode)
+    if op == Op.LOP3:
+        return lop3(a, b, c, e)
+    if op == Op.BFIND:
+        return bfind(a, tb, signed, mode)
     if op == Op.SAD:
         if signed:
             x, y = sext(a, tb), sext(b, tb)

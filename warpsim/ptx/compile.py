@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from importlib import metadata
 import os
 import re
 import shutil
@@ -170,7 +171,8 @@ def compile_cuda(path, arch="sm_80", nvcc_flags=(), cache=True):
     include = cute_include_dir()
     includes = [str(include)] if include else []
     flags = [*NVCC_BASE_FLAGS, f"-arch={arch}", *[f"-I{d}" for d in includes], *nvcc_flags]
-    key = _hash("cuda", _nvcc_version(nvcc), " ".join(flags), _source_with_local_headers(path))
+    key = _hash("cuda", _nvcc_version(nvcc), _package_version("nvidia-cutlass"), " ".join(flags),
+                _source_with_local_headers(path))
     cached = _cache_get(key) if cache else None
     if cached is not None:
         return cached
@@ -251,7 +253,7 @@ def compile_dsl(path, arch="sm_80", cache=True):
     if importlib.util.find_spec("cutlass") is None or importlib.util.find_spec("cutlass.cute") is None:
         raise CompileError(f"{path.name}: CuTe DSL is not installed (pip install 'warpsim[dsl]', "
                            "which brings nvidia-cutlass-dsl)")
-    key = _hash("dsl", _dsl_version(), arch, path.read_text(encoding="utf-8", errors="replace"))
+    key = _hash("dsl", _package_version("nvidia-cutlass-dsl"), arch, path.read_text(encoding="utf-8", errors="replace"))
     cached = _cache_get(key) if cache else None
     if cached is not None:
         return cached.split(_MODULE_SEPARATOR)
@@ -282,12 +284,11 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]      # the folder that holds
 _MODULE_SEPARATOR = "\n// ---- warpsim: next module ----\n"
 
 
-def _dsl_version():
-    from importlib.metadata import PackageNotFoundError, version
+def _package_version(name):
     try:
-        return version("nvidia-cutlass-dsl")
-    except PackageNotFoundError:
-        return "unknown"
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def _dsl_error(stderr):

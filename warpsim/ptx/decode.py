@@ -35,45 +35,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from warpsim.errors import PtxSyntaxError, UnsupportedType
-from warpsim.isa.arith import AB_TYPES, CD_TYPES
-from warpsim.isa.cvt import CVT_TYPES
-from warpsim.isa.ldmatrix import ldmatrix_variant
-from warpsim.isa.mma import SHAPES, TYPE_COMBOS
-from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC,
-                                SP_GLOBAL, SP_KPARAM, SP_LOCAL, SP_SHARED, SPACE_NAMES, global_layout,
-                                round_up, to_generic)
-from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2,
-                                 TK_PRED, TK_S, TK_U, TYPES, Op, supported_names, type_of)
+from warpsim.errors import PtxSyntaxError
+from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_LOCAL,
+                                SP_SHARED, SPACE_NAMES, global_layout, round_up, to_generic)
+from warpsim.ptx.instructions import InstructionDecoder
+from warpsim.ptx.opcodes import TYPES, Op
+from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
+                             KIND, LOC, M0, M1, M2, M3, MAX_OPS, NCOLS, NEG, NOPS, NW, O0, OP, SB, SHFL_MODES, SK,
+                             SLOT, SREGS, TB, TK, VOTE_MODES)
 from warpsim.ptx.syntax import Instruction, Label, Operand, type_bytes
 
 __all__ = ["Decoded", "decode_kernel", "OP", "TK", "TB", "SK", "SB", "M0", "M1", "M2", "M3", "GUARD",
            "GNEG", "LOC", "NOPS", "O0", "MAX_OPS", "NCOLS", "KIND", "SLOT", "NW", "IMM", "NEG",
            "K_NONE", "K_REG", "K_IMM", "K_SREG", "K_ADDR", "K_VEC", "K_LABEL", "SREGS", "ATOM_OPS",
            "SHFL_MODES", "VOTE_MODES"]
-
-OP, TK, TB, SK, SB, M0, M1, M2, M3, GUARD, GNEG, LOC, NOPS = range(13)
-O0 = 13
-MAX_OPS = 8
-NCOLS = O0 + MAX_OPS
-KIND, SLOT, NW, IMM, NEG = range(5)
-K_NONE, K_REG, K_IMM, K_SREG, K_ADDR, K_VEC, K_LABEL = range(7)
-
-# special registers: name -> code (the interpreter's ``_special``)
-SREGS = {name: code for code, name in enumerate((
-    "%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z",
-    "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
-    "%clock", "%clock64", "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt",
-    "%lanemask_ge", "%gridid", "%globaltimer", "%dynamic_smem_size", "%total_smem_size"))}
-ATOM_OPS = {n: k for k, n in enumerate(("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch",
-                                         "cas"))}
-SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
-VOTE_MODES = {"all": 0, "any": 1, "uni": 2, "ballot": 3}
-PRMT_MODES = {"f4e": 1, "b4e": 2, "rc8": 3, "ecl": 4, "ecr": 5, "rc16": 6}
-_SPACES = {"global": SP_GLOBAL, "shared": SP_SHARED, "local": SP_LOCAL, "const": SP_CONST,
-           "param": SP_KPARAM}
-_IGNORED = ("sync", "aligned", "uni", "volatile", "relaxed", "acquire", "release", "acq_rel", "weak",
-            "sys", "gpu", "cta", "cluster", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "ftz", "approx")
 
 
 @dataclass(frozen=True)
@@ -107,6 +82,7 @@ class Decoded:
     globals_: list                     # module .global variables: (name, offset, bytes, init)
     const: np.ndarray                  # the .const space, initialised
     reqntid: tuple = ()
+    maxntid: tuple = ()
     reg_names: dict = field(default_factory=dict)   # name -> (slot, words, type) of the kernel
 
 
@@ -121,7 +97,7 @@ class _Function:
         self.labels = {}
 
 
-class _Decoder:
+class _Decoder(InstructionDecoder):
     def __init__(self, module, text_lines):
         self.m = module
         self.lines = text_lines
@@ -322,320 +298,12 @@ class _Decoder:
             row[O0 + k] = o
         self.code.append(row)
 
-    def one_type(self, ins, types, allow_float=False):
-        if not types:
-            raise self.error(ins.token, f"{ins.opcode}: missing a type (.u32, .s64, .b16, ...)")
-        t = types[-1]
-        if not allow_float and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
-            raise self.error(ins.token, f"float instruction {ins.opcode}.{'.'.join(ins.mods)} is not "
-                                        f"supported yet (integer and bit types only; supported: "
-                                        f"{', '.join(supported_names())})", UnsupportedType)
-        return t
-
-    def instruction(self, fn, ins):
-        name = ins.opcode
-        mods = ins.mods
-        types = type_of(mods)
-        ops = ins.operands
-        if name not in OPCODES:
-            raise self.error(ins.token, f"unknown instruction {name!r} (supported: "
-                                        f"{', '.join(supported_names())})")
-        op = OPCODES[name]
-        handler = getattr(self, f"do_{op.name.lower()}", None)
-        if handler is None:
-            handler = self.do_alu
-        try:
-            handler(fn, ins, op, mods, types, ops)
-        except (IndexError, KeyError) as exc:
-            raise self.error(ins.token, f"malformed operands for {name}.{'.'.join(mods)} ({exc})") from None
-
-    def count(self, ins, ops, *ns):
-        if len(ops) not in ns:
-            raise self.error(ins.token, f"{ins.opcode} takes {' or '.join(map(str, ns))} operands, "
-                                        f"got {len(ops)}")
-
-    def do_alu(self, fn, ins, op, mods, types, ops):
-        if op == Op.FENCE:
-            return self.emit(fn, ins, Op.FENCE)
-        t = self.one_type(ins, types)
-        mode = 2 if "wide" in mods else 1 if "hi" in mods else 0
-        cc = 1 if "cc" in mods else 0
-        m0 = PRMT_MODES.get(next((x for x in mods if x in PRMT_MODES), ""), 0) if op == Op.PRMT else mode
-        arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
-                 Op.MAD: 3, Op.MADC: 3, Op.BFE: 3, Op.BFI: 4, Op.PRMT: 3, Op.SAD: 3}.get(op, 2)
-        self.count(ins, ops, arity + 1)
-        if TYPES[t][0] == TK_PRED and op not in (Op.AND, Op.OR, Op.XOR, Op.NOT):
-            raise self.error(ins.token, f"{name_of(ins)}: .pred is not allowed here")
-        if TYPES[t][1] == 128:
-            raise self.error(ins.token, f"{name_of(ins)}: 128-bit arithmetic is not supported",
-                             UnsupportedType)
-        rows = [self.operand(fn, o) for o in ops]
-        self.emit(fn, ins, op, (t, None), (m0, "sat" in mods, cc, 0), rows)
-
-    def do_setp(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
-        cmp = next((m for m in mods if m in CMP), None)
-        if cmp is None:
-            raise self.error(ins.token, f"{name_of(ins)}: unknown comparison (integer ones: {', '.join(CMP)})")
-        boolop = next((BOOL[m] for m in mods if m in BOOL), 0)
-        self.count(ins, ops, 4 if boolop else 3)
-        d = ops[0]
-        p = self.operand(fn, d, pred=True)
-        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
-        rows = [p, q, self.operand(fn, ops[1]), self.operand(fn, ops[2])]
-        if boolop:
-            rows.append(self.operand(fn, ops[3], pred=True))
-        self.emit(fn, ins, op, (t, None), (CMP[cmp], boolop, 0, 0), rows)
-
-    def do_set(self, fn, ins, op, mods, types, ops):
-        raise self.error(ins.token, "set is not supported (use setp + selp)", UnsupportedType)
-
-    def do_selp(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types, allow_float=True)
-        self.count(ins, ops, 4)
-        rows = [self.operand(fn, o) for o in ops[:3]] + [self.operand(fn, ops[3], pred=True)]
-        self.emit(fn, ins, op, (t, None), operands=rows)
-
-    def do_slct(self, fn, ins, op, mods, types, ops):
-        if len(types) != 2 or types[1] != "s32":
-            raise self.error(ins.token, f"{name_of(ins)}: only slct.<type>.s32 is supported", UnsupportedType)
-        self.count(ins, ops, 4)
-        self.emit(fn, ins, op, (types[0], types[1]), operands=[self.operand(fn, o) for o in ops])
-
-    def do_mov(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types, allow_float=True)
-        self.count(ins, ops, 2)
-        mode = 1 if ops[1].kind == "vec" else 2 if ops[0].kind == "vec" else 0
-        self.emit(fn, ins, op, (t, None), (mode, 0, 0, 0), [self.operand(fn, o) for o in ops])
-
-    def do_cvt(self, fn, ins, op, mods, types, ops):
-        if len(types) != 2:
-            raise self.error(ins.token, f"{name_of(ins)}: cvt needs a destination and a source type")
-        dt, st = types
-        if dt in ("f16x2", "bf16x2") and st == "f32" and "rn" in mods and "relu" not in mods \
-                and "satfinite" not in mods:
-            self.count(ins, ops, 3)
-            self.emit(fn, ins, op, (dt, st), (1, 0, CVT_TYPES[dt[:-2]], 0), [self.operand(fn, o) for o in ops])
-            return
-        for t in (dt, st):
-            if TYPES[t][0] not in (TK_B, TK_U, TK_S):
-                raise self.error(ins.token, f"{name_of(ins)}: float conversions are not supported yet "
-                                            f"(integer cvt and cvt.rn.f16x2/bf16x2.f32 are)", UnsupportedType)
-        self.count(ins, ops, 2)
-        self.emit(fn, ins, op, (dt, st), (0, "sat" in mods, 0, 0), [self.operand(fn, o) for o in ops])
-
-    def do_cvta(self, fn, ins, op, mods, types, ops):
-        space = next((_SPACES[m] for m in mods if m in _SPACES), None)
-        if space is None or not types:
-            raise self.error(ins.token, f"{name_of(ins)}: expected cvta[.to].space.u32|u64")
-        self.count(ins, ops, 2)
-        self.emit(fn, ins, op, (types[-1], None), (space, "to" in mods, 0, 0),
-                  [self.operand(fn, o) for o in ops])
-
-    def space_of(self, ins, mods):
-        for m in mods:
-            base = m.split("::")[0]
-            if base in _SPACES:
-                return _SPACES[base]
-        return SP_GENERIC
-
-    def do_ld(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types, allow_float=True)
-        vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
-        self.count(ins, ops, 2)
-        data, addr = (ops[0], ops[1]) if op == Op.LD else (ops[1], ops[0])
-        if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
-            raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")
-        arow, space = self.address(fn, addr, self.space_of(ins, mods))
-        drow = self.operand(fn, data)
-        rows = [drow, arow] if op == Op.LD else [arow, drow]
-        self.emit(fn, ins, op, (t, None), (space, vec, 0, 0), rows)
-
-    do_st = do_ld
-
-    def do_atom(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
-        aop = next((m for m in mods if m in ATOM_OPS), None)
-        if aop is None:
-            raise self.error(ins.token, f"{name_of(ins)}: unknown atomic operation (known: {', '.join(ATOM_OPS)})")
-        if TYPES[t][1] not in (32, 64):
-            raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
-                             UnsupportedType)
-        space = self.space_of(ins, mods)
-        if op == Op.RED:
-            self.count(ins, ops, 2)
-            arow, space = self.address(fn, ops[0], space)
-            rows = [self.add_opnd(K_NONE), arow, self.operand(fn, ops[1])]
-        else:
-            self.count(ins, ops, 4 if aop == "cas" else 3)
-            arow, space = self.address(fn, ops[1], space)
-            rows = [self.operand(fn, ops[0]), arow] + [self.operand(fn, o) for o in ops[2:]]
-        if space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
-            raise self.error(ins.token, f"{name_of(ins)}: atomics work on .global and .shared")
-        self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], 0, 0), rows)
-
-    do_red = do_atom
-
-    def do_cp_async(self, fn, ins, op, mods, types, ops):
-        if not mods or mods[0] != "async" or "bulk" in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: only cp.async (non-bulk) is supported", UnsupportedType)
-        if "commit_group" in mods:
-            return self.emit(fn, ins, Op.CP_COMMIT)
-        if "wait_group" in mods:
-            self.count(ins, ops, 1)
-            return self.emit(fn, ins, Op.CP_WAIT, mods=(ops[0].value, 0, 0, 0))
-        if "wait_all" in mods:
-            return self.emit(fn, ins, Op.CP_WAIT_ALL)
-        self.count(ins, ops, 3, 4)
-        size = ops[2].value
-        if ops[2].kind != "imm" or size not in (4, 8, 16) or ("cg" in mods and size != 16):
-            raise self.error(ins.token, f"{name_of(ins)}: cp-size must be 4, 8 or 16 (16 for .cg)")
-        dst, _ = self.address(fn, ops[0], SP_SHARED)
-        src, _ = self.address(fn, ops[1], SP_GLOBAL)
-        rows = [dst, src] + ([self.operand(fn, ops[3])] if len(ops) == 4 else [])
-        self.emit(fn, ins, Op.CP_ASYNC, mods=(size, 0, 0, 0), operands=rows)
-
-    def do_shfl(self, fn, ins, op, mods, types, ops):
-        mode = next((SHFL_MODES[m] for m in mods if m in SHFL_MODES), None)
-        if mode is None or "sync" not in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: expected shfl.sync.{{up,down,bfly,idx}}.b32")
-        self.count(ins, ops, 5)
-        d = ops[0]
-        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
-        rows = [self.operand(fn, d), q] + [self.operand(fn, o) for o in ops[1:]]
-        self.emit(fn, ins, op, ("b32", None), (mode, 0, 0, 0), rows)
-
-    def do_vote(self, fn, ins, op, mods, types, ops):
-        mode = next((VOTE_MODES[m] for m in mods if m in VOTE_MODES), None)
-        if mode is None or "sync" not in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: expected vote.sync.{{all,any,uni,ballot}}")
-        self.count(ins, ops, 3)
-        rows = [self.operand(fn, ops[0]), self.operand(fn, ops[1], pred=True), self.operand(fn, ops[2])]
-        self.emit(fn, ins, op, mods=(mode, 0, 0, 0), operands=rows)
-
-    def do_match(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
-        self.count(ins, ops, 3)
-        d = ops[0]
-        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
-        rows = [self.operand(fn, d), q, self.operand(fn, ops[1]), self.operand(fn, ops[2])]
-        self.emit(fn, ins, op, (t, None), ("all" in mods, 0, 0, 0), rows)
-
-    def do_bar(self, fn, ins, op, mods, types, ops):
-        if "warp" in mods:
-            self.count(ins, ops, 1)
-            return self.emit(fn, ins, op, mods=(2, 1, 0, 0), operands=[self.operand(fn, ops[0])])
-        if "red" in mods or "cluster" in mods:
-            raise self.error(ins.token, f"{name_of(ins)} is not supported", UnsupportedType)
-        kind = 1 if "arrive" in mods else 0
-        aligned = ins.opcode == "bar" or "aligned" in mods
-        self.count(ins, ops, 1, 2)
-        rows = [self.operand(fn, o) for o in ops]
-        self.emit(fn, ins, op, mods=(kind, aligned, 0, 0), operands=rows)
-
-    def matrix_variant(self, ins, mods):
-        num = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
-        if num is None or "m8n8" not in mods or "b16" not in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: only .m8n8.x1/.x2/.x4[.trans].shared.b16 is "
-                                        f"supported", UnsupportedType)
-        return num, ldmatrix_variant(num, "trans" in mods)
-
-    def do_ldmatrix(self, fn, ins, op, mods, types, ops):
-        num, variant = self.matrix_variant(ins, mods)
-        self.count(ins, ops, 2)
-        vec, addr = (ops[0], ops[1]) if op == Op.LDMATRIX else (ops[1], ops[0])
-        if vec.kind != "vec" or len(vec.items) != num or any(i.kind != "reg" for i in vec.items):
-            raise self.error(ins.token, f"{name_of(ins)}: expected {{{num} registers}}")
-        arow, space = self.address(fn, addr, self.space_of(ins, mods))
-        vrow = self.operand(fn, vec)
-        rows = [vrow, arow] if op == Op.LDMATRIX else [arow, vrow]
-        self.emit(fn, ins, op, mods=(variant, space, num, 0), operands=rows)
-
-    do_stmatrix = do_ldmatrix
-
-    def do_mma(self, fn, ins, op, mods, types, ops):
-        shape = next((m for m in mods if m.startswith("m") and "n" in m and "k" in m), "")
-        tnames = [m for m in mods if m in TYPES]
-        ok = (shape in SHAPES and "row" in mods and "col" in mods and len(tnames) == 4
-              and tnames[1] == tnames[2] and tnames[0] == tnames[3]
-              and (tnames[1], tnames[0]) in TYPE_COMBOS)
-        if not ok:
-            raise self.error(ins.token, f"{name_of(ins)}: mma shape/type not modelled (warpsim models "
-                                        f"{', '.join(SHAPES)} .row.col with (ab, cd) in {TYPE_COMBOS})",
-                             UnsupportedType)
-        self.count(ins, ops, 4)
-        ab, cd = tnames[1], tnames[0]
-        want = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}[shape] + (4 if cd == "f32" else 2,)
-        want = (want[2], want[0], want[1], want[2])
-        for o, n in zip(ops, want):
-            if o.kind != "vec" or len(o.items) != n or any(i.kind != "reg" for i in o.items):
-                raise self.error(o.token or ins.token, f"{name_of(ins)}: expected {n} registers in braces")
-        rows = [self.operand(fn, o) for o in ops]
-        self.emit(fn, ins, op, mods=(SHAPES[shape], AB_TYPES[ab], CD_TYPES[cd], 0), operands=rows)
-
-    def do_activemask(self, fn, ins, op, mods, types, ops):
-        self.count(ins, ops, 1)
-        self.emit(fn, ins, op, operands=[self.operand(fn, ops[0])])
-
-    def do_bra(self, fn, ins, op, mods, types, ops):
-        self.count(ins, ops, 1)
-        target = ops[0]
-        if target.kind != "sym" or target.name not in fn.labels:
-            raise self.error(target.token, "unknown branch target")
-        self.emit(fn, ins, op, operands=[self.add_opnd(K_LABEL, imm=fn.labels[target.name])])
-
-    def do_ret(self, fn, ins, op, mods, types, ops):
-        self.emit(fn, ins, op)
-
-    do_exit = do_ret
-    do_trap = do_ret
-
-    def do_call(self, fn, ins, op, mods, types, ops):
-        rets, args = [], []
-        rest = list(ops)
-        if rest and rest[0].kind == "list":
-            rets = rest.pop(0).items
-        if not rest or rest[0].kind != "sym":
-            raise self.error(ins.token, "call: expected a function name (indirect calls are not supported)")
-        target = rest.pop(0)
-        if rest and rest[0].kind == "list":
-            args = rest.pop(0).items
-        callee = self.m.functions.get(target.name)
-        if callee is None:
-            raise self.error(target.token, "call of an undeclared function")
-        vars_ = [self.param_var(fn, o) for o in args]
-        outs = [self.param_var(fn, o) for o in rets]
-        if target.name == "vprintf":
-            if len(vars_) != 2:
-                raise self.error(ins.token, "vprintf takes 2 arguments")
-            out = outs[0][0] if outs else -1
-            return self.emit(fn, ins, Op.PRINTF, mods=(vars_[0][0], vars_[1][0], out, 0))
-        if callee.declared_only:
-            raise self.error(target.token, "call of a function without a body (only vprintf is built in)",
-                             UnsupportedType)
-        if len(vars_) != len(callee.params) or len(outs) != len(callee.returns):
-            raise self.error(ins.token, f"call of {target.name}: {len(vars_)} arguments and {len(outs)} "
-                                        f"returns, the function has {len(callee.params)} and "
-                                        f"{len(callee.returns)}")
-        target_fn = self.callee(target.name, ins)
-        start = len(self.copies)
-        for (off, size), p in zip(vars_, callee.params):
-            self.copies.append((off, target_fn.symbols[p.name][1], min(size, self.var_bytes(p))))
-        for (off, size), p in zip(outs, callee.returns):
-            self.copies.append((target_fn.symbols[p.name][1], off, min(size, self.var_bytes(p))))
-        label = self.add_opnd(K_LABEL, imm=-1)
-        self.patches.append((label, target.name))
-        self.emit(fn, ins, op, mods=(start, len(vars_), len(outs), 0), operands=[label])
-
     def param_var(self, fn, o):
         sym = self.symbol(fn, o.name) if o.kind == "sym" else None
         if sym is None or sym[0] != SP_FPARAM:
             raise self.error(o.token, "call: arguments must be .param variables")
         var = next((v for v in fn.f.locals + fn.f.params + fn.f.returns if v.name == o.name), None)
         return sym[1], self.var_bytes(var) if var is not None else 8
-
-    def callee(self, name, ins):
-        return self.pending_layout(name, ins)
 
     def pending_layout(self, name, ins):
         fn = self.calls.get(name)
@@ -666,10 +334,6 @@ class _Decoder:
         self.emit(fn, closing, Op.EXIT if kernel else Op.RET)
 
 
-def name_of(ins):
-    return ".".join((ins.opcode,) + tuple(ins.mods))
-
-
 def decode_kernel(module, name, text=""):
     """The :class:`Decoded` arrays of kernel ``name`` of ``module`` (and the functions it calls).
 
@@ -692,13 +356,14 @@ def decode_kernel(module, name, text=""):
     for row, target in d.patches:
         d.opnd[row] = (K_LABEL, -1, 0, entry[target], 0)
     reqntid = f.directives.get("reqntid", ())
+    maxntid = f.directives.get("maxntid", ())
     return Decoded(
         name=name, code=np.array(d.code, np.int64).reshape(-1, NCOLS),
         opnd=np.array(d.opnd or [(0, -1, 0, 0, 0)], np.int64),
         copies=np.array(d.copies or [(0, 0, 0)], np.int64).reshape(-1, 3),
         where=d.where, regs_per_thread=max(d.nregs, 1), params=d.params, param_bytes=d.param_bytes,
         shared_static=d.shared_static, local_bytes=d.local_top, fparam_bytes=d.fparam_top,
-        globals_=d.globals_, const=d.const, reqntid=reqntid, reg_names=kfn.regs)
+        globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid, reg_names=kfn.regs)
 
 
 def _callees(f):

@@ -22,12 +22,14 @@ class Op(enum.IntEnum):
     # integer and bit arithmetic: d = f(a, b, c) per thread
     ADD = 1; SUB = 2; MUL = 3; MAD = 4; DIV = 5; REM = 6; MIN = 7; MAX = 8; ABS = 9; NEG = 10
     AND = 11; OR = 12; XOR = 13; NOT = 14; SHL = 15; SHR = 16; BFE = 17; BFI = 18; PRMT = 19
-    POPC = 20; CLZ = 21; BREV = 22; CNOT = 23; SAD = 24; ADDC = 25; SUBC = 26; MADC = 27
-    SETP = 30; SELP = 31; SLCT = 32; MOV = 33; CVT = 34; CVTA = 35; SET = 36
+    POPC = 20; CLZ = 21; BREV = 22; CNOT = 23; SAD = 24; SHF = 25; LOP3 = 26; BFIND = 27
+    ADDC = 28; SUBC = 29; MADC = 30     # with the carry flag: after every carry-free one
+    SETP = 31; SELP = 32; SLCT = 33; MOV = 34; CVT = 35; CVTA = 36; SET = 37
     # memory
     LD = 40; ST = 41; ATOM = 42; RED = 43; CP_ASYNC = 44; CP_COMMIT = 45; CP_WAIT = 46; CP_WAIT_ALL = 47
     # warp-collective
     SHFL = 50; VOTE = 51; MATCH = 52; BAR = 53; LDMATRIX = 54; STMATRIX = 55; MMA = 56; ACTIVEMASK = 57
+    REDUX = 58
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
 
@@ -36,13 +38,13 @@ OPCODES = {
     "add": Op.ADD, "sub": Op.SUB, "mul": Op.MUL, "mad": Op.MAD, "div": Op.DIV, "rem": Op.REM,
     "min": Op.MIN, "max": Op.MAX, "abs": Op.ABS, "neg": Op.NEG, "and": Op.AND, "or": Op.OR,
     "xor": Op.XOR, "not": Op.NOT, "cnot": Op.CNOT, "shl": Op.SHL, "shr": Op.SHR, "bfe": Op.BFE,
-    "bfi": Op.BFI, "prmt": Op.PRMT, "popc": Op.POPC, "clz": Op.CLZ, "brev": Op.BREV, "sad": Op.SAD,
+    "bfi": Op.BFI, "prmt": Op.PRMT, "popc": Op.POPC, "clz": Op.CLZ, "brev": Op.BREV, "sad": Op.SAD, "shf": Op.SHF, "lop3": Op.LOP3, "bfind": Op.BFIND,
     "addc": Op.ADDC, "subc": Op.SUBC, "madc": Op.MADC,
     "setp": Op.SETP, "set": Op.SET, "selp": Op.SELP, "slct": Op.SLCT, "mov": Op.MOV, "cvt": Op.CVT,
     "cvta": Op.CVTA, "ld": Op.LD, "ldu": Op.LD, "st": Op.ST, "atom": Op.ATOM, "red": Op.RED,
     "cp": Op.CP_ASYNC, "shfl": Op.SHFL, "vote": Op.VOTE, "match": Op.MATCH, "bar": Op.BAR,
     "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA,
-    "activemask": Op.ACTIVEMASK, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
+    "activemask": Op.ACTIVEMASK, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }

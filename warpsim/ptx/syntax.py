@@ -191,9 +191,12 @@ class _Parser:
 
     # tokens -----------------------------------------------------------------------------------------
     def error(self, what, tok=None):
-        tok = tok or self.peek() or (self.t[-1] if self.t else Token("eof", "", 1, 1))
-        text = tok.text if self.peek() is not None or tok is not self.peek() else "end of input"
-        return PtxSyntaxError(f"{self.filename}:{tok.line}:{tok.col}: {what} at {text!r}")
+        """A PtxSyntaxError naming ``file:line:col`` of ``tok`` (default: the next token) and its text."""
+        tok = tok or self.peek()
+        if tok is None:
+            last = self.t[-1] if self.t else Token("eof", "", 1, 1)
+            return PtxSyntaxError(f"{self.filename}:{last.line}:{last.col}: {what} at the end of the input")
+        return PtxSyntaxError(f"{self.filename}:{tok.line}:{tok.col}: {what} at {tok.text!r}")
 
     def peek(self, k=0):
         j = self.i + k
