@@ -13,9 +13,9 @@ from warpsim.program.reference import gemm_reference
 
 
 def test_one_line_when_numba_compiles(monkeypatch, capsys):
-    monkeypatch.setattr(program_args, "_announced", [])
-    program_args.announce_compiling("run")
-    program_args.announce_compiling("run")          # registered once
+    monkeypatch.setitem(program_args._ANNOUNCE, "said", False)
+    program_args.announce_compiling("debug")
+    program_args.announce_compiling("run")          # one listener; the last verb is named
 
     @njit
     def fresh(x):                                     # never compiled before: Numba compiles it now

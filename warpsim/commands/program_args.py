@@ -64,28 +64,30 @@ def run_options(args):
             "max_smem_bytes": args.max_smem_bytes}
 
 
-_announced = []
+_ANNOUNCE = {"verb": None, "said": False, "listening": False}   # one listener for the process
 
 
 def announce_compiling(verb):
     """From now on, the first time Numba compiles a kernel (its cache is empty: a fresh install's first
-    run), print one line on stderr, so a first run's wait is not silence."""
-    if _announced:
+    run), print one line on stderr naming ``verb``, so a first run's wait is not silence."""
+    _ANNOUNCE["verb"] = verb
+    if _ANNOUNCE["listening"]:
         return
     from numba.core import event      # imported when used: explain and draw mma never load Numba
 
     class Once(event.Listener):
         def on_start(self, _event):
-            if len(_announced) == 1:
-                _announced.append(True)
-                sys.stderr.write(f"warpsim {verb}: compiling the simulator's kernels, first run only ...\n")
+            if not _ANNOUNCE["said"]:
+                _ANNOUNCE["said"] = True
+                sys.stderr.write(f"warpsim {_ANNOUNCE['verb']}: compiling the simulator's kernels, "
+                                 f"first run only ...\n")
                 sys.stderr.flush()
 
         def on_end(self, _event):
             pass
 
-    _announced.append(verb)
     event.register("numba:compile", Once())
+    _ANNOUNCE["listening"] = True
 
 
 def _count(text):
