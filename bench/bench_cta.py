@@ -1,6 +1,7 @@
 """One seed CTA (4 warps, 64x64x64, examples/gemm_smem.py): tracing, execution, lower bound, cold start.
 
-Run from the repository root: ``PYTHONPATH=. python bench/bench_cta.py [--repeat N]``.
+Run from the repository root: ``PYTHONPATH=. python bench/bench_cta.py [--repeat N] [--quick]``
+(``--quick``: one timing of each after one warm-up, one cold start: a check that it runs, for CI).
 
 Measured after warm-up (Numba cache populated, CuTe's caches warm), best and median of N:
 
@@ -18,7 +19,6 @@ Measured after warm-up (Numba cache populated, CuTe's caches warm), best and med
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -28,6 +28,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+WARMUP = 3   # runs before the timed ones (--quick: 1)
+
+from hostinfo import host_line                                     # noqa: E402
 
 from warpsim.isa import ldmatrix, mma_m16n8k16                     # noqa: E402
 from warpsim.isa.inputs import mma_inputs                          # noqa: E402
@@ -40,13 +43,13 @@ from warpsim.program.trace import trace_program                    # noqa: E402
 
 
 def timed(fn, repeat, setup=None):
-    """(best, median) seconds of ``fn(setup())`` over ``repeat`` runs after 3 warm-up runs."""
+    """(best, median) seconds of ``fn(setup())`` over ``repeat`` runs after ``WARMUP`` warm-up runs."""
     times = []
-    for k in range(repeat + 3):
+    for k in range(repeat + WARMUP):
         arg = setup() if setup else None
         start = time.perf_counter()
         fn(arg)
-        if k >= 3:
+        if k >= WARMUP:
             times.append(time.perf_counter() - start)
     times.sort()
     return times[0], times[len(times) // 2]
@@ -86,16 +89,19 @@ def trace_breakdown(program, params, repeat):
     return nothing, tables
 
 
-def main():
+def main(argv=None):
+    global WARMUP
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--params", default="dtype=f16,product=qk")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="one timing of each: a check that it runs (CI)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.repeat, WARMUP = 1, 1
     params = dict(p.split("=") for p in args.params.split(","))
     program = load_program(ROOT / "examples" / "gemm_smem.py")
     params = program.resolve_params(params)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
-          f"numpy {np.__version__}")
+    print(host_line())
     print(f"program: examples/gemm_smem.py {params}")
 
     trace, machine, _inputs, _t = prepare(program, params, seed=0)
@@ -149,7 +155,7 @@ def main():
     cmd = [sys.executable, "-m", "warpsim", "run", "examples/gemm_smem.py"]
     subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=True)       # populates the Numba cache
     colds = []
-    for _ in range(3):
+    for _ in range(1 if args.quick else 3):
         t0 = time.perf_counter()
         subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=True)
         colds.append(time.perf_counter() - t0)

@@ -1,6 +1,7 @@
 """The debugger's step: 100 steps through the seed program, each with the register view rendered as text.
 
-Run from the repository root: ``PYTHONPATH=. python bench/bench_debug.py [--steps 100] [--fmt hex]``.
+Run from the repository root: ``PYTHONPATH=. python bench/bench_debug.py [--steps 100] [--fmt hex] [--quick]``
+(``--quick``: 3 steps and 3 timed executions: a check that it runs, for CI).
 
 Measured in one process, after a warm-up (Numba cache populated, one step and one view rendered):
 
@@ -17,7 +18,6 @@ Target (issue 7): under 50 ms per step including the register view.
 """
 
 import argparse
-import platform
 import statistics
 import sys
 import time
@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from hostinfo import host_line                                     # noqa: E402
 
 from warpsim.debug.session import Session                          # noqa: E402
 from warpsim.debug.views import register_view                      # noqa: E402
@@ -39,20 +41,24 @@ def fresh(machine):
     return out
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--fmt", default="hex", choices=("hex", "f16x2", "bf16x2", "f32"))
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="3 steps, 3 timed executions: a check that it runs (CI)")
+    args = parser.parse_args(argv)
+    runs = 3 if args.quick else 20
+    if args.quick:
+        args.steps = 3
     program = load_program(ROOT / "examples" / "gemm_smem.py")
     session = Session(program)
     n = len(session)
-    print(f"machine: {platform.machine()}, python {platform.python_version()}; program: examples/gemm_smem.py, "
-          f"{n} instructions, {session.trace.warps} warps x {session.machine.regs_per_thread} registers")
+    print(host_line())
+    print(f"program: examples/gemm_smem.py, {n} instructions, {session.trace.warps} warps x {session.machine.regs_per_thread} registers")
 
     initial = fresh(session.machine)
     times = []
-    for _ in range(23):
+    for _ in range(runs + 3):
         m = fresh(initial)
         start = time.perf_counter()
         execute(session.stream, session.encoded, m, arch=session.arch)

@@ -3,14 +3,15 @@
 Usage (not part of CI; mmasim needs torch, kept out of the project's venv):
 
     python3 -m venv /tmp/venv-bench && /tmp/venv-bench/bin/pip install numpy numba torch==2.13.0 mmasim
-    PYTHONPATH=. /tmp/venv-bench/bin/python bench/bench_mma.py [--count 200000] [--mmasim-count 200]
+    PYTHONPATH=. /tmp/venv-bench/bin/python bench/bench_mma.py [--count 200000] [--mmasim-count 200] [--quick]
 
 Every library is held to one thread (environment set before the imports). warpsim runs its serial
 entry (``parallel=False``) for every PTX type combination on sm_90 and sm_80; numpy computes
 ``A @ B + C`` in float32 for the same shapes (inexact: a baseline of speed only); mmasim runs
 ``MMA("Hopper", "m16n8k16.f32.f16.f16.f32")`` per instruction and batched through its ``dpa``, and
-its results are compared bit for bit with warpsim's on the same inputs. The breakdown times the
-kernel's stages cumulatively (the same inlined helpers, stopped after each stage).
+its results are compared bit for bit with warpsim's on the same inputs. The breakdown runs a copy
+of the kernel (the same inlined helpers, checked to give the same bits) that reads the CPU's cycle
+counter after each stage. ``--quick`` checks in seconds that it all runs (tests/test_bench.py).
 """
 
 import os
@@ -19,12 +20,16 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
     os.environ[_var] = "1"
 
 import argparse
-import platform
 import sys
 import time
 
 import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
+from hostinfo import host_line
 from warpsim.isa import MMA_FRAGMENTS, from_fragment, mma_m16n8k16
 from warpsim.isa import arith
 from warpsim.isa.inputs import mma_inputs
@@ -32,9 +37,12 @@ from warpsim.isa.mma import _A16_AT, _B16_BT, _CF32_CT, _gather16
 from warpsim.isa.scratch import stack_array
 
 
-def best_rate(fn, count, repeats=3):
+REPEATS = 3   # timings are the best of REPEATS runs (--quick: 1)
+
+
+def best_rate(fn, count):
     best = float("inf")
-    for _ in range(repeats):
+    for _ in range(REPEATS):
         t = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t)
@@ -63,75 +71,115 @@ def bench_numpy(count, rng, out):
 
 
 STAGES = ("gather A, B, C fragments into tables", "decode A, B", "decode C", "column maxima",
-          "column sums", "c term and rounding")
+          "column sums", "c term and rounding", "scatter D")
+
+
+@intrinsic
+def cycle_counter(typingctx):
+    """The CPU's cycle counter (``rdtsc`` on x86-64): monotone, so differences are never negative."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
+                                            "llvm.readcyclecounter")
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
+@njit
+def _stamp(ticks, stage, last):
+    """Adds the cycles since ``last`` to ``ticks[stage]``; returns the new stamp."""
+    now = cycle_counter()
+    ticks[stage] += now - last
+    return now
+
+
+@njit
+def staged_mma(a, b, c, d, frac_bits, ez, step, ticks):
+    """``d = mma(a, b, c)`` (.f32.f16.f16.f32) as the kernel computes it, the cycle counter read
+    between its stages: ``ticks[j]`` += the cycles of stage ``STAGES[j]``. Returns the cycles from
+    the first stamp to the last."""
+    i32 = np.int32
+    at = stack_array(256, np.int32)
+    bt = stack_array(256, np.int32)
+    ct = stack_array(256, np.int32)
+    dt = stack_array(256, np.int32)
+    a_sig = stack_array(256, np.int32)
+    a_exp = stack_array(256, np.int32)
+    a_neg = stack_array(256, np.int32)
+    b_sig = stack_array(256, np.int32)
+    b_exp = stack_array(256, np.int32)
+    b_neg = stack_array(256, np.int32)
+    c_bits = stack_array(256, np.int32)
+    c_sig = stack_array(256, np.int32)
+    c_exp = stack_array(256, np.int32)
+    c_neg = stack_array(256, np.int32)
+    emax = stack_array(256, np.int32)
+    acc = stack_array(16, np.int32)
+    regs = np.arange(4)
+    first = t = cycle_counter()
+    for i in range(a.shape[0]):
+        _gather16(a[i], regs, _A16_AT, at)
+        _gather16(b[i], regs, _B16_BT, bt)
+        for r in range(4):
+            for lane in range(32):
+                ct[_CF32_CT[lane, r, 0]] = np.int32(c[i, lane, r])
+        t = _stamp(ticks, 0, t)
+        arith._decode_operand(at, 16, 16, arith.AB_F16, frac_bits - 20, a_sig, a_exp, a_neg)
+        arith._decode_operand(bt, 8, 16, arith.AB_F16, 0, b_sig, b_exp, b_neg)
+        t = _stamp(ticks, 1, t)
+        for k0 in range(0, 16, step):
+            arith._decode_c(ct if k0 == 0 else dt, 128, 8, 23, frac_bits - 23, ez, c_bits, c_sig, c_exp, c_neg, emax)
+            t = _stamp(ticks, 2, t)
+            for n0 in range(0, 8, 4):
+                arith._column_maxima(a_exp, b_exp, emax, n0, 8, k0, k0 + step)
+            t = _stamp(ticks, 3, t)
+            for n in range(8):
+                arith._column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k0 + step)
+                t = _stamp(ticks, 4, t)
+                col = slice(n * 16, (n + 1) * 16)
+                sig, exp, neg, e_max, d_col = c_sig[col], c_exp[col], c_neg[col], emax[col], dt[col]
+                for m in range(16):
+                    tc = i32(sig[m] >> (min(i32(e_max[m] - exp[m]), i32(31)) & i32(31)))
+                    tc = i32(i32(tc ^ neg[m]) - neg[m])
+                    d_col[m] = arith._round_sum(acc[m], tc, i32(e_max[m] - frac_bits), arith.CD_F32)
+                t = _stamp(ticks, 5, t)
+        for r in range(4):
+            for lane in range(32):
+                d[i, lane, r] = np.uint32(dt[_CF32_CT[lane, r, 0]])
+        t = _stamp(ticks, 6, t)
+    return t - first
 
 
 def breakdown(count, rng, out, arch="sm90"):
-    """Where the time goes (.f32.f16.f16.f32): the kernel's stages timed cumulatively."""
-    from numba import njit
+    """Where the time goes (.f32.f16.f16.f32): the kernel's stages, timed by the cycle counter.
 
-    i32 = np.int32
+    One run of ``staged_mma`` reads the counter after each stage of each mma: every stage's time is
+    a sum of differences of a monotone counter (never negative), and the stages add up to the
+    instrumented run's whole. The counter's cycles become microseconds through that run's wall time;
+    the counter reads themselves (about 30 per mma) make the instrumented run slower than the kernel.
+    Returns ``(kernel_us, instrumented_us, [stage_us, ...])`` per mma.
+    """
     a, b, c = mma_inputs("ordinary", count, rng=rng)
     model = arith.get_arch(arch)
-    frac_bits, ez, step = model.frac_bits, model.ez_f32, model.block
-
-    @njit
-    def stages(a, b, c, n, upto, frac_bits, ez, step):
-        at = stack_array(256, np.int32)
-        bt = stack_array(256, np.int32)
-        ct = stack_array(256, np.int32)
-        dt = stack_array(256, np.int32)
-        a_sig = stack_array(256, np.int32)
-        a_exp = stack_array(256, np.int32)
-        a_neg = stack_array(256, np.int32)
-        b_sig = stack_array(256, np.int32)
-        b_exp = stack_array(256, np.int32)
-        b_neg = stack_array(256, np.int32)
-        c_bits = stack_array(256, np.int32)
-        c_sig = stack_array(256, np.int32)
-        c_exp = stack_array(256, np.int32)
-        c_neg = stack_array(256, np.int32)
-        emax = stack_array(256, np.int32)
-        acc = stack_array(16, np.int32)
-        regs = np.arange(4)
-        s = 0
-        for i in range(n):
-            _gather16(a[i], regs, _A16_AT, at)
-            _gather16(b[i], regs, _B16_BT, bt)
-            for r in range(4):
-                for lane in range(32):
-                    ct[_CF32_CT[lane, r, 0]] = np.int32(c[i, lane, r])
-            if upto >= 1:
-                s += arith._decode_operand(at, 16, 16, arith.AB_F16, frac_bits - 20, a_sig, a_exp, a_neg)
-                s += arith._decode_operand(bt, 8, 16, arith.AB_F16, 0, b_sig, b_exp, b_neg)
-            for k0 in range(0, 16, step):
-                src = ct if k0 == 0 else dt
-                if upto >= 2:
-                    s += arith._decode_c(src, 128, 8, 23, frac_bits - 23, ez, c_bits, c_sig, c_exp, c_neg, emax)
-                if upto >= 3:
-                    for n0 in range(0, 8, 4):
-                        arith._column_maxima(a_exp, b_exp, emax, n0, 8, k0, k0 + step)
-                for col in range(8 if upto >= 4 else 0):
-                    arith._column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, col, k0, k0 + step)
-                    for m in range(16 if upto >= 5 else 0):
-                        j = col * 16 + m
-                        tc = i32(c_sig[j] >> (min(i32(emax[j] - c_exp[j]), i32(31)) & i32(31)))
-                        tc = i32(i32(tc ^ c_neg[j]) - c_neg[j])
-                        dt[j] = arith._round_sum(acc[m], tc, i32(emax[j] - frac_bits), arith.CD_F32)
-                    s += acc[col]
-            s += at[5] + bt[7] + ct[9] + dt[11] + emax[13]
-        return s
-
-    full = best_rate(lambda: mma_m16n8k16(a, b, c, arch=arch, parallel=False), count)[1]
-    per = 1e6 / count
-    parts, prev = [], 0.0
-    for upto, name in enumerate(STAGES):
-        stages(a, b, c, 2, upto, frac_bits, ez, step)
-        t = best_rate(lambda: stages(a, b, c, count, upto, frac_bits, ez, step), count)[1] * per
-        parts.append(f"{name} {t - prev:.2f}")
-        prev = t
-    out.write(f"  per mma ({arch}): total {full * per:.2f} us; " + "; ".join(parts)
-              + f"; the rest (scatter D, output array, calls) {full * per - prev:.2f} us\n")
+    args = (model.frac_bits, model.ez_f32, model.block)
+    d = np.empty_like(c)
+    staged_mma(a[:2], b[:2], c[:2], d[:2], *args, np.zeros(len(STAGES), np.int64))   # compile
+    best = None
+    for _ in range(REPEATS):
+        ticks = np.zeros(len(STAGES), np.int64)
+        start = time.perf_counter()
+        cycles = staged_mma(a, b, c, d, *args, ticks)
+        wall = time.perf_counter() - start
+        if best is None or wall < best[0]:
+            best = (wall, cycles, ticks)
+    wall, cycles, ticks = best
+    if not (d == mma_m16n8k16(a, b, c, arch=arch, parallel=False)).all():
+        raise AssertionError(f"bench_mma: the staged copy of the kernel differs from mma_m16n8k16 ({arch})")
+    kernel = best_rate(lambda: mma_m16n8k16(a, b, c, arch=arch, parallel=False), count)[1] * 1e6 / count
+    us_per_cycle = wall * 1e6 / cycles
+    stages = [int(t) * us_per_cycle / count for t in ticks]   # they add up to wall / count
+    out.write(f"  per mma ({arch}): kernel {kernel:.2f} us; instrumented run {sum(stages):.2f} us = "
+              + "; ".join(f"{name} {t:.2f}" for name, t in zip(STAGES, stages)) + " us\n")
+    return kernel, sum(stages), stages
 
 
 def bench_mmasim(count, rng, out):
@@ -172,14 +220,18 @@ def bench_mmasim(count, rng, out):
 
 
 def main(argv=None):
+    global REPEATS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=200_000, help="mma instructions per warpsim/numpy timing")
     p.add_argument("--mmasim-count", type=int, default=200, help="mma instructions per mmasim timing")
+    p.add_argument("--quick", action="store_true",
+                   help="a check that the benchmark runs (CI): 2,000 mma, 20 for mmasim, one timing each")
     args = p.parse_args(argv)
+    if args.quick:
+        args.count, args.mmasim_count, REPEATS = 2_000, 20, 1
     out = sys.stdout
     rng = np.random.default_rng(2026)
-    out.write(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
-              f"python {platform.python_version()}, numpy {np.__version__}\n")
+    out.write(host_line() + "\n")
     rows = bench_warpsim(args.count, rng, out)
     rows.append(bench_numpy(args.count, rng, out))
     for arch in ("sm90", "sm80"):

@@ -33,10 +33,10 @@ import tempfile
 import numba
 import numpy as np
 
-import warpsim
+from warpsim import __version__
 from hwcheck.errors import HwcheckError
 
-__all__ = ["REPORT_FORMAT", "new_report", "write_json_atomic", "command_line"]
+__all__ = ["REPORT_FORMAT", "new_report", "write_json_atomic", "write_text_atomic", "command_line"]
 
 REPORT_FORMAT = "hwcheck-report/1"
 
@@ -56,7 +56,7 @@ def new_report(command: str, gpu: dict | None) -> dict:
     return {
         "format": REPORT_FORMAT,
         "tool": "hwcheck",
-        "version": warpsim.__version__,
+        "version": __version__,
         "command": command,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
@@ -72,11 +72,17 @@ def write_json_atomic(path, data) -> None:
     Raises ``HwcheckError`` (one line, naming the path) when the data cannot be serialised or the
     file cannot be written; the target is then unchanged and no temporary file is left.
     """
-    path = os.fspath(path)
     try:
         text = json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
     except (TypeError, ValueError) as e:
-        raise HwcheckError(f"hwcheck: report {path} not written: {e}") from None
+        raise HwcheckError(f"hwcheck: report {os.fspath(path)} not written: {e}") from None
+    write_text_atomic(path, text, what="report")
+
+
+def write_text_atomic(path, text: str, *, what: str = "file") -> None:
+    """Write ``text`` to ``path`` atomically (see the module docstring); ``HwcheckError`` naming the
+    path (``"hwcheck: {what} {path} not written: ..."``) when it cannot, the target then unchanged."""
+    path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
@@ -89,7 +95,7 @@ def write_json_atomic(path, data) -> None:
         os.replace(tmp, path)
         tmp = None
     except OSError as e:
-        raise HwcheckError(f"hwcheck: report {path} not written: {e}") from None
+        raise HwcheckError(f"hwcheck: {what} {path} not written: {e}") from None
     finally:
         if tmp is not None:
             try:

@@ -116,3 +116,11 @@ def test_construction_errors():
         MMA_Atom(5)
     with pytest.raises(TypeError, match="expected an MMA atom or operation"):
         make_tiled_mma("x")
+
+
+def test_partition_mismatch_names_the_value_mode():
+    """The atom moves 1 value per thread; a 32-value mode 0 is not a partition by it."""
+    tiled = make_tiled_copy(Copy_Atom(UniversalCopy(16), "f16"))
+    with pytest.raises(ValueError, match=r"\(src _32, dst _32\) does not match the instruction's 1/1 values per "
+                                         r"thread: mode 0 of a partitioned tensor is the atom's value mode"):
+        copy_calls(tiled, smem(32, 1), make_tensor("f16", make_layout(32)))

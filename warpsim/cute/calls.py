@@ -34,10 +34,9 @@ from warpsim.cute.stride import compact_col_major
 from warpsim.cute.table import layout_table
 from warpsim.cute.tiling import zipped_divide
 from warpsim.cute.numeric import dtype_bits
-from warpsim.cute.tensor import element_table, is_tensor, make_fragment_like, make_tensor  # make_*: examples
+from warpsim.cute.tensor import element_table, is_tensor
 from warpsim.cute.tiled_copy import TiledCopy
-from warpsim.cute.tiled_mma import TiledMMA, make_tiled_mma, partition_fragment_C  # examples
-from warpsim.cute.atoms import SM80_16x8x16_F32F16F16F32_TN  # examples
+from warpsim.cute.tiled_mma import TiledMMA
 
 __all__ = ["CopyCalls", "MmaCalls", "copy_calls", "gemm_calls", "nullspace", "whole_registers"]
 
@@ -179,7 +178,10 @@ def _plan_call(src, dst, nvs, nvd, calls):
         _plan_copy((get(src[0], 0), src[1]), (get(dst[0], 0), dst[1]), nvs, nvd, calls)
     else:
         raise ValueError(f"copy: the partitioning (src {cute_str(shape(src[0]))}, dst {cute_str(shape(dst[0]))}) "
-                         f"does not match the instruction's {nvs}/{nvd} values per thread")
+                         f"does not match the instruction's {nvs}/{nvd} values per thread: mode 0 of a "
+                         f"partitioned tensor is the atom's value mode (the values one instruction moves "
+                         f"per thread), so it must hold {nvs} (src) / {nvd} (dst) values or be a tuple "
+                         f"that starts with them")
 
 
 @lru_cache(maxsize=1024)

@@ -24,8 +24,10 @@ Evidence: Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv 25
 ``A100TC.m``, ``H100TC.m`` and hardware vectors for A100, L40S, H100, H200, reproduced with zero
 mismatches by ``tests/isa/test_conformance.py``); Xie et al., "MMA-Sim", arXiv 2511.10909 (block
 split and fraction bits per architecture, special values); REFERENCE.md section 4 (sm_90 checked on
-an H200 over about 2e7 outputs). sm_80's second block, its EZ floor and its special values have no
-hardware vectors here: they rest on the two papers.
+an H200 over about 2e7 outputs; the evidence classes of ``warpsim.isa.inputs``, run on the H200
+by the acceptance set, count how often each neighbour value of sm_90's parameters disagrees with
+the GPU: docs/evidence.md). sm_80's second block, its EZ
+floor and its special values have no hardware vectors here: they rest on the two papers.
 
 Everything here computes on integers: the products, the alignment, the sum and the rounding.
 
@@ -33,13 +35,26 @@ The kernel, ``mma_core``, works on operand tables (below) and is written for spe
 the 16 rows are contiguous, so that its inner loops run over rows and LLVM turns each into 8-lane
 int32 vector operations. Each such trick is explained where it is used.
 
+Indices: every vectorised loop indexes a row view from 0 (``exp = a_exp[row:row + TILE]``, then
+``exp[m]`` for ``m in range(TILE)``), never ``a_exp[row + m]``. numba adds an array's length to a
+negative index, lane by lane, and LLVM cannot prove ``row + m >= 0`` for a ``row`` computed from an
+argument: with AVX-512 it then loads through gathers, which cost Zen 4 and Zen 5 hosts more than
+half the kernel's speed (``tests/isa/test_codegen.py`` checks the AVX-512 code has none).
+
 >>> SM90.block, SM90.frac_bits, SM90.ez_f32, SM90.ez_f16
 (16, 25, -133, -21)
 >>> sorted(ARCHS) == ["sm80", "sm90"]
 True
+
+A model with one parameter changed (``ArchModel.variant``) runs through the same kernel: the
+discriminating input classes (``warpsim.isa.inputs.EVIDENCE_CLASSES``) and the hardware campaigns use
+the neighbours of each parameter (``neighbours``) to show which values the data rules out.
+
+>>> sorted(neighbours(SM90))
+['block=8', 'ez_f16=-20', 'ez_f16=-22', 'ez_f32=-132', 'ez_f32=-134', 'frac_bits=24']
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -48,7 +63,7 @@ from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_u32
 from warpsim.isa.scratch import stack_array
 
 __all__ = [
-    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch",
+    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch", "PARAMETERS", "neighbours",
     "AB_TYPES", "CD_TYPES", "AB_F16", "AB_BF16", "CD_F32", "CD_F16",
     "TILE", "TABLE_SIZE", "mma_core", "mma_tile", "new_workspace",
 ]
@@ -93,6 +108,17 @@ class ArchModel:
         if self.frac_bits < 23:
             raise ValueError(f"ArchModel {self.name}: frac_bits {self.frac_bits} below f32's 23")
 
+    def variant(self, **changes):
+        """This model with the given parameters changed, named after them (for evidence checks).
+
+        Raises ``ValueError`` (from the pre-conditions) for a variant the kernel cannot compute.
+
+        >>> SM90.variant(ez_f32=-132).name, SM90.variant(ez_f32=-132).ez_f32
+        ('sm90[ez_f32=-132]', -132)
+        """
+        label = ",".join(f"{k}={v}" for k, v in changes.items())
+        return replace(self, name=f"{self.name}[{label}]", evidence=f"a variant of {self.name}", **changes)
+
 
 SM80 = ArchModel(
     name="sm80", gpus="A100, L40S (sm_89 shares the model)", block=8, frac_bits=24,
@@ -108,7 +134,33 @@ SM90 = ArchModel(
               "REFERENCE.md section 4: an H200 run with no mismatch in about 2e7 outputs."),
 )
 ARCHS = {m.name: m for m in list(globals().values()) if isinstance(m, ArchModel)}
-DEFAULT_ARCH = "sm90"
+DEFAULT_ARCH = SM90.name     # the H200 of the seed configuration
+PARAMETERS = ("block", "frac_bits", "ez_f32", "ez_f16")   # the numbers that define a model
+
+
+def _neighbour_values(model, parameter):
+    value = getattr(model, parameter)
+    if parameter == "block":
+        return [24 - value]   # the other choice: 8 <-> 16
+    return [value - 1, value + 1]
+
+
+def neighbours(model, parameters=PARAMETERS):
+    """``{"parameter=value": ArchModel}``: ``model`` with one parameter moved to a neighbour (+-1, the
+    other block size), for each variant the kernel can compute (sm90's ``frac_bits=26`` would overflow
+    its int32 sums and is left out; the exact-fraction reference in the tests covers it).
+
+    >>> sorted(neighbours(SM80, ["frac_bits"]))
+    ['frac_bits=23', 'frac_bits=25']
+    """
+    out = {}
+    for parameter in parameters:
+        for value in _neighbour_values(model, parameter):
+            try:
+                out[f"{parameter}={value}"] = model.variant(**{parameter: value})
+            except ValueError:
+                pass
+    return out
 
 
 def get_arch(arch):
@@ -160,8 +212,9 @@ def _decode_rows(src, rows, cols, exp_bits, frac_bits, shift, sig, exp, neg):
     if cols == TILE:   # whole rows: one flat loop (a long loop vectorises better)
         return _decode_range(src, 0, rows * TILE, exp_bits, frac_bits, shift, sig, exp, neg)
     special = _I32(0)
-    for r in range(rows):
-        special |= _decode_range(src, r * TILE, r * TILE + cols, exp_bits, frac_bits, shift, sig, exp, neg)
+    for r in range(rows):   # rows as views: _decode_range's loop then indexes from 0
+        row = slice(r * TILE, r * TILE + cols)
+        special |= _decode_range(src[row], 0, cols, exp_bits, frac_bits, shift, sig[row], exp[row], neg[row])
     return special
 
 
@@ -203,28 +256,30 @@ def _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1):
     o1 = min(n0 + 1, n_count - 1) * TILE
     o2 = min(n0 + 2, n_count - 1) * TILE
     o3 = min(n0 + 3, n_count - 1) * TILE
+    # rows as views: the m loops index from 0 (see "Indices" above)
+    col0, col1, col2, col3 = emax[o0:o0 + TILE], emax[o1:o1 + TILE], emax[o2:o2 + TILE], emax[o3:o3 + TILE]
     for m in range(TILE):
-        em[m] = emax[o0 + m]
-        em[16 + m] = emax[o1 + m]
-        em[32 + m] = emax[o2 + m]
-        em[48 + m] = emax[o3 + m]
+        em[m] = col0[m]
+        em[16 + m] = col1[m]
+        em[32 + m] = col2[m]
+        em[48 + m] = col3[m]
     for k in range(k0, k1):
         e0 = b_exp[o0 + k]
         e1 = b_exp[o1 + k]
         e2 = b_exp[o2 + k]
         e3 = b_exp[o3 + k]
-        row = k * TILE
+        exp = a_exp[k * TILE:(k + 1) * TILE]
         for m in range(TILE):
-            x = a_exp[row + m]
+            x = exp[m]
             em[m] = max(em[m], _I32(x + e0))
             em[16 + m] = max(em[16 + m], _I32(x + e1))
             em[32 + m] = max(em[32 + m], _I32(x + e2))
             em[48 + m] = max(em[48 + m], _I32(x + e3))
     for m in range(TILE):   # o1..o3 may repeat o0: the repeated columns hold the same maxima
-        emax[o0 + m] = em[m]
-        emax[o1 + m] = em[16 + m]
-        emax[o2 + m] = em[32 + m]
-        emax[o3 + m] = em[48 + m]
+        col0[m] = em[m]
+        col1[m] = em[16 + m]
+        col2[m] = em[32 + m]
+        col3[m] = em[48 + m]
 
 
 @njit(cache=True, inline="always")
@@ -232,6 +287,7 @@ def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
     """``acc[m]`` = the exact sum of the products ``k0 .. k1-1`` of column ``n``, each aligned to
     ``emax`` and truncated toward zero, as int32 (``|acc| < 2**31``: ``ArchModel``'s bound)."""
     o = n * TILE
+    e_max = emax[o:o + TILE]   # rows as views: the m loops index from 0 (see "Indices" above)
     for m in range(TILE):
         acc[m] = 0
     for k in range(k0, k1):
@@ -239,12 +295,13 @@ def _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
         s_b = b_sig[o + k]
         n_b = b_neg[o + k]
         row = k * TILE
+        sig, exp, neg = a_sig[row:row + TILE], a_exp[row:row + TILE], a_neg[row:row + TILE]
         for m in range(TILE):   # int32 throughout (numba would widen each step to int64): 8 lanes
             # shift d = emax - e, at most 31; "& 31" tells LLVM that d is in 0..31 so that it keeps
             # the shift in int32 (a_sig carries the product's alignment: every term < 2**(F+2))
-            d = min(_I32(emax[o + m] - _I32(a_exp[row + m] + e_b)), _I32(31)) & _I32(31)
-            t = _I32(_I32(a_sig[row + m] * s_b) >> d)   # the magnitude, truncated
-            sg = _I32(a_neg[row + m] ^ n_b)              # 0 or -1: (t ^ sg) - sg is t or -t
+            d = min(_I32(e_max[m] - _I32(exp[m] + e_b)), _I32(31)) & _I32(31)
+            t = _I32(_I32(sig[m] * s_b) >> d)   # the magnitude, truncated
+            sg = _I32(neg[m] ^ n_b)              # 0 or -1: (t ^ sg) - sg is t or -t
             acc[m] = _I32(acc[m] + _I32(_I32(t ^ sg) - sg))
 
 
@@ -323,12 +380,13 @@ def _block(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, at, bt, c_src, dt, n_count,
         _column_maxima(a_exp, b_exp, emax, n0, n_count, k0, k1)
     for n in range(n_count):
         _column_sums(a_sig, a_exp, a_neg, b_sig, b_exp, b_neg, emax, acc, n, k0, k1)
+        col = slice(n * TILE, (n + 1) * TILE)   # rows as views: the m loop indexes from 0
+        sig, exp, neg, e_max, d_col = c_sig[col], c_exp[col], c_neg[col], emax[col], dt[col]
         for m in range(TILE):   # no branch: vectorises, reading acc from vector registers
-            i = n * TILE + m
             # c aligned like a product (c_sig < 2**27 carries its alignment), truncated, signed
-            tc = _I32(c_sig[i] >> (min(_I32(emax[i] - c_exp[i]), _I32(31)) & _I32(31)))
-            tc = _I32(_I32(tc ^ c_neg[i]) - c_neg[i])
-            dt[i] = _round_sum(acc[m], tc, _I32(emax[i] - frac_bits), cd)
+            tc = _I32(sig[m] >> (min(_I32(e_max[m] - exp[m]), _I32(31)) & _I32(31)))
+            tc = _I32(_I32(tc ^ neg[m]) - neg[m])
+            d_col[m] = _round_sum(acc[m], tc, _I32(e_max[m] - frac_bits), cd)
     if special or c_special != 0:   # rare: outputs whose block has an inf or a NaN get rule 6's result
         nan_bits = 0x7FFFFFFF if cd == CD_F32 else 0x7FFF
         inf_bits = ((1 << out_eb) - 1) << out_fb

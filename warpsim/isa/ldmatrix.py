@@ -32,7 +32,7 @@ def ldmatrix_variant(num, trans):
     >>> ldmatrix_variant(4, True)
     5
     """
-    if num not in _NUMS:
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num not in _NUMS:
         raise ValueError(f"ldmatrix: num must be 1, 2 or 4, got {num!r}")
     return 2 * _NUMS.index(num) + int(bool(trans))
 
@@ -61,7 +61,7 @@ def _check_rows(smem_bytes, addrs, num, fault):
     """Check the row addresses of lanes ``0 .. 8*num-1``; True when all are valid."""
     for lane in range(8 * num):
         addr = addrs[lane]
-        if addr < 0 or addr + 16 > smem_bytes:
+        if addr < 0 or addr > smem_bytes - 16:      # not addr + 16: that overflows near 2**63
             set_fault(fault, FAULT_OUT_OF_RANGE, lane, addr, 16)
             return False
         if addr % 16 != 0:
@@ -174,7 +174,7 @@ def ldmatrix(smem, addrs, *, num, trans=False):
     ``SimulatorFault`` (first faulting entry, first lane) for a bad row address.
     """
     op = "ldmatrix"
-    if num not in _NUMS or isinstance(num, bool):
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num not in _NUMS:
         raise ValueError(f"{op}: num must be 1, 2 or 4, got {num!r}")
     if not isinstance(trans, (bool, np.bool_)):
         raise TypeError(f"{op}: trans must be a bool, got {type(trans).__name__}")
@@ -195,7 +195,7 @@ def ldmatrix(smem, addrs, *, num, trans=False):
     if addrs.dtype == np.uint64 and addrs.size and int(addrs.max()) >= 2**63:
         raise ValueError(f"{op}: addrs holds an address too large for int64")
     flat_addrs = np.ascontiguousarray(addrs.reshape(-1, 32), dtype=np.int64)
-    flat_smem = np.ascontiguousarray(smem.reshape(-1, smem.shape[-1]))
+    flat_smem = np.ascontiguousarray(smem.reshape(int(np.prod(smem.shape[:-1])), smem.shape[-1]))  # 0 bytes too
     count = flat_addrs.shape[0]
     out = np.zeros((count, 32, num), np.uint32)
     faults = np.zeros((count, 4), np.int64)

@@ -4,6 +4,8 @@ Each operation, called inside a traced program function, appends the warp instru
 to (:mod:`warpsim.program.instr`) with the per-lane addresses and register slots the CuTe views
 give (:mod:`warpsim.cute.calls`); each instruction records the source line that called it.
 
+- ``copy(src, dst)``: CuTe's automatic copy (:mod:`warpsim.cute.auto_copy`): ``ld``/``st`` of the
+  widest vector both tensors allow (up to 128 bits for static layouts), else element by element.
 - ``copy(tiled_copy, src, dst)``: the copy atom's instruction per atom call, in CuTe's order
   (``include/cute/algorithm/copy.hpp``): ``ldmatrix`` for the ``SM75_*_LDSM_*`` atoms (lane ``l``
   gives the address of the row its source partition starts at), ``ld``/``st`` of the atom's width
@@ -39,13 +41,15 @@ import numpy as np
 
 from warpsim.errors import ProgramError
 from warpsim.program.instr import Op
+from warpsim.program.registers import slot_at, slot_registers
 from warpsim.program.trace import current_tracer
 from warpsim.cute.atoms.copy_sm75 import LDSM
 from warpsim.cute.atoms.copy_universal import UniversalCopy
+from warpsim.cute.auto_copy import auto_copy
 from warpsim.cute.calls import copy_calls, gemm_calls, whole_registers
 from warpsim.cute.copy_atom import Copy_Atom
 from warpsim.cute.integers import cute_str
-from warpsim.cute.layout import rank, size
+from warpsim.cute.layout import make_layout, rank, size
 from warpsim.cute.numeric import dtype_bits
 from warpsim.cute.stride import idx2crd
 from warpsim.cute.tensor import Tensor
@@ -151,17 +155,43 @@ def _tiled_copy(copy_op, line):
     raise ProgramError(f"{_where('copy', line)}: expected a TiledCopy, ThrCopy or Copy_Atom, got {copy_op!r}")
 
 
-def copy(copy_op, src, dst):
-    """CuTe ``copy(tiled_copy, src, dst)``: one instruction per atom call (see the module docstring)."""
-    tracer = current_tracer("copy")
-    line = tracer.source_line()
-    tiled = _tiled_copy(copy_op, line)
-    op = tiled.atom.op
-    what = f"copy({op.name})"
+def _check_operands(tracer, src, dst, what, line):
     for name, t in (("src", src), ("dst", dst)):
         if not isinstance(t, Tensor) or t.space == "coord":
             raise ProgramError(f"{_where(what, line)}: {name} must be a memory or register tensor, got {describe(t)}")
         _check_lanes(tracer, t, what, line)
+
+
+def copy(*args):
+    """CuTe ``copy(tiled_copy, src, dst)``: one instruction per atom call (see the module docstring).
+
+    ``copy(src, dst)``: CuTe's automatic copy, which picks the widest ``UniversalCopy`` both tensors
+    allow (:mod:`warpsim.cute.auto_copy`), then copies as ``copy(Copy_Atom(that, dtype), src, dst)``.
+    """
+    tracer = current_tracer("copy")
+    line = tracer.source_line()
+    if len(args) == 2:
+        src, dst = args
+        _check_operands(tracer, src, dst, "copy(src, dst)", line)
+        try:
+            op, src_v, dst_v = auto_copy(src, dst)
+            per_copy = op.bits // dtype_bits(dst.dtype)        # one thread, its values in one copy
+            atom = make_tiled_copy(Copy_Atom(op, dst.dtype), make_layout(1), make_layout(per_copy))
+        except ValueError as e:
+            raise ProgramError(f"{_where('copy(src, dst)', line)}: {e} (src: {describe(src)}; "
+                               f"dst: {describe(dst)})") from None
+        return _copy(tracer, line, atom, src_v, dst_v)
+    if len(args) != 3:
+        raise ProgramError(f"{_where('copy', line)}: copy takes (src, dst) or (copy_atom or tiled_copy, src, dst), "
+                           f"got {len(args)} arguments")
+    return _copy(tracer, line, *args)
+
+
+def _copy(tracer, line, copy_op, src, dst):
+    tiled = _tiled_copy(copy_op, line)
+    op = tiled.atom.op
+    what = f"copy({op.name})"
+    _check_operands(tracer, src, dst, what, line)
     if src.space == "rmem" and dst.space == "rmem":
         raise ProgramError(f"{_where(what, line)}: register-to-register copies are not supported")
     if _rank_rest(src._layout) != _rank_rest(dst._layout):
@@ -215,8 +245,8 @@ def _access(tracer, t, slots, bits, what, line):
         if dtype_bits(t.dtype) != 16:
             raise ProgramError(f"{_where(what, line)}: a 16-bit access of {t.dtype} registers")
         base = tracer.register_base(t.engine)
-        first = slots[:, 0].tolist()
-        return [(base + s // 2,) for s in first], [s % 2 for s in first]
+        regs, halves = slot_registers(t.dtype, slots[:, 0])
+        return [(base + r,) for r in regs.tolist()], halves.tolist()
     regs = _registers(tracer, t, slots, what, line)
     return regs, [-1] * len(regs)
 
@@ -288,16 +318,14 @@ def clear(t):
     tracer = current_tracer("clear")
     line = tracer.source_line()
     slots = _register_tensor("clear", tracer, t, line)
+    regs = sorted(set(slot_registers(t.dtype, slots)[0].tolist()))
     if dtype_bits(t.dtype) == 16:
         present = set(slots.tolist())
-        regs = sorted({s // 2 for s in present})
-        half = [r for r in regs if 2 * r not in present or 2 * r + 1 not in present]
+        half = [r for r in regs if slot_at(t.dtype, r, 0) not in present or slot_at(t.dtype, r, 1) not in present]
         if half:
             raise ProgramError(f"{_where('clear', line)}: the tensor holds only one half of register slot pair "
                                f"({2 * half[0]}, {2 * half[0] + 1}); clear a tensor of whole registers "
                                f"({describe(t)})")
-    else:
-        regs = sorted(set(slots.tolist()))
     base = tracer.register_base(t.engine)
     regs = [base + r for r in regs]
     for i in range(0, len(regs), _MAX_MOV):
@@ -322,8 +350,8 @@ def convert(src, dst):
                            f"dst {cute_str(dst.shape)}")
     element_of = {int(s): i for i, s in enumerate(dst_slots.tolist())}
     src_base, dst_base = tracer.register_base(src.engine), tracer.register_base(dst.engine)
-    for reg in sorted({s // 2 for s in element_of}):
-        lo, hi = element_of.get(2 * reg), element_of.get(2 * reg + 1)
+    for reg in sorted(set(slot_registers(dst.dtype, dst_slots)[0].tolist())):
+        lo, hi = element_of.get(slot_at(dst.dtype, reg, 0)), element_of.get(slot_at(dst.dtype, reg, 1))
         if lo is None or hi is None:
             raise ProgramError(f"{_where('convert', line)}: dst holds only one half of register slot pair "
                                f"({2 * reg}, {2 * reg + 1}); cvt writes whole registers ({describe(dst)})")

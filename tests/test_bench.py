@@ -1,0 +1,81 @@
+"""Every benchmark's quick mode runs, and the figures it prints agree with each other (no timing asserts).
+
+A benchmark that is never run rots; these run each ``bench/*.py --quick`` in a new process (as a
+user would, from the repository root) and read its output back.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBER = r"(-?[\d,]*\.?\d+)"
+
+
+def run_quick(script):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, f"bench/{script}", "--quick"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    assert re.match(r"host: .+, \d+ cpus, flags .+, python .+, numpy .+", lines[0]), lines[0]
+    return out.stdout
+
+
+def num(text):
+    return float(text.replace(",", ""))
+
+
+def test_bench_mma_quick():
+    text = run_quick("bench_mma.py")
+    rates = {}
+    for name, rate, secs, count in re.findall(rf"  warpsim (\S+ sm\d\d): {NUMBER} mma/s \({NUMBER} s for (\d+)\)", text):
+        assert int(count) == 2000 and num(rate) > 0
+        rates[name] = num(rate)
+    assert len(rates) == 6
+    table = [num(r) for r in re.findall(r"^\| warpsim [^|]+ \| ([\d,]+) \|", text, re.M)]
+    assert sorted(table) == sorted(rates.values())   # the table repeats the printed rates
+    breakdowns = re.findall(r"per mma \((sm\d\d)\): kernel (\S+) us; instrumented run (\S+) us = (.*) us", text)
+    assert [b[0] for b in breakdowns] == ["sm90", "sm80"]
+    for _arch, kernel, whole, stages in breakdowns:
+        parts = [num(p.rsplit(" ", 1)[1]) for p in stages.split("; ")]
+        assert len(parts) == 7 and min(parts) >= 0 and float(kernel) > 0
+        assert abs(sum(parts) - float(whole)) <= 0.005 * len(parts) + 0.005   # printed to 0.01 us
+
+
+def test_bench_cta_quick():
+    text = run_quick("bench_cta.py")
+    best = {key: float(v) for key, v in re.findall(r"^(trace|encode|execute)(?: \([^)]*\))?:\s+(\S+) ms", text, re.M)}
+    assert set(best) == {"trace", "encode", "execute"}
+    total = float(re.search(r"trace \+ encode \+ execute \(best\):\s+(\S+) ms", text)[1])
+    assert abs(total - sum(best.values())) <= 0.002
+    bounds = [float(v) for v in re.findall(r"^lower bound, \d+ (?:mma batched, 1 thread|ldmatrix batched|ld/st as numpy gather):\s+(\S+) ms", text, re.M)]
+    assert len(bounds) == 3
+    lower = float(re.search(r"lower bound total: (\S+) ms \(1 thread\)", text)[1])
+    assert abs(lower - sum(bounds)) <= 0.003
+    assert re.search(r"cold start .*: best \d+\.\d\d s", text)
+
+
+def test_bench_debug_quick():
+    text = run_quick("bench_debug.py")
+    blocks = re.findall(r"3 debugger steps.*\n.*Session.step\(\)\s+mean\s+(\S+) ms.*\n.*text\(\)\s+mean\s+(\S+) ms.*\n"
+                        r".*step \+ view\s+mean\s+(\S+) ms", text)
+    assert len(blocks) == 2
+    for step, view, both in blocks:
+        assert abs(float(step) + float(view) - float(both)) <= 0.002
+    assert re.search(r"target: 50 ms per step including the view: (under|OVER)", text)
+
+
+def test_bench_ray_quick():
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'warpsim[ray]')")
+    text = run_quick("bench_ray.py")
+    rates = {w: num(r) for w, r in re.findall(rf"Ray, (\d) workers? *: {NUMBER} instr/s", text)}
+    assert set(rates) == {"1", "2"} and min(rates.values()) > 0
+    ratio = num(re.search(rf"ratio 2 workers / 1 worker: {NUMBER}x", text)[1])
+    assert abs(ratio - round(rates["2"] / rates["1"], 2)) <= 0.011, text    # the ratio of the printed rates
+    assert re.search(rf"per-task overhead \(chunks of 32, 1 worker\): {NUMBER} ms per chunk", text)
+    assert re.search(r"projection, 64 nodes x 64 cores .*\n.*\n.*\n  -> [\d,]+ instr/s: 10\^9 instructions in", text)
