@@ -105,7 +105,11 @@ def source_text(session, line=None, warp=None, context=5):
     here = s.line_of(pc)
     if here is None and line is None:
         return _ptx_text(s, pc, context)
-    file = here[0] if here is not None else s.user[next(p for p, u in enumerate(s.user) if u)][0]
+    files = [u[0] for u in s.user if u]
+    if here is None and not files:
+        raise ValueError(f"list: {s.kernel} has no .loc source lines (compile with -lineinfo); `list` shows its "
+                         f"PTX without a line number")
+    file = here[0] if here is not None else files[0]
     target = line if line is not None else here[1]
     lines = _lines_of(s, file)
     if lines is None:
@@ -282,9 +286,10 @@ def banks_text(session, warp=None, which="last"):
         last = s.last_of_warp.get(warp)
         access, pc, lanes = (last.shared, last.pc, last.lanes) if last is not None else (None, None, 0)
         label = f"#{last.position} of warp {warp}" if last is not None else f"warp {warp}"
+    if access is None and pc is None:
+        return f"{label}: no instruction executed yet" if which == "last" else f"{label}: none (the warp has exited)"
     if access is None:
-        return f"{label}: {'no instruction' if pc is None else s.text[pc]} is not a shared-memory access " \
-               f"(ld/st.shared, ldmatrix); banks shows the last one a warp made, or `banks next`"
+        return f"{label}: {s.text[pc]} is not a shared-memory access (ld/st.shared, ldmatrix)"
     kind, addrs, num, bits, trans = access
     addrs = addrs.copy()
     fill = next(int(addrs[i]) for i in range(32) if (lanes >> i) & 1)
