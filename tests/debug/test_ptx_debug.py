@@ -238,3 +238,21 @@ def test_command_line_routes_ptx_files_and_reports_errors_in_one_line(tmp_path):
     done = subprocess.run(cmd[:-2] + ["--arg", "nope=1"], capture_output=True, text=True, env=env, cwd=ROOT, input="")
     assert done.returncode == 2 and done.stderr.startswith("warpsim debug: error: ") and \
         done.stderr.count("\n") == 1, done.stderr
+
+
+@need_nvcc
+def test_the_readme_transcript_is_real(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Debugging PTX, CUDA C++ and CuTe DSL kernels", 1)[1]
+    block = section.split("```\n", 2)[1].split("```", 1)[0]
+    command, transcript = block.split("\n", 1)
+    assert command.startswith("$ warpsim debug ")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    inputs = coded_inputs()
+    np.save(tmp_path / "q.npy", inputs["q"])
+    np.save(tmp_path / "k.npy", inputs["k"])
+    commands = [line.split("(warpsim) ", 1)[1] for line in transcript.splitlines() if line.startswith("(warpsim) ")]
+    done = subprocess.run([sys.executable, "-m", "warpsim", *command.split()[2:]], input="\n".join(commands) + "\n",
+                          capture_output=True, text=True, cwd=tmp_path, env=environment(tmp_path, NO_COLOR="1"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == transcript

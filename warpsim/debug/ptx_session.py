@@ -129,7 +129,7 @@ class PtxSession:
         self.chain = [chains.get(d.where[int(d.code[pc, LOC])].ptx_line, ()) for pc in range(d.code.shape[0])]
         self.user = [user_line(c) for c in self.chain]
         self.ptx_line = [d.where[int(d.code[pc, LOC])].ptx_line for pc in range(d.code.shape[0])]
-        self.text = [d.where[int(d.code[pc, LOC])].text for pc in range(d.code.shape[0])]
+        self.text = [" ".join(d.where[int(d.code[pc, LOC])].text.split()) for pc in range(d.code.shape[0])]
         self.pinned_warp = None
         self.last = None                 # the last Executed
         self.last_of_warp = {}           # warp -> its last Executed
