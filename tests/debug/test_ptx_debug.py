@@ -256,3 +256,59 @@ def test_the_readme_transcript_is_real(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, env=environment(tmp_path, NO_COLOR="1"))
     assert done.returncode == 0, done.stderr
     assert done.stdout == transcript
+
+
+BRANCHY = """// a test kernel for the PTX debugger: a lane-dependent loop, a printf, two CTAs
+#include <cstdio>
+
+extern "C" __global__ void branchy(int* out) {
+    int t = threadIdx.x;
+    int acc = 0;
+    for (int i = 0; i < (t & 3) + (int)blockIdx.x; ++i) {
+        acc += i + t;
+    }
+    if (t == 3) printf("cta %d thread %d acc %d\\n", (int)blockIdx.x, t, acc);
+    out[blockIdx.x * blockDim.x + t] = acc;
+}
+"""
+
+
+@need_nvcc
+def test_a_cu_kernel_until_watch_printf_and_ctas(tmp_path):
+    from warpsim.ptx.front import open_kernel
+    source = tmp_path / "branchy.cu"
+    source.write_text(BRANCHY)
+    kernel = open_kernel(source, "branchy", arch="sm_80")
+    out = np.zeros(64, np.int32)
+    session = PtxSession(kernel.module, kernel.name, grid=2, block=32, args=kernel.core_args({"out": out}),
+                         source=kernel.source)
+    printf_line = line_of(source, "printf(")
+    store_line = line_of(source, "out[blockIdx.x")
+    status, text = run_script(session, [f"until {printf_line}", "where", "watch %r1 lane 3", "delete", "printf",
+                                        f"break branchy.cu:{store_line}", "cont", "printf", "list", "cta 1", "cta",
+                                        "delete", "cont", "printf", "cta 0", "cta"])
+    assert status == 0, text
+    assert f"branchy.cu:{printf_line}: if (t == 3) printf(" in text.split("(warpsim) where\n", 1)[1]
+    assert "no printf output yet" in text.split("(warpsim) printf\n", 1)[1]
+    stop = text.split("(warpsim) cont\n", 1)[1]
+    assert stop.startswith("printf: cta 0 thread 3 acc 12\n") and f"Breakpoint 2, line branchy.cu:{store_line}" in stop
+    assert "CTA (0, 0, 0) thread (3, 0, 0): cta 0 thread 3 acc 12" in text
+    assert re.search(rf"^ +{store_line} B=> +out\[blockIdx", text, re.M)
+    assert "CTA (1, 0, 0) (index 1 of 2)" in text
+    last_cont = text.rsplit("(warpsim) cont\n", 1)[1]
+    assert "printf: cta 1 thread 3 acc 18" in last_cont and "the launch has finished" in last_cont
+    assert text.rstrip().endswith("CTA (0, 0, 0) (index 0 of 2)")                  # cta 0: a replay
+    want = [sum(i + t for i in range((t & 3) + c)) for c in range(2) for t in range(32)]
+    session.cont()
+    assert session.run.result().buffers[kernel.param_name("out")].tolist() == want
+
+
+def test_watch_stops_after_the_register_changes(tmp_path):
+    session = diverge_session(tmp_path)
+    status, text = run_script(session, ["watch %r3 lane 2", "cont", "regs %r3 lane 2", "cont", "break"])
+    assert status == 0, text
+    stops = text.split("(warpsim) cont\n")
+    assert stops[1].startswith("Watch 1, watch w0 lane 2 %r3: changed\nexecuted")
+    assert "add.u32 %r3, %r3, %r2" in stops[1]
+    assert re.search(r"^   2 +\*0x00000002$", text, re.M)                          # 0 + 2
+    assert stops[2].startswith("Watch 1") and "(hit 2 times)" in text

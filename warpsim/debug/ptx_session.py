@@ -433,7 +433,21 @@ class PtxSession:
         return self._motion(done)
 
     def cont(self):
-        return self._motion(lambda ex: None)
+        if self._breakpoints or self.fault or self.finished:
+            return self._motion(lambda ex: None)
+        start, printed = self.position, len(self.run.printf)      # nothing to check: in checkpoint-sized runs
+        self._step1()
+        while not self.finished and not self.fault:
+            try:
+                self.run.step(self.interval - self.position % self.interval)
+            except SimulatorFault as e:
+                self.fault = str(e)
+            self.last, self.last_of_warp = None, {}
+            self._checkpoint()
+        new = tuple(self.run.printf[printed:])
+        if self.fault:
+            return PtxStop("fault", self.position, self.position - start, message=self.fault, printed=new)
+        return PtxStop("end", self.position, self.position - start, printed=new)
 
     def run_to(self, line, file=None):
         pcs = self._line_pcs("until", line, file)
