@@ -41,7 +41,7 @@ import numpy as np
 
 from warpsim.debug.ptx_source import source_chains, user_line
 from warpsim.errors import SimulatorFault
-from warpsim.ptx.codes import EXITED, RUNNING, WAITING
+from warpsim.ptx.codes import RUNNING, WAITING
 from warpsim.ptx.decode import IMM, K_ADDR, KIND, LOC, NOPS, NW, O0, SLOT
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
 from warpsim.ptx.memory import SHARED_WINDOW

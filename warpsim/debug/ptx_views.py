@@ -181,7 +181,9 @@ def regs_text(session, names=(), lanes=None, fmt="typed", warp=None):
             return f"warp {warp}: no instruction with registers to show; name them: regs %r1..%r4"
     lanes = list(range(32)) if lanes is None else lanes
     written = set(last.written) if last is not None else set()
-    after = f"after #{last.position} {s.text[last.pc].split()[0]}" if last is not None else "before its first instruction"
+    after = "before its first instruction"
+    if last is not None:
+        after = f"after #{last.position} {s.text[last.pc].split()[0]}"
     cells = []
     for lane in lanes:
         row = []
