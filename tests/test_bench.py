@@ -81,6 +81,16 @@ def test_bench_ray_quick():
     assert re.search(r"projection, 64 nodes x 64 cores .*\n.*\n.*\n  -> [\d,]+ instr/s: 10\^9 instructions in", text)
 
 
+def test_bench_ptx_quick():
+    text = run_quick("bench_ptx.py")
+    rates = {name: num(rate) for name, rate in re.findall(rf"^  (ptx integer|ptx memory|stream executor)[^:]*: {NUMBER} warp instr/s",
+                                                         text, re.M)}
+    assert set(rates) == {"ptx integer", "ptx memory", "stream executor"} and min(rates.values()) > 0
+    ratios = re.search(rf"ratio ptx / stream on the memory mix: {NUMBER}x; ptx integer / stream: {NUMBER}x", text)
+    assert abs(num(ratios[1]) - rates["ptx memory"] / rates["stream executor"]) <= 0.006   # printed to 0.01
+    assert abs(num(ratios[2]) - rates["ptx integer"] / rates["stream executor"]) <= 0.006
+
+
 def test_bench_ptx_debug_quick():
     from warpsim.ptx.compile import find_nvcc
     if find_nvcc() is None and os.environ.get("CI") != "true":
