@@ -106,6 +106,10 @@ class PtxRepl(Repl):
             lines.append(self.paint("stop", f"{kind} {bp.number}, {bp}" + (f": {detail}" if detail else "")))
         if stop.reason == "fault":
             lines.append(self.paint("error", f"fault: {stop.message}"))
+            at = s.fault_at
+            if at is not None:
+                lines.append(f"stopped at #{at.position} w{at.warp} lanes {views.lane_ranges(at.lanes)}: "
+                             f"{s.where_text(at.pc)}: {s.text[at.pc]} (`back` leaves the fault)")
         elif stop.reason == "back":
             lines.append(f"back to #{s.position} (replayed from the checkpoint at "
                          f"#{max(k for k in s.checkpoints if k <= s.position)})")

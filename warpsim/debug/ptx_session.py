@@ -134,6 +134,7 @@ class PtxSession:
         self.last = None                 # the last Executed
         self.last_of_warp = {}           # warp -> its last Executed
         self.fault = ""
+        self.fault_at = None             # the Executed (not executed: it faulted) of the faulting instruction
         self._breakpoints, self._numbers, self.hit_counts = {}, 0, {}
         self.interval, self.max_checkpoints = interval, max_checkpoints
         self._checkpoints = {0: self._snapshot()}
@@ -233,7 +234,7 @@ class PtxSession:
         run._ctx[...], run._counts[...] = ctx, counts
         del run.printf[nprinted:]
         run._next, run.cta, run.finished = nxt, cta, finished
-        self.last, self.last_of_warp, self.fault = last, dict(last_of_warp), ""
+        self.last, self.last_of_warp, self.fault, self.fault_at = last, dict(last_of_warp), "", None
 
     def _checkpoint(self):
         p = self.position
@@ -306,6 +307,9 @@ class PtxSession:
             self.run.step(1)
         except SimulatorFault as e:
             self.fault = str(e)
+            if nxt is not None:
+                w, p, lanes = nxt
+                self.fault_at = Executed(position, cta, w, p, lanes)
             return None
         if nxt is None:              # barriers were released first: the lowest warp whose pcs moved ran
             changed = np.flatnonzero(before != self.run.pc) if self.run.cta == cta else np.arange(0)
@@ -440,8 +444,11 @@ class PtxSession:
         while not self.finished and not self.fault:
             try:
                 self.run.step(self.interval - self.position % self.interval)
-            except SimulatorFault as e:
-                self.fault = str(e)
+            except SimulatorFault:          # again one at a time from the checkpoint: the faulting warp and lanes
+                self._restore(self._checkpoints[max(k for k in self._checkpoints if k <= self.position)])
+                while not self.fault and not self.finished:
+                    self._step1()
+                break
             self.last, self.last_of_warp = None, {}
             self._checkpoint()
         new = tuple(self.run.printf[printed:])
