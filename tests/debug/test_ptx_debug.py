@@ -110,14 +110,12 @@ def test_acceptance_gemm_smem_cu_through_a_pseudo_terminal(tmp_path):
 @pytest.mark.skipif(__import__("importlib").util.find_spec("cutlass") is None and os.environ.get("CI") != "true",
                     reason="CuTe DSL not installed (pip install 'warpsim[dsl]')")
 def test_cute_dsl_tile_kernel_breaks_on_a_python_line():
-    from warpsim.ptx.front import open_kernel
-    kernel = open_kernel(TILE_DSL, "tile_kernel", arch="sm_80")
     depth = 64
     rng = np.random.default_rng(0)
     a, b = (rng.integers(0, 0x3C00, (64, depth)).astype(np.uint16) for _ in range(2))
-    args = kernel.core_args({"a": [("u64", a), ("s32", depth), ("s32", depth)],
-                             "b": [("u64", b), ("s32", depth), ("s32", depth)], "c": np.zeros((64, 64), np.float32)})
-    session = PtxSession(kernel.module, kernel.name, block=128, args=args, smem=8192, source=kernel.source)
+    args = {"a": [("u64", a), ("s32", depth), ("s32", depth)], "b": [("u64", b), ("s32", depth), ("s32", depth)],
+            "c": np.zeros((64, 64), np.float32)}
+    session = PtxSession.open(TILE_DSL, "tile_kernel", block=128, args=args, smem=8192, arch="sm_80")
     gemm = line_of(TILE_DSL, "cute.gemm(tiled_mma, tCrC")
     out = io.StringIO()
     status = PtxRepl(session, out).run_script([f"break tile_cp_async_dsl.py:{gemm}", "cont", "list", "where",

@@ -45,7 +45,8 @@ COMMANDS = {
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map, "
              "a warp's registers",
              *_verb("draw")),
-    "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks",
+    "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks "
+              "(a .cu, .ptx or CuTe DSL file: `warpsim debug K.cu --kernel NAME ...`, see warpsim.commands.debug_ptx)",
               *_verb("debug")),
 }
 

@@ -43,7 +43,7 @@ def run(args):
     from warpsim.debug.ptx_repl import PtxRepl
     from warpsim.debug.ptx_session import PtxSession
     from warpsim.debug.repl import use_color
-    from warpsim.ptx.front import open_kernel, parse_dim3
+    from warpsim.ptx.front import parse_dim3
     script = None
     if args.commands == "-":
         script = sys.stdin.read().splitlines()
@@ -60,9 +60,9 @@ def run(args):
             raise ValueError(f"--arg {pair}: expected NAME=VALUE")
         values[name] = parse_arg_value(value, f"--arg {name}")
     grid, block = parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block")
-    kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()))
-    session = PtxSession(kernel.module, kernel.name, grid, block, kernel.core_args(values), smem=args.smem,
-                         arch=kernel.arch.replace("_", ""), max_steps=args.max_steps, source=kernel.source)
+    session = PtxSession.open(args.source, args.kernel, grid, block, values, smem=args.smem, arch=args.arch,
+                              nvcc_flags=args.nvcc_flags.split(), max_steps=args.max_steps)
+    kernel = session.front
     repl = PtxRepl(session, sys.stdout, use_color(sys.stdout))
     d = session.decoded
     repl.write(f"warpsim debug: {args.source}: kernel {kernel.name}, grid {grid}, block {block}, {kernel.arch}: "
