@@ -158,11 +158,12 @@ LOOP:
 """
 
 
-def diverge_session(tmp_path):
+def diverge_session(tmp_path, grid=1, text=DIVERGE):
     path = tmp_path / "diverge.ptx"
-    path.write_text(DIVERGE)
-    mod = load(DIVERGE, filename="diverge.ptx")
-    return PtxSession(mod, "diverge", block=32, args={"out": np.zeros(32, np.float32)}, source=path)
+    path.write_text(text)
+    mod = load(text, filename="diverge.ptx")
+    return PtxSession(mod, "diverge", grid=grid, block=32, args={"out": np.zeros(32 * grid, np.float32)},
+                      source=path)
 
 
 def run_script(session, commands):
@@ -312,3 +313,16 @@ def test_watch_stops_after_the_register_changes(tmp_path):
     assert "add.u32 %r3, %r3, %r2" in stops[1]
     assert re.search(r"^   2 +\*0x00000002$", text, re.M)                          # 0 + 2
     assert stops[2].startswith("Watch 1") and "(hit 2 times)" in text
+
+
+def test_cta_runs_to_the_start_of_a_cta_as_single_steps_do(tmp_path):
+    safe = DIVERGE.replace("  @%p2 add.s64 %rd3, %rd3, 4096;\n", "")        # no fault: every CTA runs
+    session, single = diverge_session(tmp_path, 5, safe), diverge_session(tmp_path, 5, safe)
+    session.interval = 8
+    assert session.go_cta(3).reason == "cta" and session.cta == (3, 0, 0)
+    while single.cta != (3, 0, 0):
+        single.stepi()
+    assert session.position == single.position > 0
+    assert np.array_equal(session.run.pc, single.run.pc) and session.next_instruction() == single.next_instruction()
+    per_cta = single.position // 3                  # every CTA runs the same instructions
+    assert session.go_cta(1).reason == "cta" and (session.cta, session.position) == ((1, 0, 0), per_cta)   # a replay

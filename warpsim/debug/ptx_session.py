@@ -491,6 +491,17 @@ class PtxSession:
         if self.cta == target:
             return PtxStop("cta", self.position, 0)
         start = self.position
+        while self.run._next < index and not self.finished and not self.fault:    # whole chunks, then exactly
+            snap = self._snapshot()
+            try:
+                self.run.step(self.interval)
+                crossed = self.run._next >= index
+            except SimulatorFault:
+                crossed = True               # found again below, one instruction at a time
+            if crossed:
+                self._restore(snap)
+                break
+            self.last, self.last_of_warp = None, {}
         while not self.finished and self.cta != target and not self.fault:
             self._step1()
         if self.fault:
