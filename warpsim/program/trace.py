@@ -46,6 +46,8 @@ import numpy as np
 
 import warpsim
 from warpsim.errors import ProgramError, WarpsimError
+from warpsim.cute.tensor import memory_elements
+from warpsim.program.elements import MemoryElements
 from warpsim.program.instr import Instr, SourceLine
 
 __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "current_tracer", "make_instr", "TRACE_MODES",
@@ -335,6 +337,7 @@ def _call(fn, tracer, tid, kwargs):
     """``fn(tid, **kwargs)`` with ``tracer`` active. An exception other than a ``WarpsimError`` becomes a
     ``ProgramError`` naming the program's source line (the deepest frame outside warpsim)."""
     _CURRENT.append(tracer)
+    memory_elements(MemoryElements(tracer))
     hooked = tracer._code is not None and sys.getprofile() is None
     if hooked:
         sys.setprofile(_frame_catcher(tracer))
@@ -356,6 +359,7 @@ def _call(fn, tracer, tid, kwargs):
     finally:
         if hooked:
             sys.setprofile(None)
+        memory_elements(None)
         _CURRENT.pop()
 
 
