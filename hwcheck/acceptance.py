@@ -11,6 +11,7 @@ report                    campaign                                              
 ========================  ==============================================================  ==========
 ``NAME-mma-m16n8k16``     mma m16n8k16, 3 types x 8 classes (10^6 per type)                 125,000
 ``NAME-mma-m16n8k8``      mma m16n8k8, 3 types x 8 classes (10^5 per type)                   12,500
+``NAME-mma-evidence``     mma, both shapes, 3 types x 3 evidence classes, model variants    100,000
 ``NAME-ldmatrix``         the 6 ldmatrix variants, random memory and row addresses           100,000
 ``NAME-cvt``              cvt.rn.{f16,bf16}x2.f32, 5 input classes (10^6 per type)          200,000
 ``NAME-programs``         every example program, every params combination                  20 seeds
@@ -30,18 +31,21 @@ import traceback
 from dataclasses import dataclass
 
 from hwcheck.campaign import (CASE_RECORDS, CHUNK, GpuRunner, build_cases, campaign_status, first_mismatches,
-                              group_totals, model_arch, run_campaign, summary_table, warm_up)
+                              group_totals, model_arch, run_campaign, summary_table, variant_totals, warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from hwcheck.report import command_line, new_report, write_json_atomic
+from warpsim.isa.arith import DEFAULT_ARCH
+from warpsim.isa.inputs import EVIDENCE_CLASSES, MMA_CLASSES
 
 __all__ = ["ACCEPTANCE", "PROGRAM_SEEDS", "ONLY", "Outcome", "run_one", "run_acceptance", "report_prefix",
            "campaign_report", "example_programs", "run_example_programs"]
 
 # (report name, instruction, build_cases options, count per case)
 ACCEPTANCE = (
-    ("mma-m16n8k16", "mma", {"shapes": ["m16n8k16"]}, 125_000),
-    ("mma-m16n8k8", "mma", {"shapes": ["m16n8k8"]}, 12_500),
+    ("mma-m16n8k16", "mma", {"shapes": ["m16n8k16"], "classes": list(MMA_CLASSES)}, 125_000),
+    ("mma-m16n8k8", "mma", {"shapes": ["m16n8k8"], "classes": list(MMA_CLASSES)}, 12_500),
+    ("mma-evidence", "mma", {"classes": list(EVIDENCE_CLASSES)}, 100_000),
     ("ldmatrix", "ldmatrix", {}, 100_000),
     ("cvt", "cvt", {}, 200_000),
 )
@@ -69,8 +73,9 @@ def report_prefix(gpu_name: str) -> str:
 
 
 def campaign_report(command: str, gpu, *, cases, results, settings: dict, status: str, error) -> dict:
-    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head)."""
-    report = new_report(command, gpu.info.as_dict())
+    """The JSON report of one campaign (see :mod:`hwcheck.report` for the common head); ``gpu`` may be
+    None (a cluster run fills ``"gpu"`` in from its checkers)."""
+    report = new_report(command, gpu.info.as_dict() if gpu is not None else None)
     report.update({
         "status": status,
         "error": error,
@@ -86,6 +91,14 @@ def campaign_report(command: str, gpu, *, cases, results, settings: dict, status
                          for ptx, count, bad, wall in group_totals(results)],
         "cases": [r.as_dict() for r in results],
     })
+    variants = variant_totals(results)
+    if variants:   # evidence classes: which neighbour values of the model the GPU rules out
+        report["model_variants"] = {
+            "simulator_arch": settings.get("simulator_arch"),
+            "mismatched_registers": variants,
+            "ruled_out": [name for name, bad in variants.items() if bad],
+            "not_ruled_out": [name for name, bad in variants.items() if not bad],
+        }
     return report
 
 
@@ -104,7 +117,7 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
     results: list = []
     error = None
     try:
-        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else "sm90"
+        model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else DEFAULT_ARCH
         if instr == "mma":
             settings["simulator_arch"] = model
         runner = GpuRunner(gpu, cases)

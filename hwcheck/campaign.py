@@ -9,6 +9,11 @@ inputs of the first failing warps of each case.
 Inputs are reproducible: chunk ``k`` of a case is ``case.inputs(n, np.random.default_rng([seed,
 case_id(case), k]))`` with ``n = min(chunk, count - k * chunk)``.
 
+For an evidence class (``warpsim.isa.inputs.EVIDENCE_CLASSES``) the simulator also runs every
+neighbour of the model (``warpsim.isa.arith.neighbours``: each parameter moved by one, or the other
+block size) on the same inputs, and counts the registers where that variant disagrees with the GPU:
+a variant with a non-zero count is ruled out by the hardware (:func:`variant_totals`).
+
 >>> cases = build_cases("mma", shapes=["m16n8k8"], types=["bf16.f32"], classes=["ties", "special"])
 >>> [(c.label, c.cls) for c in cases]
 [('m16n8k8 bf16.f32', 'ties'), ('m16n8k8 bf16.f32', 'special')]
@@ -27,28 +32,37 @@ import numpy as np
 from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
+from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, FloatCase
 from hwcheck.kernels import module_source
-from warpsim.isa.inputs import CVT_CLASSES, MMA_CLASSES
+from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, get_arch, neighbours
+from warpsim.isa.inputs import CVT_CLASSES, EVIDENCE_CLASSES, MMA_CLASSES
 from warpsim.isa.mma import TYPE_COMBOS
 
 __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", "CHUNK", "CASE_RECORDS",
-           "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "run_case",
-           "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status"]
+           "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "Chunk",
+           "ChunkResult", "plan_chunks", "chunk_inputs", "compare_chunk", "run_chunk", "add_chunk", "run_case",
+           "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status", "variant_totals",
+           "variant_lines"]
 
-INSTRS = ("mma", "ldmatrix", "cvt")
+INSTRS = ("mma", "ldmatrix", "cvt", "float")
 SHAPES = ("m16n8k16", "m16n8k8")
 MMA_TYPES = tuple(f"{ab}.{cd}" for ab, cd in TYPE_COMBOS)   # f16.f32, bf16.f32, f16.f16
 CVT_TYPES = ("f16", "bf16")
 VARIANTS = ("x1", "x2", "x4", "x1.trans", "x2.trans", "x4.trans")
-CLASSES = {"mma": MMA_CLASSES, "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES}
+CLASSES = {"mma": MMA_CLASSES + tuple(EVIDENCE_CLASSES), "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES,
+           "float": FLOAT_CLASSES}
+PER_THREAD = ("cvt", "float")   # one instruction per thread: counts are whole warps of 32
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
-_MODELS = {"80": "sm80", "89": "sm80", "90": "sm90"}   # compute capability -> tensor-core model
+_MODELS = {"80": SM80.name, "89": SM80.name, "90": SM90.name}   # compute capability -> tensor-core model
 
 
-def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=VARIANTS, classes=None) -> list:
+def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes=None) -> list:
     """The cases of a campaign, in a fixed order: shape, then type (or variant), then class.
+
+    ``variants``: ldmatrix's variants, or the float forms (``hwcheck.float_cases.FLOAT_FORMS``, PTX text
+    such as ``fma.rz.ftz.f32``) of ``instr == "float"``; default all.
 
     Raises ``ValueError`` naming the option and the allowed values for anything unknown.
     """
@@ -65,6 +79,15 @@ def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=VARIANTS, cla
         types = list(CVT_TYPES if types is None else types)
         _check("--types", types, CVT_TYPES)
         return [CvtCase(to, cls) for to in types for cls in classes]
+    if instr == "float":
+        forms = list(FLOAT_FORMS if variants is None else variants)
+        for form in forms:
+            if form not in FLOAT_FORMS:
+                raise ValueError(f"--variants: {form!r} is not a float form of the campaign (PTX text such as "
+                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f32; the list: hwcheck.float_cases.FLOAT_FORMS)")
+        _check("--variants", forms, FLOAT_FORMS)
+        return [FloatCase(form, cls) for form in forms for cls in classes]
+    variants = list(VARIANTS if variants is None else variants)
     _check("--variants", variants, VARIANTS)
     return [LdmatrixCase(int(v[1]), v.endswith(".trans")) for v in variants]
 
@@ -97,8 +120,8 @@ def model_arch(compute_capability: str, override: str | None = None) -> str:
     ('sm90', 'sm80', 'sm90')
     """
     if override is not None:
-        if override not in ("sm80", "sm90"):
-            raise ValueError(f"--arch: {override!r} is not one of sm80, sm90")
+        if override not in ARCHS:
+            raise ValueError(f"--arch: {override!r} is not one of {', '.join(sorted(ARCHS))}")
         return override
     try:
         return _MODELS[str(compute_capability)]
@@ -122,6 +145,7 @@ class CaseResult:
     wall_s: float = 0.0
     records: list = field(default_factory=list)
     failing_inputs: list = field(default_factory=list)
+    variants: dict | None = None        # evidence classes: model variant -> registers disagreeing with the GPU
 
     def as_dict(self) -> dict:
         c = self.case
@@ -130,7 +154,8 @@ class CaseResult:
                 "mismatched_registers": self.mismatched, "mismatched_warps": self.bad_warps,
                 "gen_s": round(self.gen_s, 3), "sim_s": round(self.sim_s, 3), "gpu_s": round(self.gpu_s, 3),
                 "wall_s": round(self.wall_s, 3), "records_kept": len(self.records),
-                "mismatches": [r.as_dict() for r in self.records], "failing_inputs": self.failing_inputs}
+                "mismatches": [r.as_dict() for r in self.records], "failing_inputs": self.failing_inputs,
+                **({} if self.variants is None else {"variant_mismatched_registers": dict(self.variants)})}
 
 
 class GpuRunner:
@@ -155,60 +180,133 @@ def _timed(fn, *args):
     return out, time.perf_counter() - start
 
 
-def warm_up(cases, arch: str = "sm90") -> float:
+def warm_up(cases, arch: str = DEFAULT_ARCH) -> float:
     """Simulate one warp of each case so that Numba's compile (minutes on a cold cache, then cached on
     disk) is not charged to the first case's times; returns the seconds spent."""
     start = time.perf_counter()
     for case in cases:
-        case.simulate(case.inputs(32 if case.instr == "cvt" else 1, np.random.default_rng(0)), arch)
+        case.simulate(case.inputs(32 if case.instr in PER_THREAD else 1, np.random.default_rng(0)), arch)
     return time.perf_counter() - start
 
 
-def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",
+@dataclass(frozen=True)
+class Chunk:
+    """Chunk ``index`` of a case: ``n`` instructions starting at instruction ``first``."""
+
+    index: int
+    first: int
+    n: int
+
+
+@dataclass
+class ChunkResult:
+    """What one chunk came to: counts, the first :data:`CASE_RECORDS` records, the inputs of its first
+    :data:`CASE_INPUTS` failing warps, and its times. Small: this is what a cluster worker sends back."""
+
+    chunk: Chunk
+    compared: int
+    mismatched: int
+    bad_warps: int
+    records: list
+    failing_inputs: list
+    variants: dict = field(default_factory=dict)   # evidence classes: model variant -> disagreeing registers
+    gen_s: float = 0.0
+    sim_s: float = 0.0
+    gpu_s: float = 0.0
+
+
+def plan_chunks(case, count: int, chunk: int = CHUNK) -> tuple:
+    """``(n_total, chunks)``: the chunks of ``count`` instructions of ``case``, at most ``chunk`` each.
+
+    Pre-conditions: ``count >= 1``, ``chunk >= 32``; cvt counts and chunks are rounded up to a
+    multiple of 32.
+
+    >>> n, chunks = plan_chunks(MmaCase("m16n8k8", "f16", "f32", "ties"), 100, 40)
+    >>> n, [(c.index, c.first, c.n) for c in chunks]
+    (100, [(0, 0, 40), (1, 40, 40), (2, 80, 20)])
+    """
+    if count < 1 or chunk < 32:
+        raise ValueError(f"run_case: count must be >= 1 and chunk >= 32, got {count} and {chunk}")
+    whole = 32 if case.instr in PER_THREAD else 1
+    n_total = -(-count // whole) * whole
+    step = -(-chunk // whole) * whole
+    return n_total, [Chunk(k, first, min(step, n_total - first)) for k, first in enumerate(range(0, n_total, step))]
+
+
+def chunk_inputs(case, chunk: Chunk, seed: int):
+    """The inputs of ``chunk`` of ``case``: the documented seed formula (module docstring)."""
+    return case.inputs(chunk.n, np.random.default_rng([seed, case_id(case), chunk.index]))
+
+
+def compare_chunk(case, chunk: Chunk, inputs, want, got, *, gen_s=0.0, sim_s=0.0, gpu_s=0.0) -> ChunkResult:
+    """Compare the simulator's registers ``want`` with the GPU's ``got`` for ``chunk`` of ``case``."""
+    first_warp = case.warps(chunk.first)
+    cmp = compare_registers(want, got, instruction=case.ptx, kind=case.kind, first_warp=first_warp,
+                            limit=CASE_RECORDS)
+    failing = [{"warp": int(warp), "chunk": chunk.index, **case.warp_inputs(inputs, int(warp) - first_warp)}
+               for warp in cmp.warps[:CASE_INPUTS]]
+    return ChunkResult(chunk, cmp.compared, cmp.mismatched, len(cmp.warps), list(cmp.records), failing,
+                       gen_s=gen_s, sim_s=sim_s, gpu_s=gpu_s)
+
+
+def run_chunk(case, runner, chunk: Chunk, *, seed: int = 0, arch: str = DEFAULT_ARCH, variants=None) -> ChunkResult:
+    """Generate, simulate, run on ``runner`` and compare one chunk of ``case``; for each of ``variants``
+    (``{name: ArchModel}``, the model's neighbours on an evidence class) also count the registers where
+    that variant disagrees with the GPU, bit pattern against bit pattern as ``compare_registers`` does."""
+    inputs, t_gen = _timed(chunk_inputs, case, chunk, seed)
+    want, t_sim = _timed(case.simulate, inputs, arch)
+    got, t_gpu = _timed(runner.run, case, inputs)
+    part = compare_chunk(case, chunk, inputs, want, got, gen_s=t_gen, sim_s=t_sim, gpu_s=t_gpu)
+    part.variants = {name: int(np.count_nonzero(case.simulate(inputs, model) != got))
+                     for name, model in (variants or {}).items()}
+    return part
+
+
+def add_chunk(result: CaseResult, part: ChunkResult, record_limit: int = CASE_RECORDS) -> None:
+    """Fold ``part`` into ``result``; chunks must be added in chunk order for the kept records and
+    inputs to be the first ones (every mismatch is counted whatever the order)."""
+    result.compared += part.compared
+    result.mismatched += part.mismatched
+    result.bad_warps += part.bad_warps
+    if part.variants:
+        result.variants = result.variants or {}
+        for name, bad in part.variants.items():
+            result.variants[name] = result.variants.get(name, 0) + bad
+    limit = max(0, min(CASE_RECORDS, record_limit) - len(result.records))
+    result.records.extend(part.records[:limit])
+    result.failing_inputs.extend(part.failing_inputs[:max(0, CASE_INPUTS - len(result.failing_inputs))])
+    result.gen_s += part.gen_s
+    result.sim_s += part.sim_s
+    result.gpu_s += part.gpu_s
+
+
+def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = DEFAULT_ARCH,
              progress=None, record_limit: int = CASE_RECORDS) -> CaseResult:
     """Run ``count`` instructions of ``case`` on ``runner`` and on the simulator (model ``arch``).
 
     ``runner.run(case, inputs)`` gives the GPU's registers. Pre-conditions: ``count >= 1``,
-    ``chunk >= 32``; cvt counts and chunks are rounded up to a multiple of 32. At most
+    ``chunk >= 32``; cvt and float counts and chunks are rounded up to a multiple of 32. At most
     ``min(record_limit, CASE_RECORDS)`` mismatch records are kept; every mismatch is counted.
     """
-    if count < 1 or chunk < 32:
-        raise ValueError(f"run_case: count must be >= 1 and chunk >= 32, got {count} and {chunk}")
-    whole = 32 if case.instr == "cvt" else 1
-    n_total = -(-count // whole) * whole
-    step = -(-chunk // whole) * whole
+    n_total, chunks = plan_chunks(case, count, chunk)
     result = CaseResult(case, n_total)
+    variants = neighbours(get_arch(arch)) if case.cls in EVIDENCE_CLASSES else {}
+    if variants:
+        result.variants = dict.fromkeys(variants, 0)
     if progress is not None:
         progress.start(f"{case.instr} {case.label} {case.cls}", n_total)
     start = time.perf_counter()
-    for k, first in enumerate(range(0, n_total, step)):
-        n = min(step, n_total - first)
-        inputs, t_gen = _timed(case.inputs, n, np.random.default_rng([seed, case_id(case), k]))
-        want, t_sim = _timed(case.simulate, inputs, arch)
-        got, t_gpu = _timed(runner.run, case, inputs)
-        first_warp = case.warps(first)
-        limit = max(0, min(CASE_RECORDS, record_limit) - len(result.records))
-        cmp = compare_registers(want, got, instruction=case.ptx, kind=case.kind, first_warp=first_warp,
-                                limit=limit)
-        result.compared += cmp.compared
-        result.mismatched += cmp.mismatched
-        result.bad_warps += len(cmp.warps)
-        result.records.extend(cmp.records)
-        for warp in cmp.warps[:max(0, CASE_INPUTS - len(result.failing_inputs))]:
-            result.failing_inputs.append({"warp": int(warp), "chunk": k,
-                                          **case.warp_inputs(inputs, int(warp) - first_warp)})
-        result.gen_s += t_gen
-        result.sim_s += t_sim
-        result.gpu_s += t_gpu
+    for part in chunks:
+        add_chunk(result, run_chunk(case, runner, part, seed=seed, arch=arch, variants=variants), record_limit)
         if progress is not None:
-            progress.advance(n)
+            progress.advance(part.n)
     result.wall_s = time.perf_counter() - start
     if progress is not None:
         progress.finish(f"{result.mismatched} mismatching registers, {result.wall_s:.1f} s")
     return result
 
 
-def run_campaign(cases, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = "sm90",
+def run_campaign(cases, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arch: str = DEFAULT_ARCH,
                  progress=None, total_records: int = 200, results=None) -> list:
     """:func:`run_case` for each case, keeping at most ``total_records`` records in all.
 
@@ -243,6 +341,29 @@ def campaign_status(results) -> str:
     return "fail" if any(r.mismatched for r in results) else "pass"
 
 
+def variant_totals(results) -> dict:
+    """``{variant: registers disagreeing with the GPU}`` summed over the evidence cases (in the order of
+    :func:`warpsim.isa.arith.neighbours`); empty when no evidence class ran."""
+    totals: dict = {}
+    for r in results:
+        for name, bad in (r.variants or {}).items():
+            totals[name] = totals.get(name, 0) + bad
+    return totals
+
+
+def variant_lines(results) -> list:
+    """One line per model variant: its disagreements with the GPU and whether that rules it out.
+
+    >>> r = CaseResult(MmaCase("m16n8k16", "f16", "f16", "floor"), 10, variants={"ez_f16=-20": 7, "ez_f32=-132": 0})
+    >>> for line in variant_lines([r]): print(line)
+    model variant ez_f16=-20: 7 registers disagree with the GPU (ruled out)
+    model variant ez_f32=-132: 0 registers disagree with the GPU (not ruled out by these cases)
+    """
+    return [f"model variant {name}: {bad} registers disagree with the GPU "
+            f"({'ruled out' if bad else 'not ruled out by these cases'})"
+            for name, bad in variant_totals(results).items()]
+
+
 def summary_table(results) -> str:
     """The end-of-campaign table: one row per case, then one per instruction with its totals.
 
@@ -263,4 +384,5 @@ def summary_table(results) -> str:
     for ptx, count, bad, wall in group_totals(results):
         unit = "conversions" if ptx.startswith("cvt") else "instructions"
         lines.append(f"{ptx}: {count} {unit}, {bad} mismatching registers, {wall:.1f} s")
+    lines += variant_lines(results)
     return "\n".join(line.rstrip() for line in lines)

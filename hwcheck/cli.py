@@ -2,9 +2,12 @@
 
 Subcommands:
 
-- ``hwcheck campaign --instr mma|ldmatrix|cvt [--shapes ...] [--types ...] [--variants ...]
-  [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]``:
-  raw-instruction conformance against the GPU (:mod:`hwcheck.campaign`);
+- ``hwcheck campaign --instr mma|ldmatrix|cvt|float [--shapes ...] [--types ...] [--variants ...]
+  [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
+  [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
+  (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`);
+- ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
+  results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.mufu`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs] [--seeds N]``: the acceptance
   set of campaigns and example programs, one report each (:mod:`hwcheck.acceptance`);
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
@@ -18,7 +21,8 @@ Subcommands:
 
 Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
 argument, no CuPy, no GPU, compile failure), 3 when a run stopped on an error (a report is still
-written, with ``"status": "error"``). Expected errors print one line on stderr, never a traceback.
+written, with ``"status": "error"``), 130 after Ctrl-C (a ``--ray`` campaign writes a report with
+``"status": "partial"``). Expected errors print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -83,13 +87,28 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--instr", required=True, choices=INSTRS)
     c.add_argument("--shapes", type=_csv, help="mma shapes: m16n8k16,m16n8k8 (default both)")
     c.add_argument("--types", type=_csv, help="mma: f16.f32,bf16.f32,f16.f16 (ab.cd); cvt: f16,bf16")
-    c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans")
+    c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans; "
+                   "float: PTX forms such as fma.rz.ftz.f32,min.NaN.f16x2 (default all modelled forms)")
     c.add_argument("--classes", type=_csv, help="input classes (default all of the instruction's)")
-    c.add_argument("--count", type=_positive, required=True, help="instructions per case (cvt: conversions)")
+    c.add_argument("--count", type=_positive, required=True,
+                   help="instructions per case (cvt, float: per thread, rounded up to whole warps)")
     c.add_argument("--seed", type=_at_least(0), default=0)
     c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
     c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
     c.add_argument("--report", metavar="FILE", help="write a JSON report")
+    c.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the chunks on a Ray cluster: ADDRESS (e.g. 10.0.0.1:6379), or without one the running "
+                        "cluster Ray finds (RAY_ADDRESS, `ray start --head` here), else a new local one")
+    c.add_argument("--workers", type=_positive, help="with --ray: simulator actors (default: the cluster's CPUs)")
+    c.add_argument("--simulate-only", action="store_true",
+                   help="with --ray: no GPU; the simulator again on checker actors (checks the distribution, "
+                        "not the hardware)")
+    m = sub.add_parser("collect", help="the GPU's results of the MUFU approximations over a sweep of inputs")
+    m.add_argument("--variants", type=_csv, help="MUFU forms such as ex2.approx.f32,tanh.approx.f16x2 (default all)")
+    m.add_argument("--start", type=_at_least(0), default=0, help="first input bit pattern (default 0)")
+    m.add_argument("--count", type=_positive, help="inputs per f32/f64 form (default 2**24; 16-bit forms: all 65536)")
+    m.add_argument("--stride", type=_positive, default=1, help="step between input patterns (default 1)")
+    m.add_argument("--out", required=True, metavar="FILE.npz", help="inputs and results per form")
     a = sub.add_parser("acceptance", help="the acceptance set of campaigns, one report each")
     a.add_argument("--out", required=True, metavar="DIR", help="directory for the reports")
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
@@ -128,6 +147,10 @@ def _campaign_options(args) -> dict:
         if args.variants is not None:
             raise _UsageError("hwcheck campaign: --variants applies to --instr ldmatrix only")
         options.update(shapes=args.shapes or None, types=args.types, classes=args.classes)
+    elif args.instr == "float":
+        if args.shapes is not None or args.types is not None:
+            raise _UsageError("hwcheck campaign: --shapes and --types do not apply to --instr float (use --variants)")
+        options.update(variants=args.variants, classes=args.classes)
     elif args.instr == "cvt":
         if args.variants is not None or args.shapes is not None:
             raise _UsageError("hwcheck campaign: --shapes and --variants do not apply to --instr cvt")
@@ -148,9 +171,30 @@ def _cmd_campaign(args, argv) -> int:
         cases = build_cases(args.instr, **_campaign_options(args))
     except ValueError as e:
         raise _UsageError(f"hwcheck campaign: {e}") from None
+    if args.ray is not None:
+        return _campaign_on_ray(args, argv, cases)
+    if args.workers is not None or args.simulate_only:
+        raise _UsageError("hwcheck campaign: --workers and --simulate-only apply with --ray only")
     gpu = Gpu.open()
     outcome = run_one(gpu, cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
                       report=args.report, command=command_line(argv))
+    return _finish(outcome)
+
+
+def _campaign_on_ray(args, argv, cases) -> int:
+    try:
+        from hwcheck import cluster   # Ray is imported here only
+    except ImportError as e:
+        raise _UsageError(f"hwcheck campaign --ray: Ray is not installed ({e}); pip install 'warpsim[ray]'") from None
+    from hwcheck.report import command_line
+    started = cluster.connect(args.ray or None)
+    try:
+        outcome = cluster.run_one_ray(cases, count=args.count, seed=args.seed, chunk=args.chunk, arch=args.arch,
+                                      runner="simulator" if args.simulate_only else "gpu", workers=args.workers,
+                                      report=args.report, command=command_line(argv))
+    finally:
+        if started:
+            cluster.ray.shutdown()
     return _finish(outcome)
 
 
@@ -162,6 +206,30 @@ def _finish(outcome) -> int:
     if outcome.error:
         sys.stderr.write(outcome.error + "\n")
     return outcome.exit_status
+
+
+def _cmd_collect(args, argv) -> int:
+    import json
+
+    import numpy as np
+
+    from hwcheck.gpu import Gpu
+    from hwcheck.mufu import collect, mufu_forms, write_npz_atomic
+    from hwcheck.progress import Progress
+    from hwcheck.report import command_line
+    try:
+        forms = mufu_forms(args.variants)
+    except ValueError as e:
+        raise _UsageError(f"hwcheck collect: {e}") from None
+    gpu = Gpu.open()
+    data = collect(gpu, forms, start=args.start, count=args.count, stride=args.stride, progress=Progress())
+    arrays = {"meta": np.array(json.dumps({"command": command_line(argv), "gpu": gpu.info.as_dict(),
+                                           "start": args.start, "stride": args.stride}))}
+    for text, (inputs, results) in data.items():
+        arrays[f"{text}:inputs"], arrays[f"{text}:results"] = inputs, results
+    write_npz_atomic(args.out, arrays)
+    sys.stdout.write(f"collected {', '.join(f'{t}: {len(x)}' for t, (x, _) in data.items())} -> {args.out}\n")
+    return EXIT_OK
 
 
 def _cmd_acceptance(args, argv) -> int:
@@ -181,7 +249,7 @@ def _cmd_run(args, argv) -> int:
     from hwcheck.report import command_line
     from hwcheck.run import plan_jobs, run_programs
     from warpsim.errors import WarpsimError
-    from warpsim.program.command import load_inputs, parse_pairs
+    from warpsim.commands.program_args import load_inputs, parse_pairs
     from warpsim.program.program import load_program
     try:
         program = load_program(args.program)
@@ -206,7 +274,7 @@ def _cmd_lower(args, argv) -> int:
     from hwcheck.nvrtc import NvrtcError, compile_cuda
     from hwcheck.report import write_text_atomic
     from warpsim.errors import WarpsimError
-    from warpsim.program.command import parse_pairs
+    from warpsim.commands.program_args import parse_pairs
     from warpsim.program.program import load_program
     try:
         program = load_program(args.program)
@@ -242,7 +310,7 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
-                   "lower": _cmd_lower}[args.command]
+                   "lower": _cmd_lower, "collect": _cmd_collect}[args.command]
         return command(args, argv)
     except _UsageError as e:
         sys.stderr.write(f"{e}\n")

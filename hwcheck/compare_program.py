@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwcheck.compare import Mismatch, decode_register
+from warpsim.cute.numeric import DTYPES, storage_dtype     # storage_dtype: re-exported
 from warpsim.isa.floats import bf16_bits_to_float, f16_bits_to_float
 from warpsim.program.instr import Op
 
@@ -40,12 +41,6 @@ __all__ = ["KIND_OF_DTYPE", "RegisterNames", "MemoryMismatch", "ProgramCompariso
            "compare_shared", "compare_global", "decode_element", "storage_dtype"]
 
 KIND_OF_DTYPE = {"f32": "f32", "f16": "f16x2", "bf16": "bf16x2", "u16": "b16x2", "u32": "b32"}
-_BITS = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
-
-
-def storage_dtype(dtype: str):
-    """numpy's type of a buffer's raw elements: ``uint16`` for 16-bit dtypes, ``uint32`` for 32-bit ones."""
-    return np.uint16 if _BITS[dtype] == 16 else np.uint32
 
 
 def decode_element(bits: int, dtype: str) -> str:
@@ -120,7 +115,7 @@ class MemoryMismatch:
                 "expected_value": self._value(self.expected), "actual_value": self._value(self.actual)}
 
     def _value(self, bits):
-        return decode_element(bits, self.dtype) if self.dtype in _BITS else f"{bits:#x}"
+        return decode_element(bits, self.dtype) if self.dtype in DTYPES else f"{bits:#x}"
 
     def __str__(self) -> str:
         d = self.as_dict()
@@ -130,7 +125,7 @@ class MemoryMismatch:
             where = f"global memory byte {self.address:#x} (outside every buffer)"
         else:
             where = f"global {self.buffer}{list(self.index)} ({self.dtype}, byte {self.address:#x})"
-        show = (lambda k: d[k]) if self.dtype not in _BITS else \
+        show = (lambda k: d[k]) if self.dtype not in DTYPES else \
             (lambda k: f"{d[k]} ({d[k + '_value']})")
         return f"{where}: expected {show('expected')}, got {show('actual')}"
 

@@ -2,10 +2,11 @@
 # The GPU acceptance set in one go, on a machine with a CUDA GPU and CuPy:
 #   1. hwcheck's GPU tests (small campaigns of every instruction, the campaign command end to end, the
 #      example programs for 2 seeds, the run command end to end);
-#   2. hwcheck acceptance: mma m16n8k16 (10^6 per type), m16n8k8 (10^5 per type), the six ldmatrix
-#      variants (10^5 each), cvt.rn.{f16,bf16}x2.f32 (10^6 each); then every example program, every
-#      params combination, 20 random inputs each; one JSON report per campaign and NAME-programs.json
-#      for the programs, in OUT_DIR.
+#   2. hwcheck acceptance: mma m16n8k16 (10^6 per type), m16n8k8 (10^5 per type), the evidence classes
+#      frac-bits/block/floor on both shapes (10^5 per case, with the model's neighbours counted against
+#      the GPU), the six ldmatrix variants (10^5 each), cvt.rn.{f16,bf16}x2.f32 (10^6 each); then
+#      every example program, every params combination, 20 random inputs each; one JSON report per
+#      campaign and NAME-programs.json for the programs, in OUT_DIR.
 # The summary table is printed last. Exit status 0 only when both parts passed.
 #
 # Usage: hwcheck/gpu_acceptance.sh [OUT_DIR [SCALE [ONLY]]]

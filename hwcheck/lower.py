@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.program.instr import MMA_REGS, Instr, Op
+from warpsim.isa.fragments import MMA_REGS
+from warpsim.program.instr import Instr, Op
 
 __all__ = ["Lowered", "lower", "KERNEL_NAME"]
 
@@ -51,12 +52,6 @@ class Lowered:
     addr_table: np.ndarray
     snap_slots: np.ndarray
     snap_positions: int
-
-
-def _signature(instr: Instr) -> tuple:
-    """What must agree for warps to share one emitted instruction (everything but warp, addresses, line)."""
-    return (instr.op, instr.dst, instr.src, instr.space, instr.bits, instr.half, instr.num,
-            instr.trans, instr.shape, instr.ab, instr.cd, instr.imm, instr.addr is None)
 
 
 def _phases(stream, warps):
@@ -136,7 +131,7 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int) -> Low
             emitter.lines.append("  asm volatile(\"bar.sync 0;\" ::: \"memory\");")
         lengths = {len(p) for p in phase}
         uniform = len(lengths) == 1 and all(
-            len({_signature(stream[phase[w][k]]) for w in range(warps)}) == 1
+            len({stream[phase[w][k]].key() for w in range(warps)}) == 1
             for k in range(lengths.copy().pop()))
         if uniform:
             for k in range(len(phase[0])):

@@ -33,7 +33,7 @@ import tempfile
 import numba
 import numpy as np
 
-import warpsim
+from warpsim import __version__
 from hwcheck.errors import HwcheckError
 
 __all__ = ["REPORT_FORMAT", "new_report", "write_json_atomic", "write_text_atomic", "command_line"]
@@ -56,7 +56,7 @@ def new_report(command: str, gpu: dict | None) -> dict:
     return {
         "format": REPORT_FORMAT,
         "tool": "hwcheck",
-        "version": warpsim.__version__,
+        "version": __version__,
         "command": command,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,

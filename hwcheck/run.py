@@ -43,6 +43,7 @@ from hwcheck.lower import KERNEL_NAME, lower
 from hwcheck.races import schedule_dependent_accesses
 from hwcheck.report import new_report, write_json_atomic
 from warpsim.errors import ProgramWarning, SimulatorFault, WarpsimError
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.program.execute import execute
 from warpsim.program.run import prepare
 
@@ -280,7 +281,7 @@ def _warm_up(jobs, seed, arch, mode) -> float:
     return time.perf_counter() - start
 
 
-def run_programs(gpu, jobs, *, seeds: int, first_seed: int = 0, arch: str = "sm90", mode: str = "vector",
+def run_programs(gpu, jobs, *, seeds: int, first_seed: int = 0, arch: str = DEFAULT_ARCH, mode: str = "vector",
                  report=None, command: str = "", log=None, extra=None) -> ProgramOutcome:
     """Check each job on ``gpu`` for seeds ``first_seed .. first_seed + seeds - 1`` (simulator model ``arch``).
 

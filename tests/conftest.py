@@ -1,6 +1,10 @@
-"""Shared pytest options: long campaigns run only with --slow."""
+"""Shared pytest options (long campaigns run only with --slow) and the local Ray cluster fixture."""
+
+import os
 
 import pytest
+
+_TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 def pytest_addoption(parser):
@@ -15,3 +19,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local two-CPU Ray cluster for the whole session (skipped without Ray); its workers import this
+    checkout and the tests' helpers (``PYTHONPATH``), as the driver does."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'warpsim[ray]')")
+    old = os.environ.get("PYTHONPATH")
+    paths = [os.path.dirname(_TESTS), _TESTS, os.path.join(_TESTS, "hwcheck")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths + ([old] if old else []))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old

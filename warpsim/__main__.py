@@ -1,7 +1,7 @@
-"""``python -m warpsim``: the command line (see :mod:`warpsim.cli`)."""
+"""``python -m warpsim``: the command line (see :mod:`warpsim.commands`)."""
 
 import sys
 
-from warpsim.cli import main
+from warpsim.commands import main
 
 sys.exit(main())

@@ -6,7 +6,7 @@ instruction the warp, the lane and the offending value, e.g.::
     SimulatorFault: ldmatrix.sync.aligned.m8n8.x4.shared.b16: warp 0 lane 5: address 0x1003 is not 16-byte aligned
 """
 
-__all__ = ["WarpsimError", "SimulatorFault", "ProgramError", "ProgramWarning"]
+__all__ = ["WarpsimError", "SimulatorFault", "ProgramError", "ProgramWarning", "PtxSyntaxError", "UnsupportedType"]
 
 
 class WarpsimError(Exception):
@@ -23,3 +23,11 @@ class ProgramError(WarpsimError):
 
 class ProgramWarning(UserWarning):
     """A simulated program does something suspicious but defined (it reads a register never written)."""
+
+
+class PtxSyntaxError(WarpsimError, ValueError):
+    """PTX text that warpsim cannot parse or does not support; names ``file:line:col`` and the token."""
+
+
+class UnsupportedType(WarpsimError, ValueError):
+    """An instruction with a type or shape that warpsim does not model (e.g. an mma shape)."""

@@ -93,7 +93,7 @@ def load_config(path):
         raise ConfigError(f"config file {path} does not exist")
     try:
         namespace = runpy.run_path(str(path), run_name="warpsim_explain_config")
-    except Exception as e:       # the file is user code: report any failure in one line
+    except (Exception, SystemExit) as e:       # the file is user code: report any failure in one line
         where = ""
         tb = e.__traceback__
         while tb is not None:
@@ -102,6 +102,9 @@ def load_config(path):
             tb = tb.tb_next
         line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
         where = f" (line {line})" if line else where
+        if isinstance(e, SystemExit):
+            raise ConfigError(f"config file {path}{where}: the file exited while loading (sys.exit({e.code!r}))") \
+                from None
         raise ConfigError(f"config file {path}{where}: {type(e).__name__}: {e}") from None
     tiled_mma = namespace.get("tiled_mma")
     if not isinstance(tiled_mma, cute.TiledMMA):
@@ -212,12 +215,13 @@ def parse_threads(text, n_threads):
         try:
             if "-" in part[1:]:
                 lo, hi = part.split("-", 1) if not part.startswith("-") else (part, None)
-                ids = range(int(lo), int(hi) + 1)
+                ids = [int(lo), int(hi)]
             else:
                 ids = [int(part)]
         except (TypeError, ValueError):
             raise ConfigError(f"bad thread list {text!r}: expected numbers like 0,5 or 8-11") from None
-        out.extend(ids)
+        check_threads(ids, n_threads)          # before a range is expanded
+        out.extend(range(ids[0], ids[-1] + 1))
     return check_threads(out, n_threads)
 
 

@@ -29,16 +29,42 @@ here run one instruction each from Python and raise ``SimulatorFault`` on a faul
 
 import numpy as np
 
+from warpsim.errors import SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import CVT_TYPES, cvt_name, warp_cvt_pack
 from warpsim.isa.faults import new_fault, raise_fault
+from warpsim.isa.fragments import MMA_REGS
 from warpsim.isa.ldmatrix import ldmatrix_name, ldmatrix_variant, warp_ldmatrix
 from warpsim.isa.memory import memory_name, registers_for, warp_ld, warp_st
 from warpsim.isa.mma import mma_name, mma_params, warp_mma
 
-__all__ = ["Machine", "GLOBAL_ALIGN"]
+__all__ = ["Machine", "GLOBAL_ALIGN", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "check_cta_limits"]
 
 GLOBAL_ALIGN = 256   # bytes: every global buffer starts at a multiple of this
+MAX_THREADS_PER_CTA = 1024          # every architecture since sm_20 (CUDA C Programming Guide, compute capabilities)
+MAX_SMEM_BYTES = {"sm80": 163 * 1024, "sm90": 227 * 1024}   # shared memory per CTA, opted in (same table)
+
+
+def check_cta_limits(op, threads, smem_bytes, arch=DEFAULT_ARCH, max_smem_bytes=None):
+    """Check a CTA's size against the hardware before anything is allocated.
+
+    ``threads`` at most :data:`MAX_THREADS_PER_CTA`; ``smem_bytes`` at most ``max_smem_bytes`` (default:
+    :data:`MAX_SMEM_BYTES` of ``arch``; a caller may raise it to simulate beyond the hardware).
+    Raises ``ValueError`` naming ``op`` and the limit.
+
+    >>> check_cta_limits("run", 1024, 227 * 1024)
+    >>> check_cta_limits("run", 2048, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: run: 2048 threads per CTA; the hardware allows at most 1024
+    """
+    if threads > MAX_THREADS_PER_CTA:
+        raise ValueError(f"{op}: {threads} threads per CTA; the hardware allows at most {MAX_THREADS_PER_CTA}")
+    limit = MAX_SMEM_BYTES.get(arch, MAX_SMEM_BYTES[DEFAULT_ARCH]) if max_smem_bytes is None else max_smem_bytes
+    if smem_bytes > limit:
+        raised = "" if max_smem_bytes is None else " (as raised)"
+        raise ValueError(f"{op}: {smem_bytes} bytes of shared memory per CTA; {arch} allows at most "
+                         f"{limit}{raised} (raise it with max_smem_bytes / --max-smem-bytes)")
 
 
 def _positive_int(op, name, value, minimum=1):
@@ -46,6 +72,12 @@ def _positive_int(op, name, value, minimum=1):
         raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{op}: {name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _index(op, name, value, top):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < top:
+        raise ValueError(f"{op}: {name} must be an int in [0, {top}), got {value!r}")
     return int(value)
 
 
@@ -59,7 +91,11 @@ def _reg_indices(op, name, regs, count):
 def _lane_addresses(op, addrs):
     a = np.asarray(addrs)
     if not np.issubdtype(a.dtype, np.integer) or a.shape != (32,):
-        raise ValueError(f"{op}: addrs must be 32 integer byte addresses (one per lane), got shape {a.shape}")
+        raise ValueError(f"{op}: addrs must be 32 integer byte addresses (one per lane), got shape {a.shape} "
+                         f"of {a.dtype}")
+    if a.dtype == np.uint64 and int(a.max()) >= 2**63:
+        lane = int(np.argmax(a >= 2**63))
+        raise SimulatorFault(f"{op}: lane {lane}: address {int(a[lane]):#x} is outside every memory")
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -144,8 +180,7 @@ class Machine:
         name = mma_name(shape, ab, cd)
         params = mma_params(shape, ab, cd, arch, op=name)
         regs_w = self._warp(name, warp)
-        na, nb = (4, 2) if shape == "m16n8k16" else (2, 1)
-        nc = 4 if cd == "f32" else 2
+        na, nb, nc = MMA_REGS[(shape, cd)]
         fault = new_fault()
         warp_mma(regs_w, _reg_indices(name, "a_regs", a_regs, na), _reg_indices(name, "b_regs", b_regs, nb),
                  _reg_indices(name, "c_regs", c_regs, nc), _reg_indices(name, "d_regs", d_regs, nc),
@@ -179,7 +214,7 @@ class Machine:
         regs_w = self._warp(name, warp)
         fault = new_fault()
         warp_ld(regs_w, _reg_indices(name, "dst_regs", dst_regs, registers_for(size)), mem,
-                _lane_addresses(name, addrs), size, int(half), fault)
+                _lane_addresses(name, addrs), size, _index(name, "half", half, 2), fault)
         raise_fault(fault, name, warp, nbytes=mem.size, space=space)
 
     def execute_st(self, warp, space, src_regs, addrs, *, size, half=0):
@@ -189,7 +224,7 @@ class Machine:
         regs_w = self._warp(name, warp)
         fault = new_fault()
         warp_st(regs_w, _reg_indices(name, "src_regs", src_regs, registers_for(size)), mem,
-                _lane_addresses(name, addrs), size, int(half), fault)
+                _lane_addresses(name, addrs), size, _index(name, "half", half, 2), fault)
         raise_fault(fault, name, warp, nbytes=mem.size, space=space)
 
     def execute_cvt_pack(self, warp, d_reg, a_reg, b_reg, *, to="f16"):
@@ -197,7 +232,9 @@ class Machine:
         name = cvt_name(to)
         regs_w = self._warp(name, warp)
         fault = new_fault()
-        warp_cvt_pack(regs_w, int(d_reg), int(a_reg), int(b_reg), CVT_TYPES[to], fault)
+        top = self.regs_per_thread
+        warp_cvt_pack(regs_w, _index(name, "d_reg", d_reg, top), _index(name, "a_reg", a_reg, top),
+                      _index(name, "b_reg", b_reg, top), CVT_TYPES[to], fault)
         raise_fault(fault, name, warp)
 
     def bar_sync(self):

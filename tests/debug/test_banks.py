@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warpsim.cute as cute
-from warpsim.debug.banks import (BankTotals, bank_report, instr_bank_report, phase_lanes,
-                                 stream_bank_report)
+from warpsim.debug.banks import instr_bank_report, stream_bank_report
+from warpsim.isa.banks import BankTotals, bank_report, phase_lanes
 from warpsim.debug.copy_banks import calls_accesses, fragment_accesses
 from warpsim.explain import seed_config
 from warpsim.program.instr import Instr, Op

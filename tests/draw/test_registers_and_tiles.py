@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import warpsim.cute as cute
-from warpsim.debug.banks import bank_report
+from warpsim.isa.banks import bank_report
 from warpsim.draw import bank_color, bank_map, register_grid, smem_tile, tile_view
 
 NS = "{http://www.w3.org/2000/svg}"

@@ -11,6 +11,7 @@ the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, sh
 
 import numpy as np
 
+from hwcheck.float_cases import FLOAT_FORMS, float_kernel, parse_form, simulate_form
 from hwcheck.gpu import GpuInfo, GpuModule
 from hwcheck.lower import KERNEL_NAME
 from lowered_emulator import emulate_kernel
@@ -54,6 +55,9 @@ class FakeGpu:
             self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
 
 
+_FLOAT_KERNELS = {float_kernel(parse_form(f)).name: parse_form(f) for f in FLOAT_FORMS}
+
+
 def emulate_launch(source, name, grid, block, args, shared_mem=0):
     """Check a launch of campaign kernel ``name`` from ``source`` and compute its outputs with warpsim."""
     assert f"void {name}(" in source or f"\n{name}(" in source, f"{name} is not in the module"
@@ -80,9 +84,41 @@ def emulate_launch(source, name, grid, block, args, shared_mem=0):
         num, trans = int(variant[0][1]), variant[-1] == "trans"
         out.reshape(n, 32, num)[:] = ldmatrix(smem.reshape(n, -1).view(np.uint8), addrs.reshape(n, 32),
                                               num=num, trans=trans)
+    elif name.startswith("hwcheck_float_"):
+        form = _FLOAT_KERNELS[name]
+        *ins, d, count = args
+        n = int(count)
+        assert isinstance(count, np.int64) and grid * block >= n
+        out = simulate_form(form, [x[:n] for x in ins[:len(form.sources)]])
+        d.view(out.dtype)[:n] = out
+    elif name.startswith("hwcheck_mufu_"):   # no model: the fake returns each input's bits as its result
+        src, _b, _c, d, count = args
+        n = int(count)
+        assert isinstance(count, np.int64) and grid * block >= n
+        d.view(src.dtype)[:n] = src[:n]
     elif name.startswith("hwcheck_cvt_"):
         a, b, d, count = args
         assert isinstance(count, np.int64) and grid * block >= int(count)
         d[:] = cvt_pack(a, b, to=name.split("_")[2][:-2])
     else:
         raise AssertionError(f"unknown kernel {name}")
+
+
+def flip_every_seventh(name, out):
+    """A corruption that depends only on the output bits (so every process agrees): flip bit 0 of every
+    register whose value is a multiple of 7."""
+    view = out.reshape(-1)
+    view[view % 7 == 0] ^= 1
+
+
+def fake_runner(cases):
+    """A cluster checker's runner (``hwcheck.cluster``): a fake GPU that disagrees on every seventh value."""
+    from hwcheck.campaign import GpuRunner
+    gpu = FakeGpu(corrupt=flip_every_seventh)
+    return GpuRunner(gpu, cases), gpu.info.as_dict()
+
+
+def no_gpu_runner(cases):
+    """A cluster checker's runner on a node whose GPU cannot be opened."""
+    from hwcheck.errors import HwcheckError
+    raise HwcheckError("hwcheck: CuPy cannot open a CUDA device (fake)")

@@ -1,61 +1,199 @@
-"""The hardware evidence committed in ``conformance/h200/`` is whole and current.
+"""The hardware evidence committed in ``conformance/h200/`` is whole, sound and current.
 
 Each report there was written by ``hwcheck/gpu_acceptance.sh`` on an H200. These tests read them with
-no GPU and check that they still cover what the code defines today: every case of
-``hwcheck.acceptance.ACCEPTANCE`` at full scale, every example program in every params combination
-with ``PROGRAM_SEEDS`` seeds, all passed with zero mismatches. Adding a case, a type or an example
-without re-running the acceptance set on hardware fails here, naming what is missing.
+no GPU and check each one whole (``report_checks``): every case of ``hwcheck.acceptance.ACCEPTANCE``
+at full scale and every example program in every params combination with ``PROGRAM_SEEDS`` seeds;
+totals that are the sums of their parts; registers compared = count x registers per instruction;
+zero mismatches everywhere; a real GPU; module keys of today's generated code; a plausible date.
+Adding a case, a type or an example, or changing generated code, without re-running the acceptance
+set on hardware fails here, naming what is missing. The planted-edit tests below change one field of
+a copy of a report and check that the checker rejects it.
 """
 
+import copy
 import json
 import os
 
 import pytest
 
-from hwcheck.acceptance import ACCEPTANCE, PROGRAM_SEEDS, example_programs
+from fake_gpu import FakeGpu
+from hwcheck.acceptance import ACCEPTANCE, PROGRAM_SEEDS, example_programs, run_one
 from hwcheck.campaign import build_cases
-from hwcheck.cases import LDMATRIX_CLASS
+from hwcheck.gpu import GpuInfo, module_key
+from hwcheck.kernels import module_source
+from hwcheck.progress import Progress
 from hwcheck.run import param_choices
+from report_checks import FAKE_GPU_NAME, campaign_problems, programs_problems
 from warpsim.program import load_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORTS = os.path.join(ROOT, "conformance", "h200")
+# Reports of acceptance campaigns added after the last H200 run: until the lead commits them, their
+# test is an expected failure naming the command; remove the name here with the report committed.
+AWAITING_HARDWARE = {"mma-evidence"}
+GPU_COMMAND = "bash hwcheck/gpu_acceptance.sh conformance/h200 1.0 all"
+
+
+def _path(name):
+    return os.path.join(REPORTS, f"h200-{name}.json")
 
 
 def _load(name):
-    path = os.path.join(REPORTS, f"h200-{name}.json")
-    assert os.path.exists(path), f"{path}: missing; run hwcheck/gpu_acceptance.sh on an H200 and commit its reports"
+    path = _path(name)
+    if not os.path.exists(path) and name in AWAITING_HARDWARE:
+        pytest.xfail(f"{path}: not yet run on an H200; run {GPU_COMMAND} and commit the report")
+    assert os.path.exists(path), f"{path}: missing; run {GPU_COMMAND} on an H200 and commit its reports"
     with open(path) as f:
         return json.load(f)
 
 
-@pytest.mark.parametrize("name, instr, options, count", ACCEPTANCE, ids=[a[0] for a in ACCEPTANCE])
-def test_campaign_report_covers_the_acceptance_set(name, instr, options, count):
-    report = _load(name)
-    assert report["status"] == "pass" and report["error"] is None, f"h200-{name}.json: {report['status']}"
-    assert "H200" in report["gpu"]["name"], report["gpu"]
-    assert report["totals"]["mismatched_registers"] == 0
-    assert report["totals"]["cases_run"] == report["totals"]["cases_planned"]
-    ran = {(case["label"], case["class"]): case for case in report["cases"]}
-    for case in build_cases(instr, **options):
-        # ldmatrix cases have one input class, named in the report only
-        key = (case.label, getattr(case, "cls", LDMATRIX_CLASS))
-        assert key in ran, f"h200-{name}.json: case {key} was not run on the GPU"
-        assert ran[key]["count"] == count, f"h200-{name}.json: case {key} ran {ran[key]['count']}, want {count}"
-        assert ran[key]["mismatched_registers"] == 0 and ran[key]["registers_compared"] > 0, key
-
-
-def test_programs_report_covers_every_example_and_params_combination():
-    report = _load("programs")
-    assert report["status"] == "pass" and report["error"] is None, report["status"]
-    assert report["totals"]["mismatched_registers"] == 0
-    assert report["totals"]["mismatched_smem_words"] == 0
-    assert report["totals"]["mismatched_global_elements"] == 0
-    ran = {(run["name"], tuple(sorted(run["params"].items()))): run for run in report["runs"]}
+def _expected_programs():
+    expected = {}
     for path in example_programs():
         program = load_program(path)
         for params in param_choices(program, {}, sweep=True):
-            key = (program.name, tuple(sorted((k, str(v)) for k, v in params.items())))
-            assert key in ran, f"h200-programs.json: {key} was not run on the GPU"
-            assert ran[key]["seeds_run"] == PROGRAM_SEEDS, key
-            assert ran[key]["registers_compared"] > 0, key
+            expected[(program.name, tuple(sorted((k, str(v)) for k, v in params.items())))] = (program, params)
+    return expected
+
+
+@pytest.mark.parametrize("name, instr, options, count", ACCEPTANCE, ids=[a[0] for a in ACCEPTANCE])
+def test_campaign_report_is_whole_and_sound(name, instr, options, count):
+    problems = campaign_problems(_load(name), f"h200-{name}", instr, options, count)
+    assert not problems, "\n".join(problems)
+
+
+def test_programs_report_is_whole_and_sound():
+    problems = programs_problems(_load("programs"), _expected_programs(), PROGRAM_SEEDS)
+    assert not problems, "\n".join(problems)
+
+
+def _set(report, path, value):
+    """``report`` with the field at ``path`` (keys and list indices) replaced by ``value(old)``."""
+    out = copy.deepcopy(report)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value(node[path[-1]])
+    return out
+
+
+CAMPAIGN_EDITS = {
+    "halved instruction total": (("totals", "instructions"), lambda v: v // 2),
+    "halved registers total": (("totals", "registers_compared"), lambda v: v // 2),
+    "a case compares one register": (("cases", 0, "registers_compared"), lambda v: 1),
+    "a case's count": (("cases", 0, "count"), lambda v: v - 1),
+    "a case mismatches": (("cases", 3, "mismatched_registers"), lambda v: 7),
+    "a case mismatches a warp": (("cases", 3, "mismatched_warps"), lambda v: 1),
+    "a case keeps a record": (("cases", 1, "mismatches"), lambda v: [{"lane": 0}]),
+    "an instruction mismatches": (("instructions", 0, "mismatched_registers"), lambda v: 7),
+    "an instruction's count": (("instructions", 1, "count"), lambda v: v + 1),
+    "the total mismatches": (("totals", "mismatched_registers"), lambda v: 7),
+    "a case missing": (("cases",), lambda v: v[1:]),
+    "cases run": (("totals", "cases_run"), lambda v: v - 1),
+    "status": (("status",), lambda v: "fail"),
+    "an error": (("error",), lambda v: "hwcheck: boom"),
+    "a 2019 date": (("date",), lambda v: "2019-05-01T00:00:00+00:00"),
+    "a date in the future": (("date",), lambda v: "2031-01-01T00:00:00+00:00"),
+    "no date": (("date",), lambda v: "yesterday"),
+    "a garbage module key": (("settings", "module_key"), lambda v: "0123456789abcdef"),
+    "count per case": (("settings", "count_per_case"), lambda v: v + 1),
+    "simulator model": (("settings", "simulator_arch"), lambda v: "sm80"),
+    "arch sm_80": (("gpu", "arch"), lambda v: "sm_80"),
+    "compute capability 80": (("gpu", "compute_capability"), lambda v: "80"),
+    "the offline fake": (("gpu", "name"), lambda v: FAKE_GPU_NAME),
+    "no driver": (("gpu", "driver_version"), lambda v: None),
+    "no GPU memory": (("gpu", "memory_bytes"), lambda v: 0),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(CAMPAIGN_EDITS))
+def test_a_planted_edit_of_a_campaign_report_is_caught(edit):
+    name, instr, options, count = ACCEPTANCE[0]
+    report = _load(name)
+    assert not campaign_problems(report, name, instr, options, count)
+    path, value = CAMPAIGN_EDITS[edit]
+    assert campaign_problems(_set(report, path, value), name, instr, options, count), f"{edit} was not caught"
+
+
+PROGRAM_EDITS = {
+    "a run with 5 mismatches under totals of 0": (("runs", 0, "mismatched_registers"), lambda v: 5),
+    "a seed with a mismatch": (("runs", 1, "seeds", 4, "mismatched_registers"), lambda v: 5),
+    "a seed's smem mismatch": (("runs", 1, "seeds", 4, "mismatched_smem_words"), lambda v: 1),
+    "a seed compares fewer registers": (("runs", 2, "seeds", 0, "registers_compared"), lambda v: v - 1),
+    "a seed missing": (("runs", 0, "seeds"), lambda v: v[1:]),
+    "seeds run": (("runs", 0, "seeds_run"), lambda v: v - 1),
+    "a run's module key": (("runs", 0, "module_key"), lambda v: "0123456789abcdef"),
+    "a run missing": (("runs",), lambda v: v[1:]),
+    "halved register total": (("totals", "registers_compared"), lambda v: v // 2),
+    "total runs": (("totals", "runs"), lambda v: v + 1),
+    "global mismatch total": (("totals", "mismatched_global_elements"), lambda v: 3),
+    "the offline fake": (("gpu", "name"), lambda v: FAKE_GPU_NAME),
+    "a 2019 date": (("date",), lambda v: "2019-05-01T00:00:00+00:00"),
+    "status": (("status",), lambda v: "fail"),
+    "a kept record": (("runs", 0, "mismatches"), lambda v: [{"seed": 0}]),
+}
+
+
+@pytest.fixture(scope="module")
+def programs():
+    return _load("programs"), _expected_programs()
+
+
+@pytest.mark.parametrize("edit", sorted(PROGRAM_EDITS))
+def test_a_planted_edit_of_the_programs_report_is_caught(edit, programs):
+    report, expected = programs
+    assert not programs_problems(report, expected, PROGRAM_SEEDS)
+    path, value = PROGRAM_EDITS[edit]
+    assert programs_problems(_set(report, path, value), expected, PROGRAM_SEEDS), f"{edit} was not caught"
+
+
+@pytest.fixture(scope="module")
+def evidence_report(tmp_path_factory):
+    """A small evidence campaign on the fake GPU (the sm90 model), dressed as the H200 run would write
+    it: the checker must pass it (so it passes the real one) and reject planted edits of its variants."""
+    gpu_info = dict(_load("mma-m16n8k16")["gpu"])
+    info = GpuInfo(**gpu_info)
+    options = {"shapes": ["m16n8k16"], "classes": ["frac-bits", "block", "floor"]}
+    cases = build_cases("mma", **options)
+    path = str(tmp_path_factory.mktemp("evidence") / "evidence.json")
+    run_one(FakeGpu(info=info), cases, count=64, chunk=64, report=path,
+            progress=Progress(open(os.devnull, "w"), tty=False))
+    with open(path) as f:
+        report = json.load(f)
+    source = module_source([c.kernel for c in cases])
+    report["settings"]["module_key"] = module_key(source, info.arch, info.cupy_version)   # the fake's is "fake"
+    return report, options
+
+
+EVIDENCE_EDITS = {
+    "a variant's count": (("model_variants", "mismatched_registers", "ez_f32=-134"), lambda v: v + 1),
+    "a variant not ruled out": (("model_variants", "ruled_out"), lambda v: v[1:]),
+    "a case's variant count": (("cases", 0, "variant_mismatched_registers", "block=8"), lambda v: v + 5),
+    "a variant missing": (("cases", 0, "variant_mismatched_registers"),
+                          lambda v: {k: n for k, n in v.items() if k != "frac_bits=24"}),
+}
+
+
+def test_the_checker_passes_an_evidence_report_that_rules_out_every_neighbour(evidence_report):
+    report, options = evidence_report
+    assert not campaign_problems(report, "evidence", "mma", options, 64)
+    assert report["model_variants"]["not_ruled_out"] == []
+
+
+@pytest.mark.parametrize("edit", sorted(EVIDENCE_EDITS))
+def test_a_planted_edit_of_an_evidence_report_is_caught(edit, evidence_report):
+    report, options = evidence_report
+    path, value = EVIDENCE_EDITS[edit]
+    assert campaign_problems(_set(report, path, value), "evidence", "mma", options, 64), f"{edit} was not caught"
+
+
+def test_a_variant_the_gpu_does_not_rule_out_fails(evidence_report):
+    report, options = evidence_report
+    zeroed = copy.deepcopy(report)
+    for row in zeroed["cases"]:
+        row["variant_mismatched_registers"]["ez_f16=-22"] = 0
+    zeroed["model_variants"]["mismatched_registers"]["ez_f16=-22"] = 0
+    zeroed["model_variants"]["ruled_out"].remove("ez_f16=-22")
+    zeroed["model_variants"]["not_ruled_out"] = ["ez_f16=-22"]
+    problems = campaign_problems(zeroed, "evidence", "mma", options, 64)
+    assert problems == ["evidence.json: the GPU does not rule out ['ez_f16=-22']"]

@@ -139,7 +139,7 @@ def test_acceptance_writes_one_report_per_campaign_and_prints_the_summary_last(t
         assert report["command"].startswith("hwcheck campaign --instr ")
     text = stream.getvalue().splitlines()
     assert text[-1] == "acceptance: PASS"
-    assert any("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in line and " 256 " in line for line in text[-16:])
+    assert any("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in line and " 256 " in line for line in text[-24:])
 
 
 def test_summary_table_rows_and_totals():
@@ -177,3 +177,27 @@ def test_an_unwritable_report_is_an_error_but_the_results_remain(tmp_path):
     out = run_one(FakeGpu(), cases, count=64, report=str(blocker / "r.json"), progress=_quiet())
     assert (out.status, out.exit_status, out.report) == ("error", 3, None)
     assert "not written" in out.error and out.results[0].count == 64 and out.results[0].mismatched == 0
+
+
+def test_evidence_classes_count_each_model_variant_against_the_gpu(tmp_path):
+    """The fake GPU is the sm90 model: it agrees with sm90 and every neighbour of a parameter is ruled
+    out by the class built for it (counts > 0), and the report lists them."""
+    cases = build_cases("mma", shapes=["m16n8k16"], types=["bf16.f32", "f16.f16"],
+                        classes=["frac-bits", "block", "floor"])
+    path = str(tmp_path / "evidence.json")
+    outcome = run_one(FakeGpu(), cases, count=40, chunk=32, report=path, progress=_quiet())
+    assert outcome.status == "pass" and all(r.mismatched == 0 for r in outcome.results)
+    by_case = {(r.case.label, r.case.cls): r.variants for r in outcome.results}
+    assert by_case[("m16n8k16 bf16.f32", "floor")]["ez_f32=-132"] > 0
+    assert by_case[("m16n8k16 bf16.f32", "floor")]["ez_f32=-134"] > 0
+    assert by_case[("m16n8k16 bf16.f32", "floor")]["ez_f16=-20"] == 0   # f32 output: EZ_f16 cannot act
+    assert by_case[("m16n8k16 f16.f16", "floor")]["ez_f16=-22"] > 0
+    assert by_case[("m16n8k16 f16.f16", "block")]["block=8"] > 0
+    assert by_case[("m16n8k16 bf16.f32", "frac-bits")]["frac_bits=24"] > 0
+    with open(path) as f:
+        report = json.load(f)
+    variants = report["model_variants"]
+    assert variants["simulator_arch"] == "sm90" and variants["not_ruled_out"] == []
+    assert sorted(variants["ruled_out"]) == sorted(variants["mismatched_registers"])
+    assert "model variant ez_f16=-22:" in outcome.table and "(ruled out)" in outcome.table
+    assert "variant_mismatched_registers" in report["cases"][0]

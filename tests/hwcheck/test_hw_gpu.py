@@ -11,9 +11,10 @@ import sys
 import pytest
 
 from hwcheck.acceptance import run_one
-from hwcheck.campaign import build_cases
+from hwcheck.campaign import build_cases, variant_totals
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
+from warpsim.isa.inputs import EVIDENCE_CLASSES
 
 pytestmark = pytest.mark.gpu
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,6 +46,18 @@ def test_small_campaign_has_no_mismatch(gpu, instr, count):
     assert not bad, "\n".join(f"{r.case.ptx} {r.case.cls}: {r.mismatched} mismatching registers; first: "
                               f"{r.records[0]}" for r in bad)
     assert len(out.results) == len(cases)
+
+
+def test_evidence_classes_rule_out_every_neighbour_of_the_model(gpu):
+    """The GPU agrees with its model on the evidence classes and disagrees with every neighbour value
+    of L, F and EZ (docs/evidence.md)."""
+    if gpu.info.compute_capability not in ("80", "89", "90"):
+        pytest.skip(f"no tensor-core model for compute capability {gpu.info.compute_capability}")
+    cases = build_cases("mma", classes=list(EVIDENCE_CLASSES))
+    out = run_one(gpu, cases, count=4096, seed=5, progress=Progress(tty=False, every_seconds=60))
+    assert out.error is None and all(r.mismatched == 0 for r in out.results), out.table
+    variants = variant_totals(out.results)
+    assert variants and all(variants.values()), f"not ruled out: {[k for k, v in variants.items() if not v]}"
 
 
 def test_campaign_command_writes_a_passing_report(gpu, tmp_path):

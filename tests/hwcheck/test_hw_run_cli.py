@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.acceptance import example_programs
+from hwcheck.acceptance import ACCEPTANCE, example_programs
 from hwcheck.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
 from hwcheck.gpu import Gpu
 from warpsim.program import load_program
@@ -126,8 +126,7 @@ def test_acceptance_runs_campaigns_then_programs_by_default(capsys, fake, tmp_pa
     status, out, err = _run(capsys, "acceptance", "--out", str(tmp_path), "--scale", "1e-9")
     assert status == EXIT_OK, out + err
     names = sorted(os.listdir(tmp_path))
-    assert names == sorted(f"fake-gpu-warpsim-{n}.json" for n in
-                           ("mma-m16n8k16", "mma-m16n8k8", "ldmatrix", "cvt", "programs"))
+    assert names == sorted(f"fake-gpu-warpsim-{n}.json" for n in [*(a[0] for a in ACCEPTANCE), "programs"])
     lines = out.strip().splitlines()
     assert lines[-1] == "acceptance: PASS" and "programs.json" in lines[-2] and "mma-m16n8k16.json" in out
 

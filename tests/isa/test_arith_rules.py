@@ -227,3 +227,30 @@ def test_ez_cases_depend_on_the_floor():
     a = [f16(1.5 * 2 ** -12), f16((1 + 2 ** -9) * 2 ** -13), f16(-(1 + 2 ** -10) * 2 ** -13)]
     b = [f16(2 ** -12), f16(2 ** -14), f16((1 + 2 ** -10) * 2 ** -14)]
     check(dot(a, b, 0, cd="f16", arch=no_floor), 0x0001, "f16 case without the floor", "f16")
+
+
+# (arch, e, want): t1 = -2**e sits on the architecture's last kept bit at the floor, or just below it
+@pytest.mark.parametrize("arch,e,want", [("sm90", -158, 0x1), ("sm90", -157, 0x1), ("sm80", -158, 0x2),
+                                         ("sm80", -157, 0x2), ("sm80", -156, 0x1)])
+def test_ez_floor_f32_unit_per_arch(arch, e, want):
+    """bf16, c = 0: t0 = 2**-148, t1 = -2**e; both below every EZ, so emax = EZ and terms keep bits
+    down to 2**(EZ - F): 2**-158 on sm90 (-133 - 25), 2**-156 on sm80 (-132 - 24). A kept t1 makes
+    the sum 2**-148 - 2**e truncate to 2**-149 (0x1); a dropped one leaves 2**-148 (0x2). sm90 with
+    EZ = -132 or F = 24 would drop 2**-158; sm80 with EZ = -133 or F = 25 would keep 2**-157
+    (tests/isa/test_evidence_classes.py counts such cases on random inputs)."""
+    a = [bf16(2 ** -74), bf16(-(2.0 ** (e + 79)))]
+    b = [bf16(2 ** -74), bf16(2 ** -79)]
+    check(dot(a, b, 0, ab="bf16", arch=arch), want, f"EZ floor f32 unit under {arch}, t1 = -2**{e}")
+
+
+@pytest.mark.parametrize("arch,e,want", [("sm90", -46, 0x0001), ("sm90", -45, 0x0001), ("sm80", -46, 0x0002),
+                                         ("sm80", -45, 0x0002), ("sm80", -44, 0x0001)])
+def test_ez_floor_f16_unit_per_arch(arch, e, want):
+    """f16 output, c = 0: t0 = 1.5 * 2**-24 (an RNE tie of f16 subnormals), t1 = -2**e. At the floor
+    terms keep bits down to 2**(EZ - F): 2**-46 on sm90 (-21 - 25), 2**-44 on sm80 (-20 - 24). A
+    kept t1 puts the sum below the tie: 2**-24 (0x0001); a dropped one leaves the tie, which rounds
+    to even: 0x0002. sm90 with EZ = -20 or F = 24 would drop 2**-46; sm80 with EZ = -21 or F = 25
+    would keep 2**-45."""
+    a = [f16(1.5 * 2 ** -12), f16(-(2.0 ** (e + 24)))]
+    b = [f16(2 ** -12), f16(2 ** -24)]
+    check(dot(a, b, 0, cd="f16", arch=arch), want, f"EZ floor f16 unit under {arch}, t1 = -2**{e}", "f16")

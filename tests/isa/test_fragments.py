@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 from warpsim.isa import LDMATRIX_MAPS, MMA_FRAGMENTS, from_fragment, to_fragment
+from warpsim.isa.arith import CD_TYPES
+from warpsim.isa.fragments import MMA_REGS
+from warpsim.isa.mma import MMA_REG_COUNTS, SHAPES
 
 
 def ptx_a_k16(lane, i):
@@ -91,3 +94,11 @@ def test_fragment_errors():
         to_fragment(fmap, np.zeros((16, 8)))
     with pytest.raises(ValueError, match="from_fragment"):
         from_fragment(fmap, np.zeros((32, 2), np.uint32))
+
+
+def test_registers_per_operand_are_read_off_the_maps():
+    """PTX: m16n8k16 takes 4 A, 2 B registers (k8: 2, 1); C/D 4 for f32, 2 for packed f16 pairs."""
+    assert MMA_REGS == {("m16n8k16", "f32"): (4, 2, 4), ("m16n8k16", "f16"): (4, 2, 2),
+                        ("m16n8k8", "f32"): (2, 1, 4), ("m16n8k8", "f16"): (2, 1, 2)}
+    for (shape, cd), regs in MMA_REGS.items():
+        assert tuple(MMA_REG_COUNTS[SHAPES[shape], CD_TYPES[cd]]) == regs

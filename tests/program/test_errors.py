@@ -248,7 +248,7 @@ def test_bad_params_and_inputs():
         run_program(program, inputs={"y": np.zeros((4, 4), np.uint16)})
     with pytest.raises(ValueError, match=r"must have shape \(4, 4\)"):
         run_program(program, inputs={"x": np.zeros((4, 5), np.uint16)})
-    with pytest.raises(ValueError, match="raw 16-bit patterns"):
+    with pytest.raises(ValueError, match=r"give raw bits \(uint16\) or bfloat16 values, got float32"):
         run_program(program, inputs={"x": np.zeros((4, 4), np.float32)})
     with pytest.raises(ValueError, match="multiple of 32"):
         Program(nothing, threads=48).threads({})

@@ -29,7 +29,7 @@ from warpsim.cute.layout import (
     Layout, make_layout, make_shape, make_stride, make_coord, make_tile, is_layout, is_composed,
     size, cosize, coshape, rank, depth, shape, stride, get, take, select, flatten, group, append,
     prepend, slice_, dice, slice_and_offset, domain_offset, coalesce, filter, filter_zeros, transform_layout,
-    make_ordered_layout, make_layout_like,
+    make_ordered_layout, make_layout_like, make_identity_layout,
 )
 from warpsim.cute.table import layout_table, crd_table, eval_layout
 from warpsim.cute.algebra import (
@@ -47,7 +47,7 @@ from warpsim.cute.composed import (
 )
 from warpsim.cute.recast import upcast, downcast, recast_layout
 from warpsim.cute.basis import (
-    ScaledBasis, E, ArithmeticTuple, make_basis_like, make_identity_layout, as_arithmetic_tuple,
+    ScaledBasis, E, ArithmeticTuple, make_basis_like, as_arithmetic_tuple,
 )
 from warpsim.cute.numeric import DTYPES, dtype_bits
 from warpsim.cute.atoms import (

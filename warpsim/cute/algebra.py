@@ -24,6 +24,7 @@ from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
     Layout, coalesce, coalesce_x, cosize, filter, get, is_composed, make_layout, rank, shape,
 )
+from warpsim.cute.overloads import overload, overloaded
 from warpsim.cute.stride import compact_col_major
 from warpsim.cute.swizzle import Swizzle
 
@@ -33,13 +34,7 @@ __all__ = [
 ]
 
 
-def _composed():
-    # composed.py builds on this module (slicing a swizzled layout composes layouts), so the
-    # dispatch to it for swizzles and composed layouts is imported when first needed.
-    from warpsim.cute import composed
-    return composed
-
-
+@overload("composition")
 def composition(lhs, rhs, *more):
     """CuTe ``composition(lhs, rhs)``: the layout ``R`` with ``R(c) == lhs(rhs(c))``.
 
@@ -56,9 +51,9 @@ def composition(lhs, rhs, *more):
     if more:
         if len(more) != 1:
             raise TypeError("composition: takes (lhs, rhs) or (layout_a, offset, layout_b)")
-        return _composed().compose_with_offset(lhs, rhs, more[0])
+        return overloaded("compose_with_offset")(lhs, rhs, more[0])
     if isinstance(lhs, Swizzle) or is_composed(lhs) or isinstance(rhs, Swizzle) or is_composed(rhs):
-        return _composed().compose(lhs, rhs)
+        return overloaded("composition[composed]")(lhs, rhs)
     if not isinstance(lhs, Layout):
         raise TypeError(f"composition: left operand must be a layout or swizzle, got {lhs!r}")
     where = f"{lhs} o {_tiler_str(rhs)}"
@@ -203,7 +198,7 @@ def right_inverse(layout):
     if layout is _:
         return _
     if is_composed(layout):
-        return _composed().composed_right_inverse(layout)
+        return overloaded("right_inverse[composed]")(layout)
     if not isinstance(layout, Layout):
         raise TypeError(f"right_inverse: expected a layout, got {layout!r}")
     cl = coalesce(layout)
@@ -231,7 +226,7 @@ def left_inverse(layout):
     if layout is _:
         return _
     if is_composed(layout):
-        return _composed().composed_left_inverse(layout)
+        return overloaded("left_inverse[composed]")(layout)
     if not isinstance(layout, Layout):
         raise TypeError(f"left_inverse: expected a layout, got {layout!r}")
     cl = coalesce(layout)
@@ -264,7 +259,7 @@ def max_common_layout(a, b):
     '_4:_1'
     """
     if is_composed(a) or is_composed(b):
-        return _composed().composed_max_common_layout(a, b)
+        return overloaded("max_common_layout[composed]")(a, b)
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     s0, d0 = _mode0(common)
@@ -280,7 +275,7 @@ def max_common_vector(a, b):
     4
     """
     if is_composed(a) or is_composed(b):
-        return _composed().composed_max_common_vector(a, b)
+        return overloaded("max_common_vector[composed]")(a, b)
     common = coalesce(composition(a, right_inverse(b)))
     s0, d0 = _mode0(common)
     if is_static(s0) and is_constant(1, d0):

@@ -2,8 +2,8 @@
 
 Ports of ``include/cute/numeric/arithmetic_tuple.hpp``. ``E<0>`` is the unit vector of mode 0 of a
 coordinate; a layout whose strides are scaled bases maps an index to a coordinate instead of an
-offset (``make_identity_layout``), which is how CuTe learns which (row, column) an element of a
-partition holds: ``thr_mma.partition_B(make_identity_tensor(shape))``.
+offset (:func:`~warpsim.cute.layout.make_identity_layout`), which is how CuTe learns which (row,
+column) an element of a partition holds: ``thr_mma.partition_B(make_identity_tensor(shape))``.
 
 * :class:`ScaledBasis` ``value @ modes`` (CuTe ``ScaledBasis<T, Ns...>``): scales like an integer,
   and ``E<0> + E<1>`` is the :class:`ArithmeticTuple` ``(_1,_1)``. ``E<1,0>`` (mode 0 of mode 1)
@@ -21,10 +21,10 @@ Examples::
     '(_5,_7)'
 """
 
-from warpsim.cute.integers import DInt, cute_str, is_int, is_static, is_tuple  # DInt: examples
+from warpsim.cute.integers import cute_str, is_int, is_static, is_tuple
 
 __all__ = [
-    "ScaledBasis", "E", "ArithmeticTuple", "make_basis_like", "make_identity_layout",
+    "ScaledBasis", "E", "ArithmeticTuple", "make_basis_like",
     "as_arithmetic_tuple", "is_scaled_basis", "basis_get", "basis_value", "coord_values",
 ]
 
@@ -223,12 +223,6 @@ def make_basis_like(shape, _prefix=()):
     if is_tuple(shape):
         return tuple(make_basis_like(s, _prefix + (i,)) for i, s in enumerate(shape))
     return ScaledBasis(1, _prefix)
-
-
-def make_identity_layout(shape):
-    """CuTe ``make_identity_layout``: ``make_layout(shape, make_basis_like(shape))``; coordinate -> itself."""
-    from warpsim.cute.layout import Layout   # layout builds on this module
-    return Layout(shape, make_basis_like(shape))
 
 
 def coord_values(x):

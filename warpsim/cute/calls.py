@@ -34,10 +34,9 @@ from warpsim.cute.stride import compact_col_major
 from warpsim.cute.table import layout_table
 from warpsim.cute.tiling import zipped_divide
 from warpsim.cute.numeric import dtype_bits
-from warpsim.cute.tensor import element_table, is_tensor, make_fragment_like, make_tensor  # make_*: examples
+from warpsim.cute.tensor import element_table, is_tensor
 from warpsim.cute.tiled_copy import TiledCopy
-from warpsim.cute.tiled_mma import TiledMMA, make_tiled_mma, partition_fragment_C  # examples
-from warpsim.cute.atoms import SM80_16x8x16_F32F16F16F32_TN  # examples
+from warpsim.cute.tiled_mma import TiledMMA
 
 __all__ = ["CopyCalls", "MmaCalls", "copy_calls", "gemm_calls", "nullspace", "whole_registers"]
 

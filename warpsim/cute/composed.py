@@ -23,13 +23,14 @@ from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
     Layout, check_coord, dice, get, is_composed, make_layout, size, slice_, slice_and_offset,
 )
-from warpsim.cute.table import eval_layout, layout_table  # layout_table: examples
+from warpsim.cute.table import eval_layout
 from warpsim.cute.algebra import (
     composition, max_common_layout, max_common_vector, right_inverse, left_inverse,
 )
 from warpsim.cute.stride import idx2crd
 from warpsim.cute.swizzle import MixedBits, Swizzle, make_swizzle, to_mixed_bits
-from warpsim.cute.tiling import logical_product, tile_to_shape, tiled_divide  # tile_to_shape: examples
+from warpsim.cute.overloads import overload
+from warpsim.cute.tiling import logical_product, max_alignment, tiled_divide
 
 __all__ = [
     "ComposedLayout", "make_composed_layout", "compose_with_offset", "make_swizzle_layout", "get_swizzle_portion",
@@ -157,6 +158,7 @@ def make_composed_layout(layout_a, offset, layout_b):
     return ComposedLayout(layout_a, offset, layout_b)
 
 
+@overload("compose_with_offset")
 def compose_with_offset(a, offset, b):
     """CuTe's three-argument ``composition(A, offset, B)``.
 
@@ -171,11 +173,13 @@ def compose_with_offset(a, offset, b):
     return ComposedLayout(a, offset, b)
 
 
+@overload("make_layout[swizzle]")
 def make_swizzle_layout(sw):
     """CuTe ``make_layout(Swizzle<B,M,S>)``: ``composition(sw, Layout<Int<M+B+|S|>, _1>)``."""
     return compose_with_offset(sw, 0, Layout(sw.num_base + sw.num_bits + abs(sw.num_shft), 1))
 
 
+@overload("composition[composed]")
 def compose(lhs, rhs):
     """``composition`` when a swizzle or a composed layout is involved (see algebra.composition)."""
     if isinstance(lhs, Swizzle):
@@ -257,6 +261,7 @@ def _swizzle_slice_and_offset(coord, layout):
     return composition(sw_layout, sliced), sw(offset_only_zy) + offset_anti_zy
 
 
+@overload("right_inverse[composed]")
 def composed_right_inverse(layout):
     """CuTe ``right_inverse`` of ``Swizzle o _0 o B``: ``right_inverse(B) o Swizzle``."""
     if isinstance(layout.layout_a, Swizzle) and is_constant(0, layout.offset):
@@ -264,6 +269,7 @@ def composed_right_inverse(layout):
     raise ValueError(f"right_inverse: needs a swizzle with a static zero offset: {layout}")
 
 
+@overload("left_inverse[composed]")
 def composed_left_inverse(layout):
     """CuTe ``left_inverse`` of ``Swizzle o _0 o B``: ``left_inverse(B) o Swizzle``."""
     if isinstance(layout.layout_a, Swizzle) and is_constant(0, layout.offset):
@@ -277,6 +283,7 @@ def _swizzled(x, op):
     return is_composed(x)
 
 
+@overload("max_common_layout[composed]")
 def composed_max_common_layout(a, b):
     """CuTe ``max_common_layout`` with a swizzled operand: truncated to the swizzle's 2^M base."""
     if _swizzled(a, "max_common_layout") and _swizzled(b, "max_common_layout"):
@@ -290,6 +297,7 @@ def composed_max_common_layout(a, b):
     return common
 
 
+@overload("max_common_vector[composed]")
 def composed_max_common_vector(a, b):
     """CuTe ``max_common_vector`` with swizzled operands (capped at the swizzles' 2^M bases)."""
     sa, sb = _swizzled(a, "max_common_vector"), _swizzled(b, "max_common_vector")
@@ -303,6 +311,7 @@ def composed_max_common_vector(a, b):
     return cute_min(max_common_vector(a.layout_b, b), 1 << a.layout_a.num_base)
 
 
+@overload("logical_product[composed]")
 def swizzle_logical_product(layout, tiler):
     """CuTe ``logical_product(Layout, Swizzle o _0 o T)``: the product with a transferred swizzle."""
     sw = tiler.layout_a
@@ -343,6 +352,7 @@ def get_nonswizzle_portion(layout):
     raise TypeError(f"get_nonswizzle_portion: expected a layout, got {layout!r}")
 
 
+@overload("max_alignment[composed]")
 def composed_max_alignment(x):
     """CuTe ``max_alignment`` of a swizzle, a MixedBits or static offset, or a composed layout."""
     if isinstance(x, Swizzle):
@@ -355,7 +365,6 @@ def composed_max_alignment(x):
     if is_composed(x):
         if not isinstance(x.layout_a, Swizzle):
             return 1            # CuTe does not attempt general composed layouts
-        from warpsim.cute.tiling import max_alignment
         result = cute_gcd(composed_max_alignment(x.layout_a), composed_max_alignment(x.offset))
         return cute_gcd(result, max_alignment(x.layout_b))
     raise TypeError(f"max_alignment: expected a layout, swizzle or static offset, got {x!r}")

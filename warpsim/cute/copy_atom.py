@@ -19,7 +19,6 @@ from warpsim.cute.layout import size
 from warpsim.cute.numeric import check_dtype, dtype_bits
 from warpsim.cute.recast import recast_layout
 from warpsim.cute.atoms.base import CopyOperation
-from warpsim.cute.atoms.copy_sm75 import SM75_U16x8_LDSM_T, SM75_U32x4_LDSM_N  # examples
 
 __all__ = ["Copy_Atom"]
 

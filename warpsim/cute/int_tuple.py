@@ -19,8 +19,8 @@ from functools import reduce
 
 from warpsim.cute.basis import ScaledBasis
 
-from warpsim.cute.integers import (  # DInt: examples
-    DInt, _, brief, ceil_div_int, cute_min, cute_str, is_constant, is_int, is_static, is_tuple,
+from warpsim.cute.integers import (
+    _, brief, ceil_div_int, cute_min, cute_str, is_constant, is_int, is_static, is_tuple,
 )
 
 __all__ = [

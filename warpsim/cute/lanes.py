@@ -19,7 +19,7 @@ import numpy as np
 from warpsim.cute.basis import ArithmeticTuple, ScaledBasis
 from warpsim.cute.integers import _, brief, cute_str, is_int, is_tuple
 from warpsim.cute import int_tuple as it
-from warpsim.cute.layout import Layout, make_layout  # make_layout: examples
+from warpsim.cute.layout import Layout
 
 __all__ = ["is_lanes", "as_lanes", "warp_lanes", "has_lanes", "lane_flat_coord", "eval_crd", "WARP_SIZE"]
 

@@ -19,11 +19,12 @@ Examples::
     (3, 19, '(_4,_3):(_2,_8)', 24, 24)
 """
 
-from warpsim.cute.integers import (  # DInt, _ and make_dynamic appear in the examples
-    DInt, _, brief, cute_abs, cute_str, is_constant, is_static, is_tuple, make_dynamic,
+from warpsim.cute.integers import (
+    _, brief, cute_abs, cute_str, is_constant, is_static, is_tuple,
 )
 from warpsim.cute import int_tuple as it
-from warpsim.cute.basis import ScaledBasis
+from warpsim.cute.basis import ScaledBasis, make_basis_like
+from warpsim.cute.overloads import overloaded
 from warpsim.cute.stride import (
     LayoutLeft, LayoutRight, compact_col_major, compact_major, compact_order, crd2crd, crd2idx,
     idx2crd,
@@ -34,7 +35,7 @@ __all__ = [
     "is_layout", "is_composed", "size", "cosize", "coshape", "rank", "depth", "shape", "stride",
     "get", "take", "select", "flatten", "group", "append", "prepend", "slice_", "dice",
     "slice_and_offset", "domain_offset", "coalesce", "filter", "filter_zeros", "transform_layout",
-    "make_ordered_layout", "make_layout_like", "check_coord",
+    "make_ordered_layout", "make_layout_like", "make_identity_layout", "check_coord",
 ]
 
 
@@ -112,8 +113,7 @@ class Layout:
 
     def compose(self, *others):
         """CuTe ``layout.compose(b)`` / ``compose(b0, b1, ...)`` (the latter as a by-mode tiler)."""
-        from warpsim.cute.algebra import composition   # algebra builds on this module
-        return composition(self, others[0] if len(others) == 1 else tuple(others))
+        return overloaded("composition")(self, others[0] if len(others) == 1 else tuple(others))
 
     def with_shape(self, *shapes):
         """CuTe ``layout.with_shape(s)``: ``composition(layout, make_layout(s))``.
@@ -121,13 +121,11 @@ class Layout:
         >>> str(Layout((8, 4), (4, 1)).with_shape(4, 8))
         '(_4,(_2,_4)):(_4,(_16,_1))'
         """
-        from warpsim.cute.algebra import composition   # algebra builds on this module
-        return composition(self, Layout(shapes[0] if len(shapes) == 1 else tuple(shapes)))
+        return overloaded("composition")(self, Layout(shapes[0] if len(shapes) == 1 else tuple(shapes)))
 
     def tile(self, *tilers):
         """CuTe ``layout.tile(t)``: ``tiled_divide(layout, t)`` (several tilers: a by-mode tiler)."""
-        from warpsim.cute.tiling import tiled_divide   # tiling builds on this module
-        return tiled_divide(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
+        return overloaded("tiled_divide")(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
 
     def get_hier_coord(self, idx):
         """CuTe ``get_hier_coord``: the coordinate of index ``idx`` (compact layouts only)."""
@@ -214,10 +212,9 @@ def make_layout(*args):
         return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
     first = args[0]
     if hasattr(first, "swizzle_code"):
-        from warpsim.cute.composed import make_swizzle_layout   # composed builds on this module
         if len(args) != 1:
             raise TypeError("make_layout: a swizzle takes no other argument")
-        return make_swizzle_layout(first)
+        return overloaded("make_layout[swizzle]")(first)
     if len(args) == 1:
         return Layout(first)
     if len(args) == 2:
@@ -549,3 +546,8 @@ def make_layout_like(layout):
     layout = _b(layout)
     _need_layout("make_layout_like", layout)
     return Layout(layout.shape, compact_order(it.filter_zeros(layout.stride, layout.shape), layout.stride))
+
+
+def make_identity_layout(shape):
+    """CuTe ``make_identity_layout``: ``make_layout(shape, make_basis_like(shape))``; coordinate -> itself."""
+    return Layout(shape, make_basis_like(shape))

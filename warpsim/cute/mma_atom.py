@@ -18,7 +18,6 @@ from functools import lru_cache
 from warpsim.cute.integers import cute_str
 from warpsim.cute.layout import size
 from warpsim.cute.atoms.base import MMAOperation
-from warpsim.cute.atoms.mma_sm80 import SM80_16x8x16_F32F16F16F32_TN  # examples
 
 __all__ = ["MMA_Atom"]
 

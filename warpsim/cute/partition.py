@@ -33,14 +33,13 @@ Examples::
 
 import numpy as np
 
-from warpsim.cute.integers import DInt, _, cute_str, is_int, is_tuple  # DInt: examples
+from warpsim.cute.integers import _, cute_str, is_int, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import has_lanes, is_lanes, lane_flat_coord
-from warpsim.cute.layout import Layout, dice, is_layout, make_layout, rank, shape, size
+from warpsim.cute.layout import Layout, dice, is_layout, rank, shape, size
 from warpsim.cute.tiling import zipped_divide
-from warpsim.cute.tensor import is_tensor, make_tensor  # make_tensor: examples
+from warpsim.cute.tensor import is_tensor
 from warpsim.cute.tiled_mma import thread_index
-from warpsim.cute.pointer import make_gmem_ptr, make_smem_ptr  # examples
 
 __all__ = ["X", "inner_partition", "outer_partition", "local_tile", "local_partition"]
 

@@ -17,8 +17,8 @@ Examples::
     (1, 4, 8, 2)
 """
 
-from warpsim.cute.integers import (  # DInt, make_dynamic: examples
-    DInt, _, cute_str, div, is_constant, is_int, is_static, is_tuple, make_dynamic, mod,
+from warpsim.cute.integers import (
+    _, cute_str, div, is_constant, is_int, is_static, is_tuple, mod,
 )
 from warpsim.cute.int_tuple import flatten_to_tuple, product, product_like, unflatten
 

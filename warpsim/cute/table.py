@@ -16,7 +16,7 @@ import numpy as np
 
 from warpsim.cute import int_tuple as it
 from warpsim.cute.integers import cute_str, is_tuple
-from warpsim.cute.layout import Layout, is_composed, is_layout, make_layout, shape, size  # make_layout: examples
+from warpsim.cute.layout import Layout, is_composed, is_layout, shape, size
 
 __all__ = ["layout_table", "crd_table", "eval_layout"]
 

@@ -38,25 +38,22 @@ from functools import lru_cache
 
 import numpy as np
 
-from warpsim.cute.basis import (
-    ArithmeticTuple, ScaledBasis, as_arithmetic_tuple, coord_values, make_identity_layout,
-)
+from warpsim.cute.basis import ArithmeticTuple, ScaledBasis, as_arithmetic_tuple, coord_values
 from warpsim.cute.composed import ComposedLayout
 from warpsim.cute.integers import _, brief, cute_str, is_static, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import eval_crd, has_lanes
 from warpsim.cute.layout import (
-    Layout, check_coord, cosize, is_composed, is_layout, make_layout, rank, shape, size, slice_,
-    slice_and_offset,
+    check_coord, cosize, is_composed, is_layout, make_identity_layout, make_layout, rank, shape, size,
+    slice_, slice_and_offset,
 )
 from warpsim.cute.numeric import check_dtype, dtype_bits
-from warpsim.cute.pointer import (  # make_*_ptr: examples
-    CoordEngine, Pointer, RegisterStorage, make_gmem_ptr, make_smem_ptr,
+from warpsim.cute.pointer import (
+    CoordEngine, Pointer, RegisterStorage,
 )
 from warpsim.cute.table import eval_layout, layout_table
-from warpsim.cute.tiling import make_fragment_like as _fragment_layout, tile_to_shape  # tile_to_shape: examples
-from warpsim.cute.algebra import composition  # examples
-from warpsim.cute.swizzle import Swizzle  # examples
+from warpsim.cute.tiling import make_fragment_like as _fragment_layout
+from warpsim.cute.swizzle import Swizzle
 
 __all__ = ["Tensor", "make_tensor", "make_fragment_like", "make_identity_tensor", "is_tensor", "element_table",
            "memory_elements"]

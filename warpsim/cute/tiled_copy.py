@@ -27,11 +27,11 @@ from warpsim.cute.layout import Layout, coalesce, make_layout, rank, shape, size
 from warpsim.cute.algebra import right_inverse
 from warpsim.cute.tiling import logical_product, raked_product, zipped_divide
 from warpsim.cute.recast import upcast
+from warpsim.cute.table import layout_table
 from warpsim.cute.numeric import dtype_bits
 from warpsim.cute.copy_atom import Copy_Atom
 from warpsim.cute.tensor import is_tensor
-from warpsim.cute.tiled_mma import TiledMMA, make_tiled_mma, thread_index  # make_tiled_mma: examples
-from warpsim.cute.atoms import SM75_U32x4_LDSM_N, SM80_16x8x16_F32F16F16F32_TN, UniversalCopy  # examples
+from warpsim.cute.tiled_mma import TiledMMA, thread_index
 
 __all__ = [
     "TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
@@ -271,7 +271,6 @@ class ThrCopy:
 @lru_cache(maxsize=1024)
 def _check_cover(op, tiled, frag_layout, view_layout):
     """A copy view of a register fragment must cover each of its slots exactly once."""
-    from warpsim.cute.table import layout_table   # only needed for this check
     frag = np.sort(layout_table(frag_layout))
     view = np.sort(layout_table(view_layout))
     if frag.shape != view.shape or not np.array_equal(frag, view):

@@ -35,7 +35,6 @@ from warpsim.cute.algebra import composition, complement, right_inverse
 from warpsim.cute.tiling import logical_divide, tiled_product, zipped_divide
 from warpsim.cute.mma_atom import MMA_Atom
 from warpsim.cute.atoms.base import MMAOperation
-from warpsim.cute.atoms.mma_sm80 import SM80_16x8x16_F32F16F16F32_TN  # examples
 from warpsim.cute.tensor import Tensor, is_tensor, make_tensor
 from warpsim.cute.tiling import make_fragment_like as fragment_layout
 

@@ -16,13 +16,14 @@ Examples::
     '((_2,_2),(_2,_3)):((_1,_4),(_2,_8))'
 """
 
-from warpsim.cute.integers import DInt, _, cute_gcd, cute_str, is_int, is_static, is_tuple  # DInt: examples
+from warpsim.cute.integers import _, cute_gcd, cute_str, is_int, is_static, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import (
     Layout, _lift, append, coalesce, cosize, get, is_composed, make_layout, make_ordered_layout,
     rank, shape, size, slice_, transform_layout,
 )
 from warpsim.cute.algebra import complement, composition, right_inverse
+from warpsim.cute.overloads import overload, overloaded
 from warpsim.cute.stride import LayoutLeft, compact_col_major
 
 __all__ = [
@@ -67,6 +68,7 @@ def zipped_divide(layout, tiler):
     return tile_unzip(logical_divide(layout, tiler), tiler)
 
 
+@overload("tiled_divide")
 @_lift
 def tiled_divide(layout, tiler):
     """CuTe ``tiled_divide``: ``((BLK_A,BLK_B,...),a,b,...,x,y)``."""
@@ -85,8 +87,7 @@ def flat_divide(layout, tiler):
 def logical_product(block, tiler):
     """CuTe ``logical_product``: ``(block, complement(block, size(block)*cosize(tiler)) o tiler)``."""
     if is_composed(tiler):
-        from warpsim.cute.composed import swizzle_logical_product   # composed builds on this module
-        return swizzle_logical_product(block, tiler)
+        return overloaded("logical_product[composed]")(block, tiler)
     if isinstance(tiler, Layout):
         return make_layout(block, composition(complement(block, size(block) * cosize(tiler)), tiler))
     if is_tuple(tiler):
@@ -198,8 +199,7 @@ def max_alignment(x):
     (32, 4, 8)
     """
     if not isinstance(x, Layout):
-        from warpsim.cute.composed import composed_max_alignment   # composed builds on this module
-        return composed_max_alignment(x)
+        return overloaded("max_alignment[composed]")(x)
     flat = coalesce(x)
     shapes = tuple(s if is_static(s) else 1 for s in it.wrap(flat.shape))
     strides = tuple(d if is_static(d) else 0 for d in it.wrap(flat.stride))

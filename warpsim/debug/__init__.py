@@ -5,12 +5,11 @@
 - the views of :mod:`warpsim.debug.views` (registers, fragments, who/from, shared tiles, banks),
   the data flow behind who/from (:mod:`warpsim.debug.dataflow`), register tensors' MMA and copy
   views (:mod:`warpsim.debug.tensors`), the command line (:mod:`warpsim.debug.repl`, ``warpsim debug``);
-- the shared-memory bank-conflict model (:mod:`warpsim.debug.banks`: per access, per instruction
-  stream) and the shared accesses a CuTe tiled copy makes, warp by warp
-  (:mod:`warpsim.debug.copy_banks`).
+- bank reports of an instruction stream (:mod:`warpsim.debug.banks`, over the ISA's bank model
+  :mod:`warpsim.isa.banks`, whose names it re-exports) and the shared accesses a CuTe tiled copy
+  makes, warp by warp (:mod:`warpsim.debug.copy_banks`).
 
-The session and the views load the program machinery (Numba) on first use, so importing the bank
-model stays light.
+The session and the views load the program machinery on first use.
 """
 
 from warpsim.debug.banks import (

@@ -27,7 +27,7 @@ from warpsim import cute
 from warpsim.cute.atoms.copy_sm75 import LDSM
 from warpsim.cute.atoms.copy_universal import UniversalCopy
 from warpsim.cute.calls import CopyCalls, copy_calls
-from warpsim.debug.banks import WARP_LANES, BankTotals, bank_report
+from warpsim.isa.banks import WARP_LANES, BankTotals, bank_report
 
 __all__ = ["CopyAccess", "calls_accesses", "fragment_accesses", "BankTotals"]
 
@@ -49,7 +49,7 @@ class CopyAccess:
     trans: bool = False
 
     def report(self):
-        """The :class:`~warpsim.debug.banks.BankReport` of this access."""
+        """The :class:`~warpsim.isa.banks.BankReport` of this access."""
         if self.kind == "ldmatrix":
             return bank_report("ldmatrix", self.addrs, num=self.num, trans=self.trans)
         return bank_report(self.kind, self.addrs, bits=self.bits)

@@ -119,6 +119,11 @@ class _UserError(ValueError):
     pass
 
 
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def _int(token, what):
     try:
         return int(token, 0)
@@ -126,13 +131,18 @@ def _int(token, what):
         raise _UserError(f"{what}: expected an integer, got {token!r}") from None
 
 
-def _int_list(token, what):
+def _int_list(token, what, top):
+    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``, each in ``[0, top)`` (checked before a range is expanded)."""
     out = []
     for part in token.split(","):
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
         if not m:
             raise _UserError(f"{what}: expected numbers like 5 or 0-3,8, got {token!r}")
-        out += list(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        for value in (lo, hi):
+            if value >= top:
+                raise _UserError(f"{what} {value}: {what}s are 0-{top - 1}")
+        out += list(range(lo, hi + 1))
     return out
 
 
@@ -189,7 +199,9 @@ class Repl:
         try:
             handler(tokens[1:])
         except (WarpsimError, ValueError, TypeError, KeyError, OSError, ImportError) as e:
-            return self._error(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+            return self._error(_first_line(e))
+        except Exception as e:                  # a slip of ours: still one line, and the session goes on
+            return self._error(f"{tokens[0]}: {type(e).__name__}: {_first_line(e)}")
         return True
 
     def _error(self, message):
@@ -348,7 +360,7 @@ class Repl:
             else:
                 raise _UserError(f"regs: unexpected {tok!r}; usage: {COMMANDS['regs'][0]}")
         lanes = opts.get("lane", opts.get("lanes"))
-        view = views.register_view(self.session, warp, fmt, regs, _int_list(lanes, "lane") if lanes else None)
+        view = views.register_view(self.session, warp, fmt, regs, _int_list(lanes, "lane", 32) if lanes else None)
         if "save" in opts:
             view.save(opts["save"])
             self.write(f"wrote {opts['save']}")
@@ -370,7 +382,7 @@ class Repl:
         warp = _int(opts["warp"], "warp") if "warp" in opts else None
         lanes = opts.get("lane", opts.get("lanes"))
         view = views.frag_view(self.session, name, kind, warp)
-        self.write(view.text(_int_list(lanes, "lane") if lanes else None, fmt))
+        self.write(view.text(_int_list(lanes, "lane", 32) if lanes else None, fmt))
 
     def _cmd_who(self, args):
         opts, rest = _options(args, ("in",))

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim.errors import SimulatorFault
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.program.execute import arch_table, execute, no_snapshots, run
 from warpsim.program.instr import Op
 from warpsim.program.program import Program, load_program
@@ -148,8 +149,8 @@ class Session:
     Raises what ``run_program`` raises for a bad program, params or inputs.
     """
 
-    def __init__(self, program, params=None, inputs=None, *, seed=0, arch="sm90", mode="vector",
-                 strict=False, interval=64, max_checkpoints=32):
+    def __init__(self, program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH, mode="vector",
+                 strict=False, interval=64, max_checkpoints=32, max_smem_bytes=None):
         from warpsim.program.run import prepare     # the tracing machinery loads on first use
         if not isinstance(program, Program):
             program = load_program(program)
@@ -160,7 +161,8 @@ class Session:
         self.arch = arch
         self._arch = arch_table(arch)
         self.trace, self.machine, self.inputs, self.trace_seconds = prepare(program, params, inputs, seed=seed,
-                                                                            mode=mode, strict=strict)
+                                                                            mode=mode, strict=strict, arch=arch,
+                                                                            max_smem_bytes=max_smem_bytes)
         self.stream = self.trace.stream
         self.encoded = self.trace.encoded
         self.position = 0
@@ -314,6 +316,7 @@ class Session:
         for name, v in (("address", address), ("nbytes", nbytes)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"watch: shared-memory {name} must be an int, got {v!r}")
+        address, nbytes = int(address), int(nbytes)      # Python ints: no overflow in the check
         if nbytes < 1 or address < 0 or address + nbytes > size:
             raise ValueError(f"watch: shared bytes [{address:#x}, {address + nbytes:#x}) are outside shared "
                              f"memory [0, {size:#x})")

@@ -1,8 +1,8 @@
 """A traced program's tensors as the debugger sees them: register tensors with their views, memory tensors by address.
 
 Register tensors (``Trace.tensors``): a per-thread fragment ``name`` of ``slots`` elements lives in
-fixed registers of every thread (16-bit slot ``s``: half ``s % 2`` of register ``base + s // 2``; 32-bit
-slot ``s``: register ``base + s``; ``base`` per warp). It has two views, as in CuTe:
+fixed registers of every thread, slot by slot as :mod:`warpsim.program.registers` says (``base`` per
+warp). It has two views, as in CuTe:
 
 - the **MMA view**: the tensor as the program bound it (``partition_fragment_A/B/C``): element
   ``i`` at coordinate ``idx2crd(i, shape)`` is slot ``tensor.address(i)``;
@@ -41,7 +41,9 @@ import numpy as np
 from warpsim.cute import idx2crd, size
 from warpsim.cute.atoms.copy_sm75 import LDSM
 from warpsim.cute.tiled_copy import ThrCopy
+from warpsim.cute.numeric import dtype_bits
 from warpsim.program.instr import Op
+from warpsim.program.registers import slot_registers
 
 __all__ = ["TraceTensors", "RegisterTensor", "coord_text", "VIEWS"]
 
@@ -69,7 +71,7 @@ def _signature(instr):
 
 @dataclass(eq=False)
 class RegisterTensor:
-    """One register tensor of a trace: ``info`` (:class:`~warpsim.program.trace.TensorInfo`), its MMA view
+    """One register tensor of a trace: ``info`` (:class:`~warpsim.program.registers.TensorInfo`), its MMA view
     ``tensor`` and, when found, its copy view ``copy_tensor`` through the program's ``copy_name``."""
 
     name: str
@@ -89,25 +91,19 @@ class RegisterTensor:
     @property
     def register_count(self):
         """Registers per thread the tensor occupies."""
-        return (self.info.slots + 1) // 2 if self.bits == 16 else self.info.slots
+        return self.info.register_count
 
     def registers(self, warp):
         """``int64[slots]``: the register of each slot in ``warp``."""
-        s = np.arange(self.info.slots)
-        return self.info.bases[warp] + (s // 2 if self.bits == 16 else s)
+        return self.info.registers(warp)
 
     def halves(self):
         """``int64[slots]``: the half of each slot (0: bits 0..15, 1: bits 16..31; -1 for 32-bit elements)."""
-        s = np.arange(self.info.slots)
-        return s % 2 if self.bits == 16 else np.full(self.info.slots, -1)
+        return self.info.halves()
 
     def slot(self, warp, reg, half=0):
         """The slot held by ``half`` of register ``reg`` in ``warp``, or None."""
-        k = reg - self.info.bases[warp]
-        if not 0 <= k < self.register_count:
-            return None
-        s = 2 * k + (half if half in (0, 1) else 0) if self.bits == 16 else k
-        return s if s < self.info.slots else None
+        return self.info.slot(warp, reg, half)
 
     def view(self, kind):
         """The CuTe register tensor of view ``kind`` (``"mma"`` or ``"copy"``)."""
@@ -197,17 +193,18 @@ class TraceTensors:
                     continue
                 if slots.ndim != 1 or slots.size % per_call:
                     continue
-                if all(self._call_matches(signatures, ldmatrix, slots[c:c + per_call], base, rt.bits)
+                if all(self._call_matches(signatures, ldmatrix, slots[c:c + per_call], base, rt.dtype)
                        for c in range(0, slots.size, per_call)):
                     return name, view
         return "", None
 
     @staticmethod
-    def _call_matches(signatures, ldmatrix, slots, base, bits):
+    def _call_matches(signatures, ldmatrix, slots, base, dtype):
         """Atom call values ``slots`` (CuTe's value order) are, half by half, the registers of an instruction."""
-        if bits == 16:
-            return (ldmatrix, tuple(int(base + s // 2) for s in slots), tuple(int(s % 2) for s in slots)) in signatures
-        regs = tuple(int(base + s) for s in slots)
+        regs, halves = slot_registers(dtype, slots)
+        regs = tuple((base + regs).tolist())
+        if dtype_bits(dtype) == 16:
+            return (ldmatrix, regs, tuple(halves.tolist())) in signatures
         return (ldmatrix, tuple(r for r in regs for _h in (0, 1)), tuple(h for _r in regs for h in (0, 1))) in signatures
 
     # -- memory tensors --------------------------------------------------------------------------

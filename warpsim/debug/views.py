@@ -40,11 +40,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.debug.banks import bank_of, instr_bank_report, stream_bank_report
+from warpsim.debug.banks import instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.colors import bank_color
 from warpsim.draw.html import html_table, smem_tile
 from warpsim.draw.registers import REGISTER_FORMATS, TEXT_WIDTH, format_bits, register_grid
+from warpsim.isa.banks import bank_of
+from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Op
 
 __all__ = ["RegisterView", "register_view", "parse_registers", "FragView", "frag_view", "WhoView", "who_view",
@@ -95,10 +97,16 @@ def parse_registers(session, spec, warp=0):
                 raise ValueError(f"registers: expected r4, r4-r7, a list of them, all, or a tensor name "
                                  f"({', '.join(session.trace.tensors)}), got {spec!r}")
             a, b = int(m.group(1)), int(m.group(2) or m.group(1))
+            if a > b:
+                raise ValueError(f"registers: {part.strip()!r} is an empty range (write the lower register first)")
+            if b >= top:                                    # before the range is expanded
+                raise ValueError(f"registers: r{b} is outside r0-r{top - 1}")
             regs += list(range(a, b + 1))
     bad = [r for r in regs if not 0 <= r < top]
-    if bad or not regs:
-        raise ValueError(f"registers: r{bad[0] if bad else '?'} is outside r0-r{top - 1}")
+    if bad:
+        raise ValueError(f"registers: r{bad[0]} is outside r0-r{top - 1}")
+    if not regs:
+        raise ValueError(f"registers: {spec!r} names no register")
     return regs
 
 
@@ -309,10 +317,10 @@ def _step_text(session, step):
     head = _instr_text(session, step.instr)
     if instr.op == Op.MMA:
         pos = session.dataflow.mma_position(instr, step.lane, step.reg)
-        na = {"m16n8k16": 4, "m16n8k8": 2}[instr.shape]
-        a, b = instr.src[:na], instr.src[na:na + na // 2]
+        na, nb, _nc = MMA_REGS[(instr.shape, instr.cd)]
+        a, b = instr.src[:na], instr.src[na:na + nb]
         return [f"{head}", f"      D({pos[0]}, {pos[1]}) of its 16x8 tile = A x B + C; A {register_ranges(a)}, "
-                           f"B {register_ranges(b)}, C {register_ranges(instr.src[na + na // 2:])}"]
+                           f"B {register_ranges(b)}, C {register_ranges(instr.src[na + nb:])}"]
     if instr.op == Op.MOV:
         return [f"{head}", f"      set to {instr.imm:#x}"]
     if instr.op == Op.CVT:

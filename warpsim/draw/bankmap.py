@@ -1,18 +1,18 @@
 """A shared tensor's bank map: every element of the tile in its logical (row, col) place, coloured by bank.
 
 Element ``(r, c)`` of a shared-memory tensor sits at its byte address (after the swizzle, if the
-layout has one) and so in bank ``(address // 4) % 32`` (:mod:`warpsim.debug.banks`). Drawing the
+layout has one) and so in bank ``(address // 4) % 32`` (:mod:`warpsim.isa.banks`). Drawing the
 tile in its logical shape shows what a swizzle does: in the seed's ``Sw<3,3,3>`` K tile the 16-byte
 chunks of consecutive rows land in different banks, so a column of 8 rows (one ``ldmatrix`` phase)
 touches all 32 banks; without it every row starts in bank 0.
 
-``access`` marks the lanes of one access: a :class:`~warpsim.debug.banks.BankPhase` (e.g. one
-``ldmatrix`` phase) or a whole :class:`~warpsim.debug.banks.BankReport`. Each element a lane reads
+``access`` marks the lanes of one access: a :class:`~warpsim.isa.banks.BankPhase` (e.g. one
+``ldmatrix`` phase) or a whole :class:`~warpsim.isa.banks.BankReport`. Each element a lane reads
 or writes is outlined and labelled ``L{lane}``; elements in a bank the phase asks for several
 different words are outlined in purple (a conflict).
 
 >>> import warpsim.cute as cute
->>> from warpsim.debug.banks import bank_report
+>>> from warpsim.isa.banks import bank_report
 >>> t = cute.make_tensor(cute.make_smem_ptr(0, "f16"), cute.make_layout((8, 64), (64, 1)))
 >>> phase = bank_report("ldmatrix", np.arange(32) * 128, num=1).phases[0]
 >>> m = bank_map(t, phase)
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.debug.banks import BANK_BYTES, BankPhase, BankReport, bank_of
+from warpsim.isa.banks import BANK_BYTES, BankPhase, BankReport, bank_of
 from warpsim.draw.colors import BLACK, CONFLICT_STROKE, HIGHLIGHT_STROKE, bank_color
 from warpsim.draw.html import TileView, tensor_grid_shape
 from warpsim.draw.scene import Cell, Label, Scene
@@ -109,13 +109,13 @@ def _phases(access):
         return (access,)
     if isinstance(access, BankReport):
         return access.phases
-    raise TypeError(f"bank_map: access must be a BankPhase or a BankReport (warpsim.debug.banks), got {access!r}")
+    raise TypeError(f"bank_map: access must be a BankPhase or a BankReport (warpsim.isa.banks), got {access!r}")
 
 
 def bank_map(tensor, access=None, title=""):
     """The :class:`BankMap` of shared-memory ``tensor`` (drawn first mode down, the rest across).
 
-    ``access``: a :class:`~warpsim.debug.banks.BankPhase` or :class:`~warpsim.debug.banks.BankReport` whose
+    ``access``: a :class:`~warpsim.isa.banks.BankPhase` or :class:`~warpsim.isa.banks.BankReport` whose
     lanes to mark. Addresses of the access outside the tensor are ignored.
     """
     rows, cols = tensor_grid_shape(tensor, "bank_map")

@@ -114,7 +114,7 @@ def smem_tile(tensor, smem, fmt=None, highlight=(), title=""):
         raise TypeError(f"smem_tile: shared memory must be a 1-D uint8 array, got {smem.dtype} {smem.shape}")
     nbytes = tensor.engine.element_bytes
     addrs = tensor.address_table()
-    if addrs.size and (addrs.min() < 0 or addrs.max() + nbytes > smem.size):
+    if addrs.size and (addrs.min() < 0 or int(addrs.max()) + nbytes > smem.size):
         raise ValueError(f"smem_tile: {tensor} reaches bytes {int(addrs.min()):#x}..{int(addrs.max()) + nbytes:#x}, "
                          f"outside shared memory of {smem.size:#x} bytes")
     fmt = fmt or {"f16": "f16", "bf16": "bf16", "f32": "f32"}.get(tensor.dtype, "hex")

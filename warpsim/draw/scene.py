@@ -21,6 +21,7 @@ at ``3h/4``).
 from dataclasses import dataclass, field
 
 from warpsim.draw.colors import BLACK
+from warpsim.files import write_atomic
 
 __all__ = ["Cell", "Label", "Scene", "line_centers", "grid_xy", "save_scene"]
 
@@ -108,14 +109,15 @@ def grid_xy(row, col, cell, x0=0, y0=0):
 
 
 def save_scene(scene, path, scale=2):
-    """Write ``scene`` to ``path`` (``.svg`` or ``.png``); ``ValueError`` for another suffix."""
+    """Write ``scene`` to ``path`` (``.svg`` or ``.png``) whole or not at all (``write_atomic``);
+    ``ValueError`` for another suffix, ``WriteError`` naming the file when it cannot be written."""
     name = str(path)
     lower = name.lower()
     if lower.endswith(".svg"):
-        with open(name, "w", encoding="utf-8") as f:
-            f.write(scene.svg())
+        text = scene.svg().encode("utf-8")
+        write_atomic(name, lambda f: f.write(text))
     elif lower.endswith(".png"):
         from warpsim.draw.png import to_png
-        to_png(scene, name, scale=scale)
+        write_atomic(name, lambda f: to_png(scene, f, scale=scale))
     else:
         raise ValueError(f"save: cannot tell the picture format of {name!r}: use a .svg or .png file name")

@@ -24,8 +24,10 @@ Evidence: Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv 25
 ``A100TC.m``, ``H100TC.m`` and hardware vectors for A100, L40S, H100, H200, reproduced with zero
 mismatches by ``tests/isa/test_conformance.py``); Xie et al., "MMA-Sim", arXiv 2511.10909 (block
 split and fraction bits per architecture, special values); REFERENCE.md section 4 (sm_90 checked on
-an H200 over about 2e7 outputs). sm_80's second block, its EZ floor and its special values have no
-hardware vectors here: they rest on the two papers.
+an H200 over about 2e7 outputs; the evidence classes of ``warpsim.isa.inputs``, run on the H200
+by the acceptance set, count how often each neighbour value of sm_90's parameters disagrees with
+the GPU: docs/evidence.md). sm_80's second block, its EZ
+floor and its special values have no hardware vectors here: they rest on the two papers.
 
 Everything here computes on integers: the products, the alignment, the sum and the rounding.
 
@@ -43,9 +45,16 @@ half the kernel's speed (``tests/isa/test_codegen.py`` checks the AVX-512 code h
 (16, 25, -133, -21)
 >>> sorted(ARCHS) == ["sm80", "sm90"]
 True
+
+A model with one parameter changed (``ArchModel.variant``) runs through the same kernel: the
+discriminating input classes (``warpsim.isa.inputs.EVIDENCE_CLASSES``) and the hardware campaigns use
+the neighbours of each parameter (``neighbours``) to show which values the data rules out.
+
+>>> sorted(neighbours(SM90))
+['block=8', 'ez_f16=-20', 'ez_f16=-22', 'ez_f32=-132', 'ez_f32=-134', 'frac_bits=24']
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -54,7 +63,7 @@ from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_u32
 from warpsim.isa.scratch import stack_array
 
 __all__ = [
-    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch",
+    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch", "PARAMETERS", "neighbours",
     "AB_TYPES", "CD_TYPES", "AB_F16", "AB_BF16", "CD_F32", "CD_F16",
     "TILE", "TABLE_SIZE", "mma_core", "mma_tile", "new_workspace",
 ]
@@ -99,6 +108,17 @@ class ArchModel:
         if self.frac_bits < 23:
             raise ValueError(f"ArchModel {self.name}: frac_bits {self.frac_bits} below f32's 23")
 
+    def variant(self, **changes):
+        """This model with the given parameters changed, named after them (for evidence checks).
+
+        Raises ``ValueError`` (from the pre-conditions) for a variant the kernel cannot compute.
+
+        >>> SM90.variant(ez_f32=-132).name, SM90.variant(ez_f32=-132).ez_f32
+        ('sm90[ez_f32=-132]', -132)
+        """
+        label = ",".join(f"{k}={v}" for k, v in changes.items())
+        return replace(self, name=f"{self.name}[{label}]", evidence=f"a variant of {self.name}", **changes)
+
 
 SM80 = ArchModel(
     name="sm80", gpus="A100, L40S (sm_89 shares the model)", block=8, frac_bits=24,
@@ -114,7 +134,33 @@ SM90 = ArchModel(
               "REFERENCE.md section 4: an H200 run with no mismatch in about 2e7 outputs."),
 )
 ARCHS = {m.name: m for m in list(globals().values()) if isinstance(m, ArchModel)}
-DEFAULT_ARCH = "sm90"
+DEFAULT_ARCH = SM90.name     # the H200 of the seed configuration
+PARAMETERS = ("block", "frac_bits", "ez_f32", "ez_f16")   # the numbers that define a model
+
+
+def _neighbour_values(model, parameter):
+    value = getattr(model, parameter)
+    if parameter == "block":
+        return [24 - value]   # the other choice: 8 <-> 16
+    return [value - 1, value + 1]
+
+
+def neighbours(model, parameters=PARAMETERS):
+    """``{"parameter=value": ArchModel}``: ``model`` with one parameter moved to a neighbour (+-1, the
+    other block size), for each variant the kernel can compute (sm90's ``frac_bits=26`` would overflow
+    its int32 sums and is left out; the exact-fraction reference in the tests covers it).
+
+    >>> sorted(neighbours(SM80, ["frac_bits"]))
+    ['frac_bits=23', 'frac_bits=25']
+    """
+    out = {}
+    for parameter in parameters:
+        for value in _neighbour_values(model, parameter):
+            try:
+                out[f"{parameter}={value}"] = model.variant(**{parameter: value})
+            except ValueError:
+                pass
+    return out
 
 
 def get_arch(arch):

@@ -1,4 +1,22 @@
-"""``cvt.rn.f16x2.f32 d, a, b`` and ``cvt.rn.bf16x2.f32 d, a, b``: two f32 into one packed register.
+"""``cvt``: float to float, float to integer, integer to float, and the packed x2 forms, bit-exact.
+
+The packed form used by the tensor-core programs, ``cvt.rn.{f16,bf16}x2.f32 d, a, b``, has its own
+fast entry points (``cvt_pack``, ``warp_cvt_pack``). Every other form goes through three scalar
+models, each rounding the exact input once (``rounding.round_bits``) and then applying the modifiers:
+
+- ``cvt_float(bits, src, dst, rnd, ftz, sat, relu, satfinite)``: between f32, f16, bf16 and tf32
+  (``FLOAT_CODES``). Widening is exact. ``.ftz`` flushes f32 subnormal inputs and f32 subnormal
+  results; ``.sat`` clamps to ``[+0, 1]`` (NaN to ``+0``); ``.relu`` clamps negatives to ``+0``;
+  ``.satfinite`` turns a result that would be infinite (an infinite input included) into the largest
+  finite value of its sign. A NaN gives the destination's canonical NaN (all bits but the sign set;
+  for tf32 ``0x7FFFFFFF``). tf32 is an f32 register whose low 13 bits are zero: 10 fraction bits.
+- ``cvt_float_to_int(bits, src, dst, rnd, ftz)``: ``.rni .rzi .rmi .rpi`` to ``s8 .. u64``
+  (``INT_TYPES``). PTX: float-to-integer conversions saturate to the destination's range; NaN gives
+  0. The result is the destination's bits, zero-extended to a uint64.
+- ``cvt_int_to_float(bits, src, dst, rnd)``: an integer register (its low ``width`` bits, sign-
+  extended for signed types) rounded to a float format with ``.rn .rz .rm .rp``.
+- ``cvt_round_int(bits, fmt, rnd, ftz)``: ``cvt.{rni,rzi,rmi,rpi}.f32.f32`` (and f16): the float
+  rounded to an integral value in its own format, the sign of a zero kept.
 
 PTX ISA, "cvt": "the value converted from input a is stored in the upper half of d and the value
 converted from input b is stored in the lower half of d". Each conversion rounds to nearest, ties
@@ -20,10 +38,14 @@ import numpy as np
 from numba import njit, prange
 
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, set_fault
-from warpsim.isa.floats import INF, NAN, decode, round_rne
+from warpsim.isa.floats import FINITE, INF, NAN, decode, round_rne
+from warpsim.isa.fparith import canonical_nan, finish, flush_subnormal
+from warpsim.isa.rounding import RM, RN, RNA, RP, RZ, max_finite, round_bits
 
 __all__ = ["F16_CODE", "BF16_CODE", "CVT_TYPES", "cvt_name", "cvt_f32_to_16", "cvt_pack_bits",
-           "cvt_pack", "warp_cvt_pack"]
+           "cvt_pack", "warp_cvt_pack",
+           "FLOAT_CODES", "INT_TYPES", "cvt_float", "cvt_float_to_int", "cvt_int_to_float", "cvt_round_int",
+           "cvt_pack_x2", "cvt_convert"]
 
 F16_CODE = 0
 BF16_CODE = 1
@@ -109,3 +131,232 @@ def cvt_pack(a, b, *, to="f16"):
     if a.size:
         _cvt_batch(np.ascontiguousarray(a).ravel(), np.ascontiguousarray(b).ravel(), out, CVT_TYPES[to])
     return out.reshape(a.shape)
+
+
+# ---- every other form ---------------------------------------------------------------------------
+
+# float type -> (exp_bits, frac_bits, shift): shift = bits below the format in its register (tf32: 13)
+FLOAT_CODES = {"f32": (8, 23, 0), "f16": (5, 10, 0), "bf16": (8, 7, 0), "tf32": (8, 10, 13)}
+# integer type -> (width, signed)
+INT_TYPES = {"s8": (8, True), "s16": (16, True), "s32": (32, True), "s64": (64, True),
+             "u8": (8, False), "u16": (16, False), "u32": (32, False), "u64": (64, False)}
+
+
+@njit(cache=True)
+def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, relu, satfinite):
+    """``cvt{.rnd}{.ftz}{.sat|.relu}{.satfinite}.dst.src`` between float formats; bits as an int64.
+
+    ``s_*``/``d_*``: a ``FLOAT_CODES`` entry of the source and destination.
+
+    >>> hex(cvt_float(0x477FF000, 8, 23, 0, 5, 10, 0, RZ, False, False, False, False))   # 65520 .rz
+    '0x7bff'
+    >>> hex(cvt_float(0x7F800000, 8, 23, 0, 5, 10, 0, RN, False, False, False, True))    # inf .satfinite
+    '0x7bff'
+    >>> hex(cvt_float(0x3F801000, 8, 23, 0, 8, 10, 13, RNA, False, False, False, False))  # tf32: a tie, away
+    '0x3f802000'
+    >>> hex(cvt_float(0x3C01, 5, 10, 0, 8, 23, 0, RN, False, False, False, False))        # f16 -> f32 exact
+    '0x3f802000'
+    """
+    src_f32 = s_eb == 8 and s_fb == 23
+    dst_f32 = d_eb == 8 and d_fb == 23 and d_shift == 0
+    x = np.int64(bits) >> s_shift
+    if ftz and src_f32:
+        x = flush_subnormal(x, 8, 23)
+    neg, sig, exp, cls = decode(x, s_eb, s_fb)
+    if cls == NAN:
+        r = canonical_nan(d_eb, d_fb)
+        if d_shift:
+            return finish(np.int64(0x7FFFFFFF), 8, 23, False, sat, relu)
+        return finish(r, d_eb, d_fb, False, sat, relu)
+    if cls == INF:
+        r = (np.int64(neg) << (d_eb + d_fb)) | (((np.int64(1) << d_eb) - 1) << d_fb)
+    else:
+        r = round_bits(neg, sig, exp - s_fb, d_eb, d_fb, rnd)
+    if satfinite and (r & ((np.int64(1) << (d_eb + d_fb)) - 1)) == (((np.int64(1) << d_eb) - 1) << d_fb):
+        r = max_finite(neg, d_eb, d_fb)
+    r = finish(r, d_eb, d_fb, ftz and dst_f32, sat, relu)
+    return r << d_shift
+
+
+@njit(cache=True, inline="always")
+def _int_magnitude(sig, exp, frac_bits, neg, rnd):
+    """``|round(sig * 2**(exp - frac_bits))|`` by ``rnd`` for ``exp < 64``: a uint64 (integral rounding)."""
+    sh = exp - frac_bits
+    if sh >= 0:
+        return np.uint64(sig) << np.uint64(sh)
+    shift = -sh
+    q = np.int64(sig) >> shift if shift < 63 else np.int64(0)
+    rem = np.int64(sig) - (q << shift) if shift < 63 else np.int64(sig)
+    up = False
+    if rem != 0:
+        if rnd == RM:
+            up = neg != 0
+        elif rnd == RP:
+            up = neg == 0
+        elif rnd == RN or rnd == RNA:
+            if shift <= 63:
+                half = np.int64(1) << (shift - 1)
+                up = rem > half or (rem == half and (rnd == RNA or (q & 1) == 1))
+    return np.uint64(q + np.int64(up))
+
+
+@njit(cache=True)
+def cvt_float_to_int(bits, s_eb, s_fb, width, signed, rnd, ftz):
+    """``cvt.{irnd}{.ftz}{.sat}.{int}.{float}``: the destination's bits, zero-extended (a uint64).
+
+    Saturates to the destination's range (PTX: float-to-integer conversions always do); NaN gives 0.
+
+    >>> [int(cvt_float_to_int(0xC0200000, 8, 23, 32, True, r, False)) - (1 << 32) for r in (RN, RZ, RM, RP)]
+    [-2, -2, -3, -2]
+    >>> hex(cvt_float_to_int(0x4F800000, 8, 23, 32, True, RN, False)), int(cvt_float_to_int(0xBF800000, 8, 23, 8, False, RN, False))
+    ('0x7fffffff', 0)
+    """
+    x = np.int64(bits)
+    if ftz and s_eb == 8 and s_fb == 23:
+        x = flush_subnormal(x, 8, 23)
+    neg, sig, exp, cls = decode(x, s_eb, s_fb)
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - width)
+    hi = mask >> np.uint64(1) if signed else mask                 # largest value, as a magnitude
+    lo_mag = (hi + np.uint64(1)) if signed else np.uint64(0)     # magnitude of the smallest value
+    if cls == NAN:
+        return np.uint64(0)
+    if cls == INF or (cls == FINITE and exp >= 64):
+        mag = np.uint64(0xFFFFFFFFFFFFFFFF)
+    elif sig == 0:
+        mag = np.uint64(0)
+    else:
+        mag = _int_magnitude(sig, exp, s_fb, neg, rnd)
+    if neg == 0 or mag == 0:
+        return hi if mag > hi else mag
+    if mag > lo_mag:
+        mag = lo_mag
+    return (np.uint64(0) - mag) & mask
+
+
+@njit(cache=True)
+def cvt_int_to_float(bits, width, signed, d_eb, d_fb, d_shift, rnd):
+    """``cvt{.rnd}.{float}.{int}``: the integer in the low ``width`` bits of ``bits`` rounded once.
+
+    >>> hex(cvt_int_to_float(16777217, 32, True, 8, 23, 0, RN)), hex(cvt_int_to_float(16777217, 32, True, 8, 23, 0, RP))
+    ('0x4b800000', '0x4b800001')
+    >>> hex(cvt_int_to_float(np.uint64(2**64 - 1), 64, False, 8, 23, 0, RZ))
+    '0x5f7fffff'
+    """
+    u = np.uint64(bits) & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - width))
+    neg = np.int64(0)
+    if signed and (u >> np.uint64(width - 1)) & np.uint64(1):
+        neg = np.int64(1)
+        u = (np.uint64(0) - u) & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - width))
+    lsb = 0
+    if u >= np.uint64(1) << np.uint64(62):      # keep 62 bits, the rest as a sticky bit
+        sticky = np.uint64(1) if (u & np.uint64(7)) != np.uint64(0) else np.uint64(0)
+        u = (u >> np.uint64(3)) | sticky
+        lsb = 3
+    return round_bits(neg, np.int64(u), lsb, d_eb, d_fb, rnd) << d_shift
+
+
+@njit(cache=True)
+def cvt_round_int(bits, eb, fb, rnd, ftz):
+    """``cvt.{rni,rzi,rmi,rpi}{.ftz}.f32.f32`` (or f16): an integral value in the same format.
+
+    >>> [hex(cvt_round_int(0xBF000000, 8, 23, r, False)) for r in (RN, RZ, RM, RP)]   # -0.5
+    ['0x80000000', '0x80000000', '0xbf800000', '0x80000000']
+    """
+    x = np.int64(bits)
+    if ftz:
+        x = flush_subnormal(x, eb, fb)
+    neg, sig, exp, cls = decode(x, eb, fb)
+    if cls == NAN:
+        return canonical_nan(eb, fb)
+    if cls == INF or exp >= fb:
+        return x
+    if sig == 0:
+        return x
+    mag = np.int64(_int_magnitude(sig, exp, fb, neg, rnd))
+    return round_bits(neg, mag, 0, eb, fb, RN)
+
+
+@njit(cache=True)
+def cvt_pack_x2(a, b, d_eb, d_fb, rnd, relu, satfinite):
+    """``cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: ``a`` upper, ``b`` lower.
+
+    >>> hex(cvt_pack_x2(0xBF800000, 0x477FF000, 5, 10, RZ, True, False))   # relu(-1) upper, 65520 .rz lower
+    '0x7bff'
+    """
+    hi = cvt_float(a, 8, 23, 0, d_eb, d_fb, 0, rnd, False, False, relu, satfinite)
+    lo = cvt_float(b, 8, 23, 0, d_eb, d_fb, 0, rnd, False, False, relu, satfinite)
+    return np.uint32((hi << 16) | lo)
+
+
+@njit(cache=True, parallel=True)
+def _convert_kernel(x, out, kind, s0, s1, s2, d0, d1, d2, rnd, ftz, sat, relu, satfinite):
+    for i in prange(x.shape[0]):
+        if kind == 0:
+            out[i] = np.uint64(cvt_float(x[i], s0, s1, s2, d0, d1, d2, rnd, ftz, sat, relu, satfinite))
+        elif kind == 1:
+            out[i] = cvt_float_to_int(x[i], s0, s1, d0, d1 != 0, rnd, ftz)
+        elif kind == 2:
+            out[i] = np.uint64(cvt_int_to_float(x[i], s0, s1 != 0, d0, d1, d2, rnd))
+        else:
+            out[i] = np.uint64(cvt_round_int(x[i], s0, s1, rnd, ftz))
+
+
+_IRND = {"rni": RN, "rzi": RZ, "rmi": RM, "rpi": RP}
+_FRND = {"rn": RN, "rz": RZ, "rm": RM, "rp": RP, "rna": RNA}
+
+
+def cvt_convert(x, *, dst, src, rnd, ftz=False, sat=False, relu=False, satfinite=False):
+    """Batched ``cvt.{rnd}{.ftz}{.sat}{.relu}{.satfinite}.{dst}.{src} d, a`` over register bits.
+
+    ``x``: uint32 (uint64 for 64-bit integer sources) holding the source's bits (16-bit ones in the
+    low half). Returns uint64 bits of the destination (16-bit ones in the low half, integers
+    zero-extended). ``rnd``: ``rn rz rm rp`` (``rna`` for tf32) between floats and from integers,
+    ``rni rzi rmi rpi`` to integers and float-to-same-float rounding.
+
+    >>> import numpy as np
+    >>> [hex(int(v)) for v in cvt_convert(np.array([0x3FC00000, 0xC0200000], np.uint32), dst="s32", src="f32", rnd="rni")]
+    ['0x2', '0xfffffffe']
+    >>> hex(int(cvt_convert(np.array([0x7F7FF000], np.uint32), dst="tf32", src="f32", rnd="rna")[0]))
+    '0x7f800000'
+    """
+    name = (f"cvt.{rnd}{'.ftz' if ftz else ''}{'.sat' if sat else ''}{'.relu' if relu else ''}"
+            f"{'.satfinite' if satfinite else ''}.{dst}.{src}")
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.uint32, np.uint64):
+        raise TypeError(f"{name}: x must be a numpy array of uint32 or uint64 (register bits), got "
+                        f"{getattr(x, 'dtype', type(x).__name__)}")
+    for label, t in (("dst", dst), ("src", src)):
+        if t not in FLOAT_CODES and t not in INT_TYPES:
+            raise ValueError(f"{name}: {label} must be one of {', '.join([*FLOAT_CODES, *INT_TYPES])}, got {t!r}")
+    if src == "tf32":
+        raise ValueError(f"{name}: tf32 is a destination type only")
+    if src in INT_TYPES and dst in INT_TYPES:
+        raise ValueError(f"{name}: integer-to-integer cvt is not a float conversion")
+    if (relu or satfinite) and not (src == "f32" and dst in ("f16", "bf16", "tf32")):
+        raise ValueError(f"{name}: .relu and .satfinite are defined for f32 to f16/bf16/tf32 only")
+    if (dst == "tf32") != (rnd == "rna") and not (dst == "tf32" and rnd in ("rn", "rz")):
+        raise ValueError(f"{name}: .rna is for tf32 only (tf32 takes .rna, .rn or .rz)")
+    same_float = src == dst and src in FLOAT_CODES
+    if dst in INT_TYPES or same_float:
+        if rnd not in _IRND:
+            raise ValueError(f"{name}: rounding to an integer must be one of {', '.join(_IRND)}, got {rnd!r}")
+        r = _IRND[rnd]
+    else:
+        if rnd not in _FRND:
+            raise ValueError(f"{name}: rounding must be one of {', '.join(_FRND)}, got {rnd!r}")
+        r = _FRND[rnd]
+    if sat and (dst in INT_TYPES or src in INT_TYPES):
+        sat = False   # integer conversions saturate anyway; PTX accepts .sat there
+    flat = np.ascontiguousarray(x).ravel().astype(np.uint64)
+    out = np.empty(flat.size, np.uint64)
+    if src in INT_TYPES:
+        (w, signed), d = INT_TYPES[src], FLOAT_CODES[dst]
+        _convert_kernel(flat, out, 2, w, int(signed), 0, *d, r, False, False, False, False)
+    elif dst in INT_TYPES:
+        (w, signed), s = INT_TYPES[dst], FLOAT_CODES[src]
+        _convert_kernel(flat, out, 1, *s, w, int(signed), 0, r, ftz, False, False, False)
+    elif same_float:
+        s = FLOAT_CODES[src]
+        _convert_kernel(flat, out, 3, *s, *s, r, ftz, False, False, False)
+    else:
+        _convert_kernel(flat, out, 0, *FLOAT_CODES[src], *FLOAT_CODES[dst], r, ftz, sat, relu, satfinite)
+    return out.reshape(x.shape)

@@ -33,7 +33,7 @@ __all__ = [
     "FragmentMap", "LdmatrixMap",
     "MMA_M16N8K16_A", "MMA_M16N8K16_B", "MMA_M16N8K16_C_F32", "MMA_M16N8K16_C_F16",
     "MMA_M16N8K8_A", "MMA_M16N8K8_B", "MMA_M16N8K8_C_F32", "MMA_M16N8K8_C_F16",
-    "MMA_FRAGMENTS", "LDMATRIX_MAPS", "ldmatrix_map", "to_fragment", "from_fragment",
+    "MMA_FRAGMENTS", "MMA_REGS", "LDMATRIX_MAPS", "ldmatrix_map", "to_fragment", "from_fragment",
 ]
 
 LANES = 32
@@ -136,6 +136,13 @@ MMA_FRAGMENTS = {  # (shape, operand) -> map; operand "C.f32"/"C.f16" serves C a
     ("m16n8k16", "C.f32"): MMA_M16N8K16_C_F32, ("m16n8k16", "C.f16"): MMA_M16N8K16_C_F16,
     ("m16n8k8", "A"): MMA_M16N8K8_A, ("m16n8k8", "B"): MMA_M16N8K8_B,
     ("m16n8k8", "C.f32"): MMA_M16N8K8_C_F32, ("m16n8k8", "C.f16"): MMA_M16N8K8_C_F16,
+}
+
+# (shape, accumulator type) -> registers per lane of the A, B and C/D operands, read off the maps above:
+# {("m16n8k16", "f32"): (4, 2, 4), ("m16n8k16", "f16"): (4, 2, 2), ("m16n8k8", "f32"): (2, 1, 4), ...}
+MMA_REGS = {
+    (shape, operand[len("C."):]): (MMA_FRAGMENTS[(shape, "A")].regs, MMA_FRAGMENTS[(shape, "B")].regs, fmap.regs)
+    for (shape, operand), fmap in MMA_FRAGMENTS.items() if operand.startswith("C.")
 }
 
 

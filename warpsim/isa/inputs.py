@@ -13,6 +13,26 @@ instructions of input class ``cls``:
 - ``ties``: sums that sit exactly halfway between two output values (f16 RNE ties; truncation
   boundaries for f32).
 
+The evidence classes (``EVIDENCE_CLASSES``) are built so that the result depends on one model
+parameter (``warpsim.isa.arith.ArchModel``): with the parameter moved by one (or to the other block
+size) a good share of the outputs change. Each output is a large term (``c``, or a product) that sits
+on a rounding boundary (an f16 tie, or an exact f32 value that truncation keeps), plus one to three
+tiny products of random sign whose bits lie around the model's last kept bit ``2**(emax - F)``:
+whether a tiny term survives its truncation decides the rounding.
+
+- ``frac-bits`` (``F``): ``c`` in [1, 2) (and, for f16 output, a product of half an ulp), tiny
+  products between ``2**-28`` and ``2**-21``: their survival depends on ``F``;
+- ``block`` (``L``, and sm_80's rounding between blocks): as ``frac-bits``, with the large term and
+  one tiny product in k = 0..7 and another tiny product in k = 8..15: a block of 8 rounds the
+  first half before the second is added;
+- ``floor`` (``ez_f32`` / ``ez_f16``): ``c = 0`` and every product below ``2**EZ`` (the two non-zero
+  ones in the same half of k), so that the block exponent is the floor itself: bf16 -> f32: an
+  exact multiple of ``2**-149`` plus one product between ``2**-161`` and ``2**-155`` of random sign;
+  f16 -> f16: an odd multiple of ``2**-25`` (an RNE tie of f16's subnormals) plus one product
+  between ``2**-48`` and ``2**-41``. With f16
+  inputs and f32 output the floor cannot act (products are at least ``2**-48``, far above
+  ``2**-133``): that combination gets the f16 construction and proves nothing about ``ez_f32``.
+
 ``ldmatrix_inputs(count, *, num, trans, smem_bytes, rng) -> (smem, addrs)``: random shared memory
 and random 16-byte-aligned row addresses.
 
@@ -40,10 +60,13 @@ from warpsim.isa.cvt import cvt_pack
 from warpsim.isa.fragments import MMA_FRAGMENTS, to_fragment
 from warpsim.isa.mma import TYPE_COMBOS
 
-__all__ = ["MMA_CLASSES", "CVT_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs", "cvt_inputs"]
+__all__ = ["MMA_CLASSES", "EVIDENCE_CLASSES", "CVT_CLASSES", "mma_inputs", "mma_matrices", "ldmatrix_inputs",
+           "cvt_inputs"]
 
 MMA_CLASSES = ("ordinary", "random-bits", "wide-exp", "cancellation", "subnormal", "special",
                "overflow", "ties")
+# class -> the ArchModel parameters it discriminates (see the module docstring)
+EVIDENCE_CLASSES = {"frac-bits": ("frac_bits",), "block": ("block",), "floor": ("ez_f32", "ez_f16")}
 CVT_CLASSES = ("random-bits", "range", "subnormal", "ties", "special")
 _FMT = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}   # (exp_bits, frac_bits)
 
@@ -95,11 +118,13 @@ def _value_of(fmt, bits):
 
 def mma_matrices(cls, count, *, k=16, ab="f16", cd="f32", rng):
     """Matrices of bit patterns ``A [count, 16, k]``, ``B [count, k, 8]``, ``C [count, 16, 8]``."""
-    if cls not in MMA_CLASSES:
-        raise ValueError(f"mma_inputs: cls must be one of {MMA_CLASSES}, got {cls!r}")
+    if cls not in MMA_CLASSES and cls not in EVIDENCE_CLASSES:
+        raise ValueError(f"mma_inputs: cls must be one of {MMA_CLASSES + tuple(EVIDENCE_CLASSES)}, got {cls!r}")
     if (ab, cd) not in TYPE_COMBOS:
         raise ValueError(f"mma_inputs: ab={ab!r} with cd={cd!r} is not a PTX mma type combination")
     sa, sb, sc = (count, 16, k), (count, k, 8), (count, 16, 8)
+    if cls in EVIDENCE_CLASSES:
+        return _evidence(cls, count, k, ab, cd, rng)
     if cls == "ordinary":
         return _uniform(ab, sa, rng), _uniform(ab, sb, rng), _uniform(cd, sc, rng)
     if cls == "random-bits":
@@ -167,6 +192,68 @@ def mma_matrices(cls, count, *, k=16, ab="f16", cd="f32", rng):
     b[:, 2:, :] = _uniform(ab, (count, k - 2, 8), rng)
     b[:, 3::2, :] = b[:, 2::2, :]
     return a, b, c
+
+
+def _signs(shape, rng):
+    return np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+
+
+class _Terms:
+    """Sparse A and B: each term is one k per instruction, with a value per row of A and per column
+    of B (so the 128 outputs of an instruction see different products)."""
+
+    def __init__(self, count, k, ab):
+        self.ab, self.count = ab, count
+        self.a = np.zeros((count, 16, k), np.uint32)
+        self.b = np.zeros((count, k, 8), np.uint32)
+
+    def put(self, pos, a_vals, b_vals):
+        i = np.arange(self.count)
+        self.a[i, :, pos] = _from_float(self.ab, a_vals)
+        self.b[i, pos, :] = _from_float(self.ab, b_vals)
+
+    def tiny(self, pos, rng, keep=None, lo=-14, hi=-11):
+        """Products ``+-(1 + u) * 2**(ea + eb)``, ``ea``, ``eb`` in ``[lo, hi]``, at ``pos`` in the
+        instructions where ``keep`` (bool per instruction; default all)."""
+        n = self.count
+        self.put(pos, (1 + rng.random((n, 16))) * 2.0 ** rng.integers(lo, hi + 1, (n, 16)),
+                 _signs((n, 8), rng) * 2.0 ** rng.integers(lo, hi + 1, (n, 8)))
+        if keep is not None:
+            drop = np.flatnonzero(~keep)
+            self.a[drop, :, pos[drop]] = 0
+
+
+def _evidence(cls, count, k, ab, cd, rng):
+    """The evidence classes (module docstring): ``(A, B, C)`` matrices."""
+    sc = (count, 16, 8)
+    t = _Terms(count, k, ab)
+    order = np.argsort(rng.random((count, k)), axis=1)      # distinct random positions per instruction
+    if cls == "floor":   # both terms in one half: a block of 8 must not see the other's result as c
+        order = np.argsort(rng.random((count, 8)), axis=1) + 8 * rng.integers(0, k // 8, (count, 1))
+        if ab == "bf16" and cd == "f32":   # K * 2**-149 (K < 256) plus one product near 2**-158
+            t.put(order[:, 0], rng.integers(1, 256, (count, 16)) * 2.0 ** -75, _signs((count, 8), rng) * 2.0 ** -74)
+            t.put(order[:, 1], (1 + rng.random((count, 16))) * 2.0 ** -80,
+                  _signs((count, 8), rng) * 2.0 ** rng.integers(-81, -75, (count, 8)))
+        else:                              # (2j + 1) * 2**-25 (j < 8) plus a product of subnormals
+            t.put(order[:, 0], (2 * rng.integers(0, 8, (count, 16)) + 1) * 2.0 ** -13,
+                  _signs((count, 8), rng) * 2.0 ** -12)
+            t.put(order[:, 1], rng.integers(1, 16, (count, 16)) * 2.0 ** -24,
+                  _signs((count, 8), rng) * 2.0 ** rng.integers(-24, -20, (count, 8)))
+        return t.a, t.b, np.zeros(sc, np.uint32)
+    if cls == "block" and k == 16:          # large term and a tiny one in k < 8, a tiny one in k >= 8
+        first = np.argsort(rng.random((count, 8)), axis=1)
+        big, tinies = first[:, 0], [first[:, 1], 8 + rng.integers(0, 8, count)]
+        keep = [None, None]
+    else:                                    # one to three tiny products per instruction
+        big, tinies = order[:, 0], [order[:, 1], order[:, 2], order[:, 3]]
+        many = rng.integers(1, 4, count)
+        keep = [None, many >= 2, many >= 3]
+    c = _from_float(cd, _signs(sc, rng) * (1 + rng.random(sc)))
+    if cd == "f16":                          # half an ulp of c in [1, 2): an RNE tie
+        t.put(big, np.full((count, 16), 2.0 ** -6), _signs((count, 8), rng) * 2.0 ** -5)
+    for pos, kept in zip(tinies, keep):
+        t.tiny(pos, rng, kept)
+    return t.a, t.b, c
 
 
 def mma_inputs(cls, count, *, shape="m16n8k16", ab="f16", cd="f32", rng):

@@ -21,7 +21,7 @@ from warpsim.isa.faults import (FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MIS
                                 FAULT_OUT_OF_RANGE, fault_message, set_fault)
 from warpsim.isa.fragments import LDMATRIX_MAPS, ldmatrix_map
 
-__all__ = ["ldmatrix", "ldmatrix_name", "warp_ldmatrix", "ldmatrix_variant"]
+__all__ = ["ldmatrix", "ldmatrix_name", "warp_ldmatrix", "warp_stmatrix", "ldmatrix_variant"]
 
 _NUMS = (1, 2, 4)
 
@@ -32,7 +32,7 @@ def ldmatrix_variant(num, trans):
     >>> ldmatrix_variant(4, True)
     5
     """
-    if num not in _NUMS:
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num not in _NUMS:
         raise ValueError(f"ldmatrix: num must be 1, 2 or 4, got {num!r}")
     return 2 * _NUMS.index(num) + int(bool(trans))
 
@@ -61,7 +61,7 @@ def _check_rows(smem_bytes, addrs, num, fault):
     """Check the row addresses of lanes ``0 .. 8*num-1``; True when all are valid."""
     for lane in range(8 * num):
         addr = addrs[lane]
-        if addr < 0 or addr + 16 > smem_bytes:
+        if addr < 0 or addr > smem_bytes - 16:      # not addr + 16: that overflows near 2**63
             set_fault(fault, FAULT_OUT_OF_RANGE, lane, addr, 16)
             return False
         if addr % 16 != 0:
@@ -110,6 +110,52 @@ def warp_ldmatrix(regs_w, dst_regs, smem, addrs, variant, fault):
     return True
 
 
+@njit(cache=True)
+def warp_stmatrix(regs_w, src_regs, smem, addrs, variant, fault):
+    """One warp's ``stmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16``: the inverse of
+    ``warp_ldmatrix`` through the same fragment map (PTX ISA, "stmatrix", sm_90): every b16 value
+    that ldmatrix would load into ``regs_w[lane, src_regs[j]]`` is stored to its place instead.
+    Same operands, checks and faults as ``warp_ldmatrix``; nothing is written on a fault.
+
+    >>> import numpy as np
+    >>> from warpsim.isa.faults import new_fault
+    >>> regs = np.arange(32, dtype=np.uint32).reshape(32, 1) * 0x10001; smem = np.zeros(128, np.uint8)
+    >>> addrs = np.zeros(32, np.int64); addrs[:8] = np.arange(8) * 16
+    >>> warp_stmatrix(regs, np.array([0]), smem, addrs, ldmatrix_variant(1, False), new_fault())
+    True
+    >>> back = np.zeros((32, 1), np.uint32)
+    >>> warp_ldmatrix(back, np.array([0]), smem, addrs, ldmatrix_variant(1, False), new_fault())
+    True
+    >>> bool((back == regs).all())
+    True
+    """
+    if regs_w.shape[0] != 32 or addrs.shape[0] != 32:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, min(regs_w.shape[0], addrs.shape[0]), 32)
+        return False
+    if variant < 0 or variant > 5:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, variant, 5)
+        return False
+    num = 1 << (variant // 2)
+    if src_regs.shape[0] != num:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, src_regs.shape[0], num)
+        return False
+    for r in src_regs:
+        if r < 0 or r >= regs_w.shape[1]:
+            set_fault(fault, FAULT_BAD_REGISTER, 0, r, regs_w.shape[1])
+            return False
+    if not _check_rows(smem.shape[0], addrs, num, fault):
+        return False
+    for lane in range(32):
+        for j in range(num):
+            v = regs_w[lane, src_regs[j]]
+            for h in range(2):
+                p = addrs[_SRC_LANE[variant, lane, j, h]] + _SRC_OFFSET[variant, lane, j, h]
+                half = (v >> np.uint32(16 * h)) & np.uint32(0xFFFF)
+                smem[p] = np.uint8(half & np.uint32(0xFF))
+                smem[p + 1] = np.uint8(half >> np.uint32(8))
+    return True
+
+
 @njit(cache=True, parallel=True)
 def _ldmatrix_batch(smem, shared_smem, addrs, variant, num, out, faults):
     regs = np.arange(num)
@@ -128,7 +174,7 @@ def ldmatrix(smem, addrs, *, num, trans=False):
     ``SimulatorFault`` (first faulting entry, first lane) for a bad row address.
     """
     op = "ldmatrix"
-    if num not in _NUMS or isinstance(num, bool):
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num not in _NUMS:
         raise ValueError(f"{op}: num must be 1, 2 or 4, got {num!r}")
     if not isinstance(trans, (bool, np.bool_)):
         raise TypeError(f"{op}: trans must be a bool, got {type(trans).__name__}")
@@ -149,7 +195,7 @@ def ldmatrix(smem, addrs, *, num, trans=False):
     if addrs.dtype == np.uint64 and addrs.size and int(addrs.max()) >= 2**63:
         raise ValueError(f"{op}: addrs holds an address too large for int64")
     flat_addrs = np.ascontiguousarray(addrs.reshape(-1, 32), dtype=np.int64)
-    flat_smem = np.ascontiguousarray(smem.reshape(-1, smem.shape[-1]))
+    flat_smem = np.ascontiguousarray(smem.reshape(int(np.prod(smem.shape[:-1])), smem.shape[-1]))  # 0 bytes too
     count = flat_addrs.shape[0]
     out = np.zeros((count, 32, num), np.uint32)
     faults = np.zeros((count, 4), np.int64)

@@ -75,7 +75,7 @@ def _check(regs_w, regs, mem_bytes, addrs, size, half, fault):
             return False
     for lane in range(32):
         a = addrs[lane]
-        if a < 0 or a + size > mem_bytes:
+        if a < 0 or a > mem_bytes - size:      # not a + size: that overflows near 2**63
             set_fault(fault, FAULT_OUT_OF_RANGE, lane, a, size)
             return False
         if a % size != 0:

@@ -28,20 +28,30 @@ from numba import njit, prange, get_num_threads
 from warpsim.isa.arith import (AB_BF16, AB_TYPES, CD_F16, CD_F32, CD_TYPES, DEFAULT_ARCH, TABLE_SIZE, TILE, get_arch,
                                mma_core)
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_BAD_TYPES, set_fault
-from warpsim.isa.fragments import MMA_FRAGMENTS, from_fragment, to_fragment
+from warpsim.isa.fragments import MMA_FRAGMENTS, MMA_REGS, from_fragment, to_fragment
 from warpsim.isa.scratch import stack_array
 
 __all__ = [
-    "SHAPES", "SHAPE_M16N8K16", "SHAPE_M16N8K8", "TYPE_COMBOS",
+    "SHAPES", "SHAPE_M16N8K16", "SHAPE_M16N8K8", "TYPE_COMBOS", "MMA_REG_COUNTS",
     "mma_m16n8k16", "mma_m16n8k8", "mma_dot", "mma_name", "mma_params", "warp_mma",
 ]
 
 SHAPE_M16N8K16 = 0
 SHAPE_M16N8K8 = 1
 SHAPES = {"m16n8k16": SHAPE_M16N8K16, "m16n8k8": SHAPE_M16N8K8}
-_REGS = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}   # (A regs, B regs)
-_C_REGS = {"f32": 4, "f16": 2}
 TYPE_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))   # PTX (ab, cd) pairs
+
+
+def _register_counts():
+    """``int64[shape code, accumulator code, 3]``: registers per lane of A, B, C/D (``MMA_REGS`` for njit code)."""
+    counts = np.zeros((len(SHAPES), len(CD_TYPES), 3), np.int64)
+    for (shape, cd), regs in MMA_REGS.items():
+        counts[SHAPES[shape], CD_TYPES[cd]] = regs
+    counts.setflags(write=False)
+    return counts
+
+
+MMA_REG_COUNTS = _register_counts()   # (shape code, cd code) -> (A, B, C/D) registers per lane
 
 
 def _table_index(shape, operand):
@@ -130,7 +140,8 @@ def _mma_fragments(a_src, a_regs, b_src, b_regs, c_src, c_regs, d_dst, d_regs,
                 ct[_CF32_CT[lane, r, 0]] = np.int32(c_src[lane, reg])   # the bits, as int32
     else:
         _gather16(c_src, c_regs, _CF16_CT, ct)
-    mma_core(at, bt, ct, dt, 8, k_count, ab, cd, block, frac_bits, ez)
+    mma_core(at, bt, ct, dt, np.int64(8), k_count, ab, cd, block, frac_bits, ez)   # int64, not Literal[8]: one
+    # specialisation of mma_core serves this and mma_tile (compiled once on a first run, not twice)
     if cd == CD_F32:
         for r in range(4):
             reg = d_regs[r]
@@ -149,8 +160,8 @@ def _mma_fragments(a_src, a_regs, b_src, b_regs, c_src, c_regs, d_dst, d_regs,
 def warp_mma(regs_w, a_regs, b_regs, c_regs, d_regs, shape, ab, cd, block, frac_bits, ez, fault):
     """One warp's ``mma``: ``regs_w[:, d_regs] = mma(regs_w[:, a_regs], regs_w[:, b_regs], regs_w[:, c_regs])``.
 
-    ``regs_w``: uint32[32, R]; ``*_regs``: int64 register indices (A: 4 for k16, 2 for k8; B: 2 / 1;
-    C, D: 4 for f32, 2 for f16); the integer parameters come from ``mma_params``. ``d_regs`` may
+    ``regs_w``: uint32[32, R]; ``*_regs``: int64 register indices, as many as the fragment maps give
+    (``MMA_REG_COUNTS``: A 4 for k16, 2 for k8; B 2 / 1; C, D 4 for f32, 2 for f16); the integer parameters come from ``mma_params``. ``d_regs`` may
     overlap the sources. On a bad register index or count, type code or register file shape sets ``fault`` (see
     ``warpsim.isa.faults``) and changes nothing. Returns True when it executed.
     """
@@ -160,9 +171,8 @@ def warp_mma(regs_w, a_regs, b_regs, c_regs, d_regs, shape, ab, cd, block, frac_
     if regs_w.shape[0] != 32:
         set_fault(fault, FAULT_BAD_OPERAND, 0, regs_w.shape[0], 32)
         return False
-    na = 4 if shape == SHAPE_M16N8K16 else 2
-    nc = 4 if cd == CD_F32 else 2
-    for regs, count in ((a_regs, na), (b_regs, na // 2), (c_regs, nc), (d_regs, nc)):
+    na, nb, nc = MMA_REG_COUNTS[shape, cd, 0], MMA_REG_COUNTS[shape, cd, 1], MMA_REG_COUNTS[shape, cd, 2]
+    for regs, count in ((a_regs, na), (b_regs, nb), (c_regs, nc), (d_regs, nc)):
         if regs.shape[0] != count:
             set_fault(fault, FAULT_BAD_OPERAND, 0, regs.shape[0], count)
             return False
@@ -208,8 +218,7 @@ def _check_fragment(op, name, x, regs):
 
 def _mma_batched(op, shape, a, b, c, ab, cd, arch, parallel):
     params = mma_params(shape, ab, cd, arch, op=op)
-    a_regs, b_regs = _REGS[shape]
-    c_regs = _C_REGS[cd]
+    a_regs, b_regs, c_regs = MMA_REGS[(shape, cd)]
     fa = _check_fragment(op, "a", a, a_regs)
     fb = _check_fragment(op, "b", b, b_regs)
     fc = _check_fragment(op, "c", c, c_regs)

@@ -93,8 +93,7 @@ class MemoryElements:
         self._check(t, what)
         addr = self._addresses(t, key, what)
         if self.base is None:
-            self.base = self.tracer.registers
-            self.tracer.registers += ELEMENT_REGISTERS
+            self.base = self.tracer.allocator.block(ELEMENT_REGISTERS)
         reg = self.base + self.loads % ELEMENT_REGISTERS
         bits = dtype_bits(t.dtype)
         self.tracer.emit(Op.LD, dst=(reg,), addr=addr, space=_SPACE[t.space], bits=bits,

@@ -33,9 +33,10 @@ import numpy as np
 
 from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
+from warpsim.isa.fragments import MMA_REGS
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES
-from warpsim.program.instr import MMA_REGS, Op
+from warpsim.program.instr import KIND_FIELDS, Op
 
 __all__ = ["Encoded", "encode", "OP", "WARP", "NDST", "DST", "NSRC", "SRC", "SPACE", "SIZE", "HALF",
            "VARIANT", "SHAPE", "AB", "CD", "IMM", "ADDR", "NCOLS", "MAX_DST", "MAX_SRC", "SPACES"]
@@ -68,7 +69,11 @@ _SIZES = {16: 2, 32: 4, 64: 8, 128: 16}
 
 
 def _bad(index, instr, why):
-    return ValueError(f"encode: instruction {index} ({instr.ptx}): {why}")
+    try:
+        name = instr.ptx
+    except ValueError:                     # attributes no PTX instruction has: name the kind
+        name = instr.op.name.lower()
+    return ValueError(f"encode: instruction {index} ({name}): {why}")
 
 
 def _attributes(index, instr):
@@ -93,7 +98,7 @@ def _attributes(index, instr):
     return 0, 0, 0, 0, 0, 0
 
 
-_ATTRIBUTE_KEY = attrgetter("op", "space", "bits", "num", "trans", "shape", "ab", "cd", "half", "imm")
+_ATTRIBUTE_KEY = attrgetter(*KIND_FIELDS, "half", "imm")
 _REGISTER_KEY = attrgetter("dst", "src")
 
 

@@ -27,11 +27,12 @@ import numpy as np
 from numba import njit
 
 from warpsim.errors import SimulatorFault
+from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import warp_cvt_pack
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, fault_message, new_fault, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix
 from warpsim.isa.memory import warp_ld, warp_st
-from warpsim.isa.mma import mma_params, warp_mma
+from warpsim.isa.mma import MMA_REG_COUNTS, mma_params, warp_mma
 from warpsim.program.encode import (ADDR, AB, CD, DST, HALF, IMM, NDST, OP, SHAPE, SIZE, SPACE, SRC, VARIANT,
                                     WARP)
 from warpsim.program.instr import Op
@@ -95,9 +96,7 @@ def run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, faul
         elif op == _MMA:
             shape = code[i, SHAPE]
             cd = code[i, CD]
-            na = 4 if shape == 0 else 2
-            nb = na // 2
-            nc = 4 if cd == 0 else 2
+            na, nb, nc = MMA_REG_COUNTS[shape, cd, 0], MMA_REG_COUNTS[shape, cd, 1], MMA_REG_COUNTS[shape, cd, 2]
             s = SRC
             ok = warp_mma(regs_w, code[i, s:s + na], code[i, s + na:s + na + nb], code[i, s + na + nb:s + na + nb + nc],
                           code[i, DST:DST + nc], shape, code[i, AB], cd, arch[cd, 0], arch[cd, 1], arch[cd, 2], fault)
@@ -128,7 +127,7 @@ def run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, faul
     return stop
 
 
-def execute(stream, encoded, machine, *, arch="sm90", start=0, stop=None, snapshots=None, fault=None):
+def execute(stream, encoded, machine, *, arch=DEFAULT_ARCH, start=0, stop=None, snapshots=None, fault=None):
     """Run stream positions ``start .. stop-1`` on ``machine``; returns ``stop``.
 
     ``stream``: the instructions (for messages); ``encoded``: their :class:`~warpsim.program.encode.Encoded`;

@@ -40,10 +40,17 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
-__all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "writes_registers"]
+from warpsim.isa.cvt import cvt_name
+from warpsim.isa.fragments import MMA_REGS     # re-exported: registers per lane of each mma operand
+from warpsim.isa.ldmatrix import ldmatrix_name
+from warpsim.isa.memory import memory_name
+from warpsim.isa.mma import mma_name
+
+__all__ = ["Op", "SourceLine", "Instr", "MMA_REGS", "KIND_FIELDS", "writes_registers"]
 
 
 class Op(enum.IntEnum):
@@ -58,13 +65,12 @@ class Op(enum.IntEnum):
     BAR = 6
 
 
-# Registers per lane of each mma operand: (A, B, C/D) for (shape, cd).
-MMA_REGS = {
-    ("m16n8k16", "f32"): (4, 2, 4),
-    ("m16n8k16", "f16"): (4, 2, 2),
-    ("m16n8k8", "f32"): (2, 1, 4),
-    ("m16n8k8", "f16"): (2, 1, 2),
-}
+
+
+# The fields an instruction's PTX name depends on: equal kinds, equal ``Instr.ptx``.
+KIND_FIELDS = ("op", "space", "bits", "num", "trans", "shape", "ab", "cd")
+_KIND = attrgetter(*KIND_FIELDS)
+_KEY = attrgetter(*KIND_FIELDS, "dst", "src", "half", "imm")
 
 
 @dataclass(frozen=True)
@@ -100,25 +106,36 @@ class Instr:
     line: SourceLine | None = None
     call: int = -1
 
+    def kind(self) -> tuple:
+        """The instruction's kind: the values of ``KIND_FIELDS`` (what its PTX name depends on)."""
+        return _KIND(self)
+
+    def key(self) -> tuple:
+        """What the instruction does, whoever issues it: every field but ``warp``, the addresses' values,
+        ``line`` and ``call`` (whether it has addresses counts). Warps or lanes that agree on an
+        instruction issue equal keys.
+
+        >>> a = Instr(Op.MOV, 0, dst=(1,), imm=5)
+        >>> a.key() == Instr(Op.MOV, 3, dst=(1,), imm=5, call=2).key() != Instr(Op.MOV, 0, dst=(2,), imm=5).key()
+        True
+        """
+        return _KEY(self) + (self.addr is None,)
+
     @property
     def ptx(self) -> str:
-        """The PTX instruction name (without operands)."""
+        """The PTX instruction name (without operands), as the ISA layer builds it; ``ValueError`` for
+        attributes no PTX instruction has."""
         op = self.op
         if op == Op.MOV:
             return "mov.b32"
         if op in (Op.LD, Op.ST):
-            verb = "ld" if op == Op.LD else "st"
-            if self.bits <= 32:
-                return f"{verb}.{self.space}.b{self.bits}"
-            return f"{verb}.{self.space}.v{self.bits // 32}.b32"
+            return memory_name("ld" if op == Op.LD else "st", self.space, self.bits // 8)
         if op == Op.LDMATRIX:
-            trans = ".trans" if self.trans else ""
-            return f"ldmatrix.sync.aligned.m8n8.x{self.num}{trans}.shared.b16"
+            return ldmatrix_name(self.num, self.trans)
         if op == Op.MMA:
-            return (f"mma.sync.aligned.{self.shape}.row.col."
-                    f"{self.cd}.{self.ab}.{self.ab}.{self.cd}")
+            return mma_name(self.shape, self.ab, self.cd)
         if op == Op.CVT:
-            return f"cvt.rn.{self.ab}x2.f32"
+            return cvt_name(self.ab)
         if op == Op.BAR:
             return "bar.sync"
         raise ValueError(f"Instr.ptx: unknown op {op!r}")

@@ -41,6 +41,7 @@ import numpy as np
 
 from warpsim.errors import ProgramError
 from warpsim.program.instr import Op
+from warpsim.program.registers import slot_at, slot_registers
 from warpsim.program.trace import current_tracer
 from warpsim.cute.atoms.copy_sm75 import LDSM
 from warpsim.cute.atoms.copy_universal import UniversalCopy
@@ -244,8 +245,8 @@ def _access(tracer, t, slots, bits, what, line):
         if dtype_bits(t.dtype) != 16:
             raise ProgramError(f"{_where(what, line)}: a 16-bit access of {t.dtype} registers")
         base = tracer.register_base(t.engine)
-        first = slots[:, 0].tolist()
-        return [(base + s // 2,) for s in first], [s % 2 for s in first]
+        regs, halves = slot_registers(t.dtype, slots[:, 0])
+        return [(base + r,) for r in regs.tolist()], halves.tolist()
     regs = _registers(tracer, t, slots, what, line)
     return regs, [-1] * len(regs)
 
@@ -317,16 +318,14 @@ def clear(t):
     tracer = current_tracer("clear")
     line = tracer.source_line()
     slots = _register_tensor("clear", tracer, t, line)
+    regs = sorted(set(slot_registers(t.dtype, slots)[0].tolist()))
     if dtype_bits(t.dtype) == 16:
         present = set(slots.tolist())
-        regs = sorted({s // 2 for s in present})
-        half = [r for r in regs if 2 * r not in present or 2 * r + 1 not in present]
+        half = [r for r in regs if slot_at(t.dtype, r, 0) not in present or slot_at(t.dtype, r, 1) not in present]
         if half:
             raise ProgramError(f"{_where('clear', line)}: the tensor holds only one half of register slot pair "
                                f"({2 * half[0]}, {2 * half[0] + 1}); clear a tensor of whole registers "
                                f"({describe(t)})")
-    else:
-        regs = sorted(set(slots.tolist()))
     base = tracer.register_base(t.engine)
     regs = [base + r for r in regs]
     for i in range(0, len(regs), _MAX_MOV):
@@ -351,8 +350,8 @@ def convert(src, dst):
                            f"dst {cute_str(dst.shape)}")
     element_of = {int(s): i for i, s in enumerate(dst_slots.tolist())}
     src_base, dst_base = tracer.register_base(src.engine), tracer.register_base(dst.engine)
-    for reg in sorted({s // 2 for s in element_of}):
-        lo, hi = element_of.get(2 * reg), element_of.get(2 * reg + 1)
+    for reg in sorted(set(slot_registers(dst.dtype, dst_slots)[0].tolist())):
+        lo, hi = element_of.get(slot_at(dst.dtype, reg, 0)), element_of.get(slot_at(dst.dtype, reg, 1))
         if lo is None or hi is None:
             raise ProgramError(f"{_where('convert', line)}: dst holds only one half of register slot pair "
                                f"({2 * reg}, {2 * reg + 1}); cvt writes whole registers ({describe(dst)})")

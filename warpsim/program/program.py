@@ -30,12 +30,12 @@ import os
 import sys
 from dataclasses import dataclass
 
+from warpsim.cute.numeric import DTYPES, dtype_bits
 from warpsim.errors import ProgramError, WarpsimError
 
 __all__ = ["Program", "Buffer", "load_program", "BUFFER_ALIGN"]
 
 BUFFER_ALIGN = 256      # bytes: every global buffer starts at a multiple of this (as Machine.alloc_global)
-_DTYPES = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,9 @@ class Program:
         n = self._value("threads", self._threads, params)
         if isinstance(n, bool) or not isinstance(n, int) or n <= 0 or n % 32:
             raise ValueError(f"program {self.name}: threads must be a positive multiple of 32, got {n!r}")
+        from warpsim.machine import MAX_THREADS_PER_CTA   # imported when used: keeps `import warpsim` light
+        if n > MAX_THREADS_PER_CTA:
+            raise ValueError(f"program {self.name}: threads={n}: a CTA has at most {MAX_THREADS_PER_CTA} threads")
         return n
 
     def smem_bytes(self, params):
@@ -140,7 +143,7 @@ class Program:
                 shape, dtype = _buffer_spec(self.name, role, name, spec)
                 if any(b.name == name for b in out):
                     raise ValueError(f"program {self.name}: buffer {name!r} is declared twice")
-                nbytes = _DTYPES[dtype] // 8
+                nbytes = dtype_bits(dtype) // 8
                 for extent in shape:
                     nbytes *= extent
                 base = -(-top // BUFFER_ALIGN) * BUFFER_ALIGN
@@ -180,9 +183,9 @@ def _buffer_spec(program, role, name, spec):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if not shape or any(isinstance(e, bool) or not isinstance(e, int) or e <= 0 for e in shape):
         raise ValueError(f"program {program}: {role} {name!r} needs a shape of positive ints, got {shape!r}")
-    if dtype not in _DTYPES:
+    if dtype not in DTYPES:
         raise ValueError(f"program {program}: {role} {name!r} has dtype {dtype!r}; expected one of "
-                         f"{', '.join(_DTYPES)}")
+                         f"{', '.join(DTYPES)}")
     return shape, dtype
 
 
@@ -192,6 +195,8 @@ def load_program(path):
     Raises ``ProgramError`` when the file is missing or defines no ``program``.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ProgramError(f"load_program: {path} is a directory, not a program file (.py)")
     if not os.path.isfile(path):
         raise ProgramError(f"load_program: no such program file: {path}")
     name = "warpsim_program_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
@@ -205,7 +210,7 @@ def load_program(path):
     except WarpsimError:
         sys.modules.pop(name, None)
         raise
-    except Exception as e:           # a broken program file: one line naming where
+    except (Exception, SystemExit) as e:           # a broken program file: one line naming where
         sys.modules.pop(name, None)
         line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
         tb = e.__traceback__
@@ -214,6 +219,9 @@ def load_program(path):
                 line = tb.tb_lineno
             tb = tb.tb_next
         where = f"{path}:{line}" if line else path
+        if isinstance(e, SystemExit):
+            raise ProgramError(f"load_program: {where}: the program file exited while loading "
+                               f"(sys.exit({e.code!r}))") from e
         raise ProgramError(f"load_program: {where}: {type(e).__name__}: {e}") from e
     program = getattr(module, "program", None)
     if not isinstance(program, Program):

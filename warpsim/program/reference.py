@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from warpsim.isa.arith import mma_tile, new_workspace
+from warpsim.isa.arith import DEFAULT_ARCH, mma_tile, new_workspace
 from warpsim.isa.mma import mma_params
 
 __all__ = ["gemm_reference"]
@@ -26,7 +26,7 @@ __all__ = ["gemm_reference"]
 _TILE = 16
 
 
-def gemm_reference(a, b_nk, *, ab="f16", cd="f32", arch="sm90", k_block=16):
+def gemm_reference(a, b_nk, *, ab="f16", cd="f32", arch=DEFAULT_ARCH, k_block=16):
     """``D = A * B^T`` bits (``uint32[M, N]``; f16 results in the low 16 bits) per the arithmetic model.
 
     ``a``: ``[M, K]`` and ``b_nk``: ``[N, K]`` 16-bit patterns of type ``ab``; ``k_block``: 16

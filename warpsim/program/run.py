@@ -26,16 +26,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpsim.machine import Machine
+from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_dtype
+from warpsim.isa.arith import DEFAULT_ARCH
+from warpsim.machine import Machine, check_cta_limits
 from warpsim.isa.cvt import cvt_pack
 from warpsim.program.checks import check_reads, unwritten_reads
 from warpsim.program.execute import execute
 from warpsim.program.program import Program
-from warpsim.program.trace import TensorInfo
+from warpsim.program.registers import TensorInfo
 
-__all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare"]
+__all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare", "MAX_GLOBAL_BYTES"]
 
-_BITS = {"f16": 16, "bf16": 16, "u16": 16, "f32": 32, "u32": 32}
+_BITS = {dtype: dtype_bits(dtype) for dtype in DTYPES}     # element widths, from the one table
+MAX_GLOBAL_BYTES = 1 << 32     # the simulated global memory lives in host memory: 4 GiB at most
 _ONE_BELOW = {"f16": (0x3C00, 0x3BFF), "bf16": (0x3F80, 0x3F7F), "f32": (0x3F800000, 0x3F7FFFFF)}
 
 
@@ -65,10 +68,6 @@ class Result:
     arch: str
 
 
-def _storage_dtype(dtype):
-    return np.uint16 if _BITS[dtype] == 16 else np.uint32
-
-
 def _round(dtype, values):
     x32 = values.astype(np.float32)
     if dtype == "f16":
@@ -96,46 +95,69 @@ def random_inputs(buffers, seed):
     return out
 
 
+_OWN_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "u16": "uint16", "u32": "uint32"}
+
+
+def _input_bits(program, b, value):
+    """The raw bits of one given input: ``uint16``/``uint32`` bits, or an array of the buffer's own dtype
+    (``float16`` for f16, ``float32`` for f32, ``bfloat16`` for bf16), in native byte order."""
+    value = np.asarray(value)
+    storage = np.dtype(_storage_dtype(b.dtype))
+    native = value.dtype.newbyteorder("=")            # a big-endian file's array: same values, native order
+    if native != storage and native.name != _OWN_DTYPES[b.dtype]:
+        raise ValueError(f"program {program.name}: input {b.name!r} is a {b.dtype} buffer: give raw bits "
+                         f"({storage.name}) or {_OWN_DTYPES[b.dtype]} values, got {value.dtype}")
+    if value.shape != b.shape:
+        raise ValueError(f"program {program.name}: input {b.name!r} must have shape {b.shape}, got {value.shape}")
+    return np.ascontiguousarray(value.astype(native, copy=False)).view(storage)
+
+
 def _check_inputs(program, buffers, given):
+    if not isinstance(given, dict):
+        raise TypeError(f"program {program.name}: inputs must be a dict {{name: array}}, got {type(given).__name__}")
     by_name = {b.name: b for b in buffers if b.role == "input"}
     out = {}
     for name, value in given.items():
         if name not in by_name:
             raise ValueError(f"program {program.name}: unknown input {name!r} "
                              f"(inputs: {', '.join(by_name) or 'none'})")
-        b = by_name[name]
-        a = np.asarray(value)
-        if a.shape != b.shape:
-            raise ValueError(f"program {program.name}: input {name!r} must have shape {b.shape}, got {a.shape}")
-        if a.dtype.kind not in "uif" or a.dtype.itemsize * 8 != _BITS[b.dtype]:
-            raise ValueError(f"program {program.name}: input {name!r} holds {b.dtype} as raw "
-                             f"{_BITS[b.dtype]}-bit patterns (uint{_BITS[b.dtype]}), got dtype {a.dtype}")
-        out[name] = np.ascontiguousarray(a).view(_storage_dtype(b.dtype))
+        out[name] = _input_bits(program, by_name[name], value)
     return out
 
 
 def tensor_values(machine, info: TensorInfo):
     """``(threads, slots)`` raw bits of a per-thread tensor: ``uint16`` for 16-bit elements, ``uint32`` for 32."""
-    slots = np.arange(info.slots)
-    bases = np.asarray(info.bases, np.int64)[:, None, None]                  # [W, 1, 1]
-    warps = np.arange(len(info.bases))[:, None, None]
-    lanes = np.arange(32)[None, :, None]
+    warps = range(len(info.bases))
+    regs = np.stack([info.registers(w) for w in warps])[:, None, :]        # [W, 1, slots]
+    words = machine.regs[np.arange(len(warps))[:, None, None], np.arange(32)[None, :, None], regs]   # [W, 32, slots]
     if info.bits == 16:
-        words = machine.regs[warps, lanes, bases + slots // 2]              # [W, 32, slots]
-        values = ((words >> (16 * (slots % 2)).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
+        values = ((words >> (16 * info.halves()).astype(np.uint32)) & 0xFFFF).astype(np.uint16)
     else:
-        values = machine.regs[warps, lanes, bases + slots].astype(np.uint32)
+        values = words.astype(np.uint32)
     return values.reshape(-1, info.slots)
 
 
-def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=False):
+def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=False, arch=DEFAULT_ARCH,
+            max_smem_bytes=None):
     """Trace ``program`` and build its machine with the inputs loaded (nothing executed yet).
 
-    Returns ``(trace, machine, inputs, trace_seconds)``; the debugger starts from here.
+    The CTA's size is checked against ``arch``'s limits first (``check_cta_limits``; ``max_smem_bytes``
+    raises the shared-memory one). Returns ``(trace, machine, inputs, trace_seconds)``; the debugger
+    starts from here.
     """
     if not isinstance(program, Program):
         raise TypeError(f"run_program: expected a warpsim Program, got {program!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"run_program: seed must be a non-negative int, got {seed!r}")
     params = program.resolve_params(params)
+    check_cta_limits(f"program {program.name}", program.threads(params), program.smem_bytes(params), arch,
+                     max_smem_bytes)
+    buffers = program.buffers(params)
+    top = max((b.base + b.nbytes for b in buffers), default=0)
+    if top > MAX_GLOBAL_BYTES:
+        big = max(buffers, key=lambda b: b.nbytes)
+        raise ValueError(f"program {program.name}: its buffers need {top} bytes of global memory ({big.name!r}: "
+                         f"{big.shape} {big.dtype}); the simulator holds at most {MAX_GLOBAL_BYTES}")
     cached = len(program._traces)
     trace = program.trace(params, mode=mode)
     trace_seconds = trace.seconds if len(program._traces) > cached else 0.0
@@ -157,16 +179,19 @@ def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=
     return trace, machine, {b.name: loaded[b.name] for b in trace.buffers if b.role == "input"}, trace_seconds
 
 
-def run_program(program, params=None, inputs=None, *, seed=0, arch="sm90", mode="vector", strict=False):
+def run_program(program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH, mode="vector", strict=False,
+                max_smem_bytes=None):
     """Run ``program`` on a simulated CTA: a :class:`Result`.
 
     ``params``: values or strings (see ``Program.resolve_params``); ``inputs``: ``{name: raw-bit
     array}``, the rest random from ``seed``; ``arch``: ``"sm80"`` or ``"sm90"``; ``mode``: the tracing
-    mode; ``strict``: a read of a never-written register is a ``ProgramError`` instead of a warning.
+    mode; ``strict``: a read of a never-written register is a ``ProgramError`` instead of a warning;
+    ``max_smem_bytes``: raises the shared-memory limit of ``arch`` (see ``prepare``).
     Raises ``ValueError`` for bad params or inputs, ``ProgramError`` for a malformed program and
     ``SimulatorFault`` (with the source line) for a faulting instruction.
     """
-    trace, machine, loaded, trace_seconds = prepare(program, params, inputs, seed=seed, mode=mode, strict=strict)
+    trace, machine, loaded, trace_seconds = prepare(program, params, inputs, seed=seed, mode=mode, strict=strict,
+                                                    arch=arch, max_smem_bytes=max_smem_bytes)
     start = time.perf_counter()
     execute(trace.stream, trace.encoded, machine, arch=arch)
     seconds = time.perf_counter() - start

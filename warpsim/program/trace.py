@@ -10,11 +10,8 @@ Two modes, giving the same stream (a test checks it for every example):
   are zipped into warp instructions, and lanes that disagree on an instruction (kind, registers,
   attributes or source line) are a ``ProgramError`` naming both source lines and the lanes.
 
-Register allocation: each register fragment's storage (a CuTe ``RegisterStorage``; views made by
-``retile_D`` share it) gets fixed per-thread registers the first time an instruction uses it, in
-program order: 16-bit slot ``s`` is half ``s % 2`` of register ``base + s // 2``; 32-bit slot ``s`` is
-register ``base + s``. Memory-to-memory copies go through 4 scratch registers. Every warp traces
-the same code, so warps get the same register numbers.
+Registers are allocated as :mod:`warpsim.program.registers` describes: a fixed block per register
+fragment, on first use, the same in every warp.
 
 Each instruction records the source line that issued it: the first stack frame outside the warpsim
 package. Per-thread tensors: when ``fn`` returns, its local names bound to register tensors are
@@ -44,19 +41,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import warpsim
+from warpsim.cute.numeric import dtype_bits
 from warpsim.errors import ProgramError, WarpsimError
 from warpsim.cute.tensor import memory_elements
 from warpsim.program.elements import MemoryElements
 from warpsim.program.instr import Instr, SourceLine
+from warpsim.program.registers import SCRATCH_REGISTERS, RegisterAllocator, TensorInfo
 
 __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "current_tracer", "make_instr", "TRACE_MODES",
            "SCRATCH_REGISTERS", "WARP_SIZE"]
 
 TRACE_MODES = ("vector", "thread")
-SCRATCH_REGISTERS = 4          # a 128-bit access: the widest memory-to-memory copy
 WARP_SIZE = 32
-_PACKAGE = os.path.dirname(os.path.abspath(warpsim.__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep    # warpsim/
 _LINES = {}
 _CURRENT = []                  # the Tracer of the warp (or thread) being traced, innermost last
 
@@ -161,27 +158,6 @@ class LaneVector(np.ndarray):
         return float(self._uniform("a float conversion"))
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """A per-thread register tensor bound to a local name of the program at return.
-
-    ``slots`` elements of ``dtype`` (storage order, CuTe's); ``bases[w]`` is warp ``w``'s first register.
-    16-bit slot ``s`` is half ``s % 2`` of register ``base + s // 2``; 32-bit slot ``s`` is register ``base + s``.
-    ``tensor``: the CuTe register tensor the name was bound to (warp 0's; a register tensor's layout
-    and slots are the same for every thread), for views such as the debugger's.
-    """
-
-    name: str
-    dtype: str
-    slots: int
-    bases: tuple
-    tensor: object = field(default=None, repr=False, compare=False)
-
-    @property
-    def bits(self):
-        return 16 if self.dtype in ("f16", "bf16", "u16") else 32
-
-
 class Tracer:
     """Collects the instructions of one warp (vector mode) or one thread (thread mode)."""
 
@@ -189,12 +165,15 @@ class Tracer:
         self.warp = warp
         self.lanes = lanes                # lane indices (0..31) this trace covers: all 32, or one
         self.instrs = []
-        self.registers = 0                # registers allocated so far
-        self._storages = {}               # id(RegisterStorage) -> (storage, base register)
-        self._scratch = None
+        self.allocator = RegisterAllocator()
         self._code = code
         self.frame = None                 # the program function's frame, found at its first instruction
         self.calls = -1                   # operation calls so far, minus one: the current call's number
+
+    @property
+    def registers(self):
+        """Registers allocated so far."""
+        return self.allocator.count
 
     @property
     def width(self):
@@ -228,18 +207,11 @@ class Tracer:
 
     def register_base(self, storage):
         """The first register of a fragment's storage (allocated on first use)."""
-        entry = self._storages.get(id(storage))
-        if entry is None:
-            entry = self._storages[id(storage)] = (storage, self.registers)
-            self.registers += storage.registers
-        return entry[1]
+        return self.allocator.base(storage)
 
     def scratch(self):
-        """The 4 scratch registers of memory-to-memory copies (allocated on first use)."""
-        if self._scratch is None:
-            self._scratch = self.registers
-            self.registers += SCRATCH_REGISTERS
-        return self._scratch
+        """The first of the scratch registers of memory-to-memory copies (allocated on first use)."""
+        return self.allocator.scratch()
 
     def tensors(self):
         """``{name: (storage, base, tensor)}`` of the register tensors bound to the program's locals at return."""
@@ -306,7 +278,7 @@ class Trace:
         if self._counts is None:
             by_kind = {}
             for i in self.stream:
-                key = (i.op, i.space, i.bits, i.num, i.trans, i.shape, i.ab, i.cd)
+                key = i.kind()
                 entry = by_kind.get(key)
                 if entry is None:
                     by_kind[key] = [i, 1]
@@ -431,11 +403,6 @@ def trace_program(program, params, mode="vector"):
     return trace
 
 
-def _signature(instr):
-    return (instr.op, instr.dst, instr.src, instr.space, instr.bits, instr.half, instr.num, instr.trans,
-            instr.shape, instr.ab, instr.cd, instr.imm, instr.addr is None, instr.line)
-
-
 def _zip_lanes(warp, lane_streams):
     """Zip 32 one-lane streams into warp instructions; lanes must agree on every instruction."""
     lengths = [len(s) for s in lane_streams]
@@ -444,7 +411,8 @@ def _zip_lanes(warp, lane_streams):
         present = [lane for lane, s in enumerate(lane_streams) if k < len(s)]
         groups = {}
         for lane in present:
-            groups.setdefault(_signature(lane_streams[lane][k]), []).append(lane)
+            instr = lane_streams[lane][k]
+            groups.setdefault((instr.key(), instr.line), []).append(lane)
         missing = [lane for lane in range(WARP_SIZE) if k >= len(lane_streams[lane])]
         if len(groups) > 1 or missing:
             parts = [f"lanes {_ranges(ls)} issue {lane_streams[ls[0]][k].ptx} at {lane_streams[ls[0]][k].line}"
@@ -456,9 +424,7 @@ def _zip_lanes(warp, lane_streams):
         addr = None
         if first.addr is not None:
             addr = np.concatenate([s[k].addr for s in lane_streams]).astype(np.int64)
-        out.append(Instr(first.op, warp, dst=first.dst, src=first.src, addr=addr, space=first.space,
-                         bits=first.bits, half=first.half, num=first.num, trans=first.trans, shape=first.shape,
-                         ab=first.ab, cd=first.cd, imm=first.imm, line=first.line, call=first.call))
+        out.append(dataclasses.replace(first, addr=addr))
     return out
 
 

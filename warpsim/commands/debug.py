@@ -12,15 +12,14 @@ in the arguments or the program (one line, no traceback).
 from __future__ import annotations
 
 import sys
-import warnings
 
-from warpsim.errors import ProgramWarning
+from warpsim.commands.program_args import (add_program_arguments, load_program_args, reporting_warnings,
+                                           run_options)
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser):
-    from warpsim.program.command import add_program_arguments
     add_program_arguments(parser)
     parser.add_argument("--commands", metavar="FILE",
                         help="run the debugger commands in FILE (one per line, # comments; - for stdin) and exit")
@@ -30,8 +29,6 @@ def run(args):
     """Run ``warpsim debug`` with parsed ``args``; returns the exit status (raises user errors)."""
     from warpsim.debug.repl import Repl, use_color
     from warpsim.debug.session import Session
-    from warpsim.program.command import program_inputs, program_params
-    from warpsim.program.program import load_program
     script = None
     if args.commands == "-":
         script = sys.stdin.read().splitlines()
@@ -41,14 +38,9 @@ def run(args):
                 script = f.read().splitlines()
         except OSError as e:
             raise ValueError(f"--commands {args.commands}: {e.strerror or e}") from None
-    program = load_program(args.program)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ProgramWarning)
-        session = Session(program, program_params(args), program_inputs(args), seed=args.seed, arch=args.arch,
-                          mode=args.trace, strict=args.strict)
-    for w in caught:
-        if issubclass(w.category, ProgramWarning):
-            sys.stderr.write(f"warpsim debug: warning: {w.message}\n")
+    program, params, inputs = load_program_args(args)
+    with reporting_warnings("debug"):
+        session = Session(program, params, inputs, **run_options(args))
     repl = Repl(session, sys.stdout, use_color(sys.stdout))
     params = ", ".join(f"{k}={v}" for k, v in session.params.items())
     trace = session.trace

@@ -21,12 +21,17 @@ instruction of source line L, else at the end.
 import sys
 
 from warpsim import cute
+from warpsim.commands.program_args import (add_program_arguments, load_program_args, reporting_warnings,
+                                           run_options)
 from warpsim.debug.copy_banks import BankTotals, fragment_accesses
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.tv import draw_tiled_copy, draw_tiled_mma
 from warpsim.explain import ConfigError, resolve_config
+from warpsim.machine import MAX_THREADS_PER_CTA
 
 __all__ = ["add_arguments", "run", "parse_ints"]
+
+_MAX_TILE = 1024     # elements per mode of a drawn tile: a larger picture is no use to anyone
 
 
 def parse_ints(text, what, count=None, allow_underscore=False):
@@ -78,7 +83,8 @@ def add_arguments(parser):
     """Add ``warpsim draw``'s sub-commands (``mma``, ``copy``, ``banks``) to ``parser``."""
     sub = parser.add_subparsers(dest="what", metavar="WHAT")
     sub.required = True
-    mma = sub.add_parser("mma", help="TV layouts of a tiled MMA's A, B and C (as CuTe's print_svg)")
+    parser.verbs = {}
+    mma = parser.verbs["mma"] = sub.add_parser("mma", help="TV layouts of a tiled MMA's A, B and C (as CuTe's print_svg)")
     mma.add_argument("--atom", choices=list(cute.MMA_OPS), metavar="NAME",
                      help="MMA atom, e.g. SM80_16x8x16_F32F16F16F32_TN (default: the --config's tiled MMA)")
     mma.add_argument("--thr", default="1,1,1", help="atom layout over (M,N,K), e.g. 4,1,1 (with --atom)")
@@ -87,12 +93,12 @@ def add_arguments(parser):
     mma.add_argument("--operand", choices=["A", "B", "C"], help="draw only this operand")
     mma.add_argument("--highlight", type=int, metavar="T", help="outline the values of thread T")
     _common(mma)
-    copy = sub.add_parser("copy", help="source and destination TV layouts of a fragment's tiled copy")
+    copy = parser.verbs["copy"] = sub.add_parser("copy", help="source and destination TV layouts of a fragment's tiled copy")
     _config_args(copy, "whose copy to draw")
     copy.add_argument("--side", choices=["S", "D"], help="draw only the source (S) or destination (D)")
     copy.add_argument("--highlight", type=int, metavar="T", help="outline the values of thread T")
     _common(copy)
-    banks = sub.add_parser("banks", help="bank map of a fragment's shared tensor, one access phase marked")
+    banks = parser.verbs["banks"] = sub.add_parser("banks", help="bank map of a fragment's shared tensor, one access phase marked")
     _config_args(banks, "whose shared tensor and copy to use")
     banks.add_argument("--warp", type=int, default=0, help="warp of the marked access (default 0)")
     banks.add_argument("--call", type=int, default=0, help="copy call (instruction) of the marked access (default 0)")
@@ -102,8 +108,7 @@ def add_arguments(parser):
                        help="the same program on the shared layout without its swizzle")
     banks.add_argument("--rows", help="draw only rows START:STOP of the tile")
     _common(banks)
-    regs = sub.add_parser("regs", help="a warp's register file at a point of a program run (the debugger's regs)")
-    from warpsim.program.command import add_program_arguments
+    regs = parser.verbs["regs"] = sub.add_parser("regs", help="a warp's register file at a point of a program run (the debugger's regs)")
     add_program_arguments(regs)
     where = regs.add_mutually_exclusive_group()
     where.add_argument("--at", type=int, metavar="N", help="after the first N instructions (default: all of them)")
@@ -122,26 +127,39 @@ def _write(scene, args):
             scene.save(args.output, scale=args.scale)
         except ImportError as e:          # PNG without Pillow: the message is the install hint
             raise ValueError(str(e)) from None
-        except OSError as e:
-            raise ValueError(f"cannot write {args.output}: {e.strerror or e}") from None
     else:
         sys.stdout.write(scene.svg())
+
+
+def _as_option(option, value, fn, *args):
+    """``fn(*args)``; its ``ValueError`` about ``value`` is restated as about the user's ``option``."""
+    try:
+        return fn(*args)
+    except ValueError as e:
+        if value is None or option.lstrip("-") not in str(e):
+            raise
+        raise ValueError(f"{option} {value}: {str(e).split(': ', 1)[-1]}") from None
 
 
 def _run_mma(args):
     if args.atom:
         thr = parse_ints(args.thr, "--thr", 3)
+        threads = 32 * thr[0] * thr[1] * thr[2]          # every MMA atom here is one warp's
+        if threads > MAX_THREADS_PER_CTA:
+            raise ValueError(f"--thr {args.thr}: {threads} threads; a CTA has at most {MAX_THREADS_PER_CTA}")
         tile = parse_ints(args.tile, "--tile", 3, allow_underscore=True) if args.tile else None
+        if tile and any(t is not cute._ and t > _MAX_TILE for t in tile):
+            raise ValueError(f"--tile {args.tile}: at most {_MAX_TILE} per mode in a picture")
         tiled_mma = cute.make_tiled_mma(cute.MMA_OPS[args.atom], cute.make_layout(thr), tile)
     else:
         tiled_mma = resolve_config(args.config).tiled_mma
-    _write(draw_tiled_mma(tiled_mma, args.operand, args.highlight), args)
+    _write(_as_option("--highlight", args.highlight, draw_tiled_mma, tiled_mma, args.operand, args.highlight), args)
     return 0
 
 
 def _run_copy(args):
     spec = _fragment(resolve_config(args.config), args.fragment)
-    scene = draw_tiled_copy(spec.copy, args.side, args.highlight)
+    scene = _as_option("--highlight", args.highlight, draw_tiled_copy, spec.copy, args.side, args.highlight)
     scene.title = f"{spec.name}: {scene.title}"
     _write(scene, args)
     return 0
@@ -186,7 +204,12 @@ def _run_banks(args):
     title = f"{label}: banks of {smem.layout}" + (
         f"; warp {args.warp} call {args.call} phase {args.phase}: "
         + ("conflict-free" if phase.degree == 1 else f"{phase.degree}-way") if phase else "")
-    scene = bank_map(smem, phase, title).scene(rows=_parse_rows(args.rows) if args.rows else None)
+    try:
+        scene = bank_map(smem, phase, title).scene(rows=_parse_rows(args.rows) if args.rows else None)
+    except ValueError as e:      # the bank map names its method; the user gave an option
+        if not args.rows or str(e).startswith("--rows"):
+            raise
+        raise ValueError(f"--rows {args.rows}: {str(e).split(': ', 1)[-1]}") from None
     _write(scene, args)
     if args.output:
         sys.stdout.write("\n".join(lines) + "\n")
@@ -196,10 +219,9 @@ def _run_banks(args):
 def _run_regs(args):
     from warpsim.debug.session import Session
     from warpsim.debug.views import register_view
-    from warpsim.program.command import program_inputs, program_params
-    from warpsim.program.program import load_program
-    session = Session(load_program(args.program), program_params(args), program_inputs(args), seed=args.seed,
-                      arch=args.arch, mode=args.trace, strict=args.strict)
+    program, params, inputs = load_program_args(args)
+    with reporting_warnings("draw"):
+        session = Session(program, params, inputs, **run_options(args))
     try:
         if args.line is not None:
             session.run_to(args.line)

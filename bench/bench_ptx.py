@@ -1,0 +1,154 @@
+"""PTX interpreter speed: warp instructions per second on one core, beside the Python-traced stream's executor.
+
+Run from the repository root: ``PYTHONPATH=. python bench/bench_ptx.py [--quick] [--repeat N]``.
+
+Two workloads, each run by one CTA of 4 warps (all 32 lanes active), timed after warm-up (the
+kernel parsed and decoded once, Numba's cache warm), best and median of N launches:
+
+- integer: a loop of integer/bit instructions (``add mad xor shl shr and prmt popc setp bra``),
+  the instruction mix of address arithmetic;
+- memory: ``mov``, ``ld.shared.u32``, ``st.shared.u32`` — the kinds of instruction the stream
+  executor (:mod:`warpsim.program.execute`) also has, so that the two can be compared on the same
+  work: the stream executes the same number of warp instructions of that mix, encoded once.
+
+The figures are warp instructions / second (one warp instruction = 32 lanes) and the ratio of
+the PTX interpreter to the stream executor measured in the same run. The PTX figure includes
+what the stream has decided ahead of time (per-thread program counters, the choice of the lanes
+at the smallest pc, guard predicates, address arithmetic).
+"""
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import warpsim.ptx                                                 # noqa: E402
+from warpsim.machine import Machine                                # noqa: E402
+from warpsim.program.encode import encode                          # noqa: E402
+from warpsim.program.execute import execute                        # noqa: E402
+from warpsim.program.instr import Instr, Op                        # noqa: E402
+
+HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+INTEGER = HEADER + """
+.visible .entry integer(.param .u64 out, .param .u32 n)
+{
+  .reg .pred %p<2>; .reg .b32 %r<16>; .reg .b64 %rd<4>;
+  ld.param.u32 %r10, [n];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, 0; mov.u32 %r3, 12345;
+LOOP:
+  add.u32 %r3, %r3, %r1;
+  mad.lo.u32 %r4, %r3, 747796405, %r2;
+  xor.b32 %r5, %r4, %r3;
+  shl.b32 %r6, %r5, 3;
+  shr.u32 %r7, %r5, 7;
+  and.b32 %r8, %r6, %r7;
+  prmt.b32 %r9, %r8, %r4, 0x3210;
+  popc.b32 %r11, %r9;
+  add.u32 %r3, %r9, %r11;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r10;
+  @%p1 bra LOOP;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+"""
+
+MEMORY = HEADER + """
+.visible .entry memory(.param .u32 n)
+{
+  .shared .align 4 .b8 sm[512];
+  .reg .pred %p<2>; .reg .b32 %r<16>;
+  ld.param.u32 %r10, [n];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r1, %r1, 2;
+  mov.u32 %r2, 0;
+LOOP:
+  mov.u32 %r3, 7;
+  ld.shared.u32 %r4, [%r1];
+  st.shared.u32 [%r1], %r3;
+  mov.u32 %r5, 9;
+  ld.shared.u32 %r6, [%r1];
+  st.shared.u32 [%r1], %r5;
+  mov.u32 %r7, 11;
+  ld.shared.u32 %r8, [%r1];
+  st.shared.u32 [%r1], %r7;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r10;
+  @%p1 bra LOOP;
+  ret;
+}
+"""
+
+
+def timed(fn, repeat):
+    """(best, median) CPU seconds of this process for ``fn()`` over ``repeat`` runs after 2 warm-up
+    runs (CPU time, not wall time: both executors are single-threaded, and the figure then does
+    not depend on other work on a shared machine)."""
+    times = []
+    for k in range(repeat + 2):
+        start = time.process_time()
+        fn()
+        if k >= 2:
+            times.append(time.process_time() - start)
+    times.sort()
+    return times[0], times[len(times) // 2]
+
+
+def ptx_rate(text, kernel, args, repeat):
+    mod = warpsim.ptx.load(text)
+    run = lambda: mod.launch(kernel, block=128, args=args(), quiet=True)    # noqa: E731
+    steps = run().stats["warp_instructions"]
+    best, median = timed(run, repeat)
+    return steps, steps / best, steps / median
+
+
+def stream_rate(count, repeat):
+    """The stream executor on ``count`` warp instructions of the memory mix (mov, ld, st), 4 warps."""
+    addr = (np.arange(32, dtype=np.int64) * 4)
+    mix = []
+    for k in range(count // 3):
+        w = k % 4
+        mix.append(Instr(Op.MOV, w, dst=(0,), imm=7))
+        mix.append(Instr(Op.LD, w, dst=(1,), addr=addr + 128 * w, space="shared", bits=32))
+        mix.append(Instr(Op.ST, w, src=(0,), addr=addr + 128 * w, space="shared", bits=32))
+    encoded = encode(mix)
+    machine = Machine(warps=4, regs_per_thread=4, smem_bytes=512)
+    execute(mix, encoded, machine)
+    best, median = timed(lambda: execute(mix, encoded, machine), repeat)
+    return len(mix), len(mix) / best, len(mix) / median
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small workloads (seconds)")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    n = 200 if args.quick else 5000
+    repeat = 2 if args.quick else args.repeat
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
+          f"numpy {np.__version__}; loop trips {n}, best of {repeat}")
+    steps, best, median = ptx_rate(INTEGER, "integer", lambda: {"out": np.zeros(128, np.uint32), "n": n}, repeat)
+    print(f"  ptx integer: {best:,.0f} warp instr/s (median {median:,.0f}; {steps:,} warp instructions)")
+    msteps, mbest, mmedian = ptx_rate(MEMORY, "memory", lambda: {"n": n}, repeat)
+    print(f"  ptx memory (mov/ld.shared/st.shared): {mbest:,.0f} warp instr/s (median {mmedian:,.0f}; "
+          f"{msteps:,} warp instructions)")
+    ssteps, sbest, smedian = stream_rate(msteps, repeat)
+    print(f"  stream executor, same mix: {sbest:,.0f} warp instr/s (median {smedian:,.0f}; {ssteps:,} instructions)")
+    print(f"  ratio ptx / stream on the memory mix: {mbest / sbest:.2f}x; ptx integer / stream: {best / sbest:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Point 13: a first run says that it compiles, and compiles each kernel once."""
+
+import sys
+
+import numpy as np
+from numba import njit, types
+
+from warpsim.commands import program_args
+from warpsim.isa import arith
+from warpsim.machine import Machine
+from warpsim.program.reference import gemm_reference
+
+
+def test_one_line_when_numba_compiles(monkeypatch, capsys):
+    monkeypatch.setattr(program_args, "_announced", [])
+    program_args.announce_compiling("run")
+    program_args.announce_compiling("run")          # registered once
+
+    @njit
+    def fresh(x):                                     # never compiled before: Numba compiles it now
+        return x + 1
+
+    assert fresh(1) == 2 and fresh(2.5) == 3.5       # two compilations, one line
+    err = capsys.readouterr().err
+    assert err == "warpsim run: compiling the simulator's kernels, first run only ...\n"
+
+
+def test_mma_core_has_one_specialisation_for_the_simulator_and_the_reference():
+    """warp_mma and mma_tile (the reference) call mma_core with the same argument types: a first run
+    that executes an mma and checks it compiles mma_core once, not twice (a Literal[int](8) version)."""
+    m = Machine(1, 16, 0)
+    m.execute_mma(0, [0, 1, 2, 3], [4, 5, 6, 7], [8, 9], [10, 11, 12, 13])
+    gemm_reference(np.zeros((16, 16), np.uint16), np.zeros((8, 16), np.uint16), ab="f16")
+    n_counts = {sig[4] for sig in arith.mma_core.signatures}
+    assert n_counts == {types.int64}, n_counts

@@ -1,0 +1,140 @@
+"""warpsim.ptx.compile: .cu through nvcc, CuTe DSL through the WARPSIM convention, and their errors."""
+
+from pathlib import Path
+
+import pytest
+
+from warpsim.ptx import compile as ptx_compile
+from warpsim.ptx.compile import CompileError, compile_source, relative_file_lines, source_kind
+from warpsim.ptx.front import entry_params, find_entry, source_param_names
+
+ROOT = Path(__file__).resolve().parents[2]
+AXPY = """// y = a*x + y
+extern "C" __global__ void axpy(float a, float const* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def test_source_kind_tells_dsl_from_program(tmp_path):
+    dsl = tmp_path / "k_dsl.py"
+    dsl.write_text("import cutlass\nWARPSIM = dict(jit=None, args=())\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text("import warpsim\nprogram = warpsim.Program(None)\n# WARPSIM = 1 only in a comment\n")
+    assert source_kind(dsl) == "dsl"
+    assert source_kind(prog) == "program"
+    assert source_kind(ROOT / "examples/gemm_smem.py") == "program"
+    assert source_kind(ROOT / "examples/cute_dsl/copy_dsl.py") == "dsl"
+    assert source_kind("k.cu") == "cuda" and source_kind("k.ptx") == "ptx"
+    with pytest.raises(ValueError, match="not a .cu, .ptx or CuTe DSL"):
+        source_kind("k.txt")
+
+
+def test_relative_file_lines():
+    ptx = '\t.file\t1 "/home/u/proj/k.cu"\n\t.file\t2 "/opt/inc/cute/layout.hpp", 1, 2\n\t.file\t3 "/usr/x/y.h"\n'
+    out = relative_file_lines(ptx, ["/home/u/proj", "/opt/inc"])
+    assert out == '\t.file\t1 "k.cu"\n\t.file\t2 "cute/layout.hpp", 1, 2\n\t.file\t3 "y.h"\n'
+
+
+def test_cuda_compiles_with_relative_paths_and_is_cached(tmp_path, need_nvcc, cache_dir):
+    src = tmp_path / "axpy.cu"
+    src.write_text(AXPY)
+    compiled = compile_source(src, "sm_80")
+    ptx = compiled.ptx
+    assert ".target sm_80" in ptx and ".entry axpy(" in ptx
+    assert '.file\t1 "axpy.cu"' in ptx
+    assert str(tmp_path) not in ptx
+    assert len(list(cache_dir.glob("*.ptx"))) == 1
+    assert compile_source(src, "sm_80").ptx == ptx                       # from the cache
+    assert len(list(cache_dir.glob("*.ptx"))) == 1
+    assert ".target sm_90" in compile_source(src, "sm90").ptx            # another key
+    src.write_text(AXPY.replace("a * x[i]", "x[i] * a"))
+    compile_source(src, "sm_80")
+    assert len(list(cache_dir.glob("*.ptx"))) == 3                       # the source changed: compiled again
+
+
+def test_nvcc_errors_are_one_line(tmp_path, need_nvcc, cache_dir):
+    src = tmp_path / "bad.cu"
+    src.write_text('extern "C" __global__ void f(int* p) { *p = undefined_name; }\n')
+    with pytest.raises(CompileError) as e:
+        compile_source(src, "sm_80")
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith("bad.cu: nvcc failed: ")
+    assert 'identifier "undefined_name" is undefined' in message
+    assert str(tmp_path) not in message
+    assert not list(cache_dir.glob("*.ptx"))
+
+
+def test_missing_nvcc(tmp_path, monkeypatch):
+    src = tmp_path / "k.cu"
+    src.write_text(AXPY)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    with pytest.raises(CompileError, match=r"^k.cu: nvcc not found on PATH or under CUDA_HOME"):
+        compile_source(src, "sm_80")
+
+
+def test_nvcc_under_cuda_home(tmp_path, monkeypatch):
+    (tmp_path / "cuda/bin").mkdir(parents=True)
+    nvcc = tmp_path / "cuda/bin/nvcc"
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert ptx_compile.find_nvcc() == str(nvcc)
+
+
+def test_bad_arch_and_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="--arch sm_70: choose one of sm_80, sm_90"):
+        compile_source(tmp_path / "k.cu", "sm_70")
+    with pytest.raises(CompileError, match="no such file"):
+        compile_source(tmp_path / "missing.cu", "sm_80")
+
+
+def test_missing_dsl(tmp_path, monkeypatch):
+    src = tmp_path / "k_dsl.py"
+    src.write_text("WARPSIM = dict(jit=None, args=())\n")
+    real = ptx_compile.importlib.util.find_spec
+    monkeypatch.setattr(ptx_compile.importlib.util, "find_spec",
+                        lambda name, *a: None if name.startswith("cutlass") else real(name, *a))
+    with pytest.raises(CompileError, match=r"CuTe DSL is not installed \(pip install 'warpsim\[dsl\]'"):
+        compile_source(src, "sm_80")
+
+
+@pytest.mark.parametrize("name, kernel, params", [
+    ("copy_dsl.py", "copy_kernel", [8, 8]),
+    ("mma_ldmatrix_dsl.py", "mma_kernel", [8, 8, 8]),
+    ("tile_cp_async_dsl.py", "tile_kernel", [16, 16, 8]),
+])
+def test_dsl_examples_compile(name, kernel, params, need_dsl, cache_dir):
+    path = ROOT / "examples/cute_dsl" / name
+    compiled = compile_source(path, "sm_80")
+    entries = entry_params(compiled.ptx)
+    entry = find_entry(entries, kernel)
+    assert entry.startswith(f"kernel_cutlass_{kernel}_")
+    assert [p.size for p in entries[entry]] == params
+    assert f'.file\t1 "{name}"' in compiled.ptx
+    want = ["src", "dst"] if kernel == "copy_kernel" else ["a", "b", "c"]
+    assert source_param_names(path.read_text(), "dsl")[kernel] == want
+
+
+def test_dsl_errors_are_one_line(tmp_path, need_dsl, cache_dir):
+    src = tmp_path / "bad_dsl.py"
+    src.write_text("WARPSIM = dict(jit=None)\n")
+    with pytest.raises(CompileError, match=r"bad_dsl.py: CuTe DSL compile failed: ValueError: bad_dsl.py: "
+                                           r"WARPSIM entry 0 must be dict\(jit="):
+        compile_source(src, "sm_80")
+
+
+def test_kernel_and_param_names():
+    src = ('template <class T> __global__ void tmpl(T* p) {}\n'
+           'extern "C" __global__ void __launch_bounds__(128) k(cute::half_t const* q, float* s, int n) {}')
+    assert source_param_names(src, "cuda")["k"] == ["q", "s", "n"]
+    assert find_entry(["_Z4tmplIfEvPT_", "k"], "tmpl") == "_Z4tmplIfEvPT_"
+    with pytest.raises(ValueError, match="--kernel nope: no such kernel; the module has: a, b"):
+        find_entry(["a", "b"], "nope")
+    with pytest.raises(ValueError, match="names 2 kernels"):
+        find_entry(["gemm_a", "gemm_b"], "gemm")

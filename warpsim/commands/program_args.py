@@ -1,0 +1,169 @@
+"""What the verbs that run a program file share: its arguments, loading it, reporting its warnings.
+
+``warpsim run``, ``warpsim debug`` and ``warpsim draw regs`` take the same program arguments
+(:func:`add_program_arguments`) and load the program the same way (:func:`load_program_args`); what
+the program does that is suspicious but defined (:class:`~warpsim.errors.ProgramWarning`) is printed
+as ``warpsim <verb>: warning: ...`` lines on stderr (:func:`reporting_warnings`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from warpsim.errors import ProgramWarning
+
+__all__ = ["add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
+           "load_program_args", "run_options", "reporting_warnings", "announce_compiling"]
+
+
+def add_program_arguments(parser):
+    """The arguments that choose a program run, shared by ``warpsim run``, ``debug`` and ``draw regs``:
+    ``PROGRAM``, ``--param``, ``--input``, ``--seed``, ``--arch``, ``--trace``, ``--strict``."""
+    parser.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)`")
+    parser.add_argument("--param", action="append", default=[], metavar="K=V",
+                        help="a program param, e.g. --param dtype=bf16 (repeatable)")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="an input buffer as raw bits (uint16 for 16-bit types), e.g. --input q=q.npy")
+    parser.add_argument("--seed", type=_count, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--arch", choices=("sm80", "sm90"), default="sm90",
+                        help="tensor-core arithmetic model (default sm90)")
+    parser.add_argument("--trace", choices=("vector", "thread"), default="vector",
+                        help="tracing mode: a warp at once (default) or thread by thread")
+    parser.add_argument("--strict", action="store_true",
+                        help="a read of a register never written is an error, not a warning")
+    parser.add_argument("--max-smem-bytes", type=_count, default=None, metavar="BYTES",
+                        help="allow this much shared memory per CTA (default: the arch's, 227 KB on sm90, "
+                             "163 KB on sm80)")
+
+
+def program_params(args):
+    """``{name: value string}`` of the ``--param K=V`` arguments; ``ValueError`` for a malformed one."""
+    return parse_pairs("--param", args.param)
+
+
+def program_inputs(args):
+    """``{name: array}`` of the ``--input NAME=FILE.npy`` arguments; ``ValueError`` for an unreadable file."""
+    return load_inputs(args.input)
+
+
+def parse_pairs(option, items):
+    """``{key: value}`` from ``["key=value", ...]`` (``--param``, ``--input``); ``ValueError`` names a bad item.
+
+    >>> parse_pairs("--param", ["dtype=bf16", "product=pv"])
+    {'dtype': 'bf16', 'product': 'pv'}
+    """
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{option} {item!r}: expected NAME=VALUE")
+        if key in out:
+            raise ValueError(f"{option} {key}: given twice ({key}={out[key]} and {item})")
+        out[key] = value
+    return out
+
+
+def load_inputs(items):
+    """``{name: array}`` from ``--input NAME=FILE.npy`` items; ``ValueError`` for a file that is not a .npy array."""
+    inputs = {}
+    for name, path in parse_pairs("--input", items).items():
+        inputs[name] = _load_npy(f"--input {name}={path}", path)
+    return inputs
+
+
+def _load_npy(what, path):
+    if os.path.isdir(path):
+        raise ValueError(f"{what}: is a directory, not a .npy file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+            f.seek(0)
+            if head != b"\x93NUMPY":
+                kind = "an empty file" if not head else "not a .npy file (no NumPy header)"
+                raise ValueError(f"{what}: {kind}; save arrays with numpy.save")
+            array = np.load(f, allow_pickle=False)
+    except OSError as e:
+        raise ValueError(f"{what}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:
+        if str(e).startswith(what):
+            raise
+        if "allow_pickle" in str(e):
+            raise ValueError(f"{what}: holds Python objects (a pickled array), not numbers; "
+                             f"give raw bits as uint16/uint32") from None
+        raise ValueError(f"{what}: not a readable .npy array ({e})") from None
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{what}: holds {type(array).__name__}, not one array (.npz?)")
+    return array
+
+
+def load_program_args(args):
+    """``(program, params, inputs)`` of the program arguments: the program file loaded, ``--param`` and
+    ``--input`` parsed and read. Raises ``ProgramError``/``ValueError`` naming the file or option."""
+    from warpsim.program.program import load_program   # imported when used: keeps start-up light
+    program = load_program(args.program)
+    return program, program_params(args), program_inputs(args)
+
+
+def run_options(args):
+    """The keyword arguments of ``run_program`` and ``Session`` that the program arguments choose."""
+    return {"seed": args.seed, "arch": args.arch, "mode": args.trace, "strict": args.strict,
+            "max_smem_bytes": args.max_smem_bytes}
+
+
+_announced = []
+
+
+def announce_compiling(verb):
+    """From now on, the first time Numba compiles a kernel (its cache is empty: a fresh install's first
+    run), print one line on stderr, so a first run's wait is not silence."""
+    if _announced:
+        return
+    from numba.core import event      # imported when used: explain and draw mma never load Numba
+
+    class Once(event.Listener):
+        def on_start(self, _event):
+            if len(_announced) == 1:
+                _announced.append(True)
+                sys.stderr.write(f"warpsim {verb}: compiling the simulator's kernels, first run only ...\n")
+                sys.stderr.flush()
+
+        def on_end(self, _event):
+            pass
+
+    _announced.append(verb)
+    event.register("numba:compile", Once())
+
+
+def _count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+@contextlib.contextmanager
+def reporting_warnings(verb):
+    """Inside, a :class:`~warpsim.errors.ProgramWarning` is collected; on leaving, each is printed as one
+    line ``warpsim <verb>: warning: <message>`` on stderr (other warnings are shown as Python shows them).
+    When Numba compiles a kernel inside (no cached machine code yet: a first run), one line says so."""
+    announce_compiling(verb)
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ProgramWarning)
+            yield
+    finally:                              # after the block: warnings.showwarning is Python's again
+        for w in caught:
+            if issubclass(w.category, ProgramWarning):
+                sys.stderr.write(f"warpsim {verb}: warning: {w.message}\n")
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)

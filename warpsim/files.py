@@ -1,0 +1,67 @@
+"""Files written whole or not at all: a temporary file beside the target, then a rename.
+
+A full disk, a file-size limit or an error while producing the content leaves the old file (or none)
+and no temporary file; the error names the file.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "a.txt")
+>>> write_atomic(path, lambda f: f.write(b"whole"))
+>>> open(path, "rb").read()
+b'whole'
+>>> def broken(f):
+...     f.write(b"half")
+...     raise OSError(28, "No space left on device")
+>>> write_atomic(path, broken)
+Traceback (most recent call last):
+...
+warpsim.files.WriteError: cannot write ...a.txt: No space left on device
+>>> open(path, "rb").read(), sorted(os.listdir(os.path.dirname(path)))
+(b'whole', ['a.txt'])
+"""
+
+import io
+import os
+import tempfile
+
+from warpsim.errors import WarpsimError
+
+__all__ = ["write_atomic", "WriteError"]
+
+
+class WriteError(WarpsimError, OSError):
+    """A file could not be written; the message names it. The old file, if any, is unchanged."""
+
+
+def write_atomic(path, write):
+    """Call ``write(f)`` on a binary buffer, write that to a temporary file beside ``path``, rename it to ``path``.
+
+    An ``OSError`` (disk full, ``ulimit -f``, permissions, a missing directory) becomes a
+    :class:`WriteError` naming ``path``; any other exception of ``write`` propagates. Either way
+    the temporary file is removed and ``path`` keeps its old content.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    try:
+        content = io.BytesIO()              # produced first: the file gets whole writes and the OS's errors
+        write(content)
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(content.getbuffer())
+        os.chmod(tmp, 0o666 & ~_umask())           # as open() would have made it, not mkstemp's 0600
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,63 @@
+"""PTX programs: parse a PTX module and run its kernels on the simulated CTA, bit for bit.
+
+The pipeline (see docs/ptx.md): :mod:`~warpsim.ptx.syntax` parses text into a tree,
+:mod:`~warpsim.ptx.decode` turns a kernel into integer arrays once, :mod:`~warpsim.ptx.interp`
+interprets them in ``@njit`` code with a program counter per thread on the same
+:class:`~warpsim.machine.Machine` and the same ISA kernels (``warp_mma``, ``warp_ldmatrix``, cvt)
+as the Python-traced programs, and :mod:`~warpsim.ptx.launch` packs arguments and runs the grid.
+
+>>> import numpy as np
+>>> mod = load('''
+... .version 8.0
+... .target sm_80
+... .address_size 64
+... .visible .entry twice(.param .u64 out)
+... {
+...   .reg .b32 %r<3>; .reg .b64 %rd<4>;
+...   ld.param.u64 %rd1, [out];
+...   cvta.to.global.u64 %rd2, %rd1;
+...   mov.u32 %r1, %tid.x;
+...   shl.b32 %r2, %r1, 1;
+...   mul.wide.u32 %rd3, %r1, 4;
+...   add.s64 %rd2, %rd2, %rd3;
+...   st.global.u32 [%rd2], %r2;
+...   ret;
+... }''')
+>>> mod.kernels
+['twice']
+>>> res = mod.launch("twice", block=32, args={"out": np.zeros(32, np.uint32)})
+>>> res.buffers["out"][:4].tolist()
+[0, 2, 4, 6]
+"""
+
+import os
+
+from warpsim.errors import PtxSyntaxError, UnsupportedType
+from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule
+from warpsim.ptx.syntax import parse_module
+
+__all__ = ["load", "PtxModule", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
+
+
+def load(path_or_text, filename=None):
+    """Parse a PTX module from a file path or from PTX text; return a :class:`PtxModule`.
+
+    Text is told from a path by containing a newline, ``;``, ``{`` or a ``.version`` directive. ``filename``
+    names the source in messages (default: the path, or ``<ptx>``). Every kernel is decoded here,
+    so an unknown instruction (``PtxSyntaxError``, naming ``file:line:col``, the token and the
+    supported instructions) or an unmodelled type or shape (``UnsupportedType``) is reported at
+    load time. ``FileNotFoundError`` for a missing file.
+    """
+    text = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else path_or_text
+    if not isinstance(text, str):
+        raise TypeError(f"warpsim.ptx.load: expected a path or PTX text, got {type(path_or_text).__name__}")
+    if "\n" in text or ".version" in text or ";" in text or "{" in text:
+        name = filename or "<ptx>"
+    else:
+        name = filename or os.path.basename(text)
+        with open(text, encoding="utf-8") as f:
+            text = f.read()
+    module = PtxModule(parse_module(text, name), text)
+    for kernel in module.kernels:
+        module.decoded(kernel)
+    return module

@@ -1,0 +1,352 @@
+"""Decoding one PTX instruction into a row: the operand pattern and modifiers of each instruction family.
+
+A mixin of :class:`warpsim.ptx.decode._Decoder`: ``instruction(fn, ins)`` dispatches on the opcode's
+:class:`~warpsim.ptx.opcodes.Op` to a ``do_<op>`` method, which checks the operands, adds their rows
+(``operand``, ``address``) and emits the instruction row (``emit``) with its types and modifiers.
+Unknown instructions are a ``PtxSyntaxError`` listing the supported ones; types and shapes warpsim
+does not model are an ``UnsupportedType``.
+"""
+
+from warpsim.errors import UnsupportedType
+from warpsim.isa.arith import AB_TYPES, CD_TYPES
+from warpsim.isa.cvt import CVT_TYPES
+from warpsim.isa.ldmatrix import ldmatrix_variant
+from warpsim.isa.mma import SHAPES, TYPE_COMBOS
+from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
+from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
+                                 TK_S, TK_U, TYPES, Op, supported_names, type_of)
+from warpsim.ptx.rows import ATOM_OPS, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES, VOTE_MODES
+
+__all__ = ["InstructionDecoder", "name_of"]
+
+
+def name_of(ins):
+    return ".".join((ins.opcode,) + tuple(ins.mods))
+
+
+class InstructionDecoder:
+    """The per-instruction half of the decoder (see the module docstring)."""
+
+    def one_type(self, ins, types, allow_float=False):
+        if not types:
+            raise self.error(ins.token, f"{ins.opcode}: missing a type (.u32, .s64, .b16, ...)")
+        t = types[-1]
+        if not allow_float and ins.opcode not in FLOAT_OPS and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
+            raise self.error(ins.token, f"float instruction {ins.opcode}.{'.'.join(ins.mods)} is not "
+                                        f"supported yet (integer and bit types only; supported: "
+                                        f"{', '.join(supported_names())})", UnsupportedType)
+        return t
+
+    def instruction(self, fn, ins):
+        name = ins.opcode
+        mods = ins.mods
+        types = type_of(mods)
+        ops = ins.operands
+        if name not in OPCODES:
+            raise self.error(ins.token, f"unknown instruction {name!r} (supported: "
+                                        f"{', '.join(supported_names())})")
+        op = OPCODES[name]
+        handler = getattr(self, f"do_{op.name.lower()}", None)
+        if handler is None:
+            handler = self.do_alu
+        try:
+            handler(fn, ins, op, mods, types, ops)
+        except (IndexError, KeyError) as exc:
+            raise self.error(ins.token, f"malformed operands for {name}.{'.'.join(mods)} ({exc})") from None
+
+    def count(self, ins, ops, *ns):
+        if len(ops) not in ns:
+            raise self.error(ins.token, f"{ins.opcode} takes {' or '.join(map(str, ns))} operands, "
+                                        f"got {len(ops)}")
+
+    def do_alu(self, fn, ins, op, mods, types, ops):
+        if op == Op.FENCE:
+            return self.emit(fn, ins, Op.FENCE)
+        t = self.one_type(ins, types)
+        mode = 2 if "wide" in mods else 1 if "hi" in mods else 0
+        cc = 1 if "cc" in mods else 0
+        if op == Op.PRMT:
+            m0 = PRMT_MODES.get(next((x for x in mods if x in PRMT_MODES), ""), 0)
+        elif op == Op.SHF:
+            if not ({"l", "r"} & set(mods)) or not ({"wrap", "clamp"} & set(mods)):
+                raise self.error(ins.token, f"{name_of(ins)}: expected shf.{{l,r}}.{{wrap,clamp}}.b32")
+            m0 = ("r" in mods) + 2 * ("clamp" in mods)
+        elif op == Op.BFIND:
+            m0 = int("shiftamt" in mods)
+        else:
+            m0 = mode
+        arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
+                 Op.MAD: 3, Op.MADC: 3, Op.BFE: 3, Op.BFI: 4, Op.PRMT: 3, Op.SAD: 3,
+                 Op.SHF: 3, Op.LOP3: 4, Op.BFIND: 1}.get(op, 2)
+        self.count(ins, ops, arity + 1)
+        if TYPES[t][0] == TK_PRED and op not in (Op.AND, Op.OR, Op.XOR, Op.NOT):
+            raise self.error(ins.token, f"{name_of(ins)}: .pred is not allowed here")
+        if TYPES[t][1] == 128:
+            raise self.error(ins.token, f"{name_of(ins)}: 128-bit arithmetic is not supported",
+                             UnsupportedType)
+        rows = [self.operand(fn, o) for o in ops]
+        self.emit(fn, ins, op, (t, None), (m0, "sat" in mods, cc, 0), rows)
+
+    def do_setp(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types)
+        cmp = next((m for m in mods if m in CMP), None)
+        if cmp is None:
+            raise self.error(ins.token, f"{name_of(ins)}: unknown comparison (integer ones: {', '.join(CMP)})")
+        boolop = next((BOOL[m] for m in mods if m in BOOL), 0)
+        self.count(ins, ops, 4 if boolop else 3)
+        d = ops[0]
+        p = self.operand(fn, d, pred=True)
+        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
+        rows = [p, q, self.operand(fn, ops[1]), self.operand(fn, ops[2])]
+        if boolop:
+            rows.append(self.operand(fn, ops[3], pred=True))
+        self.emit(fn, ins, op, (t, None), (CMP[cmp], boolop, 0, 0), rows)
+
+    def do_set(self, fn, ins, op, mods, types, ops):
+        raise self.error(ins.token, "set is not supported (use setp + selp)", UnsupportedType)
+
+    def do_selp(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types, allow_float=True)
+        self.count(ins, ops, 4)
+        rows = [self.operand(fn, o) for o in ops[:3]] + [self.operand(fn, ops[3], pred=True)]
+        self.emit(fn, ins, op, (t, None), operands=rows)
+
+    def do_slct(self, fn, ins, op, mods, types, ops):
+        if len(types) != 2 or types[1] != "s32":
+            raise self.error(ins.token, f"{name_of(ins)}: only slct.<type>.s32 is supported", UnsupportedType)
+        self.count(ins, ops, 4)
+        self.emit(fn, ins, op, (types[0], types[1]), operands=[self.operand(fn, o) for o in ops])
+
+    def do_mov(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types, allow_float=True)
+        self.count(ins, ops, 2)
+        mode = 1 if ops[1].kind == "vec" else 2 if ops[0].kind == "vec" else 0
+        self.emit(fn, ins, op, (t, None), (mode, 0, 0, 0), [self.operand(fn, o) for o in ops])
+
+    def do_cvt(self, fn, ins, op, mods, types, ops):
+        if len(types) != 2:
+            raise self.error(ins.token, f"{name_of(ins)}: cvt needs a destination and a source type")
+        dt, st = types
+        if dt in ("f16x2", "bf16x2") and st == "f32" and "rn" in mods and "relu" not in mods \
+                and "satfinite" not in mods:
+            self.count(ins, ops, 3)
+            self.emit(fn, ins, op, (dt, st), (1, 0, CVT_TYPES[dt[:-2]], 0), [self.operand(fn, o) for o in ops])
+            return
+        for t in (dt, st):
+            if TYPES[t][0] not in (TK_B, TK_U, TK_S):
+                raise self.error(ins.token, f"{name_of(ins)}: float conversions are not supported yet "
+                                            f"(integer cvt and cvt.rn.f16x2/bf16x2.f32 are)", UnsupportedType)
+        self.count(ins, ops, 2)
+        self.emit(fn, ins, op, (dt, st), (0, "sat" in mods, 0, 0), [self.operand(fn, o) for o in ops])
+
+    def do_cvta(self, fn, ins, op, mods, types, ops):
+        space = next((SPACE_CODES[m] for m in mods if m in SPACE_CODES), None)
+        if space is None or not types:
+            raise self.error(ins.token, f"{name_of(ins)}: expected cvta[.to].space.u32|u64")
+        self.count(ins, ops, 2)
+        self.emit(fn, ins, op, (types[-1], None), (space, "to" in mods, 0, 0),
+                  [self.operand(fn, o) for o in ops])
+
+    def space_of(self, ins, mods):
+        for m in mods:
+            base = m.split("::")[0]
+            if base in SPACE_CODES:
+                return SPACE_CODES[base]
+        return SP_GENERIC
+
+    def do_ld(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types, allow_float=True)
+        vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
+        self.count(ins, ops, 2)
+        data, addr = (ops[0], ops[1]) if op == Op.LD else (ops[1], ops[0])
+        if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
+            raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")
+        arow, space = self.address(fn, addr, self.space_of(ins, mods))
+        drow = self.operand(fn, data)
+        rows = [drow, arow] if op == Op.LD else [arow, drow]
+        self.emit(fn, ins, op, (t, None), (space, vec, 0, 0), rows)
+
+    do_st = do_ld
+
+    def do_atom(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types)
+        aop = next((m for m in mods if m in ATOM_OPS), None)
+        if aop is None:
+            raise self.error(ins.token, f"{name_of(ins)}: unknown atomic operation (known: {', '.join(ATOM_OPS)})")
+        if TYPES[t][1] not in (32, 64):
+            raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
+                             UnsupportedType)
+        space = self.space_of(ins, mods)
+        if op == Op.RED:
+            self.count(ins, ops, 2)
+            arow, space = self.address(fn, ops[0], space)
+            rows = [self.add_opnd(K_NONE), arow, self.operand(fn, ops[1])]
+        else:
+            self.count(ins, ops, 4 if aop == "cas" else 3)
+            arow, space = self.address(fn, ops[1], space)
+            rows = [self.operand(fn, ops[0]), arow] + [self.operand(fn, o) for o in ops[2:]]
+        if space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
+            raise self.error(ins.token, f"{name_of(ins)}: atomics work on .global and .shared")
+        self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], 0, 0), rows)
+
+    do_red = do_atom
+
+    def do_cp_async(self, fn, ins, op, mods, types, ops):
+        if not mods or mods[0] != "async" or "bulk" in mods:
+            raise self.error(ins.token, f"{name_of(ins)}: only cp.async (non-bulk) is supported", UnsupportedType)
+        if "commit_group" in mods:
+            return self.emit(fn, ins, Op.CP_COMMIT)
+        if "wait_group" in mods:
+            self.count(ins, ops, 1)
+            return self.emit(fn, ins, Op.CP_WAIT, mods=(ops[0].value, 0, 0, 0))
+        if "wait_all" in mods:
+            return self.emit(fn, ins, Op.CP_WAIT_ALL)
+        self.count(ins, ops, 3, 4)
+        size = ops[2].value
+        if ops[2].kind != "imm" or size not in (4, 8, 16) or ("cg" in mods and size != 16):
+            raise self.error(ins.token, f"{name_of(ins)}: cp-size must be 4, 8 or 16 (16 for .cg)")
+        dst, _ = self.address(fn, ops[0], SP_SHARED)
+        src, _ = self.address(fn, ops[1], SP_GLOBAL)
+        rows = [dst, src] + ([self.operand(fn, ops[3])] if len(ops) == 4 else [])
+        self.emit(fn, ins, Op.CP_ASYNC, mods=(size, 0, 0, 0), operands=rows)
+
+    def do_shfl(self, fn, ins, op, mods, types, ops):
+        mode = next((SHFL_MODES[m] for m in mods if m in SHFL_MODES), None)
+        if mode is None or "sync" not in mods:
+            raise self.error(ins.token, f"{name_of(ins)}: expected shfl.sync.{{up,down,bfly,idx}}.b32")
+        self.count(ins, ops, 5)
+        d = ops[0]
+        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
+        rows = [self.operand(fn, d), q] + [self.operand(fn, o) for o in ops[1:]]
+        self.emit(fn, ins, op, ("b32", None), (mode, 0, 0, 0), rows)
+
+    def do_vote(self, fn, ins, op, mods, types, ops):
+        mode = next((VOTE_MODES[m] for m in mods if m in VOTE_MODES), None)
+        if mode is None or "sync" not in mods:
+            raise self.error(ins.token, f"{name_of(ins)}: expected vote.sync.{{all,any,uni,ballot}}")
+        self.count(ins, ops, 3)
+        rows = [self.operand(fn, ops[0]), self.operand(fn, ops[1], pred=True), self.operand(fn, ops[2])]
+        self.emit(fn, ins, op, mods=(mode, 0, 0, 0), operands=rows)
+
+    def do_match(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types)
+        self.count(ins, ops, 3)
+        d = ops[0]
+        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
+        rows = [self.operand(fn, d), q, self.operand(fn, ops[1]), self.operand(fn, ops[2])]
+        self.emit(fn, ins, op, (t, None), ("all" in mods, 0, 0, 0), rows)
+
+    def do_bar(self, fn, ins, op, mods, types, ops):
+        if "warp" in mods:
+            self.count(ins, ops, 1)
+            return self.emit(fn, ins, op, mods=(2, 1, 0, 0), operands=[self.operand(fn, ops[0])])
+        if "red" in mods or "cluster" in mods:
+            raise self.error(ins.token, f"{name_of(ins)} is not supported", UnsupportedType)
+        kind = 1 if "arrive" in mods else 0
+        aligned = ins.opcode == "bar" or "aligned" in mods
+        self.count(ins, ops, 1, 2)
+        rows = [self.operand(fn, o) for o in ops]
+        self.emit(fn, ins, op, mods=(kind, aligned, 0, 0), operands=rows)
+
+    def matrix_variant(self, ins, mods):
+        num = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
+        if num is None or "m8n8" not in mods or "b16" not in mods:
+            raise self.error(ins.token, f"{name_of(ins)}: only .m8n8.x1/.x2/.x4[.trans].shared.b16 is "
+                                        f"supported", UnsupportedType)
+        return num, ldmatrix_variant(num, "trans" in mods)
+
+    def do_ldmatrix(self, fn, ins, op, mods, types, ops):
+        num, variant = self.matrix_variant(ins, mods)
+        self.count(ins, ops, 2)
+        vec, addr = (ops[0], ops[1]) if op == Op.LDMATRIX else (ops[1], ops[0])
+        if vec.kind != "vec" or len(vec.items) != num or any(i.kind != "reg" for i in vec.items):
+            raise self.error(ins.token, f"{name_of(ins)}: expected {{{num} registers}}")
+        arow, space = self.address(fn, addr, self.space_of(ins, mods))
+        vrow = self.operand(fn, vec)
+        rows = [vrow, arow] if op == Op.LDMATRIX else [arow, vrow]
+        self.emit(fn, ins, op, mods=(variant, space, num, 0), operands=rows)
+
+    do_stmatrix = do_ldmatrix
+
+    def do_mma(self, fn, ins, op, mods, types, ops):
+        shape = next((m for m in mods if m.startswith("m") and "n" in m and "k" in m), "")
+        tnames = [m for m in mods if m in TYPES]
+        ok = (shape in SHAPES and "row" in mods and "col" in mods and len(tnames) == 4
+              and tnames[1] == tnames[2] and tnames[0] == tnames[3]
+              and (tnames[1], tnames[0]) in TYPE_COMBOS)
+        if not ok:
+            raise self.error(ins.token, f"{name_of(ins)}: mma shape/type not modelled (warpsim models "
+                                        f"{', '.join(SHAPES)} .row.col with (ab, cd) in {TYPE_COMBOS})",
+                             UnsupportedType)
+        self.count(ins, ops, 4)
+        ab, cd = tnames[1], tnames[0]
+        want = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}[shape] + (4 if cd == "f32" else 2,)
+        want = (want[2], want[0], want[1], want[2])
+        for o, n in zip(ops, want):
+            if o.kind != "vec" or len(o.items) != n or any(i.kind != "reg" for i in o.items):
+                raise self.error(o.token or ins.token, f"{name_of(ins)}: expected {n} registers in braces")
+        rows = [self.operand(fn, o) for o in ops]
+        self.emit(fn, ins, op, mods=(SHAPES[shape], AB_TYPES[ab], CD_TYPES[cd], 0), operands=rows)
+
+    def do_redux(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types)
+        kind = next((REDUX_OPS[m] for m in mods if m in REDUX_OPS), None)
+        if kind is None or "sync" not in mods or TYPES[t][1] != 32:
+            raise self.error(ins.token, f"{name_of(ins)}: expected redux.sync.{{add,min,max,and,or,xor}} on 32 bits",
+                             UnsupportedType)
+        self.count(ins, ops, 3)
+        self.emit(fn, ins, op, (t, None), (kind, 0, 0, 0), [self.operand(fn, o) for o in ops])
+
+    def do_activemask(self, fn, ins, op, mods, types, ops):
+        self.count(ins, ops, 1)
+        self.emit(fn, ins, op, operands=[self.operand(fn, ops[0])])
+
+    def do_bra(self, fn, ins, op, mods, types, ops):
+        self.count(ins, ops, 1)
+        target = ops[0]
+        if target.kind != "sym" or target.name not in fn.labels:
+            raise self.error(target.token, "unknown branch target")
+        self.emit(fn, ins, op, operands=[self.add_opnd(K_LABEL, imm=fn.labels[target.name])])
+
+    def do_ret(self, fn, ins, op, mods, types, ops):
+        self.emit(fn, ins, op)
+
+    do_exit = do_ret
+    do_trap = do_ret
+
+    def do_call(self, fn, ins, op, mods, types, ops):
+        rets, args = [], []
+        rest = list(ops)
+        if rest and rest[0].kind == "list":
+            rets = rest.pop(0).items
+        if not rest or rest[0].kind != "sym":
+            raise self.error(ins.token, "call: expected a function name (indirect calls are not supported)")
+        target = rest.pop(0)
+        if rest and rest[0].kind == "list":
+            args = rest.pop(0).items
+        callee = self.m.functions.get(target.name)
+        if callee is None:
+            raise self.error(target.token, "call of an undeclared function")
+        vars_ = [self.param_var(fn, o) for o in args]
+        outs = [self.param_var(fn, o) for o in rets]
+        if target.name == "vprintf":
+            if len(vars_) != 2:
+                raise self.error(ins.token, "vprintf takes 2 arguments")
+            out = outs[0][0] if outs else -1
+            return self.emit(fn, ins, Op.PRINTF, mods=(vars_[0][0], vars_[1][0], out, 0))
+        if callee.declared_only:
+            raise self.error(target.token, "call of a function without a body (only vprintf is built in)",
+                             UnsupportedType)
+        if len(vars_) != len(callee.params) or len(outs) != len(callee.returns):
+            raise self.error(ins.token, f"call of {target.name}: {len(vars_)} arguments and {len(outs)} "
+                                        f"returns, the function has {len(callee.params)} and "
+                                        f"{len(callee.returns)}")
+        target_fn = self.pending_layout(target.name, ins)
+        start = len(self.copies)
+        for (off, size), p in zip(vars_, callee.params):
+            self.copies.append((off, target_fn.symbols[p.name][1], min(size, self.var_bytes(p))))
+        for (off, size), p in zip(outs, callee.returns):
+            self.copies.append((target_fn.symbols[p.name][1], off, min(size, self.var_bytes(p))))
+        label = self.add_opnd(K_LABEL, imm=-1)
+        self.patches.append((label, target.name))
+        self.emit(fn, ins, op, mods=(start, len(vars_), len(outs), 0), operands=[label])

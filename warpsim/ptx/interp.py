@@ -1,0 +1,148 @@
+"""The ``@njit`` interpreter: one CTA of a decoded kernel, with a program counter per thread.
+
+Scheduling (independent thread scheduling, as on sm_70+, made deterministic):
+
+- warps run one after another: warp 0 runs until every one of its threads has exited or waits at a
+  barrier, then warp 1, ...; when no warp can run, barriers whose count is reached release their
+  threads and the round starts again;
+- a warp step executes ONE instruction for the group of the warp's running threads whose pc is
+  the smallest (the minimum-pc policy). In the code compilers emit, the not-taken side of a
+  branch and the exit of a loop lie at higher addresses than the code still to run, so the
+  lanes that went ahead wait there until the others arrive, and the warp reconverges: after an
+  if/else at the join label, after a loop with lane-dependent trip counts at its exit.
+
+``.aligned`` warp instructions (``mma``, ``ldmatrix``, ``stmatrix``, ``bar.sync``) need every
+non-exited lane of the warp in the group; ``shfl/vote/match.sync`` and ``bar.warp.sync`` need
+every lane of their member mask. Otherwise the step faults (``FAULT_DIVERGENT``).
+
+Faults fill ``fault`` (``int64[8]``: code, thread, value, extra, pc, space, warp, aux) and stop.
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa.faults import set_fault
+from warpsim.ptx.codes import (ABSENT, CTX, EXITED, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
+                               FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
+                               MAX_PENDING, PRINT_ARGS, RUNNING, WAITING)
+from warpsim.ptx.rows import GNEG, GUARD, OP
+from warpsim.ptx.opcodes import Op
+from warpsim.ptx.thread import thread_op
+from warpsim.ptx.warp import warp_collective, warp_shared_global, warp_simple
+
+__all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
+           "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE",
+           "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
+
+
+@njit(cache=True)
+def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, smem, gmem, local, const, kparam,
+            fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault):
+    """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
+
+    Returns True when the CTA finished. ``ctx[13]`` counts warp steps (also across calls).
+    """
+    warps = regs.shape[0]
+    bar_arrived = np.zeros(16, np.int64)
+    bar_expect = np.zeros(16, np.int64)
+    steps = ctx[13]
+    max_steps = ctx[14]
+    big = np.int64(1) << 62
+    while True:
+        for w in range(warps):
+            t0 = 32 * w
+            while True:
+                p = big
+                alive = np.int64(0)
+                group = np.int64(0)
+                for lane in range(32):
+                    s = status[t0 + lane]
+                    if s == RUNNING:
+                        q = pc[t0 + lane]
+                        if q < p:
+                            p = q
+                            group = np.int64(1) << lane
+                        elif q == p:
+                            group |= np.int64(1) << lane
+                    if s == RUNNING or s == WAITING:
+                        alive |= np.int64(1) << lane
+                if p == big:
+                    break
+                gmask = group
+                g = code[p, GUARD]
+                if g >= 0:
+                    neg = code[p, GNEG]
+                    for lane in range(32):
+                        if (group >> lane) & 1 and (regs[w, lane, g] & 1) == neg:
+                            gmask &= ~(np.int64(1) << lane)
+                steps += 1
+                if steps > max_steps:
+                    ctx[13] = steps
+                    set_fault(fault, FAULT_STEP_LIMIT, t0, max_steps, 0)
+                    fault[4] = p
+                    return False
+                op = code[p, OP]
+                counts[op] += 1
+                clocks[w] += 1
+                if op == Op.BAR or op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA or op == Op.SHFL \
+                        or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK or op == Op.REDUX:
+                    for lane in range(32):
+                        if (group >> lane) & 1 and not (gmask >> lane) & 1:
+                            pc[t0 + lane] += 1
+                    if gmask != 0 and not warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem,
+                                                   pend_map, bar_arrived, bar_expect, bar_id, mma_arch, fault):
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
+                    continue
+                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
+                    continue
+                if op == Op.LD or op == Op.ST:
+                    if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+                        continue
+                    if fault[0] != 0:
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
+                for lane in range(32):
+                    if not (group >> lane) & 1:
+                        continue
+                    t = t0 + lane
+                    if not (gmask >> lane) & 1:
+                        pc[t] += 1
+                        continue
+                    if not thread_op(p, op, t, lane, w, code, opnd, copies, regs[w, lane], pc, status, stack,
+                                    depth, ccf, smem, gmem, local, const, kparam, fparam, pend, npend, groups,
+                                    pend_map, ctx, clocks[w], prbuf, prrec, nprint, fault):
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
+        # every warp waits or has exited: release the barriers whose count is reached
+        alive_threads = 0
+        waiting = 0
+        for t in range(status.shape[0]):
+            if status[t] == RUNNING or status[t] == WAITING:
+                alive_threads += 1
+            if status[t] == WAITING:
+                waiting += 1
+        if waiting == 0:
+            ctx[13] = steps
+            return True
+        released = False
+        for b in range(16):
+            need = bar_expect[b] if bar_expect[b] > 0 else alive_threads
+            if bar_arrived[b] > 0 and bar_arrived[b] >= need:
+                for t in range(status.shape[0]):
+                    if status[t] == WAITING and bar_id[t] == b:
+                        status[t] = RUNNING
+                bar_arrived[b] = 0
+                bar_expect[b] = 0
+                released = True
+        if not released:
+            ctx[13] = steps
+            set_fault(fault, FAULT_DEADLOCK, 0, waiting, alive_threads)
+            fault[4] = -1
+            return False

@@ -1,0 +1,379 @@
+"""Launching a decoded kernel: arguments → parameter bytes and global buffers, CTAs one after another.
+
+:meth:`PtxModule.launch` makes one :class:`~warpsim.machine.Machine` sized for a CTA (its ``regs``
+hold the PTX registers, its ``smem`` the static then the dynamic shared memory, its ``gmem`` the
+module's ``.global`` variables then one buffer per pointer argument, named after the parameter)
+and runs the grid's CTAs in order (x fastest), or only ``cta``, over that one global memory.
+Registers and shared memory start at zero in every CTA.
+
+Arguments (``args``: a dict by parameter name, or a sequence in parameter order):
+
+- a numpy array for a ``.u64``/``.b64`` parameter: a global buffer holding its bytes; the kernel
+  gets its address; after the run ``result.buffers[name]`` is its content, same dtype and shape;
+- a Python int or float for a scalar parameter, stored with the parameter's PTX type;
+- for a byte-struct parameter ``.param .align 8 .b8 X[N]`` (CuTe DSL's tensors), a list of
+  ``(ptx_type, value)`` fields packed with natural alignment; a numpy array value is a pointer to
+  its own buffer, named ``X`` (or ``X.k`` for the ``k``-th array field when there are several).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from warpsim.errors import SimulatorFault
+from warpsim.isa.arith import DEFAULT_ARCH
+from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE
+from warpsim.isa.mma import mma_params
+from warpsim.machine import Machine
+from warpsim.ptx.decode import LOC, decode_kernel
+from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
+                                FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
+                                MAX_PENDING, RUNNING, run_cta)
+from warpsim.ptx.memory import FAULT_RACE, GLOBAL_BASE, SPACE_NAMES, round_up
+from warpsim.ptx.opcodes import Op
+from warpsim.ptx.printf import format_printf
+from warpsim.ptx.syntax import type_bytes
+
+__all__ = ["PtxModule", "LaunchResult", "DEFAULT_MAX_STEPS"]
+
+DEFAULT_MAX_STEPS = 20_000_000   # warp instructions per launch
+_CALL_DEPTH = 16
+_SM_COUNT = 132                  # %nsmid; %smid = linear CTA index mod this (an H200's SMs)
+
+
+@dataclass
+class LaunchResult:
+    """What a launch leaves: ``buffers`` (param name -> array after the run), ``printf`` (list of
+    ``(cta, thread, text)`` in execution order), ``stats`` (``warp_instructions``,
+    ``by_opcode``, ``ctas``) and the ``machine`` (its ``regs`` and ``smem`` as the last CTA left them)."""
+
+    buffers: dict
+    printf: list
+    stats: dict
+    machine: Machine = field(repr=False, default=None)
+
+
+def _dim3(what, value):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = (int(value),)
+    try:
+        dims = tuple(int(v) for v in value) + (1,) * (3 - len(tuple(value)))
+    except TypeError:
+        raise TypeError(f"launch: {what} must be an int or up to 3 ints, got {value!r}") from None
+    if len(dims) != 3 or any(d < 1 for d in dims):
+        raise ValueError(f"launch: {what} must be 1 to 3 positive ints, got {value!r}")
+    return dims
+
+
+def _pack_scalar(kernel, pname, ptype, value):
+    """The little-endian bytes of ``value`` as PTX type ``ptype``."""
+    size = type_bytes(ptype)
+    if ptype.startswith("f"):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+            raise TypeError(f"{kernel}: parameter {pname} (.{ptype}) takes a number, got {type(value).__name__}")
+        return struct.pack({2: "<e", 4: "<f", 8: "<d"}[size], float(value))
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{kernel}: parameter {pname} (.{ptype}) takes an int, got {type(value).__name__}")
+    value = int(value)
+    lo = -(1 << (8 * size - 1)) if ptype.startswith("s") or ptype.startswith("b") else 0
+    if not lo <= value < (1 << (8 * size)):
+        raise ValueError(f"{kernel}: parameter {pname} (.{ptype}) = {value} does not fit {8 * size} bits")
+    return (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
+class PtxModule:
+    """A parsed PTX module; see :func:`warpsim.ptx.load`."""
+
+    def __init__(self, module, text):
+        self.module = module
+        self.text = text
+        self.filename = module.filename
+        self._decoded = {}
+
+    @property
+    def kernels(self):
+        """The names of the module's ``.entry`` functions, in order."""
+        return [n for n, f in self.module.functions.items() if f.entry and not f.declared_only]
+
+    def __repr__(self):
+        return f"PtxModule({self.filename!r}, kernels={self.kernels})"
+
+    def decoded(self, kernel):
+        """The decoded arrays of ``kernel`` (decoded once, then cached)."""
+        if kernel not in self.kernels:
+            raise ValueError(f"{self.filename}: no kernel {kernel!r} (kernels: {', '.join(self.kernels) or 'none'})")
+        if kernel not in self._decoded:
+            self._decoded[kernel] = decode_kernel(self.module, kernel, self.text)
+        return self._decoded[kernel]
+
+    def params(self, kernel):
+        """``[(name, ptx_type or 'b8[N]')]`` of ``kernel``'s parameters."""
+        return [(n, f"{t}[{size}]" if struct_ else t) for n, t, _, size, struct_ in self.decoded(kernel).params]
+
+    # arguments ------------------------------------------------------------------------------------
+    def _signature(self, kernel):
+        return ", ".join(f"{n}: .{t}" for n, t in self.params(kernel)) or "no parameters"
+
+    def _arguments(self, kernel, d, args):
+        params = d.params
+        if args is None:
+            args = {}
+        if isinstance(args, (list, tuple)):
+            if len(args) != len(params):
+                raise ValueError(f"{kernel}: {len(args)} arguments for {len(params)} parameters "
+                                 f"({self._signature(kernel)})")
+            args = {p[0]: a for p, a in zip(params, args)}
+        if not isinstance(args, dict):
+            raise TypeError(f"{kernel}: args must be a dict or a list, got {type(args).__name__}")
+        names = [p[0] for p in params]
+        unknown = [a for a in args if a not in names]
+        missing = [n for n in names if n not in args]
+        if unknown or missing:
+            parts = ([f"unknown {', '.join(map(str, unknown))}"] if unknown else []) + \
+                    ([f"missing {', '.join(missing)}"] if missing else [])
+            raise ValueError(f"{kernel}: wrong arguments ({'; '.join(parts)}); parameters: "
+                             f"{self._signature(kernel)}")
+        return args
+
+    def _param_bytes(self, kernel, d, args, machine, buffers):
+        data = bytearray(max(d.param_bytes, 1))
+        for name, ptype, offset, size, is_struct in d.params:
+            value = args[name]
+            if is_struct:
+                raw = self._struct(kernel, name, size, value, machine, buffers)
+            elif isinstance(value, np.ndarray):
+                if ptype not in ("u64", "b64", "s64"):
+                    raise TypeError(f"{kernel}: parameter {name} is .{ptype}, not a pointer: it takes a "
+                                    f"scalar, got an array")
+                raw = self._buffer(name, value, machine, buffers).to_bytes(8, "little")
+            else:
+                raw = _pack_scalar(kernel, name, ptype, value)
+            data[offset:offset + len(raw)] = raw
+        return np.frombuffer(bytes(data), np.uint8).copy()
+
+    def _buffer(self, name, array, machine, buffers):
+        array = np.ascontiguousarray(array)
+        base = machine.alloc_global(name, array.nbytes)
+        machine.write_global(name, array)
+        buffers[name] = array
+        return GLOBAL_BASE + base
+
+    def _struct(self, kernel, name, size, fields, machine, buffers):
+        if not isinstance(fields, (list, tuple)) or not all(isinstance(f, tuple) and len(f) == 2 for f in fields):
+            raise TypeError(f"{kernel}: parameter {name} (.b8[{size}]) takes a list of (ptx_type, value) "
+                            f"fields, got {type(fields).__name__}")
+        arrays = sum(isinstance(v, np.ndarray) for _, v in fields)
+        raw, k = bytearray(), 0
+        for ptype, value in fields:
+            if ptype not in ("u64", "b64", "s64", "u32", "s32", "b32", "u16", "s16", "b16", "u8", "s8", "b8",
+                             "f32", "f64", "f16"):
+                raise ValueError(f"{kernel}: parameter {name}: unknown field type {ptype!r}")
+            fsize = type_bytes(ptype)
+            raw.extend(bytes(round_up(len(raw), fsize) - len(raw)))
+            if isinstance(value, np.ndarray):
+                if fsize != 8:
+                    raise TypeError(f"{kernel}: parameter {name}: an array field must be .u64, got .{ptype}")
+                bname = name if arrays == 1 else f"{name}.{k}"
+                k += 1
+                raw.extend(self._buffer(bname, value, machine, buffers).to_bytes(8, "little"))
+            else:
+                raw.extend(_pack_scalar(kernel, name, ptype, value))
+        if len(raw) > size:
+            raise ValueError(f"{kernel}: parameter {name}: {len(raw)} bytes of fields exceed .b8[{size}]")
+        return bytes(raw)
+
+    # launch ---------------------------------------------------------------------------------------
+    def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
+               max_steps=DEFAULT_MAX_STEPS, quiet=False):
+        """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
+
+        ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
+        "sm90"); ``cta``: run only this CTA (an int, linear x-fastest, or an (x, y, z) tuple);
+        ``max_steps``: warp instructions allowed for the whole launch; ``quiet``: printf text is
+        not echoed to stdout. Raises ``SimulatorFault`` for a fault of the kernel.
+        """
+        d = self.decoded(kernel)
+        grid, block = _dim3("grid", grid), _dim3("block", block)
+        threads = block[0] * block[1] * block[2]
+        if threads > 1024:
+            raise ValueError(f"launch: a block of {threads} threads exceeds 1024")
+        if d.reqntid and tuple(d.reqntid) + (1,) * (3 - len(d.reqntid)) != block:
+            raise ValueError(f"{kernel}: .reqntid {d.reqntid} requires block {d.reqntid}, got {block}")
+        if d.maxntid and threads > int(np.prod(d.maxntid)):
+            raise ValueError(f"{kernel}: .maxntid {d.maxntid} allows at most {int(np.prod(d.maxntid))} threads, "
+                             f"got block {block}")
+        if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
+            raise ValueError(f"launch: smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
+        ctas = self._ctas(grid, cta)
+        args = self._arguments(kernel, d, args)
+        warps = -(-threads // 32)
+        m = Machine(warps=warps, regs_per_thread=d.regs_per_thread, smem_bytes=d.shared_static + int(smem))
+        for name, off, nbytes, init in d.globals_:
+            base = m.alloc_global(f".global {name}", nbytes)
+            if base != off:
+                raise RuntimeError(f"launch: .global {name} at {base:#x}, decoded at {off:#x}")
+            if init:
+                m.gmem[base:base + len(init)] = np.frombuffer(init, np.uint8)
+        buffers = {}
+        kparam = self._param_bytes(kernel, d, args, m, buffers)
+        arch_table = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
+                              np.int64)
+        T = warps * 32
+        state = _State(T, d, m)
+        ctx = np.zeros(16, np.int64)
+        ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, int(smem)
+        ctx[12], ctx[14], ctx[15] = m.smem.size, max_steps, _SM_COUNT
+        counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
+        printed = []
+        for index, coords in ctas:
+            state.reset(threads, m)
+            ctx[3:6] = coords
+            ctx[10] = index % _SM_COUNT
+            fault = np.zeros(8, np.int64)
+            done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.stack,
+                           state.depth, state.ccf, m.smem, m.gmem, state.local, d.const, kparam, state.fparam,
+                           state.pend, state.npend, state.groups, state.pend_map, ctx, state.clocks, counts,
+                           arch_table, state.prbuf, state.prrec, state.nprint, fault)
+            printed.extend(self._printed(coords, block, state, m, kparam, quiet))
+            if not done:
+                raise SimulatorFault(self._fault_message(kernel, d, fault, coords, block, m, state))
+        out = {name: m.read_global(name, np.uint8).view(a.dtype).reshape(a.shape) for name, a in buffers.items()}
+        by_op = {Op(k).name.lower(): int(c) for k, c in enumerate(counts) if c and k in Op._value2member_map_}
+        stats = {"warp_instructions": int(ctx[13]), "by_opcode": by_op, "ctas": len(ctas)}
+        return LaunchResult(out, printed, stats, m)
+
+    def _ctas(self, grid, cta):
+        gx, gy, gz = grid
+        every = [(i, (i % gx, (i // gx) % gy, i // (gx * gy))) for i in range(gx * gy * gz)]
+        if cta is None:
+            return every
+        if isinstance(cta, (int, np.integer)) and not isinstance(cta, bool):
+            if not 0 <= cta < len(every):
+                raise ValueError(f"launch: cta {cta} is outside the grid {grid} ({len(every)} CTAs)")
+            return [every[int(cta)]]
+        coords = _dim3("cta", tuple(c + 1 for c in cta)) if isinstance(cta, (tuple, list)) else None
+        if coords is None or any(c > g for c, g in zip(coords, grid)):
+            raise ValueError(f"launch: cta {cta!r} is outside the grid {grid}")
+        x, y, z = (c - 1 for c in coords)
+        return [every[x + gx * (y + gy * z)]]
+
+    def _printed(self, coords, block, state, m, kparam, quiet):
+        lines = []
+        for k in range(int(state.nprint[0])):
+            t, start, n, nargs = (int(v) for v in state.prrec[k])
+            fmt = bytes(state.prbuf[start:start + n]).decode("utf-8", "replace")
+            args = bytes(state.prbuf[start + n:start + n + nargs])
+            text = format_printf(fmt, args, lambda addr: _c_string(addr, m, kparam))
+            tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+            lines.append((tuple(coords), tid, text))
+            if not quiet:
+                sys.stdout.write(text)
+        state.nprint[:] = 0
+        return lines
+
+    def _fault_message(self, kernel, d, fault, coords, block, m, state):
+        code, t, value, extra, pc, space, warp = (int(x) for x in fault[:7])
+        where = ""
+        op_name = "kernel"
+        if 0 <= pc < d.code.shape[0]:
+            w = d.where[int(d.code[pc, LOC])]
+            op_name = w.text.rstrip(";")
+            where = f" ({w.source + ', ' if w.source else ''}{self.filename}:{w.ptx_line})"
+        tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+        who = f"CTA {tuple(coords)} thread {tid} (warp {t // 32} lane {t % 32})"
+        cta = f"CTA {tuple(coords)}"
+        if code == FAULT_STEP_LIMIT:
+            return (f"{kernel}: stopped after {value} warp instructions (the step limit, max_steps) in {cta}, "
+                    f"warp {t // 32} at {op_name}{where}; raise max_steps if the kernel is meant to run longer")
+        if code == FAULT_DEADLOCK:
+            return (f"{kernel}: deadlock in {cta}: {value} of {extra} threads wait at barriers that can never "
+                    f"complete (a bar.sync not reached by every thread, or a wrong thread count)")
+        head = f"{op_name}{where}: {who}"
+        sname = SPACE_NAMES[space] if 0 < space < len(SPACE_NAMES) else "generic"
+        if code == FAULT_OUT_OF_RANGE:
+            return f"{head}: address {value:#x} + {extra} bytes is outside {sname} memory{_regions(space, m, state)}"
+        if code == FAULT_MISALIGNED:
+            return f"{head}: address {value:#x} is not {extra}-byte aligned"
+        if code == FAULT_RACE:
+            return (f"{head}: address {value:#x} ({extra} bytes) is the destination of a cp.async not yet "
+                    f"waited for (cp.async.wait_group/wait_all): a race")
+        if code == FAULT_DIVERGENT:
+            return (f"{op_name}{where}: {cta} warp {warp}: lanes {_lanes(value)} execute it but lanes "
+                    f"{_lanes(extra)} must arrive together (the instruction needs a converged warp)")
+        if code == FAULT_SHFL_SOURCE:
+            return f"{head}: reads lane {value}, which does not execute this shfl.sync"
+        if code == FAULT_TRAP:
+            return f"{head}: trap"
+        if code == FAULT_CALL_DEPTH:
+            return f"{head}: calls nested deeper than {value}"
+        if code == FAULT_PENDING:
+            return f"{head}: more than {MAX_PENDING} cp.async outstanding in one thread"
+        if code == FAULT_READ_ONLY:
+            return f"{head}: store to read-only memory at {value:#x}"
+        if code == FAULT_SPACE:
+            return f"{head}: address {value:#x} is not in {SPACE_NAMES[extra]} memory"
+        if code == FAULT_BAD_REGISTER or code == FAULT_BAD_OPERAND:
+            return f"{head}: bad operand {value} (limit {extra})"
+        return f"{head}: fault code {code} (value {value}, extra {extra})"
+
+
+def _lanes(bits):
+    lanes = [i for i in range(32) if (bits >> i) & 1]
+    return ",".join(map(str, lanes)) if len(lanes) < 32 else "0-31"
+
+
+def _regions(space, m, state):
+    if space == 1:
+        return " (buffers: " + ", ".join(f"{n} [{GLOBAL_BASE + b:#x}, {GLOBAL_BASE + b + s:#x})"
+                                         for n, (b, s) in m.buffers.items()) + ")" if m.buffers else ""
+    if space == 2:
+        return f" [0, {m.smem.size:#x})"
+    if space == 3:
+        return f" [0, {state.local.shape[1]:#x}) per thread"
+    return ""
+
+
+def _c_string(addr, m, kparam):
+    """The NUL-terminated string at generic ``addr`` in global memory (for printf's %s)."""
+    off = addr - GLOBAL_BASE
+    if not 0 <= off < m.gmem.size:
+        return f"<bad string address {addr:#x}>"
+    end = off
+    while end < m.gmem.size and m.gmem[end] != 0:
+        end += 1
+    return bytes(m.gmem[off:end]).decode("utf-8", "replace")
+
+
+class _State:
+    """Per-thread interpreter state of one CTA (program counters, call stacks, cp.async queues)."""
+
+    def __init__(self, T, d, m):
+        self.pc = np.zeros(T, np.int64)
+        self.status = np.zeros(T, np.int64)
+        self.bar_id = np.zeros(T, np.int64)
+        self.stack = np.zeros((T, _CALL_DEPTH), np.int64)
+        self.depth = np.zeros(T, np.int64)
+        self.ccf = np.zeros(T, np.int64)
+        self.local = np.zeros((T, max(d.local_bytes, 8)), np.uint8)
+        self.fparam = np.zeros((T, max(d.fparam_bytes, 8)), np.uint8)
+        self.pend = np.zeros((T, MAX_PENDING, 5), np.int64)
+        self.npend = np.zeros(T, np.int64)
+        self.groups = np.zeros(T, np.int64)
+        self.pend_map = np.zeros(m.smem.size, np.int32)
+        self.clocks = np.zeros(T // 32, np.int64)
+        self.prbuf = np.zeros(1 << 20, np.uint8)
+        self.prrec = np.zeros((1 << 14, 4), np.int64)
+        self.nprint = np.zeros(2, np.int64)
+
+    def reset(self, threads, m):
+        for a in (self.pc, self.bar_id, self.depth, self.ccf, self.local, self.fparam, self.npend, self.groups,
+                  self.pend_map, self.clocks):
+            a[...] = 0
+        self.status[:] = RUNNING
+        self.status[threads:] = ABSENT
+        m.regs[...] = 0
+        m.smem[...] = 0

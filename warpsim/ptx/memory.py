@@ -1,0 +1,172 @@
+"""PTX state spaces and generic addresses, and per-thread loads and stores over them (``@njit``).
+
+Spaces and where their bytes live (all ``uint8`` arrays, little-endian):
+
+==========  ==================================  =============================================
+space       bytes                               state-space address → generic address
+==========  ==================================  =============================================
+global      ``gmem`` (the Machine's)            ``GLOBAL_BASE + offset`` (the same generic)
+shared      ``smem`` (static, then dynamic)     ``offset`` → ``SHARED_WINDOW + offset``
+local       ``local[thread]``                   ``offset`` → ``LOCAL_WINDOW + offset``
+const       ``const``                           ``offset`` → ``CONST_WINDOW + offset``
+param       ``kparam`` (kernel parameters)      ``offset`` → ``PARAM_WINDOW + offset``
+(func)      ``fparam[thread]`` (.func params)   no generic address
+==========  ==================================  =============================================
+
+A generic address below ``SHARED_WINDOW`` is global; global offsets start at ``GLOBAL_BASE`` so
+that a null or truncated 32-bit pointer faults instead of reading the first buffer. An access
+must lie whole inside its space and be aligned to its size, else the access faults (code
+``FAULT_OUT_OF_RANGE`` or ``FAULT_MISALIGNED`` of :mod:`warpsim.isa.faults`).
+
+>>> hex(to_generic(SP_SHARED, 0x40)), from_generic(to_generic(SP_SHARED, 0x40))
+('0x10000000040', (2, 64))
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
+from warpsim.machine import GLOBAL_ALIGN
+
+__all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM",
+           "SPACE_NAMES", "GLOBAL_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW", "PARAM_WINDOW",
+           "to_generic", "from_generic", "round_up", "global_layout", "locate", "load", "store",
+           "read_bytes", "write_bytes", "FAULT_RACE"]
+
+SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM = range(7)
+SPACE_NAMES = ("generic", "global", "shared", "local", "const", "param", "param")
+GLOBAL_BASE = 1 << 32
+SHARED_WINDOW = 1 << 40
+LOCAL_WINDOW = 2 << 40
+CONST_WINDOW = 3 << 40
+PARAM_WINDOW = 4 << 40
+_WINDOWS = (0, GLOBAL_BASE, SHARED_WINDOW, LOCAL_WINDOW, CONST_WINDOW, PARAM_WINDOW)
+FAULT_RACE = 20   # a cp.async destination read or written before its wait: thread, address, bytes
+
+
+def round_up(x, align):
+    """``x`` rounded up to a multiple of ``align``: ``round_up(5, 4) == 8``."""
+    return -(-x // align) * align
+
+
+def global_layout(sizes):
+    """Offsets in ``gmem`` of buffers of ``sizes`` bytes allocated in order by ``Machine.alloc_global``.
+
+    >>> global_layout([10, 300, 4])
+    [0, 256, 768]
+    """
+    offsets, top = [], 0
+    for n in sizes:
+        base = round_up(top, GLOBAL_ALIGN)
+        offsets.append(base)
+        top = base + n
+    return offsets
+
+
+def to_generic(space, addr):
+    """The generic address of state-space address ``addr`` (global addresses are generic already)."""
+    if space == SP_GLOBAL or space == SP_GENERIC:
+        return addr
+    if space == SP_FPARAM:
+        raise ValueError("a .func parameter has no generic address")
+    return _WINDOWS[space] + addr
+
+
+def from_generic(addr):
+    """``(space, state-space address)`` of a generic address."""
+    if addr < SHARED_WINDOW:
+        return SP_GLOBAL, addr
+    window = min(addr >> 40, 4)
+    return window + 1, addr - _WINDOWS[window + 1]
+
+
+@njit(cache=True, inline="always")
+def _space_bytes(sp, gmem, smem, local, const, kparam, fparam):
+    if sp == SP_GLOBAL:
+        return gmem.shape[0]
+    if sp == SP_SHARED:
+        return smem.shape[0]
+    if sp == SP_LOCAL:
+        return local.shape[1]
+    if sp == SP_CONST:
+        return const.shape[0]
+    if sp == SP_KPARAM:
+        return kparam.shape[0]
+    return fparam.shape[1]
+
+
+@njit(cache=True)
+def locate(space, addr, size, t, gmem, smem, local, const, kparam, fparam, fault):
+    """``(space, offset)`` of an access of ``size`` bytes at ``addr`` by thread ``t``; ``(-1, 0)`` and
+    ``fault`` set (thread, address, size or alignment) when it is out of range or misaligned."""
+    sp = space
+    off = addr
+    if sp == SP_GENERIC:
+        if addr < 0 or addr >= (5 << 40):
+            set_fault(fault, FAULT_OUT_OF_RANGE, t, addr, size)
+            return -1, 0
+        if addr < SHARED_WINDOW:
+            sp = SP_GLOBAL
+        else:
+            sp = (addr >> 40) + 1
+            off = addr - (addr >> 40 << 40)
+    if sp == SP_GLOBAL:
+        off = off - GLOBAL_BASE
+    n = _space_bytes(sp, gmem, smem, local, const, kparam, fparam)
+    if off < 0 or off > n - size:
+        set_fault(fault, FAULT_OUT_OF_RANGE, t, addr, size)
+        fault[5] = sp
+        return -1, 0
+    if off % size != 0:
+        set_fault(fault, FAULT_MISALIGNED, t, addr, size)
+        fault[5] = sp
+        return -1, 0
+    return sp, off
+
+
+@njit(cache=True, inline="always")
+def read_bytes(mem, off, size):
+    v = np.int64(0)
+    for i in range(size):
+        v |= np.int64(mem[off + i]) << (8 * i)
+    return v
+
+
+@njit(cache=True, inline="always")
+def write_bytes(mem, off, size, value):
+    for i in range(size):
+        mem[off + i] = np.uint8((value >> (8 * i)) & 0xFF)
+
+
+@njit(cache=True)
+def load(sp, off, size, t, gmem, smem, local, const, kparam, fparam):
+    """The ``size`` bytes (1, 2, 4, 8) at a located ``(sp, off)`` as an int64, little-endian."""
+    if sp == SP_GLOBAL:
+        return read_bytes(gmem, off, size)
+    if sp == SP_SHARED:
+        return read_bytes(smem, off, size)
+    if sp == SP_LOCAL:
+        return read_bytes(local[t], off, size)
+    if sp == SP_CONST:
+        return read_bytes(const, off, size)
+    if sp == SP_KPARAM:
+        return read_bytes(kparam, off, size)
+    return read_bytes(fparam[t], off, size)
+
+
+@njit(cache=True)
+def store(sp, off, size, value, t, gmem, smem, local, kparam, fparam):
+    """Write ``size`` bytes of ``value`` at a located ``(sp, off)``; False for a read-only space."""
+    if sp == SP_GLOBAL:
+        write_bytes(gmem, off, size, value)
+    elif sp == SP_SHARED:
+        write_bytes(smem, off, size, value)
+    elif sp == SP_LOCAL:
+        write_bytes(local[t], off, size, value)
+    elif sp == SP_FPARAM:
+        write_bytes(fparam[t], off, size, value)
+    elif sp == SP_KPARAM:
+        write_bytes(kparam, off, size, value)
+    else:
+        return False
+    return True

@@ -1,0 +1,441 @@
+"""One thread's PTX instructions (``@njit``): the ones that are not warp-collective.
+
+``thread_op`` executes the instruction at ``pc`` for thread ``t`` of warp ``w`` (lane ``lane``) on its
+registers ``r`` (``uint32[R]``, a view of ``regs[w, lane]``) and advances its pc; it returns False
+with ``fault`` filled on a fault. It covers every per-thread instruction; the common ones also have
+a warp-wide fast path in :mod:`warpsim.ptx.warp`. Operand rows and columns: :mod:`warpsim.ptx.decode`.
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa.cvt import cvt_pack_bits
+from warpsim.isa.faults import set_fault
+from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
+from warpsim.ptx.codes import (EXITED, FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
+                               MAX_PENDING, PRINT_ARGS)
+from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
+from warpsim.ptx.memory import (FAULT_RACE, SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
+from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
+
+__all__ = ["thread_op", "get", "put", "raced", "land", "lane_address", "cvt_int"]
+
+
+@njit(cache=True, inline="always")
+def get(r, opnd, row):
+    k = opnd[row, KIND]
+    if k == K_REG:
+        s = opnd[row, SLOT]
+        v = np.int64(r[s])
+        if opnd[row, NW] == 2:
+            v |= np.int64(r[s + 1]) << 32
+        if opnd[row, NEG]:
+            v = 1 - v
+        return v
+    if k == K_IMM:
+        return opnd[row, IMM]
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def put(r, opnd, row, v):
+    if opnd[row, KIND] != K_REG:
+        return
+    s = opnd[row, SLOT]
+    r[s] = np.uint32(v & 0xFFFFFFFF)
+    if opnd[row, NW] == 2:
+        r[s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _special(code, t, lane, w, ctx, clock):
+    if code < 3:                                  # %tid
+        nx, ny = ctx[0], ctx[1]
+        return np.int64((t % nx, (t // nx) % ny, t // (nx * ny))[code])
+    if code < 12:                                 # %ntid %ctaid %nctaid
+        return ctx[code - 3]
+    if code == 12:
+        return np.int64(lane)
+    if code == 13:
+        return np.int64(w)
+    if code == 14:
+        return (ctx[9] + 31) // 32
+    if code == 15:
+        return ctx[10]
+    if code == 16:
+        return ctx[15]
+    if code == 17 or code == 18 or code == 25:    # %clock %clock64 %globaltimer: the warp's steps
+        return clock
+    if code <= 23:                                # %lanemask_eq lt le gt ge
+        bit = np.int64(1) << lane
+        if code == 19:
+            return bit
+        if code == 20:
+            return bit - 1
+        if code == 21:
+            return (bit << 1) - 1
+        if code == 22:
+            return ~((bit << 1) - 1) & 0xFFFFFFFF
+        return ~(bit - 1) & 0xFFFFFFFF
+    if code == 26:
+        return ctx[11]
+    if code == 27:
+        return ctx[12]
+    return np.int64(0)
+
+
+@njit(cache=True)
+def raced(pend_map, off, size, t, addr, fault):
+    for i in range(size):
+        if pend_map[off + i] != 0:
+            set_fault(fault, FAULT_RACE, t, addr, size)
+            return True
+    return False
+
+
+@njit(cache=True)
+def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
+    """Land thread ``t``'s cp.async copies of groups older than the newest ``keep_groups``."""
+    k = 0
+    for i in range(npend[t]):
+        dst, src, size, srcsize, group = pend[t, i, 0], pend[t, i, 1], pend[t, i, 2], pend[t, i, 3], pend[t, i, 4]
+        if keep_groups < 0 or group < groups[t] - keep_groups:
+            for b in range(size):
+                smem[dst + b] = gmem[src + b] if b < srcsize else np.uint8(0)
+                pend_map[dst + b] -= 1
+        else:
+            pend[t, k, :] = pend[t, i, :]
+            k += 1
+    npend[t] = k
+
+
+@njit(cache=True)
+def lane_address(r, opnd, row):
+    base = np.int64(0)
+    if opnd[row, SLOT] >= 0:
+        s = opnd[row, SLOT]
+        base = np.int64(r[s])
+        if opnd[row, NW] == 2:
+            base |= np.int64(r[s + 1]) << 32
+    return base + opnd[row, IMM]
+
+
+@njit(cache=True)
+def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, local,
+             const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault):
+    """One thread's instruction (not warp-collective); advances its pc. False on a fault."""
+    o = code[p, O0:]
+    tk, tb = code[p, TK], code[p, TB]
+    if op <= Op.MADC:
+        a = get(r, opnd, o[1])
+        b = get(r, opnd, o[2]) if code[p, NOPS] > 2 else np.int64(0)
+        c = get(r, opnd, o[3]) if code[p, NOPS] > 3 else np.int64(0)
+        e = get(r, opnd, o[4]) if code[p, NOPS] > 4 else np.int64(0)
+        if tk == TK_PRED:
+            v = alu(op, tk, 64, 0, a, b, c, e) & 1
+        elif op == Op.ADDC or op == Op.SUBC or op == Op.MADC or code[p, M2]:
+            v, carry = _carry(op, tb, code[p, M0], a, b, c, ccf[t])
+            if code[p, M2]:
+                ccf[t] = carry
+        else:
+            v = alu(op, tk, tb, code[p, M0], a, b, c, e)
+            if code[p, M1] and tk == TK_S and tb == 32 and (op == Op.ADD or op == Op.SUB or op == Op.MAD):
+                v = _saturate(op, a, b, c, code[p, M0])
+        width = tb * 2 if code[p, M0] == 2 and (op == Op.MUL or op == Op.MAD) else tb
+        if op == Op.POPC or op == Op.CLZ or op == Op.BFIND:
+            width = 32
+        put(r, opnd, o[0], v & mask(width) if tk != TK_PRED else v)
+    elif op == Op.SETP:
+        signed = tk == TK_S
+        res = compare(code[p, M0], get(r, opnd, o[2]), get(r, opnd, o[3]), tb, signed)
+        pv, qv = np.int64(res), np.int64(not res)
+        boolop = code[p, M1]
+        if boolop:
+            c = get(r, opnd, o[4]) & 1
+            if boolop == 1:
+                pv, qv = pv & c, qv & c
+            elif boolop == 2:
+                pv, qv = pv | c, qv | c
+            else:
+                pv, qv = pv ^ c, qv ^ c
+        put(r, opnd, o[0], pv)
+        put(r, opnd, o[1], qv)
+    elif op == Op.SELP:
+        c = get(r, opnd, o[3]) & 1
+        put(r, opnd, o[0], get(r, opnd, o[1]) if c else get(r, opnd, o[2]))
+    elif op == Op.SLCT:
+        c = sext(get(r, opnd, o[3]), 32)
+        put(r, opnd, o[0], get(r, opnd, o[1]) if c >= 0 else get(r, opnd, o[2]))
+    elif op == Op.MOV:
+        mode = code[p, M0]
+        if mode == 1:                                   # mov.b64 d, {a, b}: pack
+            n = opnd[o[1], NW]
+            first = opnd[o[1], SLOT]
+            ebits = tb // n
+            v = np.int64(0)
+            for j in range(n):
+                v |= zext(get(r, opnd, first + j), ebits) << (ebits * j)
+            put(r, opnd, o[0], v)
+        elif mode == 2:                                 # mov.b64 {a, b}, d: unpack
+            n = opnd[o[0], NW]
+            first = opnd[o[0], SLOT]
+            ebits = tb // n
+            v = get(r, opnd, o[1])
+            for j in range(n):
+                put(r, opnd, first + j, zext(v >> (ebits * j), ebits))
+        else:
+            if opnd[o[1], KIND] == K_SREG:
+                v = _special(opnd[o[1], IMM], t, lane, w, ctx, clock)
+            else:
+                v = get(r, opnd, o[1])
+            put(r, opnd, o[0], v & mask(tb) if tk != TK_PRED else v & 1)
+    elif op == Op.CVT:
+        if code[p, M0] == 1:
+            v = cvt_pack_bits(get(r, opnd, o[1]) & 0xFFFFFFFF, get(r, opnd, o[2]) & 0xFFFFFFFF, code[p, M2])
+            put(r, opnd, o[0], v)
+        else:
+            put(r, opnd, o[0], cvt_int(get(r, opnd, o[1]), tk, tb, code[p, SK], code[p, SB], code[p, M1]))
+    elif op == Op.CVTA:
+        v = get(r, opnd, o[1])
+        space = code[p, M0]
+        window = np.int64(0) if space == SP_GLOBAL else (np.int64(space - 1) << 40)
+        v = v - window if code[p, M1] else v + window
+        put(r, opnd, o[0], v & mask(tb))
+    elif op == Op.LD or op == Op.ST:
+        return _ld_st(p, op, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault)
+    elif op == Op.ATOM:
+        return _atom(p, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault)
+    elif op == Op.CP_ASYNC:
+        size = code[p, M0]
+        dst = lane_address(r, opnd, o[0])
+        src = lane_address(r, opnd, o[1])
+        srcsize = get(r, opnd, o[2]) if code[p, NOPS] > 2 else size
+        dsp, doff = locate(SP_SHARED, dst, size, t, gmem, smem, local, const, kparam, fparam, fault)
+        if dsp < 0:
+            return False
+        ssp, soff = locate(SP_GENERIC, src, size, t, gmem, smem, local, const, kparam, fparam, fault)
+        if ssp < 0:
+            return False
+        if ssp != SP_GLOBAL:
+            set_fault(fault, FAULT_SPACE, t, src, SP_GLOBAL)
+            return False
+        if npend[t] >= MAX_PENDING:
+            set_fault(fault, FAULT_PENDING, t, MAX_PENDING, 0)
+            return False
+        k = npend[t]
+        pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = doff, soff, size
+        pend[t, k, 3], pend[t, k, 4] = min(max(srcsize, 0), size), groups[t]
+        npend[t] = k + 1
+        for b in range(size):
+            pend_map[doff + b] += 1
+    elif op == Op.CP_COMMIT:
+        groups[t] += 1
+    elif op == Op.CP_WAIT:
+        land(t, code[p, M0], pend, npend, groups, pend_map, smem, gmem)
+    elif op == Op.CP_WAIT_ALL:
+        land(t, -1, pend, npend, groups, pend_map, smem, gmem)
+    elif op == Op.BRA:
+        pc[t] = opnd[o[0], IMM]
+        return True
+    elif op == Op.CALL:
+        if depth[t] >= stack.shape[1]:
+            set_fault(fault, FAULT_CALL_DEPTH, t, stack.shape[1], 0)
+            return False
+        start, nargs = code[p, M0], code[p, M1]
+        for k in range(start, start + nargs):
+            for b in range(copies[k, 2]):
+                fparam[t, copies[k, 1] + b] = fparam[t, copies[k, 0] + b]
+        stack[t, depth[t]] = p
+        depth[t] += 1
+        pc[t] = opnd[o[0], IMM]
+        return True
+    elif op == Op.RET or op == Op.EXIT:
+        if op == Op.RET and depth[t] > 0:
+            depth[t] -= 1
+            cp = stack[t, depth[t]]
+            start = code[cp, M0] + code[cp, M1]
+            for k in range(start, start + code[cp, M2]):
+                for b in range(copies[k, 2]):
+                    fparam[t, copies[k, 1] + b] = fparam[t, copies[k, 0] + b]
+            pc[t] = cp + 1
+            return True
+        status[t] = EXITED
+        land(t, -1, pend, npend, groups, pend_map, smem, gmem)
+        return True
+    elif op == Op.TRAP:
+        set_fault(fault, FAULT_TRAP, t, 0, 0)
+        return False
+    elif op == Op.PRINTF:
+        return _printf(p, t, code, smem, gmem, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault)
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def _carry(op, tb, mode, a, b, c, cf):
+    """``add/sub/mad .cc`` and ``addc/subc/madc``: (result, carry out) with ``cf`` the carry in."""
+    m = mask(tb)
+    a, b, c = a & m, b & m, c & m
+    cin = cf if (op == Op.ADDC or op == Op.SUBC or op == Op.MADC) else 0
+    if op == Op.SUB or op == Op.SUBC:
+        v = (a - b - cin) & m
+        borrow = ult(a, b) or (cin and a == b) if tb == 64 else (a - b - cin) < 0
+        return v, np.int64(borrow)
+    if op == Op.MAD or op == Op.MADC:
+        prod = (a * b) & m if mode == 0 else (alu(Op.MUL, 1, tb, mode, a, b, 0, 0) & m)
+        a, b = prod, c
+    s = (a + b + cin) & m
+    carry = ult(s, a) or (cin and s == a) if tb == 64 else (a + b + cin) >> tb
+    return s, np.int64(carry) & 1
+
+
+@njit(cache=True)
+def _saturate(op, a, b, c, mode):
+    """``add/sub/mad .sat.s32``: the exact result clamped to the s32 range."""
+    a, b = sext(a, 32), sext(b, 32)
+    if op == Op.ADD:
+        v = a + b
+    elif op == Op.SUB:
+        v = a - b
+    else:
+        v = ((a * b) >> 32) + sext(c, 32)
+    return min(max(v, -(1 << 31)), (1 << 31) - 1)
+
+
+@njit(cache=True)
+def cvt_int(v, dk, db, sk, sb, sat):
+    """``cvt.dtype.stype`` between integer types; ``.sat`` clamps to the destination's range."""
+    x = sext(v, sb) if sk == TK_S else zext(v, sb)
+    if sat and db < 64:
+        if dk == TK_S:
+            lo, hi = -(np.int64(1) << (db - 1)), (np.int64(1) << (db - 1)) - 1
+        else:
+            lo, hi = np.int64(0), mask(db)
+        if sk != TK_S and sb == 64 and x < 0:
+            x = hi
+        x = min(max(x, lo), hi)
+    elif sat and db == 64 and dk != TK_S and sk == TK_S and x < 0:
+        x = np.int64(0)
+    return zext(x, db)
+
+
+@njit(cache=True)
+def _ld_st(p, op, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault):
+    o = code[p, O0:]
+    tk, tb = code[p, TK], code[p, TB]
+    esize = max(tb // 8, 1)
+    n = code[p, M1]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    addr = lane_address(r, opnd, arow)
+    sp, off = locate(code[p, M0], addr, esize * n, t, gmem, smem, local, const, kparam, fparam, fault)
+    if sp < 0:
+        return False
+    if sp == SP_SHARED and raced(pend_map, off, esize * n, t, addr, fault):
+        return False
+    for j in range(n):
+        row = opnd[drow, SLOT] + j if n > 1 else drow
+        if op == Op.LD:
+            v = load(sp, off + j * esize, esize, t, gmem, smem, local, const, kparam, fparam)
+            if tk == TK_S:
+                v = sext(v, tb)
+            words = opnd[row, NW]
+            put(r, opnd, row, v & mask(32 * words) if words == 1 else v)
+        else:
+            if opnd[row, KIND] != K_REG and opnd[row, KIND] != K_IMM:
+                continue
+            if not store(sp, off + j * esize, esize, get(r, opnd, row), t, gmem, smem, local, kparam, fparam):
+                set_fault(fault, FAULT_READ_ONLY, t, addr, 0)
+                return False
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def _atom(p, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault):
+    o = code[p, O0:]
+    tk, tb = code[p, TK], code[p, TB]
+    size = tb // 8
+    addr = lane_address(r, opnd, o[1])
+    sp, off = locate(code[p, M0], addr, size, t, gmem, smem, local, const, kparam, fparam, fault)
+    if sp < 0:
+        return False
+    if sp != SP_GLOBAL and sp != SP_SHARED:
+        set_fault(fault, FAULT_SPACE, t, addr, SP_GLOBAL)
+        return False
+    if sp == SP_SHARED and raced(pend_map, off, size, t, addr, fault):
+        return False
+    m = mask(tb)
+    old = load(sp, off, size, t, gmem, smem, local, const, kparam, fparam)
+    b = get(r, opnd, o[2]) & m
+    kind = code[p, M1]
+    signed = tk == TK_S
+    if kind == 0:
+        new = old + b
+    elif kind == 1 or kind == 2:
+        if signed:
+            lt = sext(old, tb) < sext(b, tb)
+        else:
+            lt = ult(old, b)
+        new = (old if lt else b) if kind == 1 else (b if lt else old)
+    elif kind == 3:
+        new = np.int64(0) if not ult(old, b) else old + 1
+    elif kind == 4:
+        new = b if (old == 0 or ult(b, old)) else old - 1
+    elif kind == 5:
+        new = old & b
+    elif kind == 6:
+        new = old | b
+    elif kind == 7:
+        new = old ^ b
+    elif kind == 8:
+        new = b
+    else:
+        new = (get(r, opnd, o[3]) & m) if old == b else old
+    store(sp, off, size, new & m, t, gmem, smem, local, kparam, fparam)
+    put(r, opnd, o[0], old)
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def _printf(p, t, code, smem, gmem, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault):
+    """``call vprintf``: copy the format string and the argument buffer of thread ``t`` to the log."""
+    fmt_addr = read_bytes(fparam[t], code[p, M0], 8)
+    args_addr = read_bytes(fparam[t], code[p, M1], 8)
+    k = nprint[0]
+    if k >= prrec.shape[0]:
+        pc[t] += 1
+        return True
+    start = nprint[1]
+    n = 0
+    while True:
+        sp, off = locate(SP_GENERIC, fmt_addr + n, 1, t, gmem, smem, local, const, kparam, fparam, fault)
+        if sp < 0:
+            return False
+        ch = load(sp, off, 1, t, gmem, smem, local, const, kparam, fparam)
+        if ch == 0 or start + n >= prbuf.shape[0] - PRINT_ARGS:
+            break
+        prbuf[start + n] = ch
+        n += 1
+    nargs = 0
+    if args_addr != 0:
+        sp, off = locate(SP_GENERIC, args_addr, 1, t, gmem, smem, local, const, kparam, fparam, fault)
+        if sp < 0:
+            return False
+        while nargs < PRINT_ARGS:
+            sp2, off2 = locate(SP_GENERIC, args_addr + nargs, 1, t, gmem, smem, local, const, kparam, fparam,
+                               fault)
+            if sp2 < 0:
+                fault[:] = 0
+                break
+            prbuf[start + n + nargs] = load(sp2, off2, 1, t, gmem, smem, local, const, kparam, fparam)
+            nargs += 1
+    prrec[k, 0], prrec[k, 1], prrec[k, 2], prrec[k, 3] = t, start, n, nargs
+    nprint[0] = k + 1
+    nprint[1] = start + n + nargs
+    ret = code[p, M2]
+    if ret >= 0:
+        for b in range(4):
+            fparam[t, ret + b] = 0
+    pc[t] += 1
+    return True

@@ -1,0 +1,446 @@
+"""Warp-wide PTX instructions (``@njit``): collectives, and fast paths for the common per-thread ones.
+
+- ``warp_collective``: ``mma``, ``ldmatrix``, ``stmatrix`` (through the ISA's warp kernels), ``bar``,
+  ``shfl``, ``vote``, ``match``, ``activemask``, ``bar.warp.sync``, with the convergence checks of
+  :mod:`warpsim.ptx.interp`;
+- ``warp_simple`` and ``warp_shared_global``: integer ALU, ``setp``, ``selp``, ``mov``, ``cvt``,
+  ``cvta``, ``bra``, fences, and ``ld``/``st`` of ``.shared``/``.global``, for a whole group of lanes
+  in one call (the operands' fields read once). They return False for what they do not cover,
+  which then runs thread by thread (:func:`warpsim.ptx.thread.thread_op`): the same semantics.
+
+``group``: the lanes at this pc; ``gmask``: those whose guard predicate holds (the others only
+advance their pc).
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
+from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
+from warpsim.isa.mma import warp_mma
+from warpsim.ptx.alu import alu, compare, mask, sext, zext
+from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, WAITING
+from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK,
+                                SLOT, TB, TK)
+from warpsim.ptx.memory import GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes, write_bytes
+from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
+from warpsim.ptx.thread import cvt_int, get, lane_address, put, raced
+
+__all__ = ["warp_collective", "warp_simple", "warp_shared_global"]
+
+
+@njit(cache=True, inline="always")
+def _val(regs, w, lane, k, s, n, imm, neg):
+    """One lane's value of an operand given as its fields (see ``_rd``)."""
+    if k == K_REG:
+        v = np.int64(regs[w, lane, s])
+        if n == 2:
+            v |= np.int64(regs[w, lane, s + 1]) << 32
+        if neg:
+            v = 1 - v
+        return v
+    if k == K_IMM:
+        return imm
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _set(regs, w, lane, k, s, n, v):
+    if k == K_REG:
+        regs[w, lane, s] = np.uint32(v & 0xFFFFFFFF)
+        if n == 2:
+            regs[w, lane, s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
+    """Each lane's shared-space offset of an ldmatrix/stmatrix address operand."""
+    for lane in range(32):
+        a = lane_address(regs_w[lane], opnd, row)
+        if space == SP_GENERIC:
+            if a < SHARED_WINDOW or a >= 2 * SHARED_WINDOW:
+                set_fault(fault, FAULT_SPACE, t0 + lane, a, SP_SHARED)
+                return False
+            a -= SHARED_WINDOW
+        addrs[lane] = a
+    return True
+
+
+@njit(cache=True)
+def _vec_slots(opnd, row):
+    n = opnd[row, NW]
+    first = opnd[row, SLOT]
+    out = np.empty(n, np.int64)
+    for j in range(n):
+        out[j] = opnd[first + j, SLOT]
+    return out
+
+
+@njit(cache=True)
+def _isa_fault(fault, w):
+    """Turn a fault of an isa warp primitive (lane in ``fault[1]``) into a thread's."""
+    if fault[0] != 0:
+        fault[1] += 32 * w
+        return True
+    return False
+
+
+@njit(cache=True)
+def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
+             bar_id, mma_arch, fault):
+    """A warp-collective instruction for the lanes of ``gmask`` (guard true); False on a fault."""
+    t0 = 32 * w
+    regs_w = regs[w]
+    o = code[p, O0:]
+    if op == Op.BAR and code[p, M0] != 2:
+        if code[p, M1] and gmask != alive:
+            set_fault(fault, FAULT_DIVERGENT, t0, gmask, alive)
+            return False
+        lane0 = 0
+        while not (gmask >> lane0) & 1:
+            lane0 += 1
+        b = get(regs_w[lane0], opnd, o[0]) & 15
+        if code[p, NOPS] > 1:                                # NOPS: a thread count
+            bar_expect[b] = get(regs_w[lane0], opnd, o[1])
+        n = 0
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                n += 1
+                pc[t0 + lane] += 1
+                if code[p, M0] == 0:
+                    status[t0 + lane] = WAITING
+                    bar_id[t0 + lane] = b
+        bar_arrived[b] += 32 if code[p, M1] else n
+        return True
+    if op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA:
+        if gmask != 0xFFFFFFFF:
+            set_fault(fault, FAULT_DIVERGENT, t0, gmask, 0xFFFFFFFF)
+            return False
+        if op == Op.MMA:
+            cd = code[p, M2]
+            ok = warp_mma(regs_w, _vec_slots(opnd, o[1]), _vec_slots(opnd, o[2]), _vec_slots(opnd, o[3]),
+                          _vec_slots(opnd, o[0]), code[p, M0], code[p, M1], cd, mma_arch[cd, 0],
+                          mma_arch[cd, 1], mma_arch[cd, 2], fault)
+        else:
+            vec, arow = (o[0], o[1]) if op == Op.LDMATRIX else (o[1], o[0])
+            addrs = np.empty(32, np.int64)
+            if not _shared_addresses(regs_w, opnd, arow, code[p, M1], addrs, t0, fault):
+                return False
+            for lane in range(8 * code[p, M2]):
+                a = addrs[lane]
+                if 0 <= a and a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
+                    return False
+            if op == Op.LDMATRIX:
+                ok = warp_ldmatrix(regs_w, _vec_slots(opnd, vec), smem, addrs, code[p, M0], fault)
+            else:
+                ok = warp_stmatrix(regs_w, _vec_slots(opnd, vec), smem, addrs, code[p, M0], fault)
+        if not ok:
+            _isa_fault(fault, w)
+            fault[5] = SP_SHARED
+            return False
+        for lane in range(32):
+            pc[t0 + lane] += 1
+        return True
+    # shfl / vote / match / bar.warp.sync / activemask: a member mask per lane
+    members = np.int64(0)
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            members |= get(regs_w[lane], opnd, o[code[p, NOPS] - 1]) & 0xFFFFFFFF
+    if op == Op.ACTIVEMASK:
+        members = gmask
+    if members & ~gmask:
+        set_fault(fault, FAULT_DIVERGENT, t0, gmask, members)
+        return False
+    vals = np.zeros(32, np.int64)
+    if op == Op.SHFL:
+        mode = code[p, M0]
+        out = np.zeros(32, np.int64)
+        inside = np.zeros(32, np.int64)
+        for lane in range(32):
+            vals[lane] = get(regs_w[lane], opnd, o[2])
+        for lane in range(32):
+            if not (gmask >> lane) & 1:
+                continue
+            r = regs_w[lane]
+            bval = get(r, opnd, o[3]) & 0x1F
+            cv = get(r, opnd, o[4])
+            cval = cv & 0x1F
+            seg = (cv >> 8) & 0x1F
+            max_lane = (lane & seg) | (cval & ~seg)
+            min_lane = lane & seg
+            if mode == 0:
+                j = lane - bval
+                ok = j >= max_lane
+            elif mode == 1:
+                j = lane + bval
+                ok = j <= max_lane
+            elif mode == 2:
+                j = lane ^ bval
+                ok = j <= max_lane
+            else:
+                j = min_lane | (bval & ~seg)
+                ok = j <= max_lane
+            if not ok:
+                j = lane
+            if not (gmask >> j) & 1:
+                set_fault(fault, FAULT_SHFL_SOURCE, t0 + lane, j, 0)
+                return False
+            out[lane] = vals[j]
+            inside[lane] = np.int64(ok)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                r = regs_w[lane]
+                put(r, opnd, o[0], out[lane])
+                put(r, opnd, o[1], inside[lane])
+                pc[t0 + lane] += 1
+        return True
+    if op == Op.VOTE:
+        ballot = np.int64(0)
+        for lane in range(32):
+            if (members >> lane) & 1 and get(regs_w[lane], opnd, o[1]) & 1:
+                ballot |= np.int64(1) << lane
+        mode = code[p, M0]
+        if mode == 0:
+            res = np.int64(ballot == members)
+        elif mode == 1:
+            res = np.int64(ballot != 0)
+        elif mode == 2:
+            res = np.int64(ballot == 0 or ballot == members)
+        else:
+            res = ballot
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                put(regs_w[lane], opnd, o[0], res)
+                pc[t0 + lane] += 1
+        return True
+    if op == Op.MATCH:
+        bits = code[p, TB]
+        for lane in range(32):
+            vals[lane] = zext(get(regs_w[lane], opnd, o[2]), bits)
+        for lane in range(32):
+            if not (gmask >> lane) & 1:
+                continue
+            same = np.int64(0)
+            for k in range(32):
+                if (members >> k) & 1 and vals[k] == vals[lane]:
+                    same |= np.int64(1) << k
+            if code[p, M0]:
+                allsame = same == members
+                put(regs_w[lane], opnd, o[0], members if allsame else np.int64(0))
+                put(regs_w[lane], opnd, o[1], np.int64(allsame))
+            else:
+                put(regs_w[lane], opnd, o[0], same)
+            pc[t0 + lane] += 1
+        return True
+    if op == Op.REDUX:
+        kind, signed = code[p, M0], code[p, TK] == TK_S
+        acc = np.int64(0)
+        first = True
+        for lane in range(32):
+            if (members >> lane) & 1:
+                v = get(regs_w[lane], opnd, o[1]) & 0xFFFFFFFF
+                if signed:
+                    v = sext(v, 32)
+                if first:
+                    acc, first = v, False
+                elif kind == 0:
+                    acc += v
+                elif kind == 1:
+                    acc = min(acc, v)
+                elif kind == 2:
+                    acc = max(acc, v)
+                elif kind == 3:
+                    acc &= v
+                elif kind == 4:
+                    acc |= v
+                else:
+                    acc ^= v
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                put(regs_w[lane], opnd, o[0], acc & 0xFFFFFFFF)
+                pc[t0 + lane] += 1
+        return True
+    for lane in range(32):                     # bar.warp.sync, activemask
+        if (gmask >> lane) & 1:
+            if op == Op.ACTIVEMASK:
+                put(regs_w[lane], opnd, o[0], gmask)
+            pc[t0 + lane] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
+    """The common per-thread instructions for a whole group at once (integer ALU without carries,
+    setp, selp, mov, integer cvt, cvta, bra, fences). Returns False for any other instruction,
+    which then runs thread by thread in ``thread_op``."""
+    tk, tb, m0 = code[p, TK], code[p, TB], code[p, M0]
+    nops = code[p, NOPS]
+    t0 = 32 * w
+    if op == Op.BRA:
+        target = opnd[code[p, O0], IMM]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                pc[t0 + lane] = target
+            elif (group >> lane) & 1:
+                pc[t0 + lane] += 1
+        return True
+    # operand fields, read once: d (0), a (1), b (2), c (3), e (4)
+    k0 = k1 = k2 = k3 = k4 = K_NONE
+    s0 = s1 = s2 = s3 = s4 = n0 = n1 = n2 = n3 = n4 = np.int64(0)
+    i1 = i2 = i3 = i4 = g1 = g2 = g3 = g4 = np.int64(0)
+    r = code[p, O0]
+    k0, s0, n0 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW]
+    if nops > 1:
+        r = code[p, O0 + 1]
+        k1, s1, n1, i1, g1 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if nops > 2:
+        r = code[p, O0 + 2]
+        k2, s2, n2, i2, g2 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if nops > 3:
+        r = code[p, O0 + 3]
+        k3, s3, n3, i3, g3 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if nops > 4:
+        r = code[p, O0 + 4]
+        k4, s4, n4, i4, g4 = opnd[r, KIND], opnd[r, SLOT], opnd[r, NW], opnd[r, IMM], opnd[r, NEG]
+    if op <= Op.BFIND and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
+        width = tb * 2 if m0 == 2 and (op == Op.MUL or op == Op.MAD) else tb
+        if op == Op.POPC or op == Op.CLZ or op == Op.BFIND:
+            width = 32
+        wm = mask(width)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                a = _val(regs, w, lane, k1, s1, n1, i1, g1)
+                b = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                if op == Op.ADD:
+                    v = a + b
+                elif op == Op.SUB:
+                    v = a - b
+                elif op == Op.XOR:
+                    v = a ^ b
+                elif op == Op.OR:
+                    v = a | b
+                elif op == Op.SHR and tk != TK_S and 0 <= b < tb:
+                    v = zext(a, tb) >> b if tb < 64 else alu(op, tk, tb, m0, a, b, 0, 0)
+                elif op == Op.AND:
+                    v = a & b
+                elif op == Op.SHL and 0 <= b < tb:
+                    v = a << b
+                elif op == Op.MUL and m0 == 0:
+                    v = a * b
+                else:
+                    c = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                    if op == Op.MAD and m0 == 0:
+                        v = a * b + c
+                    else:
+                        v = alu(op, tk, tb, m0, a, b, c, _val(regs, w, lane, k4, s4, n4, i4, g4))
+                _set(regs, w, lane, k0, s0, n0, v & wm)
+    elif op == Op.SETP:
+        signed = tk == TK_S
+        boolop = code[p, M1]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                res = compare(m0, _val(regs, w, lane, k2, s2, n2, i2, g2), _val(regs, w, lane, k3, s3, n3, i3, g3),
+                              tb, signed)
+                pv, qv = np.int64(res), np.int64(not res)
+                if boolop:
+                    c = _val(regs, w, lane, k4, s4, n4, i4, g4) & 1
+                    if boolop == 1:
+                        pv, qv = pv & c, qv & c
+                    elif boolop == 2:
+                        pv, qv = pv | c, qv | c
+                    else:
+                        pv, qv = pv ^ c, qv ^ c
+                _set(regs, w, lane, k0, s0, n0, pv)
+                _set(regs, w, lane, k1, s1, n1, qv)
+    elif op == Op.SELP:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                c = _val(regs, w, lane, k3, s3, n3, i3, g3) & 1
+                v = _val(regs, w, lane, k1, s1, n1, i1, g1) if c else _val(regs, w, lane, k2, s2, n2, i2, g2)
+                _set(regs, w, lane, k0, s0, n0, v)
+    elif op == Op.MOV and m0 == 0 and k1 != K_SREG:
+        wm = mask(tb) if tk != TK_PRED else np.int64(1)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, _val(regs, w, lane, k1, s1, n1, i1, g1) & wm)
+    elif op == Op.CVT and m0 == 0:
+        sk, sb, sat = code[p, SK], code[p, SB], code[p, M1]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat))
+    elif op == Op.CVTA:
+        window = np.int64(0) if m0 == SP_GLOBAL else (np.int64(m0 - 1) << 40)
+        if code[p, M1]:
+            window = -window
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, (_val(regs, w, lane, k1, s1, n1, i1, g1) + window) & mask(tb))
+    elif op == Op.FENCE or op == Op.NOP:
+        pass
+    else:
+        return False
+    for lane in range(32):
+        if (group >> lane) & 1:
+            pc[t0 + lane] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+    """``ld``/``st`` of ``.shared`` or ``.global`` (not generic) for a whole group, bytes accessed in
+    place. Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
+    space = code[p, M0]
+    if space != SP_SHARED and space != SP_GLOBAL:
+        return False
+    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    esize = max(tb // 8, 1)
+    size = esize * n
+    o = code[p, O0:O0 + 2]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
+    mem = smem if space == SP_SHARED else gmem
+    bias = 0 if space == SP_SHARED else GLOBAL_BASE
+    t0 = 32 * w
+    for lane in range(32):                      # check every lane first: a fault changes nothing
+        if not (gmask >> lane) & 1:
+            continue
+        addr = imm
+        if s_base >= 0:
+            addr += np.int64(regs[w, lane, s_base])
+            if n_base == 2:
+                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        off = addr - bias
+        if off < 0 or off > mem.shape[0] - size:
+            set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if off % size != 0:
+            set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if space == SP_SHARED and raced(pend_map, off, size, t0 + lane, addr, fault):
+            return False
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        addr = imm
+        if s_base >= 0:
+            addr += np.int64(regs[w, lane, s_base])
+            if n_base == 2:
+                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        off = addr - bias
+        for j in range(n):
+            row = opnd[drow, SLOT] + j if n > 1 else drow
+            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
+            if op == Op.LD:
+                v = read_bytes(mem, off + j * esize, esize)
+                if tk == TK_S:
+                    v = sext(v, tb)
+                _set(regs, w, lane, k, sl, nw, v)
+            elif k == K_REG or k == K_IMM:
+                v = _val(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
+                write_bytes(mem, off + j * esize, esize, v)
+    for lane in range(32):
+        if (group >> lane) & 1:
+            pc[t0 + lane] += 1
+    return True
