@@ -40,7 +40,9 @@ import time
 import numpy as np
 
 from warpsim.cute import LayoutRight, make_gmem_ptr, make_layout, make_tensor
+from warpsim.cute.tensor import memory_elements
 from warpsim.errors import ProgramError, WarpsimError
+from warpsim.program.elements import MemoryElements
 from warpsim.program.frames import (error_line, frame_catcher, local_tensors, local_tilings, source_line,
                                     user_frame)
 from warpsim.program.instr import Instr
@@ -171,6 +173,7 @@ def _call(fn, tracer, tid, kwargs):
     """``fn(tid, **kwargs)`` with ``tracer`` active. An exception other than a ``WarpsimError`` becomes a
     ``ProgramError`` naming the program's source line (the deepest frame outside warpsim)."""
     _CURRENT.append(tracer)
+    memory_elements(MemoryElements(tracer))
     hooked = tracer._code is not None and sys.getprofile() is None
     if hooked:
         sys.setprofile(frame_catcher(tracer._code, tracer.keep_frame))
@@ -186,6 +189,7 @@ def _call(fn, tracer, tid, kwargs):
     finally:
         if hooked:
             sys.setprofile(None)
+        memory_elements(None)
         _CURRENT.pop()
 
 
