@@ -1,0 +1,124 @@
+"""hwcheck for PTX programs without a GPU: the instrumented PTX of every PTX example assembles with ptxas for
+sm_80 and sm_90, the simulator's run of it equals the original's (buffers) and records the same trace twice,
+and a GPU that disagrees (buffers, registers, addresses) is reported as it should be."""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from hwcheck.cli import main
+from hwcheck.instrument import TRACE_PARAM, instrument
+from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
+from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
+from hwcheck.trace_compare import _relocated
+from warpsim.ptx.compile import find_nvcc
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _need(example):
+    if find_nvcc() is None and example[0].endswith(".cu"):
+        pytest.skip("nvcc not found")
+    if example[0].endswith(".py") and importlib.util.find_spec("cutlass") is None:
+        pytest.skip("CuTe DSL not installed (pip install 'warpsim[dsl]')")
+
+
+def _id(example):
+    return f"{os.path.basename(example[0])}:{example[1]}"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
+def test_instrumented_ptx_assembles(example, arch, tmp_path):
+    if shutil.which("ptxas") is None:
+        if IN_CI:
+            pytest.fail("ptxas not found (required in CI)")
+        pytest.skip("ptxas (CUDA toolkit) not found on PATH")
+    _need(example)
+    from warpsim.ptx.front import open_kernel
+    kernel = open_kernel(os.path.join(ROOT, example[0]), example[1], arch=arch)
+    ins = instrument(kernel.module.text, kernel.name, capacity=64, window=(3, 50))
+    path = tmp_path / "k.ptx"
+    path.write_text(ins.text)
+    done = subprocess.run(["ptxas", f"-arch={arch}", str(path), "-o", os.devnull], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[:2000]
+    assert ins.sites, "no register-writing instruction found"
+
+
+@pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
+def test_simulator_against_itself_passes(example, tmp_path):
+    """The instrumented kernel's buffers equal the original's, and its trace is complete and repeatable."""
+    _need(example)
+    job = ptx_jobs([example])[0]
+    report = tmp_path / "r.json"
+    runs, status, error, code = check_ptx(SimulatorAsGpu(), [job], seeds=1, report=str(report))
+    assert (status, error, code) == ("pass", None, 0)
+    seed = runs[0].seeds[0]
+    assert seed.records > 0 and seed.global_elements > 0 and seed.instrumented_bad == 0
+    data = json.loads(report.read_text())
+    assert data["status"] == "pass" and data["runs"][0]["seeds"][0]["mismatched_trace_records"] == 0
+
+
+def _add_index(window="0:"):
+    return PtxJob(os.path.join(ROOT, "examples/ptx/add_index.ptx"), "add_index", (2, 1, 1), (64, 1, 1), 0,
+                  dict(parse_ptx_arg(a) for a in ["x=random:u32:128", "y=zeros:u32:128", "n=120"]))
+
+
+def test_a_wrong_register_is_named():
+    def corrupt(kind, buffers):
+        if kind == "instrumented":
+            buffers[TRACE_PARAM].reshape(128, -1)[70, 8 + 4 * 6 + 2] ^= 0x10      # CTA 1, thread 6, record 6
+    runs, status, _error, code = check_ptx(SimulatorAsGpu(corrupt=corrupt), [_add_index()], seeds=1)
+    assert (status, code) == ("fail", 1)
+    record = runs[0].records[0]
+    assert record["cta"] == [1, 0, 0] and (record["warp"], record["lane"]) == (0, 6)
+    assert record["step"] == 6 and record["register"].startswith("%") and record["ptx_line"] > 20
+    assert int(record["expected"], 16) ^ int(record["actual"], 16) == 0x10
+
+
+def test_a_wrong_buffer_element_is_named():
+    def corrupt(kind, buffers):
+        if kind == "original":
+            buffers["y"][17] += 1
+    runs, status, _error, code = check_ptx(SimulatorAsGpu(corrupt=corrupt), [_add_index()], seeds=1)
+    assert code == 1 and runs[0].seeds[0].global_bad == 1
+    record = runs[0].records[0]
+    assert (record["buffer"], record["index"]) == ("y", 17)
+    assert int(record["actual"], 16) == int(record["expected"], 16) + 1
+
+
+def test_a_full_buffer_says_how_far_it_compared():
+    runs, status, _e, _c = check_ptx(SimulatorAsGpu(), [_add_index()], seeds=1, capacity=4, window=(2, 100))
+    seed = runs[0].seeds[0]
+    assert status == "pass" and seed.truncated_threads == 128 and seed.compared_to_step == 5
+
+
+def test_addresses_are_relocated_not_mismatched():
+    base_s, base_g = 0x1_0000_0000, 0x7F00_1234_0000
+    vs = np.array([base_s + 64, base_s + 64, (base_s + 64) & 0xFFFFFFFF, base_s + 64], np.uint64)
+    vg = np.array([base_g + 64, base_g + 68, (base_g + 64) & 0xFFFFFFFF, base_g + 64], np.uint64)
+    wide = np.array([True, True, False, True])
+    pairs = [(np.uint64(base_s), np.uint64(base_g), 256)]
+    assert _relocated(vs, vg, wide, pairs, np.zeros(4, int)).tolist() == [True, False, True, True]
+
+
+def test_random_arguments_are_per_seed_and_repeatable():
+    specs = dict(parse_ptx_arg(a) for a in ["a=random:f16:4x4", "b=zeros:u32:3", "s=random:bf16:8;s32:8;s32:8"])
+    one, again, other = make_args(specs, 3), make_args(specs, 3), make_args(specs, 4)
+    assert np.array_equal(one["a"], again["a"]) and not np.array_equal(one["a"], other["a"])
+    assert one["a"].dtype == np.float16 and np.all(np.abs(one["a"].astype(np.float32)) <= 1)
+    assert one["s"][0][0] == "u64" and one["s"][1:] == [("s32", 8), ("s32", 8)] and not one["b"].any()
+
+
+def test_cli_without_gpu_and_bad_arguments_exit_2(capsys):
+    source = os.path.join(ROOT, "examples/ptx/add_index.ptx")
+    assert main(["run", source, "--kernel", "add_index", "--arg", "x=random:q:4"]) == 2
+    assert "random:DTYPE:SHAPE" in capsys.readouterr().err
+    assert main(["run", source, "--kernel", "add_index", "--trace-window", "9:3"]) == 2
+    err = capsys.readouterr().err
+    assert "--trace-window" in err and len(err.strip().splitlines()) == 1
