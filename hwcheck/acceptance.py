@@ -222,7 +222,7 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         if not outcome.results:
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
-    if only in ("all", "ptx"):             # every PTX example: buffers and every written register
+    if only == "ptx":                      # every PTX example: buffers and every written register
         from hwcheck.ptx_examples import run_ptx_examples
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-ptx-programs.json")

@@ -117,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
     a.add_argument("--seed", type=_at_least(0), default=0)
     a.add_argument("--only", choices=("all", "campaigns", "programs", "ptx"), default="all",
-                   help="run only the instruction campaigns, the example programs, or the PTX examples "
-                        "(default all)")
+                   help="run only the instruction campaigns or only the example programs (default all: both); "
+                        "ptx: the PTX examples, buffers and every written register")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
     r = sub.add_parser("run", help="run a program on the GPU and on the simulator; compare every register")
     r.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
