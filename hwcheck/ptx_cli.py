@@ -12,9 +12,31 @@ struct adds its fields after ``;`` (``a=random:f16:64x64;s32:64;s32:64``).
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-__all__ = ["routes_here", "main"]
+from hwcheck.errors import HwcheckError
+
+__all__ = ["routes_here", "main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line raised as ``HwcheckError`` (exit status 2 in ``hwcheck``)."""
+
+    def error(self, message):
+        raise HwcheckError(f"{self.prog}: {message}")
+
+
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
 
 
 def routes_here(argv) -> bool:
@@ -32,7 +54,7 @@ def _window(text: str):
 
 
 def build_parser():
-    from hwcheck.cli import _Parser, _at_least, _positive
+    _positive = _at_least(1)
     p = _Parser(prog="hwcheck run", description="Run a .cu/.ptx/CuTe DSL kernel on the GPU and on the simulator; "
                                                  "compare every buffer and every written register.")
     p.add_argument("source", help="a .cu file (nvcc), a .ptx file, or a CuTe DSL .py file that assigns WARPSIM")
@@ -56,7 +78,6 @@ def build_parser():
 def main(argv) -> int:
     """``hwcheck run`` for a PTX source; ``argv`` after ``run``. Returns the exit status."""
     from hwcheck.campaign import model_arch
-    from hwcheck.cli import _UsageError
     from hwcheck.gpu import Gpu
     from hwcheck.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg
     from hwcheck.report import command_line
@@ -70,7 +91,7 @@ def main(argv) -> int:
         if not 0 <= window[0] < window[1]:
             raise ValueError(f"--trace-window {args.trace_window}: FROM must be below TO")
     except ValueError as e:
-        raise _UsageError(f"hwcheck run: {e}") from None
+        raise HwcheckError(f"hwcheck run: {e}") from None
     gpu = Gpu.open()
     arch = model_arch(gpu.info.compute_capability, args.arch)
     runs, status, error, code = check_ptx(CupyPtx(gpu), [job], seeds=args.seeds, first_seed=args.seed, arch=arch,
