@@ -79,7 +79,8 @@ def main(argv) -> int:
     """``hwcheck run`` for a PTX source; ``argv`` after ``run``. Returns the exit status."""
     from hwcheck.campaign import model_arch
     from hwcheck.gpu import Gpu
-    from hwcheck.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg
+    from hwcheck.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg, validate
+    from warpsim.errors import WarpsimError
     from hwcheck.report import command_line
     from warpsim.ptx.front import parse_dim3
     args = build_parser().parse_args(argv)
@@ -90,7 +91,8 @@ def main(argv) -> int:
         window = _window(args.trace_window)
         if not 0 <= window[0] < window[1]:
             raise ValueError(f"--trace-window {args.trace_window}: FROM must be below TO")
-    except ValueError as e:
+        validate(job, args.arch or "sm90", args.seed)
+    except (ValueError, TypeError, WarpsimError) as e:
         raise HwcheckError(f"hwcheck run: {e}") from None
     gpu = Gpu.open()
     arch = model_arch(gpu.info.compute_capability, args.arch)

@@ -32,7 +32,8 @@ from hwcheck.report import new_report, write_json_atomic
 from hwcheck.trace_compare import Regions, compare_buffers, compare_traces
 from warpsim.errors import SimulatorFault, WarpsimError
 
-__all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "check_ptx", "RECORDS"]
+__all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "validate", "run_one", "check_ptx",
+           "RECORDS"]
 
 RECORDS = 20
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
@@ -100,7 +101,7 @@ def make_args(specs: dict, seed: int) -> dict:
     return {name: one(spec) for name, spec in specs.items()}
 
 
-def _pack_params(decoded, args, pointer):
+def _pack_params(decoded, args, pointer, kernel="kernel"):
     """The kernel's parameter block as the simulator lays it out; ``pointer(name, array)`` gives an
     array's device address (``name`` as the simulator names the buffer)."""
     from warpsim.ptx.launch import _pack_scalar
@@ -119,11 +120,11 @@ def _pack_params(decoded, args, pointer):
                     raw.extend(pointer(name if arrays == 1 else f"{name}.{k}", v).to_bytes(8, "little"))
                     k += 1
                 else:
-                    raw.extend(_pack_scalar("kernel", name, ftype, v))
+                    raw.extend(_pack_scalar(kernel, name, ftype, v))
         elif isinstance(value, np.ndarray):
             raw = pointer(name, value).to_bytes(8, "little")
         else:
-            raw = _pack_scalar("kernel", name, ptype, value)
+            raw = _pack_scalar(kernel, name, ptype, value)
         data[offset:offset + len(raw)] = raw
     return bytes(data)
 
@@ -161,7 +162,7 @@ class CupyPtx:
             device[name] = (d, array)
             regions[name] = (int(d.data.ptr), int(array.nbytes))
             return int(d.data.ptr)
-        params = _pack_params(decoded, args, pointer)
+        params = _pack_params(decoded, args, pointer, kernel)
         for name, _off, nbytes, _init in decoded.globals_:
             regions[f".global {name}"] = (int(drv.moduleGetGlobal(module, name)), nbytes)
         try:
@@ -290,6 +291,17 @@ def _buffers_equal(a: dict, b: dict, skip=()) -> int:
         y = b[name]
         bad += int(np.count_nonzero(np.ascontiguousarray(x).view(np.uint8) != np.ascontiguousarray(y).view(np.uint8)))
     return bad
+
+
+def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
+    """Compile and open ``job``'s kernel and build its arguments for ``seed``, so that a bad source, kernel name
+    or argument is an error (``ValueError``, ``TypeError`` or ``WarpsimError``, one line) before any GPU work."""
+    from warpsim.ptx.front import open_kernel
+    kernel = open_kernel(job.source, job.kernel, arch="sm_90" if arch == "sm90" else "sm_80")
+    args = kernel.core_args(make_args(job.specs, seed))
+    decoded = kernel.module.decoded(kernel.name)
+    _pack_params(decoded, kernel.module._arguments(kernel.name, decoded, args), lambda name, array: 0, kernel.name)
+    return kernel
 
 
 def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capacity=4096, window=(0, 0xFFFFFFFF),

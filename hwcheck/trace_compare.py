@@ -5,7 +5,8 @@ Addresses differ between the simulator and the GPU by nature (the GPU's buffers,
 live elsewhere). A trace record whose bits differ is *relocated* (counted, not a mismatch) when both
 values are the same offset into the same region on their machine: a global buffer, a module
 ``.global`` variable, a ``.shared`` variable (its shared-space address, or generic through the shared
-window) or the local window; 32-bit registers match on the low or high word of such an address.
+window) or the local window; 32-bit registers match on the low word of such an address, or on the high
+words of one offset into the region.
 
 >>> want = {"y": np.array([1, 2, 3], np.uint32)}; got = {"y": np.array([1, 2, 7], np.uint32)}
 >>> c = compare_buffers(want, got)
@@ -127,10 +128,12 @@ def _relocated(vs, vg, wide, pairs, thread):
         lo_s = (vs - (sb & m32) + np.uint64(SLACK)) & m32
         lo_g = (vg - (gb & m32) + np.uint64(SLACK)) & m32
         same_lo = (lo_s == lo_g) & (lo_s < span)
-        hi = lambda base, delta: ((base + np.uint64(delta)) >> np.uint64(32))  # noqa: E731
-        in_hi_s = (vs == hi(sb - np.uint64(SLACK), 0)) | (vs == hi(sb, size + SLACK))
-        in_hi_g = (vg == hi(gb - np.uint64(SLACK), 0)) | (vg == hi(gb, size + SLACK))
-        ok |= np.where(wide, same64, same_lo | (in_hi_s & in_hi_g))
+        same_hi = np.zeros(vs.shape, bool)                 # the high words of one offset into the region
+        for delta in (-SLACK, 0, size + SLACK):
+            at_s = (sb + np.uint64(delta % (1 << 64))) >> np.uint64(32)
+            at_g = (gb + np.uint64(delta % (1 << 64))) >> np.uint64(32)
+            same_hi |= (vs == at_s) & (vg == at_g)
+        ok |= np.where(wide, same64, same_lo | same_hi)
     return ok
 
 

@@ -122,3 +122,47 @@ def test_cli_without_gpu_and_bad_arguments_exit_2(capsys):
     assert main(["run", source, "--kernel", "add_index", "--trace-window", "9:3"]) == 2
     err = capsys.readouterr().err
     assert "--trace-window" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_end_to_end_with_the_simulator_as_gpu(capsys, monkeypatch, tmp_path):
+    """``hwcheck run k.ptx`` through the whole command, a stand-in GPU that disagrees on one register."""
+    import hwcheck.gpu
+    import hwcheck.ptx_run
+    from fake_gpu import INFO
+
+    class Opened:
+        info = INFO
+
+    def corrupt(kind, buffers):
+        if kind == "instrumented":
+            buffers[TRACE_PARAM].reshape(64, -1)[2, 8 + 4 * 3 + 2] ^= 1
+    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu(corrupt=corrupt))
+    report = tmp_path / "r.json"
+    status = main(["run", os.path.join(ROOT, "examples/ptx/add_index.ptx"), "--kernel", "add_index", "--block", "64",
+                   "--arg", "x=random:u32:64", "--arg", "y=zeros:u32:64", "--arg", "n=64", "--seeds", "2",
+                   "--report", str(report)])
+    out = capsys.readouterr().out
+    assert status == 1 and "report:" in out and "(fail)" in out
+    data = json.loads(report.read_text())
+    assert data["status"] == "fail" and data["gpu"]["name"] == INFO.name
+    first = data["runs"][0]["mismatches"][0]
+    assert (first["seed"], first["lane"], first["step"]) == (0, 2, 3)
+    assert data["runs"][0]["seeds"][1]["mismatched_trace_records"] == 1
+    assert data["command"].startswith("hwcheck run ") and "--kernel add_index" in data["command"]
+
+
+def test_cli_unknown_kernel_is_a_usage_error(capsys):
+    assert main(["run", os.path.join(ROOT, "examples/ptx/add_index.ptx"), "--kernel", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no such kernel" in err and "add_index" in err and err.count("\n") == 1
+
+
+def test_small_values_are_not_taken_for_address_high_words():
+    base = 0x1_0000_0000                       # the same base on both machines: only equal values relocate
+    vs, vg = np.array([0, 1], np.uint64), np.array([1, 1], np.uint64)
+    pairs = [(np.uint64(base), np.uint64(base), 4096)]
+    assert _relocated(vs, vg, np.array([False, False]), pairs, np.zeros(2, int)).tolist() == [False, True]
+    far = [(np.uint64(base), np.uint64(0x7F00_0000_0000), 4096)]
+    assert _relocated(np.array([1], np.uint64), np.array([0x7F00], np.uint64), np.array([False]), far,
+                      np.zeros(1, int)).tolist() == [True]
