@@ -11,8 +11,8 @@ the entry's body that writes registers a few instructions that store each destin
 - each thread owns ``header_bytes + capacity * 16`` bytes of the buffer, in linear thread order over the grid
   (``tid`` x fastest within a CTA, CTAs x fastest): a 32-byte header ``[steps, records, 0, 0,
   shared window lo, hi, local window lo, hi]``, the shared-space address (``u64``) of each ``.shared``
-  variable of the module (:attr:`Instrumented.shared`, padded to 16 bytes), then up to ``capacity`` records. ``steps`` and
-  ``records`` are stored at every ``ret``/``exit`` of the entry; the windows (``cvta.shared``/
+  variable of the module (:attr:`Instrumented.shared`, padded to 16 bytes), then up to ``capacity``
+  records. ``steps`` and ``records`` are stored at every ``ret``/``exit`` of the entry; the windows (``cvta.shared``/
   ``cvta.local`` of address 0) let a comparison relate generic addresses across machines;
 - only steps in the window ``[first, last)`` are recorded, and at most ``capacity`` records: a full
   buffer keeps the first records and drops the rest (the header's ``steps`` still counts them all).
@@ -279,7 +279,8 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
         raise ValueError(f"instrument: kernel {kernel} has an empty body")
     stok = start.token
     col = _statement_start(lines[stok.line - 1], stok.col) if isinstance(start, Instruction) else stok.col - 1
-    before[(stok.line, col)] = " ".join(_prologue(capacity, thread_bytes, shared)) + " " + before.get((stok.line, col), "")
+    prologue = " ".join(_prologue(capacity, thread_bytes, shared)) + " "
+    before[(stok.line, col)] = prologue + before.get((stok.line, col), "")
     out = []
     for n, line in enumerate(lines, 1):
         for (ln, c) in sorted((k for k in before if k[0] == n), reverse=True):

@@ -49,10 +49,12 @@ PTX_EXAMPLES = (
 )
 
 
-def ptx_jobs(examples=PTX_EXAMPLES, root=ROOT):
-    """:class:`hwcheck.ptx_run.PtxJob` of each example (paths made absolute under ``root``)."""
+def ptx_jobs(examples=None, root=ROOT):
+    """:class:`hwcheck.ptx_run.PtxJob` of each example (default :data:`PTX_EXAMPLES`; paths made absolute
+    under ``root``)."""
     from hwcheck.ptx_run import PtxJob, parse_ptx_arg
     from warpsim.ptx.front import parse_dim3
+    examples = PTX_EXAMPLES if examples is None else examples
     return [PtxJob(os.path.join(root, src), kernel, parse_dim3(grid), parse_dim3(block), smem,
                    dict(parse_ptx_arg(a) for a in args)) for src, kernel, grid, block, smem, args in examples]
 
@@ -66,11 +68,14 @@ def _command(example, seeds, seed):
     return command_line(argv + ["--seeds", str(seeds), "--seed", str(seed)])
 
 
-def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None):
-    """Every example of :data:`PTX_EXAMPLES` on ``gpu`` (a :class:`hwcheck.gpu.Gpu`), ``seeds`` seeds each,
-    register trace on; returns ``(runs, status, error, exit status)`` of :func:`hwcheck.ptx_run.check_ptx`."""
+def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None):
+    """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.gpu.Gpu`),
+    ``seeds`` seeds each, register trace on; returns ``(runs, status, error, exit status)`` of
+    :func:`hwcheck.ptx_run.check_ptx`."""
     from hwcheck.campaign import model_arch
     from hwcheck.ptx_run import CupyPtx, check_ptx
-    command = " ; ".join(_command(e, seeds, seed) for e in PTX_EXAMPLES)
-    return check_ptx(CupyPtx(gpu), ptx_jobs(), seeds=seeds, first_seed=seed, arch=model_arch(gpu.info.compute_capability),
+    examples = PTX_EXAMPLES if examples is None else examples
+    command = " ; ".join(_command(e, seeds, seed) for e in examples)
+    return check_ptx(CupyPtx(gpu), ptx_jobs(examples), seeds=seeds, first_seed=seed,
+                     arch=model_arch(gpu.info.compute_capability),
                      report=report, command=command, gpu_info=gpu.info.as_dict(), log=log)

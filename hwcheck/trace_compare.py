@@ -62,7 +62,8 @@ def compare_buffers(want: dict, got: dict, limit: int = 20) -> BufferComparison:
             records.append({"buffer": name, "index": int(i),
                             "element": list(np.unravel_index(int(i), w.shape)) if w.ndim > 1 else int(i),
                             "expected": f"{int(wb[i]):#0{2 + 2 * size}x}", "actual": f"{int(gb[i]):#0{2 + 2 * size}x}",
-                            "expected_value": _decode(int(wb[i]), w.dtype), "actual_value": _decode(int(gb[i]), w.dtype)})
+                            "expected_value": _decode(int(wb[i]), w.dtype),
+                            "actual_value": _decode(int(gb[i]), w.dtype)})
     return BufferComparison(compared, bad, records)
 
 

@@ -166,3 +166,21 @@ def test_small_values_are_not_taken_for_address_high_words():
     far = [(np.uint64(base), np.uint64(0x7F00_0000_0000), 4096)]
     assert _relocated(np.array([1], np.uint64), np.array([0x7F00], np.uint64), np.array([False]), far,
                       np.zeros(1, int)).tolist() == [True]
+
+
+def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
+    import hwcheck.gpu
+    import hwcheck.ptx_examples
+    import hwcheck.ptx_run
+    from fake_gpu import FakeGpu
+    gpu = FakeGpu()
+    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
+    monkeypatch.setattr(hwcheck.ptx_examples, "PTX_EXAMPLES", PTX_EXAMPLES[:1])
+    status = main(["acceptance", "--out", str(tmp_path), "--only", "ptx", "--seeds", "2"])
+    out = capsys.readouterr().out
+    assert status == 0 and out.strip().splitlines()[-1] == "acceptance: PASS"
+    assert os.listdir(tmp_path) == ["fake-gpu-warpsim-ptx-programs.json"]
+    data = json.loads((tmp_path / "fake-gpu-warpsim-ptx-programs.json").read_text())
+    assert data["status"] == "pass" and data["totals"]["seeds"] == 2 and data["kind"] == "ptx-programs"
+    assert "add_index.ptx --kernel add_index" in data["command"]
