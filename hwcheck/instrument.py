@@ -17,7 +17,8 @@ the entry's body that writes registers a few instructions that store each destin
 - only steps in the window ``[first, last)`` are recorded, and at most ``capacity`` records: a full
   buffer keeps the first records and drops the rest (the header's ``steps`` still counts them all).
 
-A guarded instruction (``@%p``) is recorded, and counted as a step, only where its guard is true; an
+The records of an instruction follow it directly (on the lines after it, or on its line when
+another statement follows there). A guarded instruction (``@%p``) is recorded, and counted as a step, only where its guard is true; an
 instruction that overwrites its own guard has the guard copied first. Registers written by called
 ``.func`` bodies are not recorded (their ``call`` writes no register). Values that differ between
 machines by nature (``%clock``, ``%clock64``, ``%globaltimer``, ``%smid``, ...) are recorded but their
@@ -198,6 +199,17 @@ def _statement_start(line: str, col: int) -> int:
     return m.start() if m else col - 1
 
 
+def _statement_end(lines, line: int, col: int):
+    """``(line, column after its ';')`` of the statement whose opcode is at 1-based ``line``, 0-based ``col``."""
+    while True:
+        code = lines[line - 1]
+        end = code.find(";", col)
+        comment = code.find("//", col)
+        if end >= 0 and (comment < 0 or end < comment):
+            return line, end + 1
+        line, col = line + 1, 0
+
+
 def _entry_param_end(text: str, kernel: str):
     """``(index of the entry's closing ')' , has params)``, or ``(index after the name, None)`` when the
     entry has no parameter list."""
@@ -269,10 +281,11 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
                               deterministic))
             block += _record(sites[-1].index, copy, guard, (first, last), capacity, header)
         block.append(f"@{guard} add.u32 %__ws, %__ws, 1;" if guard else "add.u32 %__ws, %__ws, 1;")
-        end = tok.line
-        while ";" not in re.sub(r"//.*", "", lines[end - 1][(tok.col - 1 if end == tok.line else 0):]):
-            end += 1
-        after.setdefault(end, []).extend(block)
+        end, col = _statement_end(lines, tok.line, tok.col - 1)
+        if re.sub(r"//.*|/\*.*?\*/", "", lines[end - 1][col:]).strip():
+            before[(end, col)] = " " + " ".join(block) + before.get((end, col), "")   # more on the line
+        else:
+            after.setdefault(end, []).extend(block)
     # the prologue goes where the body's first statement starts, the declarations after the body's '{'
     start = next((i for i in f.body), None)
     if start is None:
