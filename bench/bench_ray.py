@@ -23,7 +23,6 @@ the one-thread baseline, which does both simulations in turn.
 import argparse
 import io
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ import ray                                                          # noqa: E402
 from hwcheck.campaign import CHUNK, build_cases, run_campaign, warm_up   # noqa: E402
 from hwcheck.cluster import SimulatorRunner, run_campaign_ray       # noqa: E402
 from hwcheck.progress import Progress                               # noqa: E402
+from hostinfo import host_line                                      # noqa: E402
 
 
 def quiet():
@@ -64,13 +64,13 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small counts (CI smoke: about a minute)")
     parser.add_argument("--cores-per-node", type=int, default=64, help="for the projection (default 64)")
     args = parser.parse_args()
-    count, chunk = (8192, 1024) if args.quick else (131072, 8192)
-    tiny_count = 1024 if args.quick else 4096                      # chunks of 32: overhead-bound
+    count, chunk = (4096, 1024) if args.quick else (131072, 8192)
+    tiny_count = 512 if args.quick else 4096                      # chunks of 32: overhead-bound
     cases = build_cases("mma", shapes=["m16n8k16"], types=["f16.f32"], classes=["ordinary"])
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([os.environ["PYTHONPATH"]]
                                                               if os.environ.get("PYTHONPATH") else []))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
-          f"ray {ray.__version__}, numba {numba.__version__}")
+    print(host_line())
+    print(f"ray {ray.__version__}")
     print(f"campaign: mma m16n8k16 f16.f32 ordinary, {count} instructions in chunks of {chunk}, simulate-only")
 
     base = local(cases, count, chunk)

@@ -252,7 +252,7 @@ def _cmd_run(args, argv) -> int:
     from hwcheck.report import command_line
     from hwcheck.run import plan_jobs, run_programs
     from warpsim.errors import WarpsimError
-    from warpsim.commands.program_args import load_inputs, parse_pairs
+    from warpsim.program.arguments import load_inputs, parse_pairs
     from warpsim.program.program import load_program
     try:
         program = load_program(args.program)
@@ -277,7 +277,7 @@ def _cmd_lower(args, argv) -> int:
     from hwcheck.nvrtc import NvrtcError, compile_cuda
     from hwcheck.report import write_text_atomic
     from warpsim.errors import WarpsimError
-    from warpsim.program.command import parse_pairs
+    from warpsim.program.arguments import parse_pairs
     from warpsim.program.program import load_program
     try:
         program = load_program(args.program)

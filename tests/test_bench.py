@@ -68,3 +68,14 @@ def test_bench_debug_quick():
     for step, view, both in blocks:
         assert abs(float(step) + float(view) - float(both)) <= 0.002
     assert re.search(r"target: 50 ms per step including the view: (under|OVER)", text)
+
+
+def test_bench_ray_quick():
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'warpsim[ray]')")
+    text = run_quick("bench_ray.py")
+    rates = {w: num(r) for w, r in re.findall(rf"Ray, (\d) workers? *: {NUMBER} instr/s", text)}
+    assert set(rates) == {"1", "2"} and min(rates.values()) > 0
+    ratio = num(re.search(rf"ratio 2 workers / 1 worker: {NUMBER}x", text)[1])
+    assert abs(ratio - round(rates["2"] / rates["1"], 2)) <= 0.011, text    # the ratio of the printed rates
+    assert re.search(rf"per-task overhead \(chunks of 32, 1 worker\): {NUMBER} ms per chunk", text)
+    assert re.search(r"projection, 64 nodes x 64 cores .*\n.*\n.*\n  -> [\d,]+ instr/s: 10\^9 instructions in", text)

@@ -70,6 +70,7 @@ def _ptx_route(argv):
     else ``None``."""
     if argv[:1] != ["run"]:
         return None
+    from warpsim.commands.program_args import announce_compiling
     from warpsim.ptx import command      # imported when used: keeps start-up light
     if not command.routes_here(argv[1:]):
         return None
@@ -78,6 +79,7 @@ def _ptx_route(argv):
     command.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     args.command = "run"
+    announce_compiling("run")
     return args, command.run
 
 

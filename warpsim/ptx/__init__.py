@@ -33,10 +33,10 @@ as the Python-traced programs, and :mod:`~warpsim.ptx.launch` packs arguments an
 import os
 
 from warpsim.errors import PtxSyntaxError, UnsupportedType
-from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule
+from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
 from warpsim.ptx.syntax import parse_module
 
-__all__ = ["load", "PtxModule", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
+__all__ = ["load", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
 
 
 def load(path_or_text, filename=None):

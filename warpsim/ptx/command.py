@@ -1,18 +1,22 @@
 """``warpsim run`` for a user's kernel: a ``.cu`` (nvcc), a ``.ptx``, or a CuTe DSL ``.py`` file.
 
 ``warpsim run SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] [--arg NAME=VALUE ...] [--smem BYTES]
-[--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--cta I] [--dump NAME,... --out DIR]``
+[--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--cta I] [--dump NAME,... --out DIR] [--ray [ADDRESS] | --no-ray]``
+
+``--ray`` runs the grid's CTAs as Ray tasks (:mod:`warpsim.ptx.grid`): the buffers are the sequential
+launch's, bit for bit, or the command stops with an error naming the CTA and the byte that make the
+CTAs depend on each other; ``--no-ray`` (the default) runs them in sequence.
 
 ``--arg NAME=VALUE`` gives one kernel parameter, named as in the source (or by position, or by its PTX
 name); VALUE is ``FILE.npy`` (a buffer: its dtype and bytes are used as they are), an integer or a
 float (a scalar), or ``zeros:DTYPE:SHAPE`` (a zero buffer, e.g. ``zeros:f32:64x64``). Without
 ``--dump`` it prints the launch and, per buffer, its shape, dtype and a short digest of its bytes;
 with ``--dump s,o --out DIR`` it writes ``DIR/s.npy``... (each written to a temporary name, then
-renamed). Device ``printf`` text goes to stdout as the kernel runs.
+renamed). Device ``printf`` text goes to stdout as the kernel runs (not with ``--ray``).
 
 A ``.py`` file is routed here only when it follows the CuTe DSL convention (it assigns a module-level
 ``WARPSIM``, see :mod:`warpsim.ptx.compile`); any other ``.py`` is a warpsim program, run by
-:mod:`warpsim.program.command` as before.
+:mod:`warpsim.commands.run` as before.
 
 Exit status: 0; 2 for a user error (one line, no traceback): a missing compiler or DSL, nvcc's errors,
 an unknown kernel (the line lists the module's kernels), a bad or missing argument, a fault.
@@ -24,6 +28,7 @@ import hashlib
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +69,11 @@ def add_arguments(parser):
     parser.add_argument("--cta", default=None, help="run only this CTA: an index, or X,Y,Z")
     parser.add_argument("--dump", default=None, metavar="NAME,...", help="write these buffers to --out DIR as NAME.npy")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                        help="run the grid's CTAs in parallel on a Ray cluster (ADDRESS, or the one Ray finds, else "
+                             "a new local one); CTAs that depend on each other are refused (see --no-ray)")
+    parser.add_argument("--no-ray", action="store_true",
+                        help="run the CTAs in sequence in this process (the default; the way out for dependent CTAs)")
 
 
 def parse_arg_value(text, what):
@@ -120,6 +130,37 @@ def _save_atomically(folder, name, array):
         raise
 
 
+@dataclass
+class _GridResult:
+    """What ``launch`` returns, for a grid run on Ray: ``buffers`` and ``stats``."""
+
+    buffers: dict
+    stats: dict
+
+
+def _launch_on_ray(kernel, grid, block, values, args):
+    """The launch, its CTAs as Ray tasks (:mod:`warpsim.ptx.grid`); Ray is imported here only."""
+    try:
+        import ray
+    except ImportError as e:
+        raise ValueError(f"--ray: Ray is not installed ({e}); pip install 'warpsim[ray]'") from None
+    from warpsim.ptx.grid import launch_grid
+    started = not ray.is_initialized()
+    if started:
+        try:
+            ray.init(address=args.ray or None, log_to_driver=False, logging_level="ERROR")
+        except Exception as e:
+            raise ValueError(f"--ray: cannot connect to a Ray cluster at {args.ray or 'the local machine'}: "
+                             f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+    try:
+        run, buffers = launch_grid(kernel.module.text, kernel.name, grid, block, kernel.core_args(values), ray=True,
+                                   smem=args.smem, arch=kernel.arch.replace("_", ""))
+    finally:
+        if started:
+            ray.shutdown()
+    return _GridResult(buffers, {"ctas": run.ctas, "ray_tasks": run.tasks, "wall_s": round(run.wall_s, 3)})
+
+
 def run(args):
     """Compile, launch, report; returns the exit status (errors are raised for the CLI to print)."""
     from warpsim.ptx.front import open_kernel, parse_dim3
@@ -130,8 +171,13 @@ def run(args):
     cta = None
     if args.cta is not None:
         cta = parse_dim3(args.cta, "--cta") if "," in args.cta else int(args.cta)
+    if args.ray is not None and (args.no_ray or cta is not None):
+        raise ValueError("--ray: not with " + ("--no-ray" if args.no_ray else "--cta (one CTA runs in this process)"))
     kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()))
-    result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta)
+    if args.ray is not None:
+        result = _launch_on_ray(kernel, grid, block, values, args)
+    else:
+        result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta)
     buffers = kernel.buffers(result)
     if args.dump:
         wanted = [n.strip() for n in args.dump.split(",") if n.strip()]

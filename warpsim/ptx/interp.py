@@ -36,15 +36,18 @@ __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAUL
 
 
 @njit(cache=True)
-def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, smem, gmem, local, const, kparam,
+def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, local, const, kparam,
             fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
-    Returns True when the CTA finished. ``ctx[13]`` counts warp steps (also across calls).
+    Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
+    across calls); at ``ctx[14]`` of them it stops with ``FAULT_STEP_LIMIT`` before executing the
+    next one. Every bit of state is in the arguments (``bars``: ``int64[2, 16]``, threads arrived
+    and expected per barrier), so a call with a larger ``ctx[14]`` resumes where it stopped.
     """
     warps = regs.shape[0]
-    bar_arrived = np.zeros(16, np.int64)
-    bar_expect = np.zeros(16, np.int64)
+    bar_arrived = bars[0]
+    bar_expect = bars[1]
     steps = ctx[13]
     max_steps = ctx[14]
     big = np.int64(1) << 62
@@ -77,7 +80,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, stack, depth, ccf, sme
                             gmask &= ~(np.int64(1) << lane)
                 steps += 1
                 if steps > max_steps:
-                    ctx[13] = steps
+                    ctx[13] = steps - 1                     # this instruction did not execute
                     set_fault(fault, FAULT_STEP_LIMIT, t0, max_steps, 0)
                     fault[4] = p
                     return False

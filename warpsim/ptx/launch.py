@@ -32,13 +32,13 @@ from warpsim.machine import Machine
 from warpsim.ptx.decode import LOC, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
-                                MAX_PENDING, RUNNING, run_cta)
+                                MAX_PENDING, RUNNING, WAITING, run_cta)
 from warpsim.ptx.memory import FAULT_RACE, GLOBAL_BASE, SPACE_NAMES, round_up
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.syntax import type_bytes
 
-__all__ = ["PtxModule", "LaunchResult", "DEFAULT_MAX_STEPS"]
+__all__ = ["PtxModule", "PtxRun", "LaunchResult", "DEFAULT_MAX_STEPS"]
 
 DEFAULT_MAX_STEPS = 20_000_000   # warp instructions per launch
 _CALL_DEPTH = 16
@@ -196,6 +196,11 @@ class PtxModule:
         ``max_steps``: warp instructions allowed for the whole launch; ``quiet``: printf text is
         not echoed to stdout. Raises ``SimulatorFault`` for a fault of the kernel.
         """
+        return self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet).run()
+
+    def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
+              max_steps=DEFAULT_MAX_STEPS, quiet=False):
+        """A :class:`PtxRun` of ``kernel`` stopped before its first instruction (arguments as :meth:`launch`)."""
         d = self.decoded(kernel)
         grid, block = _dim3("grid", grid), _dim3("block", block)
         threads = block[0] * block[1] * block[2]
@@ -208,43 +213,11 @@ class PtxModule:
                              f"got block {block}")
         if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
             raise ValueError(f"launch: smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+            raise ValueError(f"launch: max_steps must be a positive int, got {max_steps!r}")
         ctas = self._ctas(grid, cta)
         args = self._arguments(kernel, d, args)
-        warps = -(-threads // 32)
-        m = Machine(warps=warps, regs_per_thread=d.regs_per_thread, smem_bytes=d.shared_static + int(smem))
-        for name, off, nbytes, init in d.globals_:
-            base = m.alloc_global(f".global {name}", nbytes)
-            if base != off:
-                raise RuntimeError(f"launch: .global {name} at {base:#x}, decoded at {off:#x}")
-            if init:
-                m.gmem[base:base + len(init)] = np.frombuffer(init, np.uint8)
-        buffers = {}
-        kparam = self._param_bytes(kernel, d, args, m, buffers)
-        arch_table = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
-                              np.int64)
-        T = warps * 32
-        state = _State(T, d, m)
-        ctx = np.zeros(16, np.int64)
-        ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, int(smem)
-        ctx[12], ctx[14], ctx[15] = m.smem.size, max_steps, _SM_COUNT
-        counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
-        printed = []
-        for index, coords in ctas:
-            state.reset(threads, m)
-            ctx[3:6] = coords
-            ctx[10] = index % _SM_COUNT
-            fault = np.zeros(8, np.int64)
-            done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.stack,
-                           state.depth, state.ccf, m.smem, m.gmem, state.local, d.const, kparam, state.fparam,
-                           state.pend, state.npend, state.groups, state.pend_map, ctx, state.clocks, counts,
-                           arch_table, state.prbuf, state.prrec, state.nprint, fault)
-            printed.extend(self._printed(coords, block, state, m, kparam, quiet))
-            if not done:
-                raise SimulatorFault(self._fault_message(kernel, d, fault, coords, block, m, state))
-        out = {name: m.read_global(name, np.uint8).view(a.dtype).reshape(a.shape) for name, a in buffers.items()}
-        by_op = {Op(k).name.lower(): int(c) for k, c in enumerate(counts) if c and k in Op._value2member_map_}
-        stats = {"warp_instructions": int(ctx[13]), "by_opcode": by_op, "ctas": len(ctas)}
-        return LaunchResult(out, printed, stats, m)
+        return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet)
 
     def _ctas(self, grid, cta):
         gx, gy, gz = grid
@@ -321,6 +294,121 @@ class PtxModule:
         return f"{head}: fault code {code} (value {value}, extra {extra})"
 
 
+class PtxRun:
+    """A launch that advances on request, for stepping tools (:meth:`PtxModule.start`).
+
+    ``step(n)`` executes up to ``n`` more warp instructions (one CTA after another, as
+    :meth:`PtxModule.launch` does; the same schedule, so any split into steps gives the same
+    result), ``run()`` goes to the end and returns the :class:`LaunchResult`. Between steps,
+    ``machine`` holds the registers and memories, ``pc`` and ``status`` each thread's program
+    counter and state (``codes.RUNNING``, ``EXITED``, ``WAITING``, ``ABSENT``) in the CTA ``cta``,
+    and ``where(thread)`` the instruction a thread executes next.
+    """
+
+    def __init__(self, module, kernel, d, grid, block, ctas, args, smem, arch, max_steps, quiet):
+        self.module, self.kernel, self.decoded = module, kernel, d
+        self.block, self._ctas, self._max_steps, self._quiet = block, ctas, max_steps, quiet
+        threads = block[0] * block[1] * block[2]
+        self._threads = threads
+        warps = -(-threads // 32)
+        m = Machine(warps=warps, regs_per_thread=d.regs_per_thread, smem_bytes=d.shared_static + smem)
+        for name, off, nbytes, init in d.globals_:
+            base = m.alloc_global(f".global {name}", nbytes)
+            if base != off:
+                raise RuntimeError(f"launch: .global {name} at {base:#x}, decoded at {off:#x}")
+            if init:
+                m.gmem[base:base + len(init)] = np.frombuffer(init, np.uint8)
+        self.machine = m
+        self._buffers = {}
+        self._kparam = module._param_bytes(kernel, d, args, m, self._buffers)
+        self._arch = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
+                              np.int64)
+        self._state = _State(warps * 32, d, m)
+        ctx = np.zeros(16, np.int64)
+        ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, smem
+        ctx[12], ctx[14], ctx[15] = m.smem.size, max_steps, _SM_COUNT
+        self._ctx = ctx
+        self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
+        self.printf = []
+        self.finished = False
+        self._next = 0
+        self._begin()
+
+    def _begin(self):
+        index, coords = self._ctas[self._next]
+        self._state.reset(self._threads, self.machine)
+        self._ctx[3:6] = coords
+        self._ctx[10] = index % _SM_COUNT
+        self.cta = tuple(coords)
+
+    @property
+    def steps(self):
+        """Warp instructions executed so far."""
+        return int(self._ctx[13])
+
+    @property
+    def pc(self):
+        """Each thread's program counter (a row of ``decoded.code``) in the current CTA."""
+        return self._state.pc
+
+    @property
+    def status(self):
+        return self._state.status
+
+    def where(self, thread):
+        """The :class:`~warpsim.ptx.decode.Where` of thread ``thread``'s next instruction, or of the barrier
+        it waits at; None once it exited."""
+        status = self._state.status[thread]
+        if self.finished or (status != RUNNING and status != WAITING):
+            return None
+        pc = self._state.pc[thread] - (status == WAITING)
+        return self.decoded.where[int(self.decoded.code[pc, LOC])]
+
+    def step(self, n=1):
+        """Execute up to ``n`` more warp instructions; True while the launch has more to run.
+
+        Raises ``SimulatorFault`` for a fault of the kernel (and at ``max_steps``).
+        """
+        if self.finished:
+            return False
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"step: n must be a positive int, got {n!r}")
+        d, m, state, ctx = self.decoded, self.machine, self._state, self._ctx
+        target = min(self.steps + int(n), self._max_steps)
+        while not self.finished and self.steps < target:
+            ctx[14] = target
+            fault = np.zeros(8, np.int64)
+            done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
+                           state.stack, state.depth, state.ccf, m.smem, m.gmem, state.local, d.const, self._kparam,
+                           state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx, state.clocks,
+                           self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault)
+            self.printf.extend(self.module._printed(self.cta, self.block, state, m, self._kparam, self._quiet))
+            if done:
+                self._next += 1
+                self.finished = self._next == len(self._ctas)
+                if not self.finished:
+                    self._begin()
+            elif int(fault[0]) == FAULT_STEP_LIMIT and target < self._max_steps:
+                break                                          # paused: the step budget is spent
+            else:
+                raise SimulatorFault(self.module._fault_message(self.kernel, d, fault, self.cta, self.block, m, state))
+        return not self.finished
+
+    def run(self):
+        """Run to the end; the :class:`LaunchResult`."""
+        while self.step(self._max_steps):
+            pass
+        return self.result()
+
+    def result(self):
+        """The :class:`LaunchResult` as things stand (buffers, printf lines and statistics so far)."""
+        m = self.machine
+        out = {name: m.read_global(name, np.uint8).view(a.dtype).reshape(a.shape) for name, a in self._buffers.items()}
+        by_op = {Op(k).name.lower(): int(c) for k, c in enumerate(self._counts) if c and k in Op._value2member_map_}
+        stats = {"warp_instructions": self.steps, "by_opcode": by_op, "ctas": len(self._ctas)}
+        return LaunchResult(out, list(self.printf), stats, m)
+
+
 def _lanes(bits):
     lanes = [i for i in range(32) if (bits >> i) & 1]
     return ",".join(map(str, lanes)) if len(lanes) < 32 else "0-31"
@@ -364,14 +452,15 @@ class _State:
         self.npend = np.zeros(T, np.int64)
         self.groups = np.zeros(T, np.int64)
         self.pend_map = np.zeros(m.smem.size, np.int32)
+        self.bars = np.zeros((2, 16), np.int64)     # per barrier: threads arrived, threads expected (0: all)
         self.clocks = np.zeros(T // 32, np.int64)
         self.prbuf = np.zeros(1 << 20, np.uint8)
         self.prrec = np.zeros((1 << 14, 4), np.int64)
         self.nprint = np.zeros(2, np.int64)
 
     def reset(self, threads, m):
-        for a in (self.pc, self.bar_id, self.depth, self.ccf, self.local, self.fparam, self.npend, self.groups,
-                  self.pend_map, self.clocks):
+        for a in (self.pc, self.bar_id, self.bars, self.depth, self.ccf, self.local, self.fparam, self.npend,
+                  self.groups, self.pend_map, self.clocks):
             a[...] = 0
         self.status[:] = RUNNING
         self.status[threads:] = ABSENT
