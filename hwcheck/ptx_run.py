@@ -9,7 +9,8 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
 2. run the original PTX on the simulator (``arch`` from the GPU) and, through the driver
    (``cuModuleLoadData`` of the PTX text, ``cuLaunchKernel`` with the parameter bytes packed as the
    simulator packs them), on the GPU; compare every global buffer bit for bit;
-3. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
+3. device printf lines are compared as multisets (the GPU's text is read from file descriptor 1);
+4. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
    that its buffers equal the original's on each, and compare the two trace buffers record by record
    (:mod:`hwcheck.trace_compare`).
 
@@ -131,11 +132,45 @@ def _pack_params(decoded, args, pointer, kernel="kernel"):
 
 @dataclass
 class GpuLaunch:
-    """What a launch leaves: ``buffers`` (name -> array, as the simulator names them) and ``regions``
-    (name -> ``(base address, bytes)``)."""
+    """What a launch leaves: ``buffers`` (name -> array, as the simulator names them), ``regions``
+    (name -> ``(base address, bytes)``) and the device ``printf`` text (None where it was not captured)."""
 
     buffers: dict
     regions: dict
+    printf: str | None = None
+
+
+class _CapturedStdout:
+    """File descriptor 1 redirected into a temporary file (device printf reaches the process's C stdout when
+    the kernel is synchronised); ``text`` after the block, None where redirection failed."""
+
+    def __enter__(self):
+        import os
+        import tempfile
+        self.text, self.saved = None, None
+        try:
+            sys.stdout.flush()
+            self.file = tempfile.TemporaryFile()
+            self.saved = os.dup(1)
+            os.dup2(self.file.fileno(), 1)
+        except OSError:
+            self.saved = None
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        if self.saved is None:
+            return False
+        try:
+            ctypes.CDLL(None).fflush(None)          # the C library's stdout buffer, where printf text waits
+        except (OSError, AttributeError):
+            pass
+        os.dup2(self.saved, 1)
+        os.close(self.saved)
+        self.file.seek(0)
+        self.text = self.file.read().decode("utf-8", "replace")
+        self.file.close()
+        return False
 
 
 class CupyPtx:
@@ -151,7 +186,11 @@ class CupyPtx:
         try:
             return drv.moduleLoadData(text.encode() + b"\0")
         except Exception as e:
-            raise HwcheckError(f"hwcheck run: the GPU driver refused the PTX: {str(e).splitlines()[0]}") from None
+            import re
+            version = re.search(r"^\s*\.version\s+(\S+)", text, re.MULTILINE)
+            raise HwcheckError(f"hwcheck run: the GPU driver (CUDA {self.gpu.info.driver_cuda_version}) refused the "
+                               f"PTX (.version {version.group(1) if version else '?'}): "
+                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
 
     def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
         cp, drv = self.cupy, self.cupy.cuda.driver
@@ -172,13 +211,15 @@ class CupyPtx:
             buf = ctypes.create_string_buffer(params, len(params))
             size = ctypes.c_size_t(len(params))
             extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
-            drv.launchKernel(func, *grid, *block, int(smem), 0, 0, ctypes.addressof(extra))
             cp.cuda.runtime.deviceSynchronize()
+            with _CapturedStdout() as captured:
+                drv.launchKernel(func, *grid, *block, int(smem), 0, 0, ctypes.addressof(extra))
+                cp.cuda.runtime.deviceSynchronize()
         except Exception as e:
             raise HwcheckError(f"hwcheck run: kernel {kernel} failed on {self.gpu.info.name}: "
                                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
         out = {name: cp.asnumpy(d).view(host.dtype).reshape(host.shape) for name, (d, host) in device.items()}
-        return GpuLaunch(out, regions)
+        return GpuLaunch(out, regions, captured.text)
 
 
 class SimulatorAsGpu:
@@ -198,7 +239,7 @@ class SimulatorAsGpu:
         if self.corrupt is not None:
             self.corrupt("instrumented" if any(n.startswith("__warpsim") for n in res.buffers) else "original",
                          res.buffers)
-        return GpuLaunch(res.buffers, _sim_regions(res, decoded))
+        return GpuLaunch(res.buffers, _sim_regions(res, decoded), "".join(text for _, _, text in res.printf))
 
 
 def _sim_regions(result, decoded):
@@ -233,12 +274,14 @@ class PtxSeed:
     unchecked: int = 0
     compared_to_step: int | None = None
     truncated_threads: int = 0
+    printf_lines: int | None = None
+    printf_bad: int = 0
     sim_s: float = 0.0
     gpu_s: float = 0.0
 
     @property
     def mismatched(self):
-        return self.global_bad + self.instrumented_bad + self.records_bad
+        return self.global_bad + self.instrumented_bad + self.records_bad + self.printf_bad
 
     def as_dict(self):
         return {"seed": self.seed, "global_elements_compared": self.global_elements,
@@ -248,11 +291,14 @@ class PtxSeed:
                 "relocated_address_records": self.relocated, "unchecked_records": self.unchecked,
                 "threads_with_full_trace_buffer": self.truncated_threads,
                 "compared_up_to_step": self.compared_to_step,
+                "printf_lines_compared": self.printf_lines, "mismatched_printf_lines": self.printf_bad,
                 "sim_s": round(self.sim_s, 4), "gpu_s": round(self.gpu_s, 4)}
 
     def line(self, label):
         full = (f"; trace full in {self.truncated_threads} threads, compared up to step {self.compared_to_step}"
                 if self.truncated_threads else "")
+        if self.printf_lines is not None:
+            full += f"; printf {self.printf_lines} lines, {self.printf_bad} differ"
         return (f"{label} seed {self.seed}: global {self.global_elements} elements, {self.global_bad} differ; "
                 f"trace {self.records} records ({self.relocated} relocated addresses), {self.records_bad} differ; "
                 f"instrumented vs original {self.instrumented_bad} differ{full}")
@@ -281,6 +327,19 @@ class PtxRun:
                 "simulator_arch": self.arch, "trace_sites": self.sites, "seeds_run": len(self.seeds),
                 "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3),
                 "seeds": [s.as_dict() for s in self.seeds], "mismatches": self.records}
+
+
+def _compare_printf(want: str, got: str) -> dict:
+    """The device printf lines of both machines as multisets (the GPU's warps print in no fixed order).
+
+    >>> _compare_printf("a\\nb\\n", "b\\na\\n")["mismatched"], _compare_printf("a\\n", "c\\n")["only_gpu"]
+    (0, ['c'])
+    """
+    from collections import Counter
+    w, g = Counter(want.splitlines()), Counter(got.splitlines())
+    only_sim, only_gpu = sorted((w - g).elements()), sorted((g - w).elements())
+    return {"what": "device printf output differs", "lines": sum(w.values()),
+            "mismatched": len(only_sim) + len(only_gpu), "only_simulator": only_sim[:5], "only_gpu": only_gpu[:5]}
 
 
 def _buffers_equal(a: dict, b: dict, skip=()) -> int:
@@ -341,6 +400,11 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
         cmp = compare_buffers(want.buffers, got.buffers, limit=RECORDS - len(run.records))
         result.global_elements, result.global_bad = cmp.compared, cmp.mismatched
         run.records.extend({"seed": seed, **r} for r in cmp.records)
+        if got.printf is not None:
+            printed = _compare_printf("".join(text for _, _, text in want.printf), got.printf)
+            result.printf_lines, result.printf_bad = printed["lines"], printed["mismatched"]
+            if printed["mismatched"]:
+                run.records.append({"seed": seed, **printed})
         if trace:
             targs = dict(args, **{TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32)})
             t = time.perf_counter()

@@ -184,3 +184,32 @@ def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
     data = json.loads((tmp_path / "fake-gpu-warpsim-ptx-programs.json").read_text())
     assert data["status"] == "pass" and data["totals"]["seeds"] == 2 and data["kind"] == "ptx-programs"
     assert "add_index.ptx --kernel add_index" in data["command"]
+
+
+def test_printf_lines_are_compared_in_any_order():
+    from hwcheck.ptx_run import GpuLaunch
+
+    class Reordered(SimulatorAsGpu):
+        def launch(self, *args):
+            res = super().launch(*args)
+            lines = res.printf.splitlines(keepends=True)
+            return GpuLaunch(res.buffers, res.regions, "".join(reversed(lines)))
+
+    class Wrong(SimulatorAsGpu):
+        def launch(self, *args):
+            res = super().launch(*args)
+            return GpuLaunch(res.buffers, res.regions, res.printf.replace("x/7", "x/8", 1))
+    example = next(e for e in PTX_EXAMPLES if e[1] == "say")
+    _need(example)
+    runs, status, _e, _c = check_ptx(Reordered(), ptx_jobs([example]), seeds=1, trace=False)
+    assert status == "pass" and runs[0].seeds[0].printf_lines == 8
+    runs, status, _e, _c = check_ptx(Wrong(), ptx_jobs([example]), seeds=1, trace=False)
+    assert status == "fail" and runs[0].seeds[0].printf_bad == 2
+    assert runs[0].records[0]["only_gpu"][0].startswith("cta ") and "x/8" in runs[0].records[0]["only_gpu"][0]
+
+
+def test_stdout_capture_takes_what_is_written_to_descriptor_1():
+    from hwcheck.ptx_run import _CapturedStdout
+    with _CapturedStdout() as captured:
+        os.write(1, b"from the device\n")
+    assert captured.text == "from the device\n"
