@@ -80,3 +80,26 @@ def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None):
     return check_ptx(CupyPtx(gpu), ptx_jobs(examples), seeds=seeds, first_seed=seed,
                      arch=model_arch(gpu.info.compute_capability),
                      report=report, command=command, gpu_info=gpu.info.as_dict(), log=log)
+
+
+def main(argv=None) -> int:
+    """``python -m hwcheck.ptx_examples --export DIR [--arch sm_90]``: write the examples' PTX into DIR, for a GPU
+    machine without nvcc, the CuTe headers or the CuTe DSL (run there with ``HWCHECK_PTX_DIR=DIR``)."""
+    import argparse
+    import sys
+    from hwcheck.ptx_run import export_ptx
+    parser = argparse.ArgumentParser(prog="python -m hwcheck.ptx_examples")
+    parser.add_argument("--export", required=True, metavar="DIR")
+    parser.add_argument("--arch", default="sm_90")
+    args = parser.parse_args(argv)
+    try:
+        paths = export_ptx([os.path.join(ROOT, e[0]) for e in PTX_EXAMPLES], args.export, args.arch)
+    except Exception as e:   # CompileError, HwcheckError, a bad --arch: one line
+        sys.stderr.write(f"hwcheck ptx export: {e}\n")
+        return 2
+    sys.stdout.write(f"wrote {len(paths)} PTX files to {args.export}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -34,7 +34,7 @@ from hwcheck.trace_compare import Regions, compare_buffers, compare_traces
 from warpsim.errors import SimulatorFault, WarpsimError
 
 __all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "validate", "run_one", "check_ptx",
-           "RECORDS"]
+           "RECORDS", "PTX_DIR_ENV", "ptx_file", "export_ptx", "open_job_kernel"]
 
 RECORDS = 20
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
@@ -352,11 +352,58 @@ def _buffers_equal(a: dict, b: dict, skip=()) -> int:
     return bad
 
 
+PTX_DIR_ENV = "HWCHECK_PTX_DIR"
+
+
+def ptx_file(folder, source, arch: str, k: int) -> str:
+    """Where :func:`export_ptx` puts module ``k`` of ``source`` for ``arch`` (``sm_90``): ``folder/STEM.sm_90.k.ptx``.
+
+    >>> ptx_file("d", "examples/cute_cpp/gemm_smem.cu", "sm_90", 0)
+    'd/gemm_smem.sm_90.0.ptx'
+    """
+    import os
+    return os.path.join(folder, f"{os.path.splitext(os.path.basename(source))[0]}.{arch}.{k}.ptx")
+
+
+def export_ptx(sources, folder, arch: str = "sm_90") -> list:
+    """Compile each source (``.cu``/CuTe DSL; a ``.ptx`` is left out) for ``arch`` and write its PTX modules
+    (atomically) where :func:`open_job_kernel` finds them; returns the paths written."""
+    import os
+    from hwcheck.report import write_text_atomic
+    from warpsim.ptx.compile import compile_source, normalize_arch
+    arch, written = normalize_arch(arch), []
+    for source in dict.fromkeys(sources):
+        if source.endswith(".ptx"):
+            continue
+        for k, text in enumerate(compile_source(source, arch).modules):
+            written.append(ptx_file(folder, source, arch, k))
+            write_text_atomic(written[-1], text, what="PTX")
+    return [os.fspath(p) for p in written]
+
+
+def open_job_kernel(job: PtxJob, arch: str):
+    """``warpsim.ptx.front.open_kernel`` for ``job`` compiled for the model ``arch`` (``sm90`` -> ``sm_90``); where
+    ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`export_ptx`, made on a machine with the compilers), that
+    PTX is used and nothing is compiled."""
+    import os
+    from pathlib import Path
+    from warpsim.ptx.compile import Compiled, source_kind
+    from warpsim.ptx.front import open_kernel
+    target = "sm_90" if arch == "sm90" else "sm_80"
+    folder, compiled = os.environ.get(PTX_DIR_ENV), None
+    if folder and not job.source.endswith(".ptx") and os.path.exists(ptx_file(folder, job.source, target, 0)):
+        texts, k = [], 0
+        while os.path.exists(ptx_file(folder, job.source, target, k)):
+            texts.append(Path(ptx_file(folder, job.source, target, k)).read_text(encoding="utf-8"))
+            k += 1
+        compiled = Compiled(tuple(texts), Path(job.source), source_kind(job.source), target)
+    return open_kernel(job.source, job.kernel, arch=target, compiled=compiled)
+
+
 def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
     """Compile and open ``job``'s kernel and build its arguments for ``seed``, so that a bad source, kernel name
     or argument is an error (``ValueError``, ``TypeError`` or ``WarpsimError``, one line) before any GPU work."""
-    from warpsim.ptx.front import open_kernel
-    kernel = open_kernel(job.source, job.kernel, arch="sm_90" if arch == "sm90" else "sm_80")
+    kernel = open_job_kernel(job, arch)
     args = kernel.core_args(make_args(job.specs, seed))
     decoded = kernel.module.decoded(kernel.name)
     _pack_params(decoded, kernel.module._arguments(kernel.name, decoded, args), lambda name, array: 0, kernel.name)
@@ -368,11 +415,10 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it)."""
     from hwcheck.instrument import TRACE_PARAM, instrument
     from warpsim import ptx
-    from warpsim.ptx.front import open_kernel
     log = sys.stderr if log is None else log
     run = PtxRun(job) if run is None else run
     start = time.perf_counter()
-    kernel = open_kernel(job.source, job.kernel, arch="sm_90" if arch == "sm90" else "sm_80")
+    kernel = open_job_kernel(job, arch)
     run.entry, run.arch = kernel.name, arch
     text, name = kernel.module.text, kernel.name
     sim0, d0 = kernel.module, kernel.module.decoded(name)

@@ -213,3 +213,25 @@ def test_stdout_capture_takes_what_is_written_to_descriptor_1():
     with _CapturedStdout() as captured:
         os.write(1, b"from the device\n")
     assert captured.text == "from the device\n"
+
+
+def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
+    """A GPU machine without nvcc or the CuTe DSL runs the PTX exported here (``HWCHECK_PTX_DIR``)."""
+    import warpsim.ptx.front
+    from hwcheck.ptx_examples import main as export
+    from warpsim.ptx.compile import CompileError
+    examples = [e for e in PTX_EXAMPLES if e[1] in ("warp_ops", "gemm_k8_warps2x2")]
+    for e in examples:
+        _need(e)
+    assert export(["--export", str(tmp_path), "--arch", "sm_90"]) in (0, 2)
+    assert (tmp_path / "directed.sm_90.0.ptx").exists() and (tmp_path / "gemm_k8_warps2x2.sm_90.0.ptx").exists()
+
+    def no_compiler(*args, **kwargs):
+        raise CompileError("no compiler here")
+    monkeypatch.setattr(warpsim.ptx.front, "compile_source", no_compiler)
+    monkeypatch.setenv("HWCHECK_PTX_DIR", str(tmp_path))
+    runs, status, error, _code = check_ptx(SimulatorAsGpu(), ptx_jobs(examples), seeds=1)
+    assert (status, error) == ("pass", None) and [r.entry for r in runs] == ["warp_ops", "gemm_k8_warps2x2"]
+    monkeypatch.delenv("HWCHECK_PTX_DIR")
+    _runs, status, error, _code = check_ptx(SimulatorAsGpu(), ptx_jobs(examples[:1]), seeds=1)
+    assert status == "error" and "no compiler here" in error
