@@ -239,17 +239,20 @@ class SimulatorAsGpu:
         if self.corrupt is not None:
             self.corrupt("instrumented" if any(n.startswith("__warpsim") for n in res.buffers) else "original",
                          res.buffers)
-        return GpuLaunch(res.buffers, _sim_regions(res, decoded), "".join(text for _, _, text in res.printf))
+        return GpuLaunch(res.buffers, _sim_regions(res), "".join(text for _, _, text in res.printf))
 
 
-def _sim_regions(result, decoded):
+def _sim_regions(result):
+    """name -> ``(generic address, bytes)`` of every global buffer and ``.global`` variable of a simulator run."""
     from warpsim.ptx.memory import GLOBAL_BASE
-    regions = {name: (GLOBAL_BASE + base, size) for name, (base, size) in result.machine.buffers.items()}
-    return regions
+    return {name: (GLOBAL_BASE + base, size) for name, (base, size) in result.machine.buffers.items()}
 
 
 @dataclass
 class PtxJob:
+    """One kernel to check: its source file, kernel name, launch (``grid``, ``block``: 3-tuples; ``smem``:
+    dynamic shared bytes) and argument specs (name -> what :func:`parse_ptx_arg` gives)."""
+
     source: str
     kernel: str
     grid: tuple
@@ -264,6 +267,8 @@ class PtxJob:
 
 @dataclass
 class PtxSeed:
+    """One seed of one job: elements, trace records and printf lines compared, and how many differ."""
+
     seed: int
     global_elements: int = 0
     global_bad: int = 0
@@ -306,6 +311,8 @@ class PtxSeed:
 
 @dataclass
 class PtxRun:
+    """One job's seeds and its first mismatch records (dicts, as the report holds them)."""
+
     job: PtxJob
     entry: str = ""
     arch: str = ""
@@ -466,7 +473,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
                 run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
                                                           "original's", "bytes": result.instrumented_bad})
             tc = compare_traces(ins, want1.buffers[TRACE_PARAM], got1.buffers[TRACE_PARAM],
-                                Regions(_sim_regions(want1, d1), got1.regions, job.smem), job.block, job.grid,
+                                Regions(_sim_regions(want1), got1.regions, job.smem), job.block, job.grid,
                                 limit=RECORDS - len(run.records))
             result.records, result.records_bad, result.relocated = tc.compared, tc.mismatched, tc.relocated
             result.unchecked, result.truncated_threads = tc.unchecked, tc.full_threads
