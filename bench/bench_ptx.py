@@ -18,8 +18,6 @@ at the smallest pc, guard predicates, address arithmetic).
 """
 
 import argparse
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,7 +27,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+
 import warpsim.ptx                                                 # noqa: E402
+from hostinfo import host_line                                     # noqa: E402
 from warpsim.machine import Machine                                # noqa: E402
 from warpsim.program.encode import encode                          # noqa: E402
 from warpsim.program.execute import execute                        # noqa: E402
@@ -137,8 +138,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n = 200 if args.quick else 5000
     repeat = 2 if args.quick else args.repeat
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
-          f"numpy {np.__version__}; loop trips {n}, best of {repeat}")
+    print(host_line())
+    print(f"loop trips {n}, best of {repeat} (CPU time)")
     steps, best, median = ptx_rate(INTEGER, "integer", lambda: {"out": np.zeros(128, np.uint32), "n": n}, repeat)
     print(f"  ptx integer: {best:,.0f} warp instr/s (median {median:,.0f}; {steps:,} warp instructions)")
     msteps, mbest, mmedian = ptx_rate(MEMORY, "memory", lambda: {"n": n}, repeat)

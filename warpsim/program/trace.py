@@ -43,6 +43,8 @@ import numpy as np
 
 from warpsim.cute.numeric import dtype_bits
 from warpsim.errors import ProgramError, WarpsimError
+from warpsim.cute.tensor import memory_elements
+from warpsim.program.elements import MemoryElements
 from warpsim.program.instr import Instr, SourceLine
 from warpsim.program.registers import SCRATCH_REGISTERS, RegisterAllocator, TensorInfo
 
@@ -307,6 +309,7 @@ def _call(fn, tracer, tid, kwargs):
     """``fn(tid, **kwargs)`` with ``tracer`` active. An exception other than a ``WarpsimError`` becomes a
     ``ProgramError`` naming the program's source line (the deepest frame outside warpsim)."""
     _CURRENT.append(tracer)
+    memory_elements(MemoryElements(tracer))
     hooked = tracer._code is not None and sys.getprofile() is None
     if hooked:
         sys.setprofile(_frame_catcher(tracer))
@@ -328,6 +331,7 @@ def _call(fn, tracer, tid, kwargs):
     finally:
         if hooked:
             sys.setprofile(None)
+        memory_elements(None)
         _CURRENT.pop()
 
 

@@ -13,7 +13,7 @@ decoder refuses a float-typed arithmetic instruction until its code is in :data:
 
 import enum
 
-__all__ = ["Op", "OPCODES", "FLOAT_OPS", "TYPES", "TK_B", "TK_U", "TK_S", "TK_F", "TK_PRED", "TK_BF",
+__all__ = ["Op", "OPCODES", "FLOAT_OPS", "FLOAT_FIRST", "ROUNDING", "TYPES", "TK_B", "TK_U", "TK_S", "TK_F", "TK_PRED", "TK_BF",
            "TK_F16X2", "TK_BF16X2", "CMP", "BOOL", "supported_names", "type_of"]
 
 
@@ -49,7 +49,13 @@ OPCODES = {
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }
 
-# Float-typed arithmetic: name -> Op code of an njit implementation (filled by the float instructions).
+# Float arithmetic plugs in here: PTX name -> Op code, used when the instruction's type is a float
+# type (f16, bf16, f32, f64, f16x2, bf16x2). Its codes are Op members from FLOAT_FIRST on; the
+# interpreter calls ``warpsim.ptx.alu.float_op`` for them, which has one branch per code calling one
+# @njit function on the operands' bits. E.g. ``FADD = 100`` in Op, ``FLOAT_OPS["add"] = Op.FADD``,
+# and ``if op == Op.FADD: return add_f32(a, b, rounding, ftz)`` in ``float_op``. Empty until then:
+# the decoder refuses float arithmetic by name.
+FLOAT_FIRST = 100
 FLOAT_OPS = {}
 
 # type name -> (kind, bits)
@@ -65,6 +71,7 @@ TYPES = {
 # setp comparisons (integer ones; the float-only ones are left to the float instructions)
 CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5, "lo": 6, "ls": 7, "hi": 8, "hs": 9}
 BOOL = {"and": 1, "or": 2, "xor": 3}
+ROUNDING = {"rn": 0, "rz": 1, "rm": 2, "rp": 3}    # float rounding modifiers (M0 of a float instruction)
 
 
 def type_of(mods):
