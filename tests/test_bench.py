@@ -76,7 +76,10 @@ def test_bench_ray_quick():
     rates = {w: num(r) for w, r in re.findall(rf"Ray, (\d) workers? *: {NUMBER} instr/s", text)}
     assert set(rates) == {"1", "2"} and min(rates.values()) > 0
     ratio = num(re.search(rf"ratio 2 workers / 1 worker: {NUMBER}x", text)[1])
-    assert abs(ratio - round(rates["2"] / rates["1"], 2)) <= 0.011, text    # the ratio of the printed rates
+    # the ratio of the printed rates, which are whole numbers: each is off by up to 0.5 instr/s
+    expected = rates["2"] / rates["1"]
+    slack = 0.006 + expected * (0.5 / rates["1"] + 0.5 / rates["2"])
+    assert abs(ratio - expected) <= slack, text
     assert re.search(rf"per-task overhead \(chunks of 32, 1 worker\): {NUMBER} ms per chunk", text)
     assert re.search(r"projection, 64 nodes x 64 cores .*\n.*\n.*\n  -> [\d,]+ instr/s: 10\^9 instructions in", text)
 
