@@ -1,14 +1,17 @@
 """The registry of float scalar models (warpsim.isa.fpops) covers every model and calls each one."""
 
-from warpsim.isa import fparith, fpcompare
+from warpsim.isa import fparith, fpcompare, mufu16
 from warpsim.isa.fpops import FLOAT_OPS, MODIFIER_NAMES
 
 
 def test_every_typed_model_is_registered_once():
-    names = [n for m in (fparith, fpcompare) for n in m.__all__ if n.split("_")[0] in
+    names = [n for m in (fparith, fpcompare, mufu16) for n in m.__all__ if n.split("_")[0] in
              ("f32", "f16", "bf16", "f16x2", "bf16x2")]
-    assert len(names) == len(FLOAT_OPS) >= 50
-    assert {f"{t}_{op}" for op, t in FLOAT_OPS} == set(names)
+    assert len(names) == len(FLOAT_OPS) >= 58
+    assert {"_".join((t, op) + e.implied) for (op, t), e in FLOAT_OPS.items()} == set(names)
+    assert {k for k, e in FLOAT_OPS.items() if e.implied} == {(op, t) for op in ("ex2", "tanh")
+                                                              for t in ("f16", "bf16", "f16x2", "bf16x2")}
+    assert FLOAT_OPS[("ex2", "bf16")].implied == ("approx", "ftz") and FLOAT_OPS[("tanh", "bf16")].implied == ("approx",)
 
 
 def test_every_model_runs_with_its_parameters():
