@@ -9,8 +9,10 @@ on ``a[i]``, ``b[i]``, ``c[i]`` (as many as it takes) and writes ``d[i]``; a pre
 are compared as two 32-bit registers (low first).
 
 :data:`FLOAT_FORMS` is the default campaign: every form warpsim models, in every rounding mode and
-with each modifier at least once. ``FloatCase(form, cls)`` has the interface of ``hwcheck.cases``'
-cases (inputs, simulate, run, warp_inputs) and plugs into ``hwcheck.campaign`` as ``--instr float``.
+with each modifier at least once, and the eight 16-bit MUFU forms (``ex2.approx.f16``,
+``tanh.approx.bf16x2`` ...), simulated by the H200's tables (``warpsim.isa.mufu16``).
+``FloatCase(form, cls)`` has the interface of ``hwcheck.cases``' cases (inputs, simulate, run,
+warp_inputs) and plugs into ``hwcheck.campaign`` as ``--instr float``.
 
 >>> f = parse_form("fma.rn.relu.bf16x2")
 >>> f.op, f.type, f.mods, f.sources, f.dest
@@ -30,9 +32,11 @@ from warpsim.isa.cvt import FLOAT_CODES, INT_TYPES, cvt_convert
 from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign, float_testp
 from warpsim.isa.fpcompare import CMP, TESTP
 from warpsim.isa.fpinputs import FLOAT_CLASSES, float_operands
+from warpsim.isa.mufu16 import MUFU16_FORMS, X2_FORMS, float_mufu16
 
 __all__ = ["FloatForm", "parse_form", "FLOAT_FORMS", "float_kernel", "simulate_form", "FloatCase", "FLOAT_CLASSES"]
 
+_MUFU16 = frozenset(MUFU16_FORMS) | frozenset(X2_FORMS.values())   # ex2/tanh.approx on 16-bit types: H200 tables
 _ARITH = {"add": 2, "sub": 2, "mul": 2, "fma": 3, "div": 2, "sqrt": 1, "rcp": 1}
 _TYPES = ("f32", "f16", "bf16", "f16x2", "bf16x2")
 _REG = {"f32": "f32", "f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32", "tf32": "b32",
@@ -71,10 +75,11 @@ class FloatForm:
     @property
     def first_sm(self) -> int:
         """The first architecture whose ptxas accepts the form (NVRTC 13.0, checked by the tests):
-        ``.xorsign.abs`` needs sm_86; add/sub/mul on bf16 and cvt from an integer to bf16 need sm_90."""
+        ``.xorsign.abs`` needs sm_86; add/sub/mul/ex2/tanh on bf16 and cvt from an integer to bf16 need sm_90."""
         if "xorsign" in self.mods:
             return 86
-        if self.type in ("bf16", "bf16x2") and (self.op in ("add", "sub", "mul") or self.src_type in INT_TYPES):
+        if self.type in ("bf16", "bf16x2") and (self.op in ("add", "sub", "mul", "ex2", "tanh")
+                                                or self.src_type in INT_TYPES):
             return 90
         return 80
 
@@ -115,7 +120,7 @@ def parse_form(text: str) -> FloatForm:
         return FloatForm(text, op, mods, t, t, (reg,) * _ARITH[op], reg)
     if op in ("min", "max", "copysign"):
         return FloatForm(text, op, mods, t, t, (reg, reg), reg)
-    if op in ("abs", "neg"):
+    if op in ("abs", "neg") or text in _MUFU16:
         return FloatForm(text, op, mods, t, t, (reg,), reg)
     if op == "setp" and mods and mods[0] in CMP:
         return FloatForm(text, op, mods, t, t, (reg, reg), "pred2" if t.endswith("x2") else "pred")
@@ -152,6 +157,7 @@ def _forms() -> tuple:
     forms += [f"cvt.{m}.f32.s32" for m in modes] + ["cvt.rn.f32.u32", "cvt.rz.f32.s64", "cvt.rn.f32.u64",
                                                     "cvt.rn.f16.s32", "cvt.rz.bf16.u32"]
     forms += [f"cvt.{m}.f32.f32" for m in ("rni", "rzi", "rmi", "rpi")] + ["cvt.rni.ftz.f32.f32"]
+    forms += [f for scalar in MUFU16_FORMS for f in (scalar, X2_FORMS[scalar])]
     return tuple(forms)
 
 
@@ -209,6 +215,8 @@ def simulate_form(form: FloatForm, ops) -> np.ndarray:
         return float_minmax(form.op, *ops, type=t, ftz=flag("ftz"), nan=flag("NaN"), xorsign_abs=flag("xorsign"))
     if form.op in ("abs", "neg", "copysign"):
         return float_sign(form.op, *ops, type=t, ftz=flag("ftz"))
+    if form.text in _MUFU16:
+        return float_mufu16(form.op, ops[0], type=t, ftz=flag("ftz"))
     if form.op == "setp":
         p = float_setp(mods[0], *ops, type=t, ftz=flag("ftz"))
         return (p[..., 0] * 2 + p[..., 1]).astype(np.uint32) if form.dest == "pred2" else p.astype(np.uint32)

@@ -14,7 +14,7 @@ import pytest
 from fake_gpu import FakeGpu
 from hwcheck.campaign import GpuRunner, build_cases, run_campaign
 from hwcheck.cli import EXIT_USAGE, main
-from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, float_kernel, parse_form
+from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, float_kernel, parse_form, simulate_form
 from hwcheck.kernels import module_source
 from hwcheck.nvrtc import NvrtcError, compile_cuda
 from hwcheck.progress import Progress
@@ -79,10 +79,23 @@ def test_a_flipped_bit_names_the_form_warp_and_lane():
     assert set(results[1].failing_inputs[0]) == {"warp", "chunk", "a", "b", "c"}
 
 
+def test_the_16bit_mufu_forms_are_campaign_forms_simulated_by_the_h200_tables():
+    texts = ["ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2",
+             "tanh.approx.f16", "tanh.approx.f16x2", "tanh.approx.bf16", "tanh.approx.bf16x2"]
+    assert set(texts) <= set(FLOAT_FORMS)
+    assert [parse_form(t).first_sm for t in texts] == [80, 80, 90, 90, 80, 80, 90, 90]
+    x = np.array([0x3C00BC00, 0x7C00FC00, 0x00000001], np.uint32)   # (1, -1), (inf, -inf), (+0, 2**-24)
+    assert simulate_form(parse_form("ex2.approx.f16x2"), (x,)).tolist() == [0x40003800, 0x7C000000, 0x3C003C00]
+    tanh = simulate_form(parse_form("tanh.approx.f16"), (x & 0xFFFF,))
+    assert tanh.tolist() == [0xBA17, 0xBC00, 0x0001]    # tanh(-1): the H200's 0xBA17; the nearest is 0xBA18
+
+
 def test_forms_parse_and_reject():
     assert parse_form("cvt.rz.relu.f16x2.f32").sources == ("f32", "f32")
     assert parse_form("testp.normal.f32").dest == "pred"
-    for bad in ("fma.rn.f64", "cvt.rn.f32.tf32", "setp.lg.f32", "ex2.approx.f32", "cvt"):
+    assert parse_form("tanh.approx.bf16x2").sources == ("b32",) and parse_form("ex2.approx.f16").dest == "b16"
+    for bad in ("fma.rn.f64", "cvt.rn.f32.tf32", "setp.lg.f32", "ex2.approx.f32", "ex2.approx.bf16",
+                "tanh.approx.ftz.f16", "cvt"):
         with pytest.raises(ValueError, match="not one warpsim models"):
             parse_form(bad)
 
