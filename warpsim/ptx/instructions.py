@@ -12,6 +12,7 @@ from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
+from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
                                  TK_S, TK_U, TYPES, Op, supported_names, type_of)
@@ -24,8 +25,9 @@ def name_of(ins):
     return ".".join((ins.opcode,) + tuple(ins.mods))
 
 
-class InstructionDecoder:
-    """The per-instruction half of the decoder (see the module docstring)."""
+class InstructionDecoder(FloatDecoder):
+    """The per-instruction half of the decoder (see the module docstring); float instructions are
+    decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
 
     def one_type(self, ins, types, allow_float=False):
         if not types:
@@ -42,6 +44,8 @@ class InstructionDecoder:
         mods = ins.mods
         types = type_of(mods)
         ops = ins.operands
+        if self.float_instruction(fn, ins):
+            return
         if name not in OPCODES:
             raise self.error(ins.token, f"unknown instruction {name!r} (supported: "
                                         f"{', '.join(supported_names())})")

@@ -5,7 +5,8 @@ turns an instruction into a row of integers whose ``OP`` column is that code, an
 (:mod:`warpsim.ptx.interp`) dispatches on it. A new instruction is one ``Op`` member, one entry
 here, the decoder's operand pattern, and one branch calling one ``@njit`` function in the
 interpreter. Float arithmetic (``add.f32``, ``fma``, ``ex2``, ...) plugs in the same way: the
-decoder refuses a float-typed arithmetic instruction until its code is in :data:`FLOAT_OPS`.
+decoder sends every float-typed instruction to :mod:`warpsim.ptx.fpdecode`; the names that exist only
+for floats are in :data:`FLOAT_OPS`.
 
 >>> OPCODES["mad"] == Op.MAD, "bra" in supported_names()
 (True, True)
@@ -32,6 +33,9 @@ class Op(enum.IntEnum):
     REDUX = 58
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
+    # float, per thread, through warpsim.isa (warpsim.ptx.fpu): arithmetic, min/max and sign; setp; set;
+    # testp; cvt with a float type
+    FARITH = 70; FSETP = 71; FSET = 72; FTESTP = 73; FCVT = 74
 
 
 OPCODES = {
@@ -49,8 +53,9 @@ OPCODES = {
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }
 
-# Float-typed arithmetic: name -> Op code of an njit implementation (filled by the float instructions).
-FLOAT_OPS = {}
+# Float-typed instructions: name -> Op code (warpsim.ptx.fpu); add, sub, mul, mad, min, max, abs, neg, setp, set
+# and cvt of a float type become these codes too (warpsim.ptx.fpdecode)
+FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": Op.FARITH, "testp": Op.FTESTP}
 
 # type name -> (kind, bits)
 TK_B, TK_U, TK_S, TK_F, TK_PRED, TK_BF, TK_F16X2, TK_BF16X2 = range(8)
