@@ -79,3 +79,17 @@ def test_bench_ray_quick():
     assert abs(ratio - round(rates["2"] / rates["1"], 2)) <= 0.011, text    # the ratio of the printed rates
     assert re.search(rf"per-task overhead \(chunks of 32, 1 worker\): {NUMBER} ms per chunk", text)
     assert re.search(r"projection, 64 nodes x 64 cores .*\n.*\n.*\n  -> [\d,]+ instr/s: 10\^9 instructions in", text)
+
+
+def test_bench_ptx_quick():
+    text = run_quick("bench_ptx.py")
+    rates = {name: num(rate) for name, rate in re.findall(rf"^  (ptx integer|ptx memory|stream executor)[^:]*: {NUMBER} warp instr/s",
+                                                         text, re.M)}
+    assert set(rates) == {"ptx integer", "ptx memory", "stream executor"} and min(rates.values()) > 0
+    ratios = re.search(rf"ratio ptx / stream on the memory mix: {NUMBER}x; ptx integer / stream: {NUMBER}x", text)
+    assert abs(num(ratios[1]) - rates["ptx memory"] / rates["stream executor"]) <= 0.006   # printed to 0.01
+    assert abs(num(ratios[2]) - rates["ptx integer"] / rates["stream executor"]) <= 0.006
+    fl = re.search(rf"^  ptx float [^:]*: {NUMBER} warp instr/s", text, re.M)
+    assert fl and num(fl[1]) > 0, text
+    ratio = re.search(rf"ratio ptx float / ptx integer: {NUMBER}x", text)
+    assert ratio and abs(num(ratio[1]) - num(fl[1]) / rates["ptx integer"]) <= 0.006, text

@@ -113,3 +113,4 @@ def test_the_ptx_package_imports_only_lower_layers():
             for name in names:
                 if name.startswith("warpsim"):
                     assert name.startswith(allowed), f"{path.name} imports {name} (a layer above or beside ptx)"
+

@@ -14,7 +14,7 @@ for floats are in :data:`FLOAT_OPS`.
 
 import enum
 
-__all__ = ["Op", "OPCODES", "FLOAT_OPS", "TYPES", "TK_B", "TK_U", "TK_S", "TK_F", "TK_PRED", "TK_BF",
+__all__ = ["Op", "OPCODES", "FLOAT_OPS", "FLOAT_FIRST", "TYPES", "TK_B", "TK_U", "TK_S", "TK_F", "TK_PRED", "TK_BF",
            "TK_F16X2", "TK_BF16X2", "CMP", "BOOL", "supported_names", "type_of"]
 
 
@@ -33,9 +33,9 @@ class Op(enum.IntEnum):
     REDUX = 58
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
-    # float, per thread, through warpsim.isa (warpsim.ptx.fpu): arithmetic, min/max and sign; setp; set;
-    # testp; cvt with a float type
-    FARITH = 70; FSETP = 71; FSET = 72; FTESTP = 73; FCVT = 74
+    # float, per thread, through warpsim.isa (warpsim.ptx.fpu), from FLOAT_FIRST on: arithmetic, min/max
+    # and sign; setp; set; testp; cvt with a float type
+    FARITH = 100; FSETP = 101; FSET = 102; FTESTP = 103; FCVT = 104
 
 
 OPCODES = {
@@ -55,6 +55,7 @@ OPCODES = {
 
 # Float-typed instructions: name -> Op code (warpsim.ptx.fpu); add, sub, mul, mad, min, max, abs, neg, setp, set
 # and cvt of a float type become these codes too (warpsim.ptx.fpdecode)
+FLOAT_FIRST = Op.FARITH
 FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": Op.FARITH, "testp": Op.FTESTP}
 
 # type name -> (kind, bits)
