@@ -8,6 +8,7 @@ must agree on every element: random bits, specials, subnormals, huge/tiny values
 """
 
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -387,3 +388,10 @@ def test_nvcc_float_kernel(tmp_path):
     check(o[:, 7], to_f(float_arith("add", to_h(b), to_h(a), type="f16")), "__hadd2, high half (y + x)")
     check(io[:, 0], cvt_convert(a, dst="s32", src="f32", rnd="rni"), "__float2int_rn")
     check(io[:, 1], cvt_convert(b, dst="u32", src="f32", rnd="rzi"), "__float2uint_rz")
+
+
+def test_readme_float_example(capsys):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("## Float instructions in PTX kernels")[1].split("```python")[1].split("```")[0]
+    exec(block, {})
+    assert capsys.readouterr().out.strip() == "[1. 3. 5. 7.]"
