@@ -1,7 +1,8 @@
 """Float instructions of PTX on one thread's values (``@njit``), every result from :mod:`warpsim.isa`.
 
 Nothing here computes a float: each branch calls the isa's scalar model of the instruction
-(``fparith``, ``fpcompare``, ``cvt``), so the interpreter and the isa agree by construction
+(``fparith``, ``fpcompare``, ``cvt``; for ``add sub mul fma .rn .f32`` its host fast path ``hostfloat``,
+the same bits), so the interpreter and the isa agree by construction
 (their rules and evidence: docs/numerics.md). :func:`float_result` takes the decoded row's fields
 and the source operands' bits and returns the destination bits ``(d, q)`` (``q``: the second
 predicate of ``setp``, 0 for the others). The row's fields (filled by
@@ -31,6 +32,8 @@ from numba import njit
 from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
+from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
+from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 
 __all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "float_result"]
@@ -63,6 +66,12 @@ def _bool(op, t, c):
 def _f32(fop, a, b, c, rnd, flags):
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+    if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
+        if fop == _FMA:
+            return host_f32_fma(a, b, c, ftz, sat)
+        if fop == _MUL:
+            return host_f32_mul(a, b, ftz, sat)
+        return host_f32_add(a, b ^ 0x80000000 if fop == _SUB else b, ftz, sat)
     if fop == _ADD:
         return fa.f32_add(a, b, rnd, ftz, sat)
     if fop == _SUB:
