@@ -190,8 +190,9 @@ def test_set_f32(dtype):
 def test_set_f16x2():
     a, b = operands(("f16x2", "f16x2"), "set", 10)
     got, _ = run("set.le.f16x2.f16x2 %r20, %r10, %r11;", a, b)
-    pq = float_setp("le", a, b, type="f16x2")
-    check(got, np.where(pq[:, 0], 0x3C00, 0) << 16 | np.where(pq[:, 1], 0x3C00, 0), "set.le.f16x2.f16x2")
+    hi = float_setp("le", a >> 16, b >> 16, type="f16")
+    lo = float_setp("le", a & 0xFFFF, b & 0xFFFF, type="f16")
+    check(got, np.where(hi, 0x3C00, 0) << 16 | np.where(lo, 0x3C00, 0), "set.le.f16x2.f16x2")
 
 
 # ---- f16 / bf16 arithmetic ---------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def _bf16(fop, a, b, c, rnd, flags, x2):
 
 @njit(cache=True)
 def _compare(tk, tb, cmp, a, b, ftz):
-    """``setp``'s comparison: (upper or only, lower) results; the lower one only for x2 types."""
+    """``setp``'s comparison: ``(p, q)`` as the isa's x2 models give them; scalar types ``(result, False)``."""
     if tk == TK_F16X2:
         return fc.f16x2_setp(a, b, cmp, ftz)
     if tk == TK_BF16X2:
@@ -216,11 +216,11 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
             d = np.int64(_f16(m0, a, b, c, m1, m2, x2))
         return d, np.int64(0)
     if op == Op.FSETP:
-        hi, lo = _compare(tk, tb, m0, a, b, (m2 & _FTZ) != 0)
+        p, q = _compare(tk, tb, m0, a, b, (m2 & _FTZ) != 0)
         c &= 1
         if tk == TK_F16X2 or tk == TK_BF16X2:
-            return _bool(m1, np.int64(hi), c), _bool(m1, np.int64(lo), c)
-        return _bool(m1, np.int64(hi), c), _bool(m1, np.int64(not hi), c)
+            return _bool(m1, np.int64(p), c), _bool(m1, np.int64(q), c)
+        return _bool(m1, np.int64(p), c), _bool(m1, np.int64(not p), c)
     if op == Op.FSET:
         ftz, as_float = (m2 & _FTZ) != 0, (m2 & _AS_FLOAT) != 0
         if tk == TK_F16X2:
