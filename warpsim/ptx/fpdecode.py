@@ -282,7 +282,7 @@ class FloatDecoder:
         if kind != "pack_x2":
             self.count(ins, ins.operands, 2)
         rows = [self.operand(fn, o) for o in ins.operands]
-        row_types = ("b32" if dt == "tf32" else ("b32" if x2 else dt), st)
+        row_types = ("b32" if dt == "tf32" else dt, st)              # tf32: an f32 register
         self.emit(fn, ins, Op.FCVT, row_types, (CVT_KINDS.index(kind), rnd, flags, fmts), rows)
         return True
 
