@@ -28,7 +28,7 @@ the host: IEEE 754, the same bits as the GPU's ``cvt.rn.f32.f64``).
 
 import numpy as np
 
-from warpsim.errors import PtxSyntaxError, UnsupportedType
+from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import FLOAT_CODES, INT_TYPES
 from warpsim.isa.fpcompare import CMP as FCMP
 from warpsim.isa.fpcompare import TESTP
