@@ -93,3 +93,21 @@ def test_bench_ptx_quick():
     assert fl and num(fl[1]) > 0, text
     ratio = re.search(rf"ratio ptx float / ptx integer: {NUMBER}x", text)
     assert ratio and abs(num(ratio[1]) - num(fl[1]) / rates["ptx integer"]) <= 0.006, text
+
+
+def test_bench_ptx_debug_quick():
+    from warpsim.ptx.compile import find_nvcc
+    if find_nvcc() is None and os.environ.get("CI") != "true":
+        pytest.skip("nvcc not found on PATH or under CUDA_HOME (the bench compiles examples/cute_cpp/gemm_smem.cu)")
+    text = run_quick("bench_ptx_debug.py")
+    means = {}
+    for name in ("PTX debugger", "PTX debugger, %f0..%f63", "Python-program debugger"):
+        block = text.split(f"\n{name}: 3 steps\n", 1)[1]
+        step, view, both = (num(x) for x in re.findall(rf"mean +{NUMBER} ms", block)[:3])
+        assert abs(step + view - both) <= 0.002, block
+        means[name] = both
+    for label, name in (("default view", "PTX debugger"), ("%f0..%f63 view", "PTX debugger, %f0..%f63")):
+        ratio = num(re.search(rf"ratio PTX step \+ {re.escape(label)} / Python step \+ view \(means\): {NUMBER}x",
+                              text)[1])
+        assert abs(ratio - means[name] / means["Python-program debugger"]) <= 0.01 + 0.01 * ratio, text
+    assert re.search(r"target: 50 ms per step including the view: (under|OVER)", text)

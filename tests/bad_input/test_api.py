@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import warpsim.isa as isa
-from conftest import ECHO, OLD
+from bad_input_helpers import ECHO, OLD
 from warpsim.commands.run import compare_outputs
 from warpsim.draw.scene import Scene
 from warpsim.errors import ProgramError, SimulatorFault

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import ECHO, GEMM, assert_one_line_error, call
+from bad_input_helpers import ECHO, GEMM, assert_one_line_error, call
 
 # (arguments, fragments of the message); paths are relative to the case's working directory
 RUN_ERRORS = [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import ECHO, assert_one_line_error, call
+from bad_input_helpers import ECHO, assert_one_line_error, call
 
 EXPLAIN_ERRORS = [
     (["--threads", "0-1000000000"], ["unknown thread 1000000000", "128 threads (0-127)"]),
@@ -98,3 +98,27 @@ def test_draw_usage_error_names_the_subcommand(workdir, capsys, args, usage):
     status, out, err = call(capsys, ["draw", *args])
     assert status == 2 and err.startswith(usage), err
     assert err.strip().splitlines()[-1].startswith("warpsim draw")
+
+
+NOCLEAR = (
+    "import warpsim\n"
+    "from warpsim.program import copy\n"
+    "from warpsim.cute import Copy_Atom, UniversalCopy, make_fragment_like, make_layout, make_tiled_copy\n"
+    "tc = make_tiled_copy(Copy_Atom(UniversalCopy(32), 'f32'), make_layout((32, 1)), make_layout((1, 1)))\n"
+    "def kernel(tid, *, y):\n"
+    "    dst = tc.get_slice(tid).partition_D(y)\n"
+    "    acc = make_fragment_like(dst)\n"
+    "    copy(tc, acc, dst)\n"
+    "program = warpsim.Program(kernel, threads=32, outputs={'y': ((32, 1), 'f32')})\n")
+
+
+def test_draw_regs_reports_the_programs_warnings(tmp_path, monkeypatch, capsys):
+    """Point 19: draw regs loads a program through the shared helper, so its warnings are reported as run's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "noclear.py").write_text(NOCLEAR)
+    status, out, err = call(capsys, ["draw", "regs", "noclear.py", "-o", "r.svg"])
+    assert status == 0 and (tmp_path / "r.svg").read_text().startswith("<svg")
+    assert err.startswith("warpsim draw: warning: st.global.b32 (instruction 0) at noclear.py:8:"), err
+    status, out, err = call(capsys, ["draw", "regs", "noclear.py", "--strict", "-o", "s.svg"])
+    assert_one_line_error(status, err, "warpsim draw", ["which no instruction wrote before"])
+    assert not (tmp_path / "s.svg").exists()

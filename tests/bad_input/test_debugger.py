@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from conftest import ECHO, GEMM, assert_one_line_error, call
+from bad_input_helpers import ECHO, GEMM, assert_one_line_error, call
 from warpsim.debug.repl import Repl
 from warpsim.debug.session import Session
 from warpsim.program.program import load_program

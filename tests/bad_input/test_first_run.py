@@ -7,14 +7,15 @@ from numba import njit, types
 
 from warpsim.commands import program_args
 from warpsim.isa import arith
+from warpsim.isa.mma import warp_mma
 from warpsim.machine import Machine
 from warpsim.program.reference import gemm_reference
 
 
 def test_one_line_when_numba_compiles(monkeypatch, capsys):
-    monkeypatch.setattr(program_args, "_announced", [])
-    program_args.announce_compiling("run")
-    program_args.announce_compiling("run")          # registered once
+    monkeypatch.setitem(program_args._ANNOUNCE, "said", False)
+    program_args.announce_compiling("debug")
+    program_args.announce_compiling("run")          # one listener; the last verb is named
 
     @njit
     def fresh(x):                                     # never compiled before: Numba compiles it now
@@ -31,5 +32,7 @@ def test_mma_core_has_one_specialisation_for_the_simulator_and_the_reference():
     m = Machine(1, 16, 0)
     m.execute_mma(0, [0, 1, 2, 3], [4, 5, 6, 7], [8, 9], [10, 11, 12, 13])
     gemm_reference(np.zeros((16, 16), np.uint16), np.zeros((8, 16), np.uint16), ab="f16")
+    for kernel in (warp_mma, arith.mma_tile):     # typed anew (not loaded from Numba's cache): each asks
+        njit(kernel.py_func).compile(kernel.signatures[0])     # mma_core for the signature it calls
     n_counts = {sig[4] for sig in arith.mma_core.signatures}
     assert n_counts == {types.int64}, n_counts

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ECHO, GEMM, OLD, ROOT
+from bad_input_helpers import ECHO, GEMM, OLD, ROOT
 
 
 def warpsim(*args, cwd, **kw):

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import warnings
 
-import numpy as np
-
 from warpsim.errors import ProgramWarning
+from warpsim.program.arguments import load_inputs, parse_pairs
 
 __all__ = ["add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
            "load_program_args", "run_options", "reporting_warnings", "announce_compiling"]
@@ -52,56 +50,6 @@ def program_inputs(args):
     return load_inputs(args.input)
 
 
-def parse_pairs(option, items):
-    """``{key: value}`` from ``["key=value", ...]`` (``--param``, ``--input``); ``ValueError`` names a bad item.
-
-    >>> parse_pairs("--param", ["dtype=bf16", "product=pv"])
-    {'dtype': 'bf16', 'product': 'pv'}
-    """
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"{option} {item!r}: expected NAME=VALUE")
-        if key in out:
-            raise ValueError(f"{option} {key}: given twice ({key}={out[key]} and {item})")
-        out[key] = value
-    return out
-
-
-def load_inputs(items):
-    """``{name: array}`` from ``--input NAME=FILE.npy`` items; ``ValueError`` for a file that is not a .npy array."""
-    inputs = {}
-    for name, path in parse_pairs("--input", items).items():
-        inputs[name] = _load_npy(f"--input {name}={path}", path)
-    return inputs
-
-
-def _load_npy(what, path):
-    if os.path.isdir(path):
-        raise ValueError(f"{what}: is a directory, not a .npy file")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(6)
-            f.seek(0)
-            if head != b"\x93NUMPY":
-                kind = "an empty file" if not head else "not a .npy file (no NumPy header)"
-                raise ValueError(f"{what}: {kind}; save arrays with numpy.save")
-            array = np.load(f, allow_pickle=False)
-    except OSError as e:
-        raise ValueError(f"{what}: cannot read: {e.strerror or e}") from None
-    except ValueError as e:
-        if str(e).startswith(what):
-            raise
-        if "allow_pickle" in str(e):
-            raise ValueError(f"{what}: holds Python objects (a pickled array), not numbers; "
-                             f"give raw bits as uint16/uint32") from None
-        raise ValueError(f"{what}: not a readable .npy array ({e})") from None
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"{what}: holds {type(array).__name__}, not one array (.npz?)")
-    return array
-
-
 def load_program_args(args):
     """``(program, params, inputs)`` of the program arguments: the program file loaded, ``--param`` and
     ``--input`` parsed and read. Raises ``ProgramError``/``ValueError`` naming the file or option."""
@@ -116,28 +64,30 @@ def run_options(args):
             "max_smem_bytes": args.max_smem_bytes}
 
 
-_announced = []
+_ANNOUNCE = {"verb": None, "said": False, "listening": False}   # one listener for the process
 
 
 def announce_compiling(verb):
     """From now on, the first time Numba compiles a kernel (its cache is empty: a fresh install's first
-    run), print one line on stderr, so a first run's wait is not silence."""
-    if _announced:
+    run), print one line on stderr naming ``verb``, so a first run's wait is not silence."""
+    _ANNOUNCE["verb"] = verb
+    if _ANNOUNCE["listening"]:
         return
     from numba.core import event      # imported when used: explain and draw mma never load Numba
 
     class Once(event.Listener):
         def on_start(self, _event):
-            if len(_announced) == 1:
-                _announced.append(True)
-                sys.stderr.write(f"warpsim {verb}: compiling the simulator's kernels, first run only ...\n")
+            if not _ANNOUNCE["said"]:
+                _ANNOUNCE["said"] = True
+                sys.stderr.write(f"warpsim {_ANNOUNCE['verb']}: compiling the simulator's kernels, "
+                                 f"first run only ...\n")
                 sys.stderr.flush()
 
         def on_end(self, _event):
             pass
 
-    _announced.append(verb)
     event.register("numba:compile", Once())
+    _ANNOUNCE["listening"] = True
 
 
 def _count(text):

@@ -16,7 +16,7 @@ renamed). Device ``printf`` text goes to stdout as the kernel runs (not with ``-
 
 A ``.py`` file is routed here only when it follows the CuTe DSL convention (it assigns a module-level
 ``WARPSIM``, see :mod:`warpsim.ptx.compile`); any other ``.py`` is a warpsim program, run by
-:mod:`warpsim.program.command` as before.
+:mod:`warpsim.commands.run` as before.
 
 Exit status: 0; 2 for a user error (one line, no traceback): a missing compiler or DSL, nvcc's errors,
 an unknown kernel (the line lists the module's kernels), a bad or missing argument, a fault.
