@@ -2,11 +2,13 @@
 
 Run from the repository root: ``PYTHONPATH=. python bench/bench_ptx.py [--quick] [--repeat N]``.
 
-Two workloads, each run by one CTA of 4 warps (all 32 lanes active), timed after warm-up (the
+Three workloads, each run by one CTA of 4 warps (all 32 lanes active), timed after warm-up (the
 kernel parsed and decoded once, Numba's cache warm), best and median of N launches:
 
 - integer: a loop of integer/bit instructions (``add mad xor shl shr and prmt popc setp bra``),
   the instruction mix of address arithmetic;
+- float: a loop of float instructions (``fma.rn add.rz mul.rn min setp.lt selp cvt.rni cvt.rn.f16x2 add.rn.f16x2``),
+  each computed by warpsim.isa's bit-exact integer models, beside the integer loop of the same run;
 - memory: ``mov``, ``ld.shared.u32``, ``st.shared.u32`` — the kinds of instruction the stream
   executor (:mod:`warpsim.program.execute`) also has, so that the two can be compared on the same
   work: the stream executes the same number of warp instructions of that mix, encoded once.
@@ -62,6 +64,37 @@ LOOP:
   mul.wide.u32 %rd2, %r1, 4;
   add.s64 %rd3, %rd1, %rd2;
   st.global.u32 [%rd3], %r3;
+  ret;
+}
+"""
+
+FLOAT = HEADER + """
+.visible .entry float(.param .u64 out, .param .u32 n)
+{
+  .reg .pred %p<3>; .reg .b32 %r<16>; .reg .f32 %f<12>; .reg .b64 %rd<4>;
+  ld.param.u32 %r10, [n];
+  mov.u32 %r1, %tid.x;
+  cvt.rn.f32.u32 %f1, %r1;
+  mov.f32 %f2, 0f3F9E0419;
+  mov.u32 %r2, 0;
+LOOP:
+  fma.rn.f32 %f3, %f1, %f2, 0f3F000000;
+  add.rz.f32 %f4, %f3, %f1;
+  mul.rn.f32 %f5, %f4, 0f3F7FF000;
+  min.f32 %f6, %f5, %f3;
+  setp.lt.f32 %p2, %f6, 0f42C80000;
+  selp.f32 %f1, %f6, %f2, %p2;
+  cvt.rni.s32.f32 %r3, %f1;
+  cvt.rn.f16x2.f32 %r4, %f4, %f5;
+  add.rn.f16x2 %r5, %r4, %r4;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r10;
+  @%p1 bra LOOP;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  xor.b32 %r6, %r5, %r3;
+  st.global.u32 [%rd3], %r6;
   ret;
 }
 """
@@ -142,6 +175,10 @@ def main(argv=None):
     print(f"loop trips {n}, best of {repeat} (CPU time)")
     steps, best, median = ptx_rate(INTEGER, "integer", lambda: {"out": np.zeros(128, np.uint32), "n": n}, repeat)
     print(f"  ptx integer: {best:,.0f} warp instr/s (median {median:,.0f}; {steps:,} warp instructions)")
+    fsteps, fbest, fmedian = ptx_rate(FLOAT, "float", lambda: {"out": np.zeros(128, np.uint32), "n": n}, repeat)
+    print(f"  ptx float (fma/add/mul/min/setp/selp/cvt/f16x2): {fbest:,.0f} warp instr/s (median {fmedian:,.0f}; "
+          f"{fsteps:,} warp instructions)")
+    print(f"  ratio ptx float / ptx integer: {fbest / best:.2f}x")
     msteps, mbest, mmedian = ptx_rate(MEMORY, "memory", lambda: {"n": n}, repeat)
     print(f"  ptx memory (mov/ld.shared/st.shared): {mbest:,.0f} warp instr/s (median {mmedian:,.0f}; "
           f"{msteps:,} warp instructions)")

@@ -92,6 +92,10 @@ def test_bench_ptx_quick():
     ratios = re.search(rf"ratio ptx / stream on the memory mix: {NUMBER}x; ptx integer / stream: {NUMBER}x", text)
     assert abs(num(ratios[1]) - rates["ptx memory"] / rates["stream executor"]) <= 0.006   # printed to 0.01
     assert abs(num(ratios[2]) - rates["ptx integer"] / rates["stream executor"]) <= 0.006
+    fl = re.search(rf"^  ptx float [^:]*: {NUMBER} warp instr/s", text, re.M)
+    assert fl and num(fl[1]) > 0, text
+    ratio = re.search(rf"ratio ptx float / ptx integer: {NUMBER}x", text)
+    assert ratio and abs(num(ratio[1]) - num(fl[1]) / rates["ptx integer"]) <= 0.006, text
 
 
 def test_bench_ptx_debug_quick():

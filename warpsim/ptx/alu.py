@@ -20,7 +20,7 @@ from numba import njit
 from warpsim.ptx.opcodes import TK_S, Op
 
 __all__ = ["mask", "sext", "zext", "ult", "mul_hi_u64", "mul_hi_s64", "bfe", "bfi", "prmt", "popc", "clz",
-           "brev", "shf", "lop3", "bfind", "alu", "float_op", "compare"]
+           "brev", "shf", "lop3", "bfind", "alu", "compare"]
 
 _MIN64 = np.int64(-(1 << 63))
 
@@ -262,14 +262,6 @@ def _mul(a, b, tk, tb, mode):
             return (sext(a, tb) * sext(b, tb)) >> tb
         return np.int64((np.uint64(zext(a, tb)) * np.uint64(zext(b, tb))) >> np.uint64(tb))
     return a * b
-
-
-@njit(cache=True)
-def float_op(op, tk, tb, rounding, ftz, a, b, c):
-    """The result bits of float instruction ``op`` (an Op code from ``opcodes.FLOAT_FIRST`` on) on
-    the operands' bits; one branch per code, each calling one @njit function of the float
-    instructions (``warpsim.isa``). None exist yet: the decoder refuses float arithmetic."""
-    return np.int64(0)
 
 
 @njit(cache=True)

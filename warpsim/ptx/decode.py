@@ -225,6 +225,9 @@ class _Decoder(InstructionDecoder):
             if op.name not in SREGS:
                 raise self.error(op.token, f"unknown special register (known: {', '.join(SREGS)})")
             return self.add_opnd(K_SREG, imm=SREGS[op.name])
+        if k == "sym" and op.name in fn.regs and not op.value:   # a register named without '%' ({.reg .f16 low;})
+            slot, nw = self.reg(fn, op, "pred" if pred else None)
+            return self.add_opnd(K_REG, slot, nw, 0, op.neg)
         if k == "sym":
             sym = self.symbol(fn, op.name)
             if sym is None:

@@ -12,9 +12,10 @@ from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
+from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
-from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, ROUNDING, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2,
-                                 TK_PRED, TK_S, TK_U, TYPES, Op, supported_names, type_of)
+from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
+                                 TK_S, TK_U, TYPES, Op, supported_names, type_of)
 from warpsim.ptx.rows import ATOM_OPS, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES, VOTE_MODES
 
 __all__ = ["InstructionDecoder", "name_of"]
@@ -24,14 +25,15 @@ def name_of(ins):
     return ".".join((ins.opcode,) + tuple(ins.mods))
 
 
-class InstructionDecoder:
-    """The per-instruction half of the decoder (see the module docstring)."""
+class InstructionDecoder(FloatDecoder):
+    """The per-instruction half of the decoder (see the module docstring); float instructions are
+    decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
 
     def one_type(self, ins, types, allow_float=False):
         if not types:
             raise self.error(ins.token, f"{ins.opcode}: missing a type (.u32, .s64, .b16, ...)")
         t = types[-1]
-        if not allow_float and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
+        if not allow_float and ins.opcode not in FLOAT_OPS and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
             raise self.error(ins.token, f"float instruction {ins.opcode}.{'.'.join(ins.mods)} is not "
                                         f"supported yet (integer and bit types only; supported: "
                                         f"{', '.join(supported_names())})", UnsupportedType)
@@ -42,8 +44,8 @@ class InstructionDecoder:
         mods = ins.mods
         types = type_of(mods)
         ops = ins.operands
-        if name in FLOAT_OPS and types and TYPES[types[-1]][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
-            return self.do_float(fn, ins, FLOAT_OPS[name], mods, types, ops)
+        if self.float_instruction(fn, ins):
+            return
         if name not in OPCODES:
             raise self.error(ins.token, f"unknown instruction {name!r} (supported: "
                                         f"{', '.join(supported_names())})")
@@ -55,16 +57,6 @@ class InstructionDecoder:
             handler(fn, ins, op, mods, types, ops)
         except (IndexError, KeyError) as exc:
             raise self.error(ins.token, f"malformed operands for {name}.{'.'.join(mods)} ({exc})") from None
-
-    def do_float(self, fn, ins, op, mods, types, ops):
-        """A float instruction of ``FLOAT_OPS``: its operands as they are, ``M0`` the rounding
-        (``ROUNDING``, default rn), ``M1`` ``.ftz``, ``M2`` ``.sat``; ``float_op`` computes it."""
-        rounding = next((ROUNDING[m] for m in mods if m in ROUNDING), 0)
-        if len(ops) < 2:
-            raise self.error(ins.token, f"{name_of(ins)}: expected a destination and operands")
-        self.emit(fn, ins, op, (types[-1], types[0] if len(types) > 1 else None),
-                  (rounding, "ftz" in mods, "sat" in mods or "satfinite" in mods, 0),
-                  [self.operand(fn, o) for o in ops])
 
     def count(self, ins, ops, *ns):
         if len(ops) not in ns:

@@ -5,7 +5,8 @@ turns an instruction into a row of integers whose ``OP`` column is that code, an
 (:mod:`warpsim.ptx.interp`) dispatches on it. A new instruction is one ``Op`` member, one entry
 here, the decoder's operand pattern, and one branch calling one ``@njit`` function in the
 interpreter. Float arithmetic (``add.f32``, ``fma``, ``ex2``, ...) plugs in the same way: the
-decoder refuses a float-typed arithmetic instruction until its code is in :data:`FLOAT_OPS`.
+decoder sends every float-typed instruction to :mod:`warpsim.ptx.fpdecode`; the names that exist only
+for floats are in :data:`FLOAT_OPS`.
 
 >>> OPCODES["mad"] == Op.MAD, "bra" in supported_names()
 (True, True)
@@ -13,7 +14,7 @@ decoder refuses a float-typed arithmetic instruction until its code is in :data:
 
 import enum
 
-__all__ = ["Op", "OPCODES", "FLOAT_OPS", "FLOAT_FIRST", "ROUNDING", "TYPES", "TK_B", "TK_U", "TK_S", "TK_F", "TK_PRED", "TK_BF",
+__all__ = ["Op", "OPCODES", "FLOAT_OPS", "FLOAT_FIRST", "TYPES", "TK_B", "TK_U", "TK_S", "TK_F", "TK_PRED", "TK_BF",
            "TK_F16X2", "TK_BF16X2", "CMP", "BOOL", "supported_names", "type_of"]
 
 
@@ -32,6 +33,9 @@ class Op(enum.IntEnum):
     REDUX = 58
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
+    # float, per thread, through warpsim.isa (warpsim.ptx.fpu), from FLOAT_FIRST on: arithmetic, min/max
+    # and sign; setp; set; testp; cvt with a float type
+    FARITH = 100; FSETP = 101; FSET = 102; FTESTP = 103; FCVT = 104
 
 
 OPCODES = {
@@ -49,14 +53,10 @@ OPCODES = {
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }
 
-# Float arithmetic plugs in here: PTX name -> Op code, used when the instruction's type is a float
-# type (f16, bf16, f32, f64, f16x2, bf16x2). Its codes are Op members from FLOAT_FIRST on; the
-# interpreter calls ``warpsim.ptx.alu.float_op`` for them, which has one branch per code calling one
-# @njit function on the operands' bits. E.g. ``FADD = 100`` in Op, ``FLOAT_OPS["add"] = Op.FADD``,
-# and ``if op == Op.FADD: return add_f32(a, b, rounding, ftz)`` in ``float_op``. Empty until then:
-# the decoder refuses float arithmetic by name.
-FLOAT_FIRST = 100
-FLOAT_OPS = {}
+# Float-typed instructions: name -> Op code (warpsim.ptx.fpu); add, sub, mul, mad, min, max, abs, neg, setp, set
+# and cvt of a float type become these codes too (warpsim.ptx.fpdecode)
+FLOAT_FIRST = Op.FARITH
+FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": Op.FARITH, "testp": Op.FTESTP}
 
 # type name -> (kind, bits)
 TK_B, TK_U, TK_S, TK_F, TK_PRED, TK_BF, TK_F16X2, TK_BF16X2 = range(8)
@@ -71,7 +71,6 @@ TYPES = {
 # setp comparisons (integer ones; the float-only ones are left to the float instructions)
 CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5, "lo": 6, "ls": 7, "hi": 8, "hs": 9}
 BOOL = {"and": 1, "or": 2, "xor": 3}
-ROUNDING = {"rn": 0, "rz": 1, "rm": 2, "rp": 3}    # float rounding modifiers (M0 of a float instruction)
 
 
 def type_of(mods):

@@ -25,6 +25,7 @@ every register of a function has one unique name. An error is a :class:`PtxSynta
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 
 from warpsim.errors import PtxSyntaxError
@@ -93,7 +94,7 @@ class SourceLoc:
 @dataclass
 class Operand:
     """One operand. ``kind``: ``reg``, ``sreg`` (special register; ``name`` e.g. ``%tid.x``), ``imm``
-    (``value``: int), ``fimm`` (``value``: the bits; ``bits`` 32 or 64), ``sym`` (a variable or
+    (``value``: int), ``fimm`` (``value``: the bits; ``bits`` 32 (``0f``) or 64 (``0d`` and decimal)), ``sym`` (a variable or
     label name, plus ``value`` offset), ``addr`` (``base``: a reg/sym/imm Operand or None, ``value``
     offset), ``vec`` (``items``), ``list`` (a call's parenthesised list, ``items``), ``sink`` (``_``).
     ``neg``: a ``!`` before a predicate; ``pair``: the second destination of ``a|b``."""
@@ -552,9 +553,13 @@ class _Parser:
             op.neg = True
             return op
         if tok.text == "-" and self.peek() is not None and self.peek().kind == "number":
+            if _is_decimal_float(self.peek().text):
+                return _decimal_float("-" + self.next().text, tok)
             self.i -= 1
             return Operand("imm", value=self.integer(), token=tok)
         if tok.kind == "number":
+            if _is_decimal_float(tok.text):
+                return _decimal_float(tok.text, tok)
             self.i -= 1
             return Operand("imm", value=self.integer(), token=tok)
         if tok.kind == "float":
@@ -575,6 +580,16 @@ class _Parser:
             self.next()
             offset = self.integer()
         return Operand("sym" if not name.startswith("%") else "reg", name=name, value=offset, token=tok)
+
+
+def _is_decimal_float(text):
+    return not text[:2].lower() in ("0x", "0b") and ("." in text or "e" in text.lower())
+
+
+def _decimal_float(text, tok):
+    """A decimal float literal (``1.5``, ``-2e-3``): PTX reads it as a double, so its ``fimm`` holds
+    the binary64 bits (Python's ``float`` rounds decimal text correctly, to nearest even)."""
+    return Operand("fimm", value=struct.unpack("<Q", struct.pack("<d", float(text)))[0], bits=64, token=tok)
 
 
 def parse_module(text, filename="<ptx>"):

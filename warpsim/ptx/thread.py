@@ -11,12 +11,13 @@ from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
 from warpsim.isa.faults import set_fault
-from warpsim.ptx.alu import alu, compare, float_op, mask, sext, ult, zext
+from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
 from warpsim.ptx.codes import (EXITED, FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
                                MAX_PENDING, PRINT_ARGS)
-from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
+from warpsim.ptx.fpu import float_result
+from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
 from warpsim.ptx.memory import (FAULT_RACE, SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
-from warpsim.ptx.opcodes import FLOAT_FIRST, TK_PRED, TK_S, Op
+from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 
 __all__ = ["thread_op", "get", "put", "raced", "land", "lane_address", "cvt_int"]
 
@@ -126,12 +127,7 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
     """One thread's instruction (not warp-collective); advances its pc. False on a fault."""
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
-    if op >= FLOAT_FIRST:
-        a = get(r, opnd, o[1])
-        b = get(r, opnd, o[2]) if code[p, NOPS] > 2 else np.int64(0)
-        c = get(r, opnd, o[3]) if code[p, NOPS] > 3 else np.int64(0)
-        put(r, opnd, o[0], float_op(op, tk, tb, code[p, M0], code[p, M1], a, b, c) & mask(tb))
-    elif op <= Op.MADC:
+    if op <= Op.MADC:
         a = get(r, opnd, o[1])
         b = get(r, opnd, o[2]) if code[p, NOPS] > 2 else np.int64(0)
         c = get(r, opnd, o[3]) if code[p, NOPS] > 3 else np.int64(0)
@@ -206,6 +202,17 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
         window = np.int64(0) if space == SP_GLOBAL else (np.int64(space - 1) << 40)
         v = v - window if code[p, M1] else v + window
         put(r, opnd, o[0], v & mask(tb))
+    elif op >= Op.FARITH and op <= Op.FCVT:
+        first = 2 if op == Op.FSETP else 1                # setp: p|q, a, b, c
+        n = code[p, NOPS]
+        a = get(r, opnd, o[first])
+        b = get(r, opnd, o[first + 1]) if n > first + 1 else np.int64(0)
+        c = get(r, opnd, o[first + 2]) if n > first + 2 else np.int64(0)
+        d, q = float_result(op, tk, tb, code[p, M0], code[p, M1], code[p, M2], code[p, M3], code[p, SK],
+                            code[p, SB], a, b, c)
+        put(r, opnd, o[0], d)
+        if op == Op.FSETP:
+            put(r, opnd, o[1], q)
     elif op == Op.LD or op == Op.ST:
         return _ld_st(p, op, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault)
     elif op == Op.ATOM:

@@ -4,7 +4,7 @@
   ``shfl``, ``vote``, ``match``, ``activemask``, ``bar.warp.sync``, with the convergence checks of
   :mod:`warpsim.ptx.interp`;
 - ``warp_simple`` and ``warp_shared_global``: integer ALU, ``setp``, ``selp``, ``mov``, ``cvt``,
-  ``cvta``, ``bra``, fences, and ``ld``/``st`` of ``.shared``/``.global``, for a whole group of lanes
+  ``cvta``, ``bra``, fences, the float instructions (:mod:`warpsim.ptx.fpu`), and ``ld``/``st`` of ``.shared``/``.global``, for a whole group of lanes
   in one call (the operands' fields read once). They return False for what they do not cover,
   which then runs thread by thread (:func:`warpsim.ptx.thread.thread_op`): the same semantics.
 
@@ -20,7 +20,8 @@ from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
 from warpsim.ptx.alu import alu, compare, mask, sext, zext
 from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, WAITING
-from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK,
+from warpsim.ptx.fpu import float_result
+from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
 from warpsim.ptx.memory import GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes, write_bytes
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
@@ -271,7 +272,7 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
 @njit(cache=True)
 def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
     """The common per-thread instructions for a whole group at once (integer ALU without carries,
-    setp, selp, mov, integer cvt, cvta, bra, fences). Returns False for any other instruction,
+    setp, selp, mov, integer cvt, cvta, bra, fences, and every float instruction). Returns False for any other instruction,
     which then runs thread by thread in ``thread_op``."""
     tk, tb, m0 = code[p, TK], code[p, TB], code[p, M0]
     nops = code[p, NOPS]
@@ -375,6 +376,23 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
         for lane in range(32):
             if (gmask >> lane) & 1:
                 _set(regs, w, lane, k0, s0, n0, (_val(regs, w, lane, k1, s1, n1, i1, g1) + window) & mask(tb))
+    elif op >= Op.FARITH and op <= Op.FCVT:
+        m1, m2, m3, sk, sb = code[p, M1], code[p, M2], code[p, M3], code[p, SK], code[p, SB]
+        setp = op == Op.FSETP                               # p|q, a, b, c; the others d, a, b, c
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                if setp:
+                    a = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                    b = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                    c = _val(regs, w, lane, k4, s4, n4, i4, g4)
+                else:
+                    a = _val(regs, w, lane, k1, s1, n1, i1, g1)
+                    b = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                    c = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                d, q = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c)
+                _set(regs, w, lane, k0, s0, n0, d)
+                if setp:
+                    _set(regs, w, lane, k1, s1, n1, q)
     elif op == Op.FENCE or op == Op.NOP:
         pass
     else:

@@ -1,0 +1,101 @@
+"""On a real GPU (skipped without CuPy or a GPU): the float kernels of test_ptx_float, loaded by the driver,
+give the bits that warpsim.isa's models give (and so the PTX interpreter, which test_ptx_float checks
+against the same models).
+
+Each test runs one case of test_ptx_float with its kernel launched by CuPy instead of the interpreter
+(``test_ptx_float.run`` replaced), so a mismatch reads "got" (the GPU) against "isa". The PTX targets
+sm_90 (bf16 arithmetic needs it) with the PTX ISA version the driver supports.
+Run: ``python -m pytest -q -m gpu tests/ptx/test_ptx_float_gpu.py``.
+"""
+
+import numpy as np
+import pytest
+import test_ptx_float as cases
+
+pytestmark = pytest.mark.gpu
+# CUDA driver version (major * 1000 + minor * 10) -> the newest PTX ISA version it reads
+_PTX_ISA = ((13000, "9.0"), (12090, "8.8"), (12080, "8.7"), (12050, "8.5"), (12040, "8.4"), (12030, "8.3"),
+            (12020, "8.2"), (12010, "8.1"), (12000, "8.0"))
+
+
+@pytest.fixture
+def on_gpu(monkeypatch, tmp_path):
+    cp = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        cc = cp.cuda.Device(0).compute_capability
+        driver = cp.cuda.runtime.driverGetVersion()
+    except Exception as e:                       # noqa: BLE001 -- no driver / no device: skip with its words
+        pytest.skip(f"no CUDA GPU: {e}")
+    if int(cc) < 90:
+        pytest.skip(f"the float kernels target sm_90 (bf16 arithmetic); this GPU is sm_{cc}")
+    version = next((v for d, v in _PTX_ISA if driver >= d), None)
+    if version is None:
+        pytest.skip(f"CUDA driver {driver} is older than 12.0")
+
+    def gpu_run(body, a=None, b=None, c=None, a64=None):
+        text = cases.kernel(cases.LOADS + body + cases.STORES, params=cases._PARAMS)
+        text = text.replace(".version 8.0", f".version {version}").replace(".target sm_80", ".target sm_90")
+        path = tmp_path / "k.ptx"
+        path.write_text(text)
+        fn = cp.RawModule(path=str(path)).get_function("k")
+        z32 = np.zeros(cases.N, np.uint32)
+        host = [z32 if x is None else x.astype(np.uint32) for x in (a, b, c)]
+        host += [np.zeros(cases.N, np.uint64) if a64 is None else a64.astype(np.uint64), z32,
+                 np.zeros(cases.N, np.uint64)]
+        dev = [cp.asarray(x) for x in host]
+        fn((1,), (cases.N,), tuple(dev))
+        cp.cuda.Device().synchronize()
+        return cp.asnumpy(dev[4]), cp.asnumpy(dev[5])
+
+    monkeypatch.setattr(cases, "run", gpu_run)
+
+
+@pytest.mark.parametrize("op,rnd,extra", cases.F32_ARITH)
+def test_f32_arith_on_the_gpu(on_gpu, op, rnd, extra):
+    cases.test_f32_arith(op, rnd, extra)
+
+
+@pytest.mark.parametrize("op,type_,extra", cases.MINMAX)
+def test_min_max_on_the_gpu(on_gpu, op, type_, extra):
+    cases.test_min_max(op, type_, extra)
+
+
+@pytest.mark.parametrize("op,type_,extra", cases.H_ARITH)
+def test_half_arith_on_the_gpu(on_gpu, op, type_, extra):
+    cases.test_half_arith(op, type_, extra)
+
+
+@pytest.mark.parametrize("cmp", list(cases.CMP))
+@pytest.mark.parametrize("boolop,ftz", [("", False), ("", True), ("xor", False)])
+def test_setp_f32_on_the_gpu(on_gpu, cmp, boolop, ftz):
+    cases.test_setp_f32(cmp, boolop, ftz)
+
+
+@pytest.mark.parametrize("type_", ["f16x2", "bf16x2"])
+@pytest.mark.parametrize("cmp", ["eq", "ltu", "ge", "nan", "neu"])
+def test_setp_x2_on_the_gpu(on_gpu, type_, cmp):
+    cases.test_setp_x2_two_predicates(type_, cmp)
+
+
+@pytest.mark.parametrize("src,dst,rnd,extra", cases.CVT)
+def test_cvt_on_the_gpu(on_gpu, src, dst, rnd, extra):
+    cases.test_cvt(src, dst, rnd, extra)
+
+
+@pytest.mark.parametrize("dst", ["f16x2", "bf16x2"])
+@pytest.mark.parametrize("mods", ["rn", "rz", "rn.relu", "rz.satfinite"])
+def test_cvt_pack_x2_on_the_gpu(on_gpu, dst, mods):
+    cases.test_cvt_pack_x2(dst, mods)
+
+
+def test_sign_compare_and_immediates_on_the_gpu(on_gpu):
+    for op in ("abs", "neg"):
+        for type_, extra in (("f32", ""), ("f32", ".ftz"), ("f16", ".ftz"), ("bf16", ""), ("f16x2", "")):
+            cases.test_abs_neg(op, type_, extra)
+    cases.test_copysign()
+    for cls in cases.TESTP:
+        cases.test_testp(cls)
+    for dtype in ("u32", "f32"):
+        cases.test_set_f32(dtype)
+    cases.test_set_f16x2()
+    cases.test_float_immediates()

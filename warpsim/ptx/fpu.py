@@ -1,0 +1,233 @@
+"""Float instructions of PTX on one thread's values (``@njit``), every result from :mod:`warpsim.isa`.
+
+Nothing here computes a float: each branch calls the isa's scalar model of the instruction
+(``fparith``, ``fpcompare``, ``cvt``; for ``add sub mul fma .rn .f32`` its host fast path ``hostfloat``,
+the same bits), so the interpreter and the isa agree by construction
+(their rules and evidence: docs/numerics.md). :func:`float_result` takes the decoded row's fields
+and the source operands' bits and returns the destination bits ``(d, q)`` (``q``: the second
+predicate of ``setp``, 0 for the others). The row's fields (filled by
+:mod:`warpsim.ptx.fpdecode`):
+
+======================  ========================  ===========  ===============  ==================
+``Op``                  ``M0``                    ``M1``       ``M2``           ``M3``
+======================  ========================  ===========  ===============  ==================
+``FARITH`` d = f(a,b,c) ``FOPS`` index            rounding     ``FLAGS``        -
+``FSETP``  p|q, a, b    ``fpcompare.CMP`` code    ``BOOL``     ``FLAGS``        -
+``FSET``   d, a, b      ``fpcompare.CMP`` code    -            ``FLAGS``        -
+``FTESTP`` p, a         ``fpcompare.TESTP`` code  -            -                -
+``FCVT``   d, a(, b)    ``CVT_KINDS`` index       rounding     ``FLAGS``        src * 8 + dst fmt
+======================  ========================  ===========  ===============  ==================
+
+The type is in ``TK, TB`` (``cvt``: destination; its source in ``SK, SB``).
+
+>>> from warpsim.ptx.opcodes import TK_F
+>>> d, q = float_result(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0x3F800000, 0x3F800000, 0)
+>>> hex(d)
+'0x40000000'
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa import fparith as fa
+from warpsim.isa import fpcompare as fc
+from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
+from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
+from warpsim.isa.rounding import RN
+from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
+
+__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "float_result"]
+
+# FARITH's operations, in M0 (mad is fma)
+FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign")
+_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN = range(len(FOPS))
+# modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
+FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64}
+_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE = FLAGS.values()
+# FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
+CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
+FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32
+_FMT = tuple(FLOAT_CODES[f] for f in FORMATS)      # (exp_bits, frac_bits, shift) per index
+
+
+@njit(cache=True, inline="always")
+def _bool(op, t, c):
+    """``setp``'s ``.and/.or/.xor`` (``BOOL`` codes 1..3; 0: none) of ``t`` with predicate ``c``."""
+    if op == 1:
+        return t & c
+    if op == 2:
+        return t | c
+    if op == 3:
+        return t ^ c
+    return t
+
+
+@njit(cache=True)
+def _f32(fop, a, b, c, rnd, flags):
+    ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
+    nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+    if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
+        if fop == _FMA:
+            return host_f32_fma(a, b, c, ftz, sat)
+        if fop == _MUL:
+            return host_f32_mul(a, b, ftz, sat)
+        return host_f32_add(a, b ^ 0x80000000 if fop == _SUB else b, ftz, sat)
+    if fop == _ADD:
+        return fa.f32_add(a, b, rnd, ftz, sat)
+    if fop == _SUB:
+        return fa.f32_sub(a, b, rnd, ftz, sat)
+    if fop == _MUL:
+        return fa.f32_mul(a, b, rnd, ftz, sat)
+    if fop == _FMA:
+        return fa.f32_fma(a, b, c, rnd, ftz, sat)
+    if fop == _DIV:
+        return fa.f32_div(a, b, rnd, ftz)
+    if fop == _SQRT:
+        return fa.f32_sqrt(a, rnd, ftz)
+    if fop == _RCP:
+        return fa.f32_rcp(a, rnd, ftz)
+    if fop == _MIN:
+        return fc.f32_min(a, b, ftz, nan, xs)
+    if fop == _MAX:
+        return fc.f32_max(a, b, ftz, nan, xs)
+    if fop == _ABS:
+        return fc.f32_abs(a, ftz)
+    if fop == _NEG:
+        return fc.f32_neg(a, ftz)
+    return fc.f32_copysign(a, b)
+
+
+@njit(cache=True)
+def _f16(fop, a, b, c, rnd, flags, x2):
+    ftz, sat, relu = (flags & _FTZ) != 0, (flags & _SAT) != 0, (flags & _RELU) != 0
+    nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+    if x2:
+        if fop == _ADD:
+            return fa.f16x2_add(a, b, rnd, ftz, sat)
+        if fop == _SUB:
+            return fa.f16x2_sub(a, b, rnd, ftz, sat)
+        if fop == _MUL:
+            return fa.f16x2_mul(a, b, rnd, ftz, sat)
+        if fop == _FMA:
+            return fa.f16x2_fma(a, b, c, rnd, ftz, sat, relu)
+        if fop == _MIN:
+            return fc.f16x2_min(a, b, ftz, nan, xs)
+        if fop == _MAX:
+            return fc.f16x2_max(a, b, ftz, nan, xs)
+        if fop == _ABS:
+            return fc.f16x2_abs(a, ftz)
+        return fc.f16x2_neg(a, ftz)
+    if fop == _ADD:
+        return fa.f16_add(a, b, rnd, ftz, sat)
+    if fop == _SUB:
+        return fa.f16_sub(a, b, rnd, ftz, sat)
+    if fop == _MUL:
+        return fa.f16_mul(a, b, rnd, ftz, sat)
+    if fop == _FMA:
+        return fa.f16_fma(a, b, c, rnd, ftz, sat, relu)
+    if fop == _MIN:
+        return fc.f16_min(a, b, ftz, nan, xs)
+    if fop == _MAX:
+        return fc.f16_max(a, b, ftz, nan, xs)
+    if fop == _ABS:
+        return fc.f16_abs(a, ftz)
+    return fc.f16_neg(a, ftz)
+
+
+@njit(cache=True)
+def _bf16(fop, a, b, c, rnd, flags, x2):
+    relu, nan, xs = (flags & _RELU) != 0, (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+    if x2:
+        if fop == _ADD:
+            return fa.bf16x2_add(a, b, rnd)
+        if fop == _SUB:
+            return fa.bf16x2_sub(a, b, rnd)
+        if fop == _MUL:
+            return fa.bf16x2_mul(a, b, rnd)
+        if fop == _FMA:
+            return fa.bf16x2_fma(a, b, c, rnd, relu)
+        if fop == _MIN:
+            return fc.bf16x2_min(a, b, nan, xs)
+        if fop == _MAX:
+            return fc.bf16x2_max(a, b, nan, xs)
+        if fop == _ABS:
+            return fc.bf16x2_abs(a)
+        return fc.bf16x2_neg(a)
+    if fop == _ADD:
+        return fa.bf16_add(a, b, rnd)
+    if fop == _SUB:
+        return fa.bf16_sub(a, b, rnd)
+    if fop == _MUL:
+        return fa.bf16_mul(a, b, rnd)
+    if fop == _FMA:
+        return fa.bf16_fma(a, b, c, rnd, relu)
+    if fop == _MIN:
+        return fc.bf16_min(a, b, nan, xs)
+    if fop == _MAX:
+        return fc.bf16_max(a, b, nan, xs)
+    if fop == _ABS:
+        return fc.bf16_abs(a)
+    return fc.bf16_neg(a)
+
+
+@njit(cache=True)
+def _compare(tk, tb, cmp, a, b, ftz):
+    """``setp``'s comparison: ``(p, q)`` as the isa's x2 models give them; scalar types ``(result, False)``."""
+    if tk == TK_F16X2:
+        return fc.f16x2_setp(a, b, cmp, ftz)
+    if tk == TK_BF16X2:
+        return fc.bf16x2_setp(a, b, cmp)
+    if tk == TK_BF:
+        return fc.bf16_setp(a, b, cmp), False
+    if tb == 16:
+        return fc.f16_setp(a, b, cmp, ftz), False
+    return fc.f32_setp(a, b, cmp, ftz), False
+
+
+@njit(cache=True)
+def _cvt(kind, rnd, flags, fmts, tk, tb, sk, sb, a, b):
+    ftz, sat, relu, sf = (flags & _FTZ) != 0, (flags & _SAT) != 0, (flags & _RELU) != 0, (flags & _SATFINITE) != 0
+    s_eb, s_fb, s_sh = _FMT[fmts >> 3]
+    d_eb, d_fb, d_sh = _FMT[fmts & 7]
+    if kind == 0:
+        return cvt_float(a, s_eb, s_fb, s_sh, d_eb, d_fb, d_sh, rnd, ftz, sat, relu, sf)
+    if kind == 1:
+        return np.int64(cvt_float_to_int(a, s_eb, s_fb, tb, tk == TK_S, rnd, ftz))
+    if kind == 2:
+        return cvt_int_to_float(np.uint64(a), sb, sk == TK_S, d_eb, d_fb, d_sh, rnd)
+    if kind == 3:
+        return cvt_round_int(a, s_eb, s_fb, rnd, ftz)
+    return np.int64(cvt_pack_x2(a, b, d_eb, d_fb, rnd, relu, sf))
+
+
+@njit(cache=True)
+def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
+    """The destination bits ``(d, q)`` of float instruction ``op`` (see the module docstring) on
+    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand)."""
+    if op == Op.FARITH:
+        x2 = tk == TK_F16X2 or tk == TK_BF16X2
+        if not x2 and tb == 16:
+            a, b, c = a & 0xFFFF, b & 0xFFFF, c & 0xFFFF
+        if tk == TK_F and tb == 32:
+            d = np.int64(_f32(m0, a, b, c, m1, m2))
+        elif tk == TK_BF or tk == TK_BF16X2:
+            d = np.int64(_bf16(m0, a, b, c, m1, m2, x2))
+        else:
+            d = np.int64(_f16(m0, a, b, c, m1, m2, x2))
+        return d, np.int64(0)
+    if op == Op.FSETP:
+        p, q = _compare(tk, tb, m0, a, b, (m2 & _FTZ) != 0)
+        c &= 1
+        if tk == TK_F16X2 or tk == TK_BF16X2:
+            return _bool(m1, np.int64(p), c), _bool(m1, np.int64(q), c)
+        return _bool(m1, np.int64(p), c), _bool(m1, np.int64(not p), c)
+    if op == Op.FSET:
+        ftz, as_float = (m2 & _FTZ) != 0, (m2 & _AS_FLOAT) != 0
+        if tk == TK_F16X2:
+            return np.int64(fc.f16x2_set(a, b, m0, ftz, as_float)), np.int64(0)
+        if tk == TK_BF16X2:
+            return np.int64(fc.bf16x2_set(a, b, m0, as_float)), np.int64(0)
+        return np.int64(fc.f32_set(a, b, m0, ftz, as_float)), np.int64(0)
+    if op == Op.FTESTP:
+        return np.int64(fc.f32_testp(a & 0xFFFFFFFF, m0)), np.int64(0)
+    return _cvt(m0, m1, m2, m3, tk, tb, sk, sb, a, b), np.int64(0)
