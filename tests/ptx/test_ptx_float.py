@@ -20,6 +20,7 @@ from warpsim.isa.cvt import FLOAT_CODES, cvt_convert, cvt_float, cvt_pack
 from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign, float_testp
 from warpsim.isa.fpcompare import CMP, TESTP
 from warpsim.isa.fpinputs import float_operands
+from warpsim.isa.mufu16 import float_mufu16
 from warpsim.isa.rounding import RN
 
 N = 256                     # threads: one CTA of 8 warps
@@ -216,6 +217,33 @@ def test_half_arith(op, type_, extra):
     check(got, float_arith(op, *srcs, type=type_, rnd="rn", **_mods(extra)), line)
 
 
+# ---- the 16-bit MUFU forms (the H200's tables, warpsim.isa.mufu16) -----------------------------------
+
+MUFU16 = [("ex2.approx", "f16"), ("ex2.approx", "f16x2"), ("ex2.approx.ftz", "bf16"), ("ex2.approx.ftz", "bf16x2"),
+          ("tanh.approx", "f16"), ("tanh.approx", "f16x2"), ("tanh.approx", "bf16"), ("tanh.approx", "bf16x2")]
+
+
+@pytest.mark.parametrize("name,type_", MUFU16)
+def test_mufu16(name, type_):
+    a, = operands((type_,), "ex2", seed(name, type_), ("random-bits", "specials", "subnormal", "huge-tiny"))
+    if type_ in ("f16", "bf16"):
+        line = f"{name}.{type_} %h4, %h1;\n  cvt.u32.u16 %r20, %h4;"
+    else:
+        line = f"{name}.{type_} %r20, %r10;"
+    got, _ = run(line, a)
+    op = name.split(".")[0]
+    check(got, float_mufu16(op, a, type=type_, ftz="ftz" in name), line)
+
+
+@pytest.mark.parametrize("line,match", [
+    ("ex2.approx.bf16 %h4, %h1;", r"ex2\.approx\.bf16: PTX's form on \.bf16 is ex2\.approx\.ftz\.bf16"),
+    ("tanh.approx.ftz.f16x2 %r20, %r10;", r"tanh\.approx\.ftz\.f16x2: PTX's form on \.f16x2 is tanh\.approx\.f16x2"),
+    ("ex2.f16 %h4, %h1;", r"ex2\.f16: PTX's form on \.f16 is ex2\.approx\.f16")])
+def test_mufu16_forms_ptx_lacks_are_refused(line, match):
+    with pytest.raises(UnsupportedType, match=match):
+        warpsim.ptx.load(kernel(LOADS + line + STORES, params=_PARAMS))
+
+
 # ---- cvt ------------------------------------------------------------------------------------------------
 
 _DST = {"f32": "%r20", "tf32": "%r20", "s32": "%r20", "u32": "%r20", "f16": "%h4", "bf16": "%h4", "s16": "%h4",
@@ -311,7 +339,7 @@ def test_float_immediates():
     "ex2.approx.f32 %r20, %r10;", "ex2.approx.ftz.f32 %r20, %r10;", "lg2.approx.f32 %r20, %r10;",
     "rsqrt.approx.f32 %r20, %r10;", "sin.approx.f32 %r20, %r10;", "cos.approx.ftz.f32 %r20, %r10;",
     "tanh.approx.f32 %r20, %r10;", "rcp.approx.f32 %r20, %r10;", "sqrt.approx.f32 %r20, %r10;",
-    "div.approx.f32 %r20, %r10, %r11;", "div.full.f32 %r20, %r10, %r11;", "ex2.approx.f16x2 %r20, %r10;"])
+    "div.approx.f32 %r20, %r10, %r11;", "div.full.f32 %r20, %r10, %r11;"])
 def test_mufu_refused_at_load(line):
     with pytest.raises(UnsupportedType, match="the MUFU approximations are not modelled bit-exactly yet; "
                                               "see docs/numerics.md"):

@@ -13,7 +13,10 @@ carries is one of that model's parameters; cvt forms are those ``warpsim.isa.cvt
 (f32, f16, bf16, tf32 and the integers). Everything else with a float type is refused at load:
 
 - the MUFU approximations (``ex2 lg2 rsqrt sin cos tanh``, ``.approx``, ``div.full``) and f64
-  arithmetic: ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md);
+  arithmetic: ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md) --
+  except the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
+  ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
+  for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
   types: ``UnsupportedType``; a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``,
   narrowing ``cvt``): ``PtxSyntaxError``.
@@ -66,6 +69,9 @@ class FloatDecoder:
     def float_instruction(self, fn, ins):
         name, mods = ins.opcode, ins.mods
         types = [m for m in mods if m in TYPES or m == "tf32"]
+        if name in ("ex2", "tanh") and types and (name, types[-1]) in ISA_FLOAT_OPS:
+            self.float_mufu16(fn, ins, mods, types[-1])
+            return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
         if name == "cvt":
@@ -157,6 +163,18 @@ class FloatDecoder:
         d, *srcs = ins.operands
         rows = [self.operand(fn, d)] + [self.float_operand(fn, o, t) for o in srcs]
         self.emit(fn, ins, Op.FARITH, (t, None), (FOPS.index(op), rnd, flags, 0), rows)
+
+    def float_mufu16(self, fn, ins, mods, t):
+        """``ex2``/``tanh`` on a 16-bit type: exactly the modifiers its model implies (``.approx``, and
+        ``.ftz`` for ex2 on bf16), as PTX writes them."""
+        model = ISA_FLOAT_OPS[(ins.opcode, t)]
+        if tuple(m for m in mods if m != t) != model.implied:
+            want = ".".join((ins.opcode,) + model.implied + (t,))
+            raise self.error(ins.token, f"{_name(ins)}: PTX's form on .{t} is {want}", UnsupportedType)
+        self.count(ins, ins.operands, 2)
+        d, a = ins.operands
+        rows = [self.operand(fn, d), self.float_operand(fn, a, t)]
+        self.emit(fn, ins, Op.FARITH, (t, None), (FOPS.index(ins.opcode), 0, 0, 0), rows)
 
     def comparison(self, ins, mods):
         cmp = next((m for m in mods if m in FCMP), None)

@@ -1,8 +1,8 @@
 """Float instructions of PTX on one thread's values (``@njit``), every result from :mod:`warpsim.isa`.
 
 Nothing here computes a float: each branch calls the isa's scalar model of the instruction
-(``fparith``, ``fpcompare``, ``cvt``; for ``add sub mul fma .rn .f32`` its host fast path ``hostfloat``,
-the same bits), so the interpreter and the isa agree by construction
+(``fparith``, ``fpcompare``, ``cvt``, ``mufu16`` for ``ex2``/``tanh.approx`` on 16-bit types; for
+``add sub mul fma .rn .f32`` its host fast path ``hostfloat``, the same bits), so the interpreter and the isa agree by construction
 (their rules and evidence: docs/numerics.md). :func:`float_result` takes the decoded row's fields
 and the source operands' bits and returns the destination bits ``(d, q)`` (``q``: the second
 predicate of ``setp``, 0 for the others). The row's fields (filled by
@@ -31,6 +31,7 @@ from numba import njit
 
 from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
+from warpsim.isa import mufu16 as mu
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
@@ -38,9 +39,9 @@ from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 
 __all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "float_result"]
 
-# FARITH's operations, in M0 (mad is fma)
-FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign")
-_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN = range(len(FOPS))
+# FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
+FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh")
+_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN, _EX2, _TANH = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
 FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64}
 _FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE = FLAGS.values()
@@ -101,6 +102,10 @@ def _f32(fop, a, b, c, rnd, flags):
 def _f16(fop, a, b, c, rnd, flags, x2):
     ftz, sat, relu = (flags & _FTZ) != 0, (flags & _SAT) != 0, (flags & _RELU) != 0
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+    if fop == _EX2:
+        return mu.f16x2_ex2_approx(a) if x2 else mu.f16_ex2_approx(a)
+    if fop == _TANH:
+        return mu.f16x2_tanh_approx(a) if x2 else mu.f16_tanh_approx(a)
     if x2:
         if fop == _ADD:
             return fa.f16x2_add(a, b, rnd, ftz, sat)
@@ -137,6 +142,10 @@ def _f16(fop, a, b, c, rnd, flags, x2):
 @njit(cache=True)
 def _bf16(fop, a, b, c, rnd, flags, x2):
     relu, nan, xs = (flags & _RELU) != 0, (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+    if fop == _EX2:                                     # PTX has ex2 on bf16 with .ftz only (checked at load)
+        return mu.bf16x2_ex2_approx_ftz(a) if x2 else mu.bf16_ex2_approx_ftz(a)
+    if fop == _TANH:
+        return mu.bf16x2_tanh_approx(a) if x2 else mu.bf16_tanh_approx(a)
     if x2:
         if fop == _ADD:
             return fa.bf16x2_add(a, b, rnd)

@@ -56,7 +56,8 @@ OPCODES = {
 # Float-typed instructions: name -> Op code (warpsim.ptx.fpu); add, sub, mul, mad, min, max, abs, neg, setp, set
 # and cvt of a float type become these codes too (warpsim.ptx.fpdecode)
 FLOAT_FIRST = Op.FARITH
-FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": Op.FARITH, "testp": Op.FTESTP}
+FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": Op.FARITH, "testp": Op.FTESTP,
+             "ex2": Op.FARITH, "tanh": Op.FARITH}   # ex2/tanh: the 16-bit .approx forms only
 
 # type name -> (kind, bits)
 TK_B, TK_U, TK_S, TK_F, TK_PRED, TK_BF, TK_F16X2, TK_BF16X2 = range(8)
