@@ -13,8 +13,8 @@ import pytest
 
 from warpsim.isa import mufu16
 from warpsim.isa.fpops import FLOAT_OPS
-from warpsim.isa.mufu16 import (MUFU16_FORMS, X2_FORMS, float_mufu16, load_tables, main, mufu16_table,
-                                tables_from_collection)
+from warpsim.isa.mufu16 import (MUFU16_FORMS, X2_FORMS, check_collection, float_mufu16, load_tables, main,
+                                mufu16_table, tables_from_collection)
 
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mufu16_sample.npz")
 PATTERNS = np.arange(65536, dtype=np.uint32)
@@ -170,3 +170,22 @@ def test_a_collection_whose_halves_disagree_is_refused(tmp_path, capsys):
         tables_from_collection(data, "c.npz")
     assert main(["--from", str(tmp_path / "missing.npz")]) == 2
     assert "missing.npz" in capsys.readouterr().err
+
+
+def test_check_compares_a_collection_with_the_tables(tmp_path, capsys):
+    data = _collection(load_tables())
+    assert all(v == [] for v in check_collection(data).values()) and len(check_collection(data)) == 8
+    data["ex2.approx.f16:results"][0x4000] ^= 2                            # 2**2 = 0x4400 -> 0x4402
+    data["tanh.approx.f16x2:results"][0x0001] ^= 1 << 16                   # the upper half of 0x0001
+    bad = check_collection(data)
+    assert bad["ex2.approx.f16"] == [(0x4000, 0x4402, 0x4400)] and bad["ex2.approx.f16x2"] == []
+    assert bad["tanh.approx.f16x2"] == [(0x0001, 0x0000, 0x0001)]
+    source = tmp_path / "collect.npz"
+    np.savez(source, **data)
+    assert main(["--check", str(source)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "ex2.approx.f16: 1 mismatches of 65536 (0x4000: GPU 0x4402, table 0x4400)"
+    assert out[1] == "ex2.approx.f16x2: 0 mismatches of 131072" and len(out) == 8
+    np.save(tmp_path / "x.npy", np.zeros(3))
+    assert main(["--check", str(tmp_path / "x.npy")]) == 2
+    assert capsys.readouterr().err == f"mufu16: {tmp_path / 'x.npy'}: not an .npz file of hwcheck collect\n"

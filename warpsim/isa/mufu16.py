@@ -13,7 +13,8 @@ half, ``x`` with its sign flipped in the lower half, so each half sees all 65536
 half of every x2 result equals the scalar form's result on that half's input (0 mismatches in
 4 × 131072), so the x2 forms are the scalar tables applied per half. ``python -m warpsim.isa.mufu16
 --from FILE.npz`` rebuilds the data file from such a collection, and refuses a collection whose x2
-halves disagree with its scalar results. On sm_80 (ptxas accepts the f16 forms from sm_75, the bf16
+halves disagree with its scalar results; ``--check FILE.npz`` compares a new collection with the
+shipped tables, every input of every form. On sm_80 (ptxas accepts the f16 forms from sm_75, the bf16
 forms from sm_90 only) the same tables are assumed, unproven: docs/numerics.md, "MUFU, 16-bit".
 
 Scalar models (``@njit``, register bits in, result bits out, 16-bit values in the low half):
@@ -40,7 +41,8 @@ from numba import njit
 
 from warpsim.files import WriteError, write_atomic
 
-__all__ = ["MUFU16_FORMS", "X2_FORMS", "DATA_PATH", "load_tables", "tables_from_collection", "Mufu16DataError",
+__all__ = ["MUFU16_FORMS", "X2_FORMS", "DATA_PATH", "load_tables", "tables_from_collection", "check_collection",
+           "Mufu16DataError",
            "f16_ex2_approx", "f16x2_ex2_approx", "bf16_ex2_approx_ftz", "bf16x2_ex2_approx_ftz",
            "f16_tanh_approx", "f16x2_tanh_approx", "bf16_tanh_approx", "bf16x2_tanh_approx",
            "mufu16_table", "float_mufu16", "main"]
@@ -72,39 +74,66 @@ def load_tables(path=DATA_PATH) -> dict:
     return tables
 
 
+def _sweep(data, name, form) -> np.ndarray:
+    """``form``'s results (uint32) after checking its inputs are the collection's sweep of all 65536."""
+    for part in ("inputs", "results"):
+        if f"{form}:{part}" not in data:
+            scalar = form[:-2] if form.endswith("x2") else form
+            raise Mufu16DataError(f"{name}: no {form}:{part} (collect with --variants {scalar},{X2_FORMS[scalar]})")
+    expected = (_PATTERNS << np.uint32(16)) | (_PATTERNS ^ np.uint32(0x8000)) if form.endswith("x2") else _PATTERNS
+    inputs = np.asarray(data[f"{form}:inputs"])
+    results = np.asarray(data[f"{form}:results"])
+    if inputs.shape != (65536,) or results.shape != (65536,) or not np.array_equal(inputs, expected):
+        raise Mufu16DataError(f"{name}: {form}: the inputs are not hwcheck collect's sweep of all 65536 patterns")
+    return results.astype(np.uint32)
+
+
+def _x2_halves(packed, table):
+    """``(half, input bits, got, want)`` arrays of the x2 results whose halves differ from ``table``."""
+    rows = []
+    for half, shift, flip in (("upper", 16, 0), ("lower", 0, 0x8000)):
+        got = (packed >> np.uint32(shift)) & np.uint32(0xFFFF)
+        x = _PATTERNS ^ np.uint32(flip)
+        bad = np.flatnonzero(got != table[x])
+        rows += [(half, int(x[i]), int(got[i]), int(table[x[i]])) for i in bad]
+    return rows
+
+
 def tables_from_collection(data, name="collection") -> dict:
     """The tables from a ``hwcheck collect`` result (a mapping ``"FORM:inputs"``/``"FORM:results"`` ->
     uint32 arrays, as its ``.npz`` holds), after checking the sweep's layout and that each x2 form's
     halves equal the scalar form's results; :class:`Mufu16DataError` naming the form and the first
     disagreeing input otherwise."""
     tables = {}
-    x2_inputs = (_PATTERNS << np.uint32(16)) | (_PATTERNS ^ np.uint32(0x8000))
     for form in MUFU16_FORMS:
-        x2 = X2_FORMS[form]
-        for f, expected in ((form, _PATTERNS), (x2, x2_inputs)):
-            for part in ("inputs", "results"):
-                if f"{f}:{part}" not in data:
-                    raise Mufu16DataError(f"{name}: no {f}:{part} (collect with --variants {form},{x2})")
-            inputs = np.asarray(data[f"{f}:inputs"])
-            if inputs.shape != (65536,) or not np.array_equal(inputs, expected):
-                raise Mufu16DataError(f"{name}: {f}: the inputs are not hwcheck collect's sweep of all 65536 patterns")
-        scalar = np.asarray(data[f"{form}:results"]).astype(np.uint32)
+        scalar = _sweep(data, name, form)
         high = np.flatnonzero(scalar >> np.uint32(16))
         if high.size:
             x = int(high[0])
             raise Mufu16DataError(f"{name}: {form}: input 0x{x:04x} gave 0x{int(scalar[x]):08x}, not a 16-bit result")
         table = scalar.astype(np.uint16)
-        packed = np.asarray(data[f"{x2}:results"]).astype(np.uint32)
-        for half, shift, flip in (("upper", 16, 0), ("lower", 0, 0x8000)):
-            got = (packed >> np.uint32(shift)) & np.uint32(0xFFFF)
-            want = table[_PATTERNS ^ np.uint32(flip)]
-            bad = np.flatnonzero(got != want)
-            if bad.size:
-                x = int(bad[0]) ^ flip
-                raise Mufu16DataError(f"{name}: {x2}: {half} half of input 0x{x:04x} gave 0x{int(got[bad[0]]):04x}, "
-                                      f"{form} gave 0x{int(table[x]):04x} ({bad.size} halves disagree)")
+        bad = _x2_halves(_sweep(data, name, X2_FORMS[form]), table)
+        if bad:
+            half, x, got, want = bad[0]
+            raise Mufu16DataError(f"{name}: {X2_FORMS[form]}: {half} half of input 0x{x:04x} gave 0x{got:04x}, "
+                                  f"{form} gave 0x{want:04x} ({len(bad)} halves disagree)")
         tables[form] = table
     return tables
+
+
+def check_collection(data, name="collection", tables=None) -> dict:
+    """Each of the eight forms of a collection against ``tables`` (default: the shipped ones):
+    ``{form: [(input bits, GPU result, table result), ...]}`` of the mismatching results (x2 forms:
+    per half, the half's input bits), empty lists when the GPU agrees on every input."""
+    tables = _TABLES if tables is None else tables
+    out = {}
+    for form in MUFU16_FORMS:
+        table = tables[form]
+        scalar = _sweep(data, name, form)
+        bad = np.flatnonzero(scalar != table.astype(np.uint32))
+        out[form] = [(int(x), int(scalar[x]), int(table[x])) for x in bad]
+        out[X2_FORMS[form]] = [r[1:] for r in _x2_halves(_sweep(data, name, X2_FORMS[form]), table)]
+    return out
 
 
 _TABLES = load_tables()
@@ -199,22 +228,43 @@ def float_mufu16(op, a, *, type, ftz=False) -> np.ndarray:
     return low
 
 
+def _read_collection(path) -> dict:
+    data = np.load(path)                       # no pickles: an .npy or a pickle is refused below
+    if not hasattr(data, "files"):
+        raise Mufu16DataError(f"{path}: not an .npz file of hwcheck collect")
+    with data:
+        return {k: data[k] for k in data.files}
+
+
 def main(argv=None) -> int:
-    """``python -m warpsim.isa.mufu16 --from FILE.npz [--out PATH]``: rebuild the data file (exit 2 on bad data)."""
+    """``python -m warpsim.isa.mufu16 --from FILE.npz [--out PATH]``: rebuild the data file;
+    ``--check FILE.npz``: compare a collection with the shipped tables (exit 1 on a mismatch).
+    Bad data: one line on stderr, exit 2."""
+    variants = ",".join(f"{f},{X2_FORMS[f]}" for f in MUFU16_FORMS)
     parser = argparse.ArgumentParser(prog="python -m warpsim.isa.mufu16",
-                                     description="Rebuild the 16-bit MUFU tables from a `hwcheck collect` .npz.")
-    parser.add_argument("--from", dest="source", required=True, metavar="FILE.npz",
-                        help="hwcheck collect --variants " + ",".join(f"{f},{X2_FORMS[f]}" for f in MUFU16_FORMS))
+                                     description="Rebuild or check the 16-bit MUFU tables from a `hwcheck collect` .npz "
+                                                 f"(hwcheck collect --variants {variants} --out FILE.npz).")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--from", dest="source", metavar="FILE.npz", help="rebuild the data file from this collection")
+    what.add_argument("--check", metavar="FILE.npz", help="compare this collection with the shipped tables")
     parser.add_argument("--out", default=DATA_PATH, help="the data file to write (default: the package's)")
     args = parser.parse_args(argv)
+    path = args.check or args.source
     try:
-        with np.load(args.source) as data:
-            if not hasattr(data, "files"):
-                raise Mufu16DataError(f"{args.source}: not an .npz file of hwcheck collect")
-            tables = tables_from_collection({k: data[k] for k in data.files}, args.source)
+        data = _read_collection(path)
+        if args.check:
+            result = check_collection(data, path)
+        else:
+            tables = tables_from_collection(data, path)
     except (OSError, ValueError, zipfile.BadZipFile) as e:   # a missing or unreadable file, a bad collection
         sys.stderr.write(f"mufu16: {e}\n")
         return 2
+    if args.check:
+        for form, bad in result.items():
+            first = ", ".join(f"0x{x:04x}: GPU 0x{g:04x}, table 0x{w:04x}" for x, g, w in bad[:3])
+            total = 65536 * (2 if form.endswith("x2") else 1)
+            sys.stdout.write(f"{form}: {len(bad)} mismatches of {total}{' (' + first + ')' if bad else ''}\n")
+        return 1 if any(result.values()) else 0
     try:
         write_atomic(args.out, lambda f: np.savez_compressed(f, **tables))
     except WriteError as e:
