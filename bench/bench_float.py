@@ -8,8 +8,10 @@ Every library is held to one thread (environment set before the imports). warpsi
 entry (``parallel=False``) of ``warpsim.isa.fpbatch.float_arith``: ``fma.rn.f32`` (the host binary32
 path), ``fma.rz.f32`` and ``fma.rn.ftz.sat.f32`` (the integer model and the host path with its bit
 fix-ups), ``fma.rn.f16x2`` and ``add.rn.f32``. numpy computes ``a * b + c`` in float32 on the same
-inputs (two roundings: a baseline of speed only). The issue's target is ``fma.rn.f32`` at 100 M
-lane-ops/s or more per core; the printed ratio to numpy is the figure to compare between machines.
+inputs (two roundings: a baseline of speed only). The 16-bit MUFU forms (``ex2.approx.f16x2``,
+``tanh.approx.bf16``: ``warpsim.isa.mufu16.float_mufu16``, a table lookup) count each 32-bit
+register as one lane-op. The issue's targets are ``fma.rn.f32`` at 100 M lane-ops/s or more per core
+and MUFU at 50 M; the printed ratio to numpy is the figure to compare between machines.
 ``--quick``: 200,000 elements, best of 2.
 """
 
@@ -26,6 +28,7 @@ import time
 import numpy as np
 
 from warpsim.isa.fpbatch import float_arith
+from warpsim.isa.mufu16 import float_mufu16
 
 
 def best_rate(fn, count, repeats):
@@ -47,6 +50,7 @@ def main(argv=None):
     a, b, c = (rng.uniform(-1, 1, count).astype(np.float32) for _ in range(3))
     ua, ub, uc = (x.view(np.uint32) for x in (a, b, c))
     h = [rng.uniform(-1, 1, 2 * count).astype(np.float16).view(np.uint32) for _ in range(3)]
+    hb = ub >> np.uint32(16)                  # bf16 bits in the low half
     out = sys.stdout
     out.write(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
               f"numpy {np.__version__}; {count:,} elements, best of {repeats}, one thread\n")
@@ -57,6 +61,8 @@ def main(argv=None):
         ("add.rn.f32", lambda: float_arith("add", ua, ub, parallel=False)),
         ("fma.rz.f32", lambda: float_arith("fma", ua, ub, uc, rnd="rz", parallel=False)),
         ("fma.rn.f16x2", lambda: float_arith("fma", *h, type="f16x2", parallel=False)),
+        ("ex2.approx.f16x2", lambda: float_mufu16("ex2", h[0], type="f16x2")),
+        ("tanh.approx.bf16", lambda: float_mufu16("tanh", hb, type="bf16")),
     ]
     rows = [("numpy float32 a * b + c (two roundings)", numpy_rate)]
     for name, fn in runs:
@@ -68,6 +74,9 @@ def main(argv=None):
     fma = rows[1][1]
     out.write(f"\nfma.rn.f32: {fma / 1e6:,.1f} M lane-ops/s per core "
               f"({'meets' if fma >= 100e6 else 'below'} the 100 M target on this machine)\n")
+    mufu = min(rate for name, rate in rows if ".approx." in name)
+    out.write(f"16-bit MUFU (slowest form): {mufu / 1e6:,.1f} M lane-ops/s per core "
+              f"({'meets' if mufu >= 50e6 else 'below'} the 50 M target on this machine)\n")
     return 0
 
 
