@@ -1,4 +1,8 @@
-"""Collecting the GPU's results of the SFU approximations (MUFU), which warpsim does not model yet.
+"""Collecting the GPU's results of the SFU approximations (MUFU), for warpsim's tables and models.
+
+The 16-bit forms are modelled from such a collection (``warpsim.isa.mufu16``: ``python -m
+warpsim.isa.mufu16 --from FILE.npz`` builds its tables, ``--check FILE.npz`` compares a new one); the
+f32 and f64 forms are not modelled yet.
 
 ``ex2.approx``, ``rcp.approx``, ``rsqrt.approx``, ``sqrt.approx``, ``lg2.approx``, ``sin.approx``,
 ``cos.approx``, ``tanh.approx`` (f32, and f16/bf16/x2 where PTX has them) and ``rcp.approx.ftz.f64``

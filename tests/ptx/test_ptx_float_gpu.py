@@ -99,3 +99,8 @@ def test_sign_compare_and_immediates_on_the_gpu(on_gpu):
         cases.test_set_f32(dtype)
     cases.test_set_f16x2()
     cases.test_float_immediates()
+
+
+@pytest.mark.parametrize("name,type_", cases.MUFU16)
+def test_mufu16_on_the_gpu(on_gpu, name, type_):
+    cases.test_mufu16(name, type_)
