@@ -19,7 +19,11 @@ forms from sm_90 only) the same tables are assumed, unproven: docs/numerics.md, 
 
 Scalar models (``@njit``, register bits in, result bits out, 16-bit values in the low half):
 ``f16_ex2_approx``, ``f16x2_ex2_approx``, ``bf16_ex2_approx_ftz``, ``bf16x2_ex2_approx_ftz``,
-``f16_tanh_approx``, ``f16x2_tanh_approx``, ``bf16_tanh_approx``, ``bf16x2_tanh_approx``.
+``f16_tanh_approx``, ``f16x2_tanh_approx``, ``bf16_tanh_approx``, ``bf16x2_tanh_approx``. Numba
+freezes the tables into the machine code of every function that calls them; these are not cached
+on disk, but their cached callers are (the PTX interpreter's ``warpsim.ptx.fpu``), and Numba does
+not notice a changed data file: after rebuilding it, remove the ``__pycache__`` Numba files
+(``*.nbi``, ``*.nbc``) of ``warpsim/ptx``.
 Batched: ``float_mufu16(op, a, *, type, ftz=False)``.
 
 >>> hex(f16_ex2_approx(0x3C00)), hex(bf16_ex2_approx_ftz(0xFF80))   # 2**1; 2**-inf
