@@ -22,7 +22,8 @@ from warpsim.ptx.alu import alu, compare, mask, sext, zext
 from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, WAITING
 from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
-from warpsim.ptx.memory import GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes, write_bytes
+from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes,
+                                write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.thread import cvt_int, get, lane_address, put, raced
 
@@ -386,9 +387,10 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
 
 
 @njit(cache=True)
-def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault):
     """``ld``/``st`` of ``.shared`` or ``.global`` (not generic) for a whole group, bytes accessed in
-    place. Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
+    place; a global access must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`).
+    Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
     space = code[p, M0]
     if space != SP_SHARED and space != SP_GLOBAL:
         return False
@@ -410,7 +412,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             if n_base == 2:
                 addr += np.int64(regs[w, lane, s_base + 1]) << 32
         off = addr - bias
-        if off < 0 or off > mem.shape[0] - size:
+        if off < 0 or off > mem.shape[0] - size or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT]):
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = space
             return False
