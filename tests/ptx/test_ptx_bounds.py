@@ -182,3 +182,16 @@ def test_object_ends_table():
     assert ends[4:8].tolist() == [4] * 4 and ends[8:].tolist() == [4] * 4 + [8] * 4
     with pytest.raises(ValueError, match="not 256-byte aligned"):
         object_ends(1024, [(8, 4)], 0, [], 0, [])
+
+
+def test_local_accesses_stay_inside_the_threads_window():
+    decls = "  .local .align 4 .b8 buf[12];\n"
+    ok = "  mov.u64 %rd30, buf;\n  st.local.u32 [%rd30+8], %r1;\n  ld.local.u32 %r5, [%rd30+8];\n" \
+        + store_r("%r5", "%rd11")
+    assert run(ok, np.zeros(4, np.uint32), decls=decls).buffers["out"].tolist() == list(range(32))
+    bad = "  mov.u64 %rd30, buf;\n  ld.local.u32 %r5, [%rd30+12];\n"
+    with pytest.raises(SimulatorFault, match=WHO.format(t=0) + r": address 0xc \+ 4 bytes is outside local memory "
+                                             r"\[0, 0xc\) per thread"):
+        run(bad, np.zeros(4, np.uint32), decls=decls)
+    with pytest.raises(SimulatorFault, match=r"address 0x0 \+ 4 bytes is outside local memory \[0, 0x0\)"):
+        run("  mov.u64 %rd30, 0;\n  ld.local.u32 %r5, [%rd30];\n", np.zeros(4, np.uint32))

@@ -495,7 +495,7 @@ class _State:
         self.stack = np.zeros((T, _CALL_DEPTH), np.int64)
         self.depth = np.zeros(T, np.int64)
         self.ccf = np.zeros(T, np.int64)
-        self.local = np.zeros((T, max(d.local_bytes, 8)), np.uint8)
+        self.local = np.zeros((T, d.local_bytes), np.uint8)
         self.fparam = np.zeros((T, max(d.fparam_bytes, 8)), np.uint8)
         self.pend = np.zeros((T, MAX_PENDING, 5), np.int64)
         self.npend = np.zeros(T, np.int64)
