@@ -195,3 +195,32 @@ def test_local_accesses_stay_inside_the_threads_window():
         run(bad, np.zeros(4, np.uint32), decls=decls)
     with pytest.raises(SimulatorFault, match=r"address 0x0 \+ 4 bytes is outside local memory \[0, 0x0\)"):
         run("  mov.u64 %rd30, 0;\n  ld.local.u32 %r5, [%rd30];\n", np.zeros(4, np.uint32))
+
+
+def test_generic_accesses_mixing_global_and_shared_lanes():
+    """Even lanes load through a generic global address, odd lanes through a generic shared one (the
+    thread-by-thread path); then every lane through a shared one (the warp path); a shared generic
+    address past the end faults as before."""
+    decls = "  .shared .align 4 .b32 sm[32];\n"
+    body = """
+  mov.u64 %rd20, sm;
+  cvta.shared.u64 %rd21, %rd20;
+  add.s64 %rd21, %rd21, %rd0;
+  add.u32 %r6, %r1, 1000;
+  st.u32 [%rd21], %r6;
+  add.s64 %rd22, %rd10, %rd0;
+  and.b32 %r7, %r1, 1;
+  setp.eq.u32 %p1, %r7, 1;
+  selp.b64 %rd23, %rd21, %rd22, %p1;
+  ld.u32 %r5, [%rd23];
+  ld.u32 %r8, [%rd21];
+  add.u32 %r5, %r5, %r8;
+""" + store_r("%r5", "%rd11")
+    x = np.arange(32, dtype=np.uint32) * 7
+    out = run(body, x, decls=decls).buffers["out"]
+    t = np.arange(32)
+    assert out.tolist() == np.where(t % 2 == 1, 2 * (t + 1000), x + t + 1000).tolist()
+    bad = "  mov.u64 %rd20, sm;\n  cvta.shared.u64 %rd21, %rd20;\n  ld.u32 %r5, [%rd21+128];\n"
+    with pytest.raises(SimulatorFault, match=WHO.format(t=0) + r": address 0x10000000080 \+ 4 bytes is outside "
+                                             r"shared memory \[0, 0x80\)"):
+        run(bad, x, decls=decls)

@@ -387,12 +387,33 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
 
 
 @njit(cache=True)
+def _generic_window(regs, w, gmask, s_base, n_base, imm):
+    """``SP_GLOBAL`` when every lane of ``gmask`` has a global generic address, ``SP_SHARED`` when every
+    one is in the shared window, else -1 (mixed, another window, or invalid: thread by thread)."""
+    space = np.int64(-1)
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            a = imm
+            if s_base >= 0:
+                a += np.int64(regs[w, lane, s_base])
+                if n_base == 2:
+                    a += np.int64(regs[w, lane, s_base + 1]) << 32
+            lsp = SP_GLOBAL if 0 <= a < SHARED_WINDOW else (SP_SHARED if SHARED_WINDOW <= a < 2 * SHARED_WINDOW else -1)
+            if lsp < 0 or (space >= 0 and lsp != space):
+                return np.int64(-1)
+            space = lsp
+    return space
+
+
+@njit(cache=True)
 def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault):
-    """``ld``/``st`` of ``.shared`` or ``.global`` (not generic) for a whole group, bytes accessed in
-    place; a global access must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`).
-    Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
+    """``ld``/``st`` of ``.shared`` or ``.global``, or generic when every lane's address is global or
+    every one is in the shared window, for a whole group, bytes accessed in place; a global access
+    must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`). Returns False
+    when it does not apply (another space) or on a fault (``fault`` set)."""
     space = code[p, M0]
-    if space != SP_SHARED and space != SP_GLOBAL:
+    generic = space == SP_GENERIC
+    if space != SP_SHARED and space != SP_GLOBAL and not generic:
         return False
     tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
     esize = max(tb // 8, 1)
@@ -400,8 +421,12 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     o = code[p, O0:O0 + 2]
     arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
     s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
+    if generic:
+        space = _generic_window(regs, w, gmask, s_base, n_base, imm)
+        if space < 0:
+            return False
     mem = smem if space == SP_SHARED else gmem
-    bias = 0 if space == SP_SHARED else GLOBAL_BASE
+    bias = (SHARED_WINDOW if generic else 0) if space == SP_SHARED else GLOBAL_BASE
     t0 = 32 * w
     for lane in range(32):                      # check every lane first: a fault changes nothing
         if not (gmask >> lane) & 1:
