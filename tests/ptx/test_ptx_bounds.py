@@ -164,10 +164,15 @@ def test_const_and_param_reads_stay_inside_one_variable_or_parameter():
     extra = ".const .align 4 .b32 c[3] = {7, 8, 9};\n.const .align 8 .b64 d[1] = {5};\n"
     ok = "  mov.u64 %rd30, c;\n  ld.const.u32 %r5, [%rd30+8];\n" + store_r("%r5", "%rd11")
     assert run(ok, np.zeros(4, np.uint32), extra=extra).buffers["out"].tolist() == [9] * 32
-    bad = "  mov.u64 %rd30, c;\n  ld.const.u32 %r5, [%rd30+12];\n"     # the padding between c and d
+    bad = "  mov.u64 %rd30, c;\n  ld.const.u32 %r5, [%rd30+12];\n"     # c[3]: not d's bytes
     with pytest.raises(SimulatorFault, match=r"const address 0xc \+ 4 bytes is not inside one \.const variable: "
                                              r"0xc is 0 bytes past the end of variable c \[0x0, 0xc\)"):
         run(bad, np.zeros(4, np.uint32), extra=extra)
+    d = "  mov.u64 %rd30, d;\n  ld.const.u32 %r5, [%rd30+4];\n" + store_r("%r5", "%rd11")
+    assert run(d, np.zeros(4, np.uint32), extra=extra).buffers["out"].tolist() == [0] * 32
+    with pytest.raises(SimulatorFault, match=r"const address 0x\w+ \+ 4 bytes is not inside one \.const variable: "
+                                             r"0x\w+ is 4 bytes before the start of variable d"):
+        run("  mov.u64 %rd30, d;\n  ld.const.u32 %r5, [%rd30+-4];\n", np.zeros(4, np.uint32), extra=extra)
     text = (f"{HEADER}\n.visible .entry k(.param .u32 n, .param .u64 x)\n{{\n  .reg .b64 %rd<40>;\n"
             f"  ld.param.u64 %rd30, [x+4];\n  ret;\n}}\n")
     with pytest.raises(SimulatorFault, match=r"ld\.param\.u64 %rd30, \[x\+4\].*param address 0xc \+ 8 bytes is not "

@@ -37,7 +37,7 @@ import numpy as np
 
 from warpsim.errors import PtxSyntaxError
 from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_LOCAL,
-                                SP_SHARED, SPACE_NAMES, global_layout, round_up, to_generic)
+                                SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
 from warpsim.ptx.instructions import InstructionDecoder
 from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
@@ -138,6 +138,7 @@ class _Decoder(InstructionDecoder):
                 const.extend(data + bytes(self.var_bytes(v) - len(data)))
                 self.module_symbols[v.name] = (SP_CONST, start)
                 self.consts.append((v.name, start, self.var_bytes(v)))
+                const.extend(bytes(redzone(self.var_bytes(v))))     # an overrun faults, not reads the next one
         self.const = np.frombuffer(bytes(const), np.uint8).copy()
         self.externs = [v for v in self.m.variables if v.space == "shared" and v.extern]
         for v in self.m.variables:
