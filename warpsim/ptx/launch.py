@@ -464,9 +464,6 @@ the end of buffer x [0x100000000, 0x100000200)'
 
 
 def _regions(space, m, state):
-    if space == 1:
-        return " (buffers: " + ", ".join(f"{n} [{GLOBAL_BASE + b:#x}, {GLOBAL_BASE + b + s:#x})"
-                                         for n, (b, s) in m.buffers.items()) + ")" if m.buffers else ""
     if space == 2:
         return f" [0, {m.smem.size:#x})"
     if space == 3:

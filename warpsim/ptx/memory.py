@@ -26,9 +26,10 @@ holding byte ``off`` end" in O(1): one entry per ``GLOBAL_ALIGN`` page of ``gmem
 page boundaries, so a page holds bytes of at most one buffer), then one per byte of ``const``, then
 one per byte of ``kparam``; 0 where no object is. An access of ``size`` bytes at ``off`` is inside
 an object exactly when ``off + size <= end(off)``.
-Global buffers are laid out with a :func:`redzone` after each, so that reading ``x[n]`` of an
-``n``-element array faults instead of reading the next buffer (an address tells which buffer it
-is in, not which buffer its pointer came from).
+
+Global buffers and ``.const`` variables are laid out with a :func:`redzone` after each, so that
+reading ``x[n]`` of an ``n``-element array faults instead of reading the next object (an address
+tells which object it is in, not which one its pointer came from).
 
 >>> hex(to_generic(SP_SHARED, 0x40)), from_generic(to_generic(SP_SHARED, 0x40))
 ('0x10000000040', (2, 64))
@@ -65,9 +66,9 @@ def round_up(x, align):
 
 
 def redzone(nbytes):
-    """Bytes left free after a global buffer of ``nbytes``: as many as the buffer holds, at least
-    ``GLOBAL_ALIGN`` and at most ``REDZONE_MAX``, so that running past a buffer's end faults
-    instead of reading the next buffer (``redzone(10) == 256``, ``redzone(300) == 300``)."""
+    """Bytes left free after a global buffer or ``.const`` variable of ``nbytes``: as many as it
+    holds, at least ``GLOBAL_ALIGN`` and at most ``REDZONE_MAX``, so that running past its end faults
+    instead of reading the next one (``redzone(10) == 256``, ``redzone(300) == 300``)."""
     return min(max(nbytes, GLOBAL_ALIGN), REDZONE_MAX)
 
 
