@@ -2,7 +2,7 @@
 
 Run: ``warpsim run examples/gemm_smem.py --param dtype=bf16 --param product=pv``
 
-Configured as REFERENCE.md section 1 and the tutorial's ``kernel_traits.h`` (BlockM = BlockN =
+Configured as docs/hardware-model.md §1 and the tutorial's ``kernel_traits.h`` (BlockM = BlockN =
 head_dim = 64, 4 warps): ``MMA_Atom<SM80_16x8x16_F32F16F16F32_TN>`` (bf16:
 ``SM80_16x8x16_F32BF16BF16F32_TN``) tiled ``Layout<Shape<_4,_1,_1>>`` over ``Tile<_64,_16,_16>``;
 shared layouts ``tile_to_shape(composition(Swizzle<3,3,3>, (8,64):(64,1)), (64,64))``; ldmatrix.x4

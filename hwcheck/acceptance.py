@@ -50,7 +50,7 @@ ACCEPTANCE = (
     ("cvt", "cvt", {}, 200_000),
 )
 PROGRAM_SEEDS = 20       # random inputs per example program and params combination
-ONLY = ("all", "campaigns", "programs")
+ONLY = ("all", "campaigns", "programs", "ptx")
 _EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
 
@@ -205,7 +205,7 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
     invoked = command_line() if invoked is None else invoked
     rows = []
     worst = 0
-    for report_name, instr, options, count in (ACCEPTANCE if only != "programs" else ()):
+    for report_name, instr, options, count in (ACCEPTANCE if only in ("all", "campaigns") else ()):
         n = max(32, round(count * scale))
         if instr == "cvt":
             n = -(-n // 32) * 32            # whole warps of conversions
@@ -222,7 +222,18 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         if not outcome.results:
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
-    if only != "campaigns":
+    if only == "ptx":                      # every PTX example: buffers and every written register
+        from hwcheck.ptx_examples import run_ptx_examples
+        n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
+        path = os.path.join(out, f"{prefix}-ptx-programs.json")
+        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed)
+        if error:
+            stream.write(f"ptx programs: {error.splitlines()[0]}\n")
+        for r in runs:
+            rows.append((path, f"ptx {os.path.basename(r.job.source)} {r.job.kernel}", f"{len(r.seeds)} seeds",
+                         str(r.mismatched), f"{r.wall_s:.1f}", status))
+        worst = max(worst, code)
+    if only in ("all", "programs"):
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-programs.json")
         outcome = run_example_programs(gpu, report=path, seeds=n, seed=seed, extra={"invoked_as": invoked})

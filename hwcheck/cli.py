@@ -13,7 +13,9 @@ Subcommands:
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
   [--seed S] [--arch sm80|sm90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
   and on the simulator, every register snapshot, shared memory and global memory compared
-  (:mod:`hwcheck.run`);
+  (:mod:`hwcheck.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
+  runs the very same PTX on the GPU and the simulator, buffers and every written register
+  (:mod:`hwcheck.ptx_cli`, :mod:`hwcheck.ptx_run`);
 - ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
   the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.lower`), on stdout or
   into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.nvrtc`, no GPU) and prints
@@ -114,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
     a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
     a.add_argument("--seed", type=_at_least(0), default=0)
-    a.add_argument("--only", choices=("all", "campaigns", "programs"), default="all",
-                   help="run only the instruction campaigns or only the example programs (default all)")
+    a.add_argument("--only", choices=("all", "campaigns", "programs", "ptx"), default="all",
+                   help="run only the instruction campaigns or only the example programs (default all: both); "
+                        "ptx: the PTX examples, buffers and every written register")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
     r = sub.add_parser("run", help="run a program on the GPU and on the simulator; compare every register")
     r.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
@@ -236,7 +239,7 @@ def _cmd_acceptance(args, argv) -> int:
     from hwcheck.acceptance import example_programs, run_acceptance
     from hwcheck.gpu import Gpu
     from hwcheck.report import command_line
-    if args.only != "campaigns":
+    if args.only in ("all", "programs"):
         example_programs()            # no examples found: a usage error before the GPU opens
     gpu = Gpu.open()
     return run_acceptance(gpu, out=args.out, scale=args.scale, name=args.name, seed=args.seed, only=args.only,
@@ -308,6 +311,10 @@ def _cmd_lower(args, argv) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if argv[:1] == ["run"]:
+            from hwcheck import ptx_cli       # a .cu/.ptx/CuTe DSL source: the PTX route
+            if ptx_cli.routes_here(argv[1:]):
+                return ptx_cli.main(argv[1:])
         args = build_parser().parse_args(argv)
         command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
                    "lower": _cmd_lower, "collect": _cmd_collect}[args.command]

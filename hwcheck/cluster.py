@@ -42,6 +42,7 @@ from hwcheck.campaign import (CASE_RECORDS, CHUNK, CaseResult, GpuRunner, add_ch
                               compare_chunk, first_mismatches, model_arch, plan_chunks, summary_table, warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.report import write_json_atomic
+from warpsim.isa.arith import DEFAULT_ARCH
 
 __all__ = ["RUNNERS", "MAX_ATTEMPTS", "SimulatorRunner", "ClusterRun", "connect", "run_campaign_ray",
            "run_one_ray"]
@@ -143,7 +144,7 @@ class ClusterRun:
     simulators: int = 0
     checkers: int = 0
     gpu: dict | None = None
-    arch: str = "sm90"
+    arch: str = DEFAULT_ARCH
     wall_s: float = 0.0
     stream_s: float = 0.0                           # first chunk sent .. last result in (actors warm)
 
@@ -298,13 +299,13 @@ def run_campaign_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, ar
     start = time.perf_counter()
     tasks = [(ci, part) for ci, case in enumerate(cases) for part in plan_chunks(case, count, chunk)[1]]
     total = sum(part.n for _ci, part in tasks)
-    pool = _Pool(cases, runner, seed, arch or "sm90", checkers, on_gpu)   # a simulator checker needs arch
-    run = ClusterRun([], len(tasks), 0, simulators=simulators, checkers=checkers, arch=arch or "sm90")
+    pool = _Pool(cases, runner, seed, arch or DEFAULT_ARCH, checkers, on_gpu)   # a simulator checker needs arch
+    run = ClusterRun([], len(tasks), 0, simulators=simulators, checkers=checkers, arch=arch or DEFAULT_ARCH)
     try:
         try:
             pool.start_checkers()
             run.gpu = pool.gpu
-            run.arch = arch or (model(pool.gpu) if model is not None and pool.gpu is not None else "sm90")
+            run.arch = arch or (model(pool.gpu) if model is not None and pool.gpu is not None else DEFAULT_ARCH)
             pool.start_simulators(run.arch, simulators)
         except KeyboardInterrupt:     # Ctrl-C while the actors start: nothing ran
             run.partial = True
@@ -420,7 +421,7 @@ def run_one_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=No
     model = (lambda info: model_arch(info["compute_capability"], None)) if instr == "mma" else None
     run = ClusterRun([], 0, 0)
     try:
-        run = run_campaign_ray(cases, count=count, seed=seed, chunk=chunk, arch=arch if instr == "mma" else "sm90",
+        run = run_campaign_ray(cases, count=count, seed=seed, chunk=chunk, arch=arch if instr == "mma" else DEFAULT_ARCH,
                                runner=runner, simulators=workers, progress=progress, model=model)
         error = run.error
     except HwcheckError as e:

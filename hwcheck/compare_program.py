@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwcheck.compare import Mismatch, decode_register
-from warpsim.cute.numeric import DTYPES, storage_dtype     # storage_dtype: re-exported
+from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype     # storage_dtype: re-exported
 from warpsim.isa.floats import bf16_bits_to_float, f16_bits_to_float
 from warpsim.program.instr import Op
 
@@ -107,7 +107,7 @@ class MemoryMismatch:
     actual: int
 
     def as_dict(self) -> dict:
-        digits = {"u16": 4, "f16": 4, "bf16": 4, "byte": 2}.get(self.dtype, 8)
+        digits = dtype_bits(self.dtype) // 4 if self.dtype in DTYPES else {"byte": 2}.get(self.dtype, 8)
         return {"memory": self.space, "buffer": self.buffer,
                 "index": list(self.index) if self.index is not None else None,
                 "address": f"{self.address:#x}", "dtype": self.dtype,

@@ -28,13 +28,13 @@ import os
 import platform
 import shlex
 import sys
-import tempfile
 
 import numba
 import numpy as np
 
 from warpsim import __version__
 from hwcheck.errors import HwcheckError
+from warpsim.files import WriteError, write_atomic
 
 __all__ = ["REPORT_FORMAT", "new_report", "write_json_atomic", "write_text_atomic", "command_line"]
 
@@ -80,40 +80,11 @@ def write_json_atomic(path, data) -> None:
 
 
 def write_text_atomic(path, text: str, *, what: str = "file") -> None:
-    """Write ``text`` to ``path`` atomically (see the module docstring); ``HwcheckError`` naming the
-    path (``"hwcheck: {what} {path} not written: ..."``) when it cannot, the target then unchanged."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = None
+    """Write ``text`` to ``path`` atomically and durably (:func:`warpsim.files.write_atomic`, missing
+    folders made); ``HwcheckError`` naming the path (``"hwcheck: {what} {path} not written: ..."``) when
+    it cannot, the target then unchanged."""
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as e:
-        raise HwcheckError(f"hwcheck: {what} {path} not written: {e}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-    _fsync_directory(directory)
+        write_atomic(path, lambda f: f.write(text.encode("utf-8")), durable=True, makedirs=True)
+    except WriteError as e:
+        raise HwcheckError(f"hwcheck: {what} {os.fspath(path)} not written: {e.reason}") from None
 
-
-def _fsync_directory(directory: str) -> None:
-    """Make the rename durable where the platform allows it (a no-op elsewhere)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -5,7 +5,7 @@
 PTX's fragment maps (checked against the PTX text and hardware by ``tests/isa``). Neither imports the
 other; this test walks both registries and checks that thread ``t``'s value ``v`` is, in both, the
 same element of the same operand. Value ``v`` of a 16-bit operand is register ``v // 2``, half
-``v % 2`` (REFERENCE.md section 1); an f32 value is a whole register.
+``v % 2`` (docs/hardware-model.md §1); an f32 value is a whole register.
 """
 
 import pytest

@@ -1,6 +1,6 @@
-"""The seed's example, verbatim (issue 3), and the rest of REFERENCE.md §1's printed texts.
+"""The seed's example, verbatim (issue 3), and the rest of docs/hardware-model.md §1's printed texts.
 
-The expected strings are what CuTe C++ 4.x prints for thread 0 (REFERENCE.md §1, from runs of the
+The expected strings are what CuTe C++ 4.x prints for thread 0 (docs/hardware-model.md §1, from runs of the
 tutorial's kernel); the oracle tests check the same quantities for every thread against nvcc.
 """
 

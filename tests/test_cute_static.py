@@ -1,4 +1,4 @@
-"""Static/dynamic tracking and CuTe's printed text, against facts CuTe C++ printed (REFERENCE.md §1).
+"""Static/dynamic tracking and CuTe's printed text, against facts CuTe C++ printed (docs/hardware-model.md §1).
 
 These run without nvcc; the oracle tests (tests/oracle) check the same against live CuTe.
 """
@@ -20,7 +20,7 @@ def test_acceptance_texts():
 
 
 def test_fragment_order_follows_static_then_dynamic_strides():
-    # REFERENCE.md §1: the partition of the seed's sK for thread 0, and its register fragment.
+    # docs/hardware-model.md §1: the partition of the seed's sK for thread 0, and its register fragment.
     part = Layout(((2, 2), 8, (2, 2)), ((1, DInt(8)), 512, (DInt(16), DInt(32))))
     assert str(part) == "((_2,_2),_8,(_2,_2)):((_1,8),_512,(16,32))"
     assert str(make_fragment_like(part)) == "((_2,_2),_8,(_2,_2)):((_1,_2),_4,(_32,_64))"

@@ -6,7 +6,7 @@ register and half that hold it, its coordinate in both views, the (row, col) of 
 it holds, the shared-memory byte address it is loaded from, and the copy call that loads it (for
 ``ldmatrix``: which lane supplied the row address, and that row's address).
 
-A configuration is the built-in ``"seed"`` (REFERENCE.md §1: Q, K and Vᵀ of the flash-attention
+A configuration is the built-in ``"seed"`` (docs/hardware-model.md §1: Q, K and Vᵀ of the flash-attention
 tutorial, 4 warps) or a Python file that defines, at module level:
 
 * ``tiled_mma``: a :class:`~warpsim.cute.TiledMMA`;
@@ -65,7 +65,7 @@ class ExplainConfig:
 
 
 def seed_config(dtype="f16"):
-    """REFERENCE.md §1: Q (A), K (B) and Vᵀ (B, through ``SM75_U16x8_LDSM_T``) of the seed, 64x64 each."""
+    """docs/hardware-model.md §1: Q (A), K (B) and Vᵀ (B, through ``SM75_U16x8_LDSM_T``) of the seed, 64x64 each."""
     op = cute.SM80_16x8x16_F32F16F16F32_TN() if dtype == "f16" else cute.SM80_16x8x16_F32BF16BF16F32_TN()
     tiled_mma = cute.make_tiled_mma(op, cute.make_layout((4, 1, 1)), (64, 16, 16))
     kv = cute.tile_to_shape(cute.composition(cute.Swizzle(3, 3, 3), cute.make_layout((8, 64), (64, 1))), (64, 64))

@@ -32,12 +32,14 @@ class WriteError(WarpsimError, OSError):
     """A file could not be written; the message names it. The old file, if any, is unchanged."""
 
 
-def write_atomic(path, write):
+def write_atomic(path, write, *, durable=False, makedirs=False):
     """Call ``write(f)`` on a binary buffer, write that to a temporary file beside ``path``, rename it to ``path``.
 
     An ``OSError`` (disk full, ``ulimit -f``, permissions, a missing directory) becomes a
-    :class:`WriteError` naming ``path``; any other exception of ``write`` propagates. Either way
-    the temporary file is removed and ``path`` keeps its old content.
+    :class:`WriteError` naming ``path`` (its ``reason`` attribute: the OS's words alone); any other
+    exception of ``write`` propagates. Either way the temporary file is removed and ``path`` keeps its
+    old content. ``durable``: the file and the rename reach the disk (``fsync``) before this returns;
+    ``makedirs``: missing parent folders are made.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -45,20 +47,43 @@ def write_atomic(path, write):
     try:
         content = io.BytesIO()              # produced first: the file gets whole writes and the OS's errors
         write(content)
+        if makedirs:
+            os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(content.getbuffer())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())           # as open() would have made it, not mkstemp's 0600
         os.replace(tmp, path)
         tmp = None
+        if durable:
+            _fsync_directory(directory)
     except OSError as e:
-        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
+        error = WriteError(f"cannot write {path}: {e.strerror or e}")
+        error.reason = str(e.strerror or e)
+        raise error from None
     finally:
         if tmp is not None:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _fsync_directory(directory):
+    """Make a rename durable where the platform allows it (a no-op elsewhere)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _umask():

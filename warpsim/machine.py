@@ -30,7 +30,7 @@ here run one instruction each from Python and raise ``SimulatorFault`` on a faul
 import numpy as np
 
 from warpsim.errors import SimulatorFault
-from warpsim.isa.arith import DEFAULT_ARCH
+from warpsim.isa.arith import DEFAULT_ARCH, SM80, SM90
 from warpsim.isa.cvt import CVT_TYPES, cvt_name, warp_cvt_pack
 from warpsim.isa.faults import new_fault, raise_fault
 from warpsim.isa.fragments import MMA_REGS
@@ -42,7 +42,7 @@ __all__ = ["Machine", "GLOBAL_ALIGN", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "
 
 GLOBAL_ALIGN = 256   # bytes: every global buffer starts at a multiple of this
 MAX_THREADS_PER_CTA = 1024          # every architecture since sm_20 (CUDA C Programming Guide, compute capabilities)
-MAX_SMEM_BYTES = {"sm80": 163 * 1024, "sm90": 227 * 1024}   # shared memory per CTA, opted in (same table)
+MAX_SMEM_BYTES = {SM80.name: 163 * 1024, SM90.name: 227 * 1024}   # shared memory per CTA, opted in (same table)
 
 
 def check_cta_limits(op, threads, smem_bytes, arch=DEFAULT_ARCH, max_smem_bytes=None):

@@ -32,6 +32,7 @@ from warpsim.program.run import prepare
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIG_SMEM = os.path.join(HERE, "programs", "big_smem_convert.py")
+ELEMENTS = os.path.join(HERE, "programs", "elements_auto_copy.py")   # element access, copy(src, dst)
 GEMM = example_programs()[0]
 
 
@@ -64,7 +65,7 @@ def test_examples_are_found():
     assert "gemm_smem.py" in names and "explain_config.py" not in names
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM], ids=os.path.basename)
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS], ids=os.path.basename)
 def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path):
     program = load_program(path)
     combos = param_choices(program, {}, sweep=True)
@@ -162,7 +163,7 @@ def test_emulated_kernel_agrees_with_the_executor_on_every_instruction_kind():
     assert (want != 0xFFFFFFFF).sum() > 0.9 * written
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM], ids=os.path.basename)
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS], ids=os.path.basename)
 def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path):
     for job in _all_jobs(path):
         trace, machine, _inputs, _t = prepare(job.program, job.params, seed=3)

@@ -1,4 +1,4 @@
-"""Directed tests, one per rule of the tensor-core model (warpsim/isa/arith.py, REFERENCE.md section 4).
+"""Directed tests, one per rule of the tensor-core model (warpsim/isa/arith.py, docs/hardware-model.md §4).
 
 Each case is a dot product run as one mma output element through the fragment maps. Expected bits
 are worked out by hand in each docstring from the rule, never taken from warpsim's output. Rules
@@ -116,7 +116,7 @@ def test_ez_floor_f32(arch):
     t1 = -(1 + 2**-7)**2 * 2**-149 = -(2**-149 + 2**-155 + 2**-163). Exact sum 2**-149 - 2**-163
     truncates to +0; with the floor t1 loses 2**-163 and the sum is exactly 2**-149 (0x00000001).
     No hardware evidence here for sm80 (A100/L40S vectors have no zeros) and none in the vectors for
-    sm90: Khattak & Mikaitis min_exp_limit; REFERENCE.md section 4 (H200 run)."""
+    sm90: Khattak & Mikaitis min_exp_limit; docs/hardware-model.md §4 (H200 run)."""
     a = [bf16((1 + 2 ** -7) * 2 ** -74), bf16(-(1 + 2 ** -7) * 2 ** -75)]
     b = [bf16(2 ** -74), bf16((1 + 2 ** -7) * 2 ** -74)]
     check(dot(a, b, 0, ab="bf16", arch=arch), 0x00000001, f"EZ floor f32 under {arch}")
@@ -138,7 +138,7 @@ def test_ez_floor_f16(arch):
 @pytest.mark.parametrize("cd", ["f32", "f16"])
 def test_nan_and_inf_rules(arch, cd):
     """Any NaN input, inf * 0, or +inf with -inf give the canonical NaN; otherwise an infinity wins
-    with its sign. Source: MMA-Sim (arXiv 2511.10909) and REFERENCE.md section 4 (H200); no
+    with its sign. Source: MMA-Sim (arXiv 2511.10909) and docs/hardware-model.md §4 (H200); no
     hardware vectors here contain specials, none at all for sm80."""
     nan, inf = (F32_NAN, F32_INF) if cd == "f32" else (F16_NAN, F16_INF)
     one, two = f16(1.0), f16(2.0)
@@ -163,7 +163,7 @@ def test_nan_and_inf_rules(arch, cd):
 @pytest.mark.parametrize("cd", ["f32", "f16"])
 def test_zero_results_are_positive(arch, cd):
     """Every zero result is +0: -0 + 0 * x, and an exact cancellation of c = -1 by +1.
-    Source: MMA-Sim; REFERENCE.md section 4."""
+    Source: MMA-Sim; docs/hardware-model.md §4."""
     neg_zero = 0x80000000 if cd == "f32" else 0x8000
     minus_one = f32(-1.0) if cd == "f32" else f16(-1.0)
     check(dot([0x8000], [f16(3.0)], neg_zero, cd=cd, arch=arch), 0, f"-0 + (-0 * 3) ({cd})", cd)
@@ -182,7 +182,7 @@ def test_subnormal_inputs_are_kept(arch):
 @pytest.mark.parametrize("arch", ["sm80", "sm90"])
 def test_f32_overflow_under_truncation(arch):
     """bf16: 2**64 * 2**63 twice is 2**128: inf even though the result is truncated. c = the largest
-    f32 plus 1.0: truncation keeps the largest f32 (0x7F7FFFFF). Source: REFERENCE.md section 4."""
+    f32 plus 1.0: truncation keeps the largest f32 (0x7F7FFFFF). Source: docs/hardware-model.md §4."""
     big_a, big_b = bf16(2.0 ** 64), bf16(2.0 ** 63)
     check(dot([big_a, big_a], [big_b, big_b], 0, ab="bf16", arch=arch), F32_INF, "2**127 + 2**127")
     check(dot([bf16(-(2.0 ** 64))] * 2, [big_b] * 2, 0, ab="bf16", arch=arch), F32_INF | 0x80000000, "-2**128")

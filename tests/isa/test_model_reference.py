@@ -1,5 +1,5 @@
 """The Numba kernel against a second, independent implementation of the model written with exact
-rationals (``fractions.Fraction``) straight from REFERENCE.md section 4, on every input class.
+rationals (``fractions.Fraction``) straight from docs/hardware-model.md §4, on every input class.
 
 The hardware is the outside truth (test_conformance.py, and the GPU campaigns); this test checks that
 the fast integer kernel computes the model as stated for the inputs the vectors do not reach

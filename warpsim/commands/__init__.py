@@ -45,7 +45,8 @@ COMMANDS = {
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map, "
              "a warp's registers",
              *_verb("draw")),
-    "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks",
+    "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks "
+              "(a .cu, .ptx or CuTe DSL file: `warpsim debug K.cu --kernel NAME ...`, see warpsim.commands.debug_ptx)",
               *_verb("debug")),
 }
 
@@ -66,14 +67,22 @@ EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 
 def _ptx_route(argv):
-    """``(args, run)`` when ``argv`` is ``run`` of a .cu, .ptx or CuTe DSL file (:mod:`warpsim.ptx.command`),
-    else ``None``."""
-    if argv[:1] != ["run"]:
+    """``(args, run)`` when ``argv`` is ``run`` (:mod:`warpsim.ptx.command`) or ``debug``
+    (:mod:`warpsim.commands.debug_ptx`) of a .cu, .ptx or CuTe DSL file, else ``None``."""
+    if argv[:1] not in (["run"], ["debug"]):
         return None
     from warpsim.commands.program_args import announce_compiling
     from warpsim.ptx import command      # imported when used: keeps start-up light
     if not command.routes_here(argv[1:]):
         return None
+    if argv[0] == "debug":
+        from warpsim.commands import debug_ptx
+        parser = argparse.ArgumentParser(prog="warpsim debug", description="step through a kernel of a .cu, "
+                                         ".ptx or CuTe DSL file on the simulated CTAs")
+        debug_ptx.add_arguments(parser)
+        args = parser.parse_args(argv[1:])
+        args.command = "debug"
+        return args, debug_ptx.run
     parser = argparse.ArgumentParser(prog="warpsim run", description="run a kernel of a .cu, .ptx or "
                                      "CuTe DSL file on the simulated CTAs")
     command.add_arguments(parser)

@@ -20,7 +20,7 @@ from functools import reduce
 from warpsim.cute.basis import ScaledBasis
 
 from warpsim.cute.integers import (
-    _, ceil_div_int, cute_min, cute_str, is_constant, is_int, is_static, is_tuple,
+    _, brief, ceil_div_int, cute_min, cute_str, is_constant, is_int, is_static, is_tuple,
 )
 
 __all__ = [
@@ -41,7 +41,7 @@ def check_int_tuple(op, t, name="operand"):
         return t
     if hasattr(t, "__index__") and not isinstance(t, bool) and type(t).__module__ == "numpy":
         return int(t)
-    raise TypeError(f"{op}: {name} must be an integer or a tuple of integers, got {t!r}")
+    raise TypeError(f"{op}: {name} must be an integer or a tuple of integers, got {brief(t)}")
 
 
 def rank(t):

@@ -31,7 +31,7 @@ from numbers import Integral
 __all__ = [
     "DInt", "Underscore", "_", "is_static", "make_dynamic", "is_int", "is_tuple",
     "is_constant", "div", "mod", "ceil_div_int", "cute_min",
-    "cute_max", "cute_gcd", "cute_abs", "signum", "shiftl", "shiftr", "cute_str",
+    "cute_max", "cute_gcd", "cute_abs", "signum", "shiftl", "shiftr", "cute_str", "brief",
 ]
 
 
@@ -338,3 +338,23 @@ def cute_str(x):
     if isinstance(x, tuple):
         return "(" + ",".join(cute_str(e) for e in x) + ")"
     return str(x)
+
+
+def brief(x, limit=8):
+    """``repr(x)`` for an error message, each array in it (a lane vector) cut to ``limit`` values.
+
+    A message names a lane's value, never a whole warp's: ``brief`` keeps it one short line.
+
+    >>> import numpy as np
+    >>> brief((np.arange(32), 3))
+    '([0, 1, 2, 3, 4, 5, 6, 7, ... 32 values], 3)'
+    >>> brief(np.array([5, 9])), brief("x")
+    ('[5, 9]', "'x'")
+    """
+    if isinstance(x, tuple):
+        return "(" + ", ".join(brief(e, limit) for e in x) + ("," if len(x) == 1 else "") + ")"
+    if hasattr(x, "ravel") and hasattr(x, "tolist") and getattr(x, "ndim", 0) > 0:
+        flat = x.ravel().tolist()
+        head = ", ".join(str(v) for v in flat[:limit])
+        return f"[{head}]" if len(flat) <= limit else f"[{head}, ... {len(flat)} values]"
+    return repr(x)

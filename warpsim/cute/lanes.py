@@ -17,7 +17,7 @@ copy views, slots) stay plain.
 import numpy as np
 
 from warpsim.cute.basis import ArithmeticTuple, ScaledBasis
-from warpsim.cute.integers import _, cute_str, is_int, is_tuple
+from warpsim.cute.integers import _, brief, cute_str, is_int, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import Layout
 
@@ -34,10 +34,10 @@ def is_lanes(x):
 def as_lanes(x, op="lanes"):
     """``x`` as an ``int64`` lane vector; ``ValueError`` naming ``op`` for anything else."""
     if not is_lanes(x) or x.size == 0:
-        raise ValueError(f"{op}: a lane vector must be a non-empty 1-D integer numpy array, got {x!r}")
+        raise ValueError(f"{op}: a lane vector must be a non-empty 1-D integer numpy array, got {brief(x)}")
     x = np.asarray(x, dtype=np.int64)     # a plain ndarray, also for subclasses (a program's lane vectors)
     if (x < 0).any():
-        raise ValueError(f"{op}: negative thread id in lane vector {x.tolist()}")
+        raise ValueError(f"{op}: negative thread id {int(x[x < 0][0])} in lane vector {brief(x)}")
     return x
 
 

@@ -20,7 +20,7 @@ Examples::
 """
 
 from warpsim.cute.integers import (
-    _, cute_abs, cute_str, is_constant, is_static, is_tuple,
+    _, brief, cute_abs, cute_str, is_constant, is_static, is_tuple,
 )
 from warpsim.cute import int_tuple as it
 from warpsim.cute.basis import ScaledBasis, make_basis_like
@@ -170,7 +170,7 @@ def check_coord(where, c):
         return it.check_int_tuple(where, c, "coordinate") if not it.has_underscore(c) else \
             tuple(check_coord(where, e) for e in c)
     except TypeError:
-        raise TypeError(f"{where}: a coordinate must hold integers, _ and tuples, got {c!r}") from None
+        raise TypeError(f"{where}: a coordinate must hold integers, _ and tuples, got {brief(c)}") from None
 
 
 def _typed(t):

@@ -40,7 +40,7 @@ import numpy as np
 
 from warpsim.cute.basis import ArithmeticTuple, ScaledBasis, as_arithmetic_tuple, coord_values
 from warpsim.cute.composed import ComposedLayout
-from warpsim.cute.integers import _, cute_str, is_static, is_tuple
+from warpsim.cute.integers import _, brief, cute_str, is_static, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import eval_crd, has_lanes
 from warpsim.cute.layout import (
@@ -55,7 +55,22 @@ from warpsim.cute.table import eval_layout, layout_table
 from warpsim.cute.tiling import make_fragment_like as _fragment_layout
 from warpsim.cute.swizzle import Swizzle
 
-__all__ = ["Tensor", "make_tensor", "make_fragment_like", "make_identity_tensor", "is_tensor", "element_table"]
+__all__ = ["Tensor", "make_tensor", "make_fragment_like", "make_identity_tensor", "is_tensor", "element_table",
+           "memory_elements"]
+
+
+# Element access on shared/global memory (``t[i]``, ``t[i] = v``): the layer that traces programs
+# pushes a handler with ``load(tensor, key)`` and ``store(tensor, key, value)`` while a program
+# runs (a load instruction, a store instruction); without one, memory elements are not readable.
+_MEMORY_ELEMENTS = []
+
+
+def memory_elements(handler):
+    """Push (``handler`` an object) or pop (``None``) the handler of memory element access."""
+    if handler is None:
+        _MEMORY_ELEMENTS.pop()
+    else:
+        _MEMORY_ELEMENTS.append(handler)
 
 
 def is_tensor(x):
@@ -150,7 +165,7 @@ class Tensor:
         if self._lanes is None:
             return self
         if int(tid) not in self._lanes:
-            raise ValueError(f"Tensor.at_thread: thread {tid} is not one of the lanes {self._lanes.tolist()}")
+            raise ValueError(f"Tensor.at_thread: thread {tid} is not one of the lanes {brief(self._lanes)}")
         return self._recipe(int(tid))
 
     # -- slicing and elements -------------------------------------------------------------------
@@ -164,12 +179,18 @@ class Tensor:
             return self._engine.data[self.address(key)]
         if isinstance(self._engine, CoordEngine):
             return self._coord(key)
+        if _MEMORY_ELEMENTS:
+            return _MEMORY_ELEMENTS[-1].load(self, key)
         raise TypeError(f"Tensor: elements of a {self.space} tensor live in the simulated machine; "
-                        f"use t.address(i) for their byte address")
+                        f"use t.address(i) for their byte address (a traced program reads them with t[i])")
 
     def __setitem__(self, key, value):
+        if isinstance(self._engine, Pointer) and _MEMORY_ELEMENTS:
+            _MEMORY_ELEMENTS[-1].store(self, key, value)
+            return
         if not isinstance(self._engine, RegisterStorage):
-            raise TypeError(f"Tensor: only register tensor elements can be written here; this one is in {self.space}")
+            raise TypeError(f"Tensor: only register tensor elements can be written here; this one is in {self.space} "
+                            f"(a traced program writes memory elements with t[i] = u[j])")
         self._engine.data[self.address(key)] = value
 
     def slice(self, coord, lanes=None, recipe=None):
@@ -304,7 +325,7 @@ class Tensor:
         if self._lanes is not None:
             where = f"{self._engine}".split("(")[0]
             body = self._layout if self._inner is None else "<lane-dependent layout: see t.lane(i)>"
-            return f"{where}(lanes {self._lanes.tolist()}) o {body}"
+            return f"{where}(lanes {brief(self._lanes, 4)}) o {body}"
         if isinstance(self._engine, CoordEngine):
             return f"ArithTuple{cute_str(self._offset)} o {self._layout}"
         if isinstance(self._engine, Pointer):

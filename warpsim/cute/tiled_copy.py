@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from warpsim.cute.integers import _, cute_str, is_static
+from warpsim.cute.integers import _, brief, cute_str, is_static
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import is_lanes
 from warpsim.cute.layout import Layout, coalesce, make_layout, rank, shape, size
@@ -214,7 +214,7 @@ class ThrCopy:
         n = tiled_copy.size()
         bad = (thr_idx >= n).any() if is_lanes(thr_idx) else int(thr_idx) >= n
         if bad:
-            raise ValueError(f"TiledCopy.get_slice: thread {thr_idx if not is_lanes(thr_idx) else thr_idx.tolist()} "
+            raise ValueError(f"TiledCopy.get_slice: thread {thr_idx if not is_lanes(thr_idx) else brief(thr_idx[thr_idx >= n])} "
                              f"is not below the TiledCopy's {n} threads")
         self.tiled_copy = tiled_copy
         self.thr_idx = thr_idx

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from warpsim.cute.integers import DInt, _, cute_str, is_int, is_static, is_tuple
+from warpsim.cute.integers import DInt, _, brief, cute_str, is_int, is_static, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.lanes import as_lanes, is_lanes, lane_flat_coord
 from warpsim.cute.layout import Layout, append, is_layout, make_layout, rank, shape, size
@@ -234,7 +234,7 @@ class ThrMMA:
         if is_lanes(thr_idx):
             n = tiled_mma.size()
             if (thr_idx >= n).any():
-                raise ValueError(f"TiledMMA.get_slice: thread ids {thr_idx[thr_idx >= n].tolist()} are not "
+                raise ValueError(f"TiledMMA.get_slice: thread ids {brief(thr_idx[thr_idx >= n])} are not "
                                  f"below the TiledMMA's {n} threads")
             self.thr_vmnk = lane_flat_coord(vmnk, thr_idx)
         else:

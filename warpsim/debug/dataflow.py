@@ -152,7 +152,7 @@ class Origin:
 
 
 class DataFlow:
-    """The data flow of a :class:`~warpsim.program.trace.Trace` (see the module docstring)."""
+    """The data flow of a :class:`~warpsim.program.trace_result.Trace` (see the module docstring)."""
 
     def __init__(self, trace, tensors=None):
         self.trace = trace

@@ -130,7 +130,7 @@ class RegisterTensor:
 
 
 class TraceTensors:
-    """The tensors of a :class:`~warpsim.program.trace.Trace`, for the debugger (see the module docstring)."""
+    """The tensors of a :class:`~warpsim.program.trace_result.Trace`, for the debugger (see the module docstring)."""
 
     def __init__(self, trace):
         self.trace = trace

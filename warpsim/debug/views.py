@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from warpsim.cute.numeric import dtype_bits
 from warpsim.debug.banks import instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
 from warpsim.draw.colors import bank_color
@@ -183,7 +184,7 @@ def element_text(bits, dtype, fmt="value"):
     """
     bits = int(bits)
     if fmt == "hex" or dtype in ("u16", "u32"):
-        return f"0x{bits:04x}" if dtype in ("f16", "bf16", "u16") else f"0x{bits:08x}"
+        return f"0x{bits:0{dtype_bits(dtype) // 4}x}"
     if dtype == "f32":
         return format_bits(bits, "f32")
     return format_bits(bits & 0xFFFF, f"{dtype}x2").split(" | ")[0]

@@ -1,6 +1,6 @@
 """The tensor-core arithmetic of ``mma`` with f16/bf16 inputs, bit-exact, per architecture.
 
-One output element is ``d = c + sum_k a[k] * b[k]``. The model (REFERENCE.md section 4):
+One output element is ``d = c + sum_k a[k] * b[k]``. The model (docs/hardware-model.md §4):
 
 1. Decoding: a normal input is ``1.f * 2**e``, a subnormal ``0.f * 2**emin`` (no flush to zero).
 2. Products are exact: significand product, exponent ``ea + eb``, not renormalised.
@@ -23,7 +23,7 @@ One output element is ``d = c + sum_k a[k] * b[k]``. The model (REFERENCE.md sec
 Evidence: Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv 2512.07004 (models
 ``A100TC.m``, ``H100TC.m`` and hardware vectors for A100, L40S, H100, H200, reproduced with zero
 mismatches by ``tests/isa/test_conformance.py``); Xie et al., "MMA-Sim", arXiv 2511.10909 (block
-split and fraction bits per architecture, special values); REFERENCE.md section 4 (sm_90 checked on
+split and fraction bits per architecture, special values); docs/hardware-model.md §4 (sm_90 checked on
 an H200 over about 2e7 outputs; the evidence classes of ``warpsim.isa.inputs``, run on the H200
 by the acceptance set, count how often each neighbour value of sm_90's parameters disagrees with
 the GPU: docs/evidence.md). sm_80's second block, its EZ
@@ -83,7 +83,7 @@ _CD_FORMAT = ((8, 23), (5, 10))
 
 @dataclass(frozen=True)
 class ArchModel:
-    """The tensor-core parameters of one architecture (REFERENCE.md section 4).
+    """The tensor-core parameters of one architecture (docs/hardware-model.md §4).
 
     ``block``: products per block ``L``; ``frac_bits``: fraction bits ``F`` kept below the block's
     largest exponent; ``ez_f32`` / ``ez_f16``: the floor ``EZ`` of that exponent for f32 / f16
@@ -131,7 +131,7 @@ SM90 = ArchModel(
     name="sm90", gpus="H100, H200", block=16, frac_bits=25, ez_f32=-133, ez_f16=-21,
     evidence=("Khattak & Mikaitis arXiv 2512.07004 (H100TC.m: fma=16, neab=2, min_exp_limit -133 / -21; "
               "H100 and H200 vectors); MMA-Sim arXiv 2511.10909 (Hopper: 25 fraction bits); "
-              "REFERENCE.md section 4: an H200 run with no mismatch in about 2e7 outputs."),
+              "docs/hardware-model.md §4: an H200 run with no mismatch in about 2e7 outputs."),
 )
 ARCHS = {m.name: m for m in list(globals().values()) if isinstance(m, ArchModel)}
 DEFAULT_ARCH = SM90.name     # the H200 of the seed configuration

@@ -4,7 +4,10 @@
 - what a program calls: :func:`copy`, :func:`gemm`, :func:`clear`, :func:`convert`, :func:`syncthreads`
   (:mod:`warpsim.program.ops`);
 - :func:`run_program` -> :class:`Result` (:mod:`warpsim.program.run`);
-- the stream format :mod:`warpsim.program.instr`, tracing :mod:`~warpsim.program.trace`, the schedule
+- the stream format :mod:`warpsim.program.instr`, tracing :mod:`~warpsim.program.trace` (with the lane
+  vector :mod:`~warpsim.program.lanes`, frame capture :mod:`~warpsim.program.frames`, register
+  allocation and slots :mod:`~warpsim.program.registers`, thread-mode zipping
+  :mod:`~warpsim.program.zipping` and the result :mod:`~warpsim.program.trace_result`), the schedule
   :mod:`~warpsim.program.schedule`, encoding :mod:`~warpsim.program.encode`, the executor
   :mod:`~warpsim.program.execute`, static checks :mod:`~warpsim.program.checks`, the arithmetic-model
   reference :mod:`~warpsim.program.reference`.

@@ -48,7 +48,7 @@ from warpsim.cute.atoms.copy_universal import UniversalCopy
 from warpsim.cute.auto_copy import auto_copy
 from warpsim.cute.calls import copy_calls, gemm_calls, whole_registers
 from warpsim.cute.copy_atom import Copy_Atom
-from warpsim.cute.integers import cute_str
+from warpsim.cute.integers import brief, cute_str
 from warpsim.cute.layout import make_layout, rank, size
 from warpsim.cute.numeric import dtype_bits
 from warpsim.cute.stride import idx2crd
@@ -92,7 +92,7 @@ def _slots(tracer, slots, what, line):
     if slots.ndim == 3:
         differ = np.nonzero((slots != slots[:, :1, :]).any(axis=(0, 2)))[0]
         if differ.size:
-            raise ProgramError(f"{_where(what, line)}: divergent lanes: lanes {differ.tolist()} address other "
+            raise ProgramError(f"{_where(what, line)}: divergent lanes: lanes {brief(differ)} address other "
                                f"registers than lane 0 (a register index must be the same in every lane)")
         slots = slots[:, 0, :]
     return slots

@@ -152,17 +152,25 @@ class Program:
         return out
 
     def trace(self, params=None, mode="vector"):
-        """The traced program for ``params`` (a :class:`warpsim.program.trace.Trace`), cached per params and mode.
+        """The traced program for ``params`` (a :class:`warpsim.program.trace_result.Trace`), cached per params and mode.
 
         The trace depends only on the params, never on input data.
         """
         from warpsim.program.trace import trace_program   # imported when used: keeps loading light
         params = self.resolve_params(params)
-        key = (tuple(sorted((k, repr(v)) for k, v in params.items())), mode)
+        key = self._trace_key(params, mode)
         trace = self._traces.get(key)
         if trace is None:
             trace = self._traces[key] = trace_program(self, params, mode=mode)
         return trace
+
+    def is_traced(self, params=None, mode="vector"):
+        """True when :meth:`trace` for ``params`` and ``mode`` would return a cached trace."""
+        return self._trace_key(self.resolve_params(params), mode) in self._traces
+
+    @staticmethod
+    def _trace_key(params, mode):
+        return tuple(sorted((k, repr(v)) for k, v in params.items())), mode
 
 
 def _choose(program, key, value, choices):

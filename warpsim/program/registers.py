@@ -83,6 +83,12 @@ class RegisterAllocator:
             self.count += SCRATCH_REGISTERS
         return self._scratch
 
+    def block(self, count):
+        """The first of ``count`` new registers (e.g. the registers of loaded memory elements)."""
+        first = self.count
+        self.count += count
+        return first
+
 
 @dataclass(frozen=True)
 class TensorInfo:

@@ -28,9 +28,9 @@ import numpy as np
 
 from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_dtype
 from warpsim.isa.arith import DEFAULT_ARCH
-from warpsim.machine import Machine, check_cta_limits
 from warpsim.isa.cvt import cvt_pack
-from warpsim.program.checks import check_reads, unwritten_reads
+from warpsim.machine import Machine, check_cta_limits
+from warpsim.program.checks import check_reads
 from warpsim.program.execute import execute
 from warpsim.program.program import Program
 from warpsim.program.registers import TensorInfo
@@ -158,14 +158,11 @@ def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=
         big = max(buffers, key=lambda b: b.nbytes)
         raise ValueError(f"program {program.name}: its buffers need {top} bytes of global memory ({big.name!r}: "
                          f"{big.shape} {big.dtype}); the simulator holds at most {MAX_GLOBAL_BYTES}")
-    cached = len(program._traces)
+    cached = program.is_traced(params, mode)
     trace = program.trace(params, mode=mode)
-    trace_seconds = trace.seconds if len(program._traces) > cached else 0.0
-    records = getattr(trace, "_reads", None)
-    if records is None:
-        records = trace._reads = unwritten_reads(trace.stream, warps=trace.warps,
-                                                 registers=trace.regs_per_thread, encoded=trace.encoded)
-    check_reads(trace.stream, warps=trace.warps, registers=trace.regs_per_thread, strict=strict, records=records)
+    trace_seconds = 0.0 if cached else trace.seconds
+    check_reads(trace.stream, warps=trace.warps, registers=trace.regs_per_thread, strict=strict,
+                records=trace.unwritten_reads)
     given = _check_inputs(program, trace.buffers, inputs or {})
     loaded = random_inputs([b for b in trace.buffers if b.name not in given], seed)
     loaded.update(given)

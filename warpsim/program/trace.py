@@ -13,11 +13,11 @@ Two modes, giving the same stream (a test checks it for every example):
 Registers are allocated as :mod:`warpsim.program.registers` describes: a fixed block per register
 fragment, on first use, the same in every warp.
 
-Each instruction records the source line that issued it: the first stack frame outside the warpsim
-package. Per-thread tensors: when ``fn`` returns, its local names bound to register tensors are
-read from its frame. The frame is caught at ``fn``'s call by a profile hook that removes itself
-at once (so tracing pays nothing per call; where another profiler is active, the frame is found
-from ``fn``'s first instruction instead); CPython keeps a finished frame's locals in the frame object.
+Each instruction records the source line that issued it, and per-thread tensors are the local
+names bound to register tensors when ``fn`` returns (:mod:`warpsim.program.frames`). The pieces
+live apart: the lane vector (:mod:`~warpsim.program.lanes`), register allocation
+(:mod:`~warpsim.program.registers`), thread-mode zipping (:mod:`~warpsim.program.zipping`) and the
+result (:mod:`~warpsim.program.trace_result`); this module drives them.
 
 >>> from warpsim.program.program import Program
 >>> from warpsim.program.ops import clear
@@ -34,25 +34,29 @@ from ``fn``'s first instruction instead); CPython keeps a finished frame's local
 from __future__ import annotations
 
 import dataclasses
-import linecache
-import os
 import sys
-from dataclasses import dataclass, field
+import time
 
 import numpy as np
 
-from warpsim.cute.numeric import dtype_bits
+from warpsim.cute import LayoutRight, make_gmem_ptr, make_layout, make_tensor
+from warpsim.cute.tensor import memory_elements
 from warpsim.errors import ProgramError, WarpsimError
-from warpsim.program.instr import Instr, SourceLine
+from warpsim.program.elements import MemoryElements
+from warpsim.program.frames import (error_line, frame_catcher, local_tensors, local_tilings, source_line,
+                                    user_frame)
+from warpsim.program.instr import Instr
+from warpsim.program.lanes import WARP_SIZE, LaneVector
 from warpsim.program.registers import SCRATCH_REGISTERS, RegisterAllocator, TensorInfo
+from warpsim.program.schedule import schedule
+from warpsim.program.trace_result import Trace
+from warpsim.program.zipping import agreed_tensors, zip_lanes
 
+# LaneVector, Trace, TensorInfo, SCRATCH_REGISTERS and WARP_SIZE are re-exported from their modules.
 __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "current_tracer", "make_instr", "TRACE_MODES",
            "SCRATCH_REGISTERS", "WARP_SIZE"]
 
 TRACE_MODES = ("vector", "thread")
-WARP_SIZE = 32
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep    # warpsim/
-_LINES = {}
 _CURRENT = []                  # the Tracer of the warp (or thread) being traced, innermost last
 
 
@@ -80,80 +84,6 @@ def current_tracer(op):
         raise ProgramError(f"{op}: called outside a traced program (run the program with "
                            f"warpsim.program.run_program or `warpsim run`)")
     return _CURRENT[-1]
-
-
-def _user_frame(depth):
-    frame = sys._getframe(depth + 1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame = frame.f_back
-    return frame
-
-
-def _source_line(frame):
-    if frame is None:
-        return None
-    key = (frame.f_code.co_filename, frame.f_lineno)
-    line = _LINES.get(key)
-    if line is None:
-        line = _LINES[key] = SourceLine(key[0], key[1], linecache.getline(key[0], key[1]).strip())
-    return line
-
-
-def _lane_groups(values, lanes):
-    """``'lanes 0-15: True; lanes 16-31: False'``: lanes grouped by value (at most 4 groups shown)."""
-    groups = {}
-    for lane, value in zip(lanes, values):
-        groups.setdefault(value.item() if hasattr(value, "item") else value, []).append(int(lane))
-    parts = [f"lanes {_ranges(ls)}: {v!r}" for v, ls in list(groups.items())[:4]]
-    if len(groups) > 4:
-        parts.append(f"... {len(groups)} different values")
-    return "; ".join(parts)
-
-
-def _ranges(lanes):
-    out, start = [], None
-    for i, lane in enumerate(lanes):
-        if start is None:
-            start = lane
-        if i + 1 == len(lanes) or lanes[i + 1] != lane + 1:
-            out.append(f"{start}" if start == lane else f"{start}-{lane}")
-            start = None
-    return ",".join(out)
-
-
-class LaneVector(np.ndarray):
-    """A value per lane of a warp (``tid`` in vector tracing, and what is computed from it).
-
-    It is a numpy array; converting it to one Python value (``if``, ``while``, ``and``, ``int()``,
-    ``range()``) is allowed only when every lane holds the same value, as a warp-uniform branch is.
-    Otherwise ``ProgramError`` names the source line and which lanes hold which value.
-
-    >>> t = np.arange(32).view(LaneVector)
-    >>> bool(t // 32 == 0), int(t // 32)
-    (True, 0)
-    """
-
-    def _uniform(self, what):
-        flat = np.asarray(self).ravel()
-        if flat.size and bool((flat == flat[0]).all()):
-            return flat[0]
-        line = _source_line(_user_frame(2))
-        where = f" at {line}" if line else ""
-        raise ProgramError(f"divergent lanes{where}: {what} of a value that differs between lanes "
-                           f"({_lane_groups(flat, np.arange(flat.size))}); a warp's lanes must agree "
-                           f"on control flow")
-
-    def __bool__(self):
-        return bool(self._uniform("a Python branch (truth value)"))
-
-    def __index__(self):
-        return int(self._uniform("an integer conversion"))
-
-    def __int__(self):
-        return int(self._uniform("an integer conversion"))
-
-    def __float__(self):
-        return float(self._uniform("a float conversion"))
 
 
 class Tracer:
@@ -189,13 +119,13 @@ class Tracer:
 
         Each operation calls it once, at its start: it also opens the operation's call number."""
         self.calls += 1
-        frame = _user_frame(2)
+        frame = user_frame(2)
         if self.frame is None:
             f = frame
             while f is not None and f.f_code is not self._code:
                 f = f.f_back
             self.frame = f
-        return _source_line(frame)
+        return source_line(frame)
 
     def emit(self, op, **fields):
         """Append the instruction ``op`` of this trace's warp with ``fields`` (see :class:`Instr`), in the
@@ -222,83 +152,19 @@ class Tracer:
 
     def local_tensors(self):
         """``{name: tensor}`` of every CuTe tensor bound to the program's locals at return."""
-        if self.frame is None:
-            return {}
-        from warpsim.cute.tensor import Tensor     # the CuTe layer is loaded by any program already
-        return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, Tensor)}
+        return local_tensors(self.frame)
 
     def local_tilings(self):
-        """``{name: object}`` of every ``TiledCopy``, ``ThrCopy``, ``TiledMMA`` and ``ThrMMA`` bound to the
-        program's locals at return (the debugger's copy views of register tensors come from them)."""
-        if self.frame is None:
-            return {}
-        from warpsim.cute.tiled_copy import ThrCopy, TiledCopy
-        from warpsim.cute.tiled_mma import ThrMMA, TiledMMA
-        kinds = (TiledCopy, ThrCopy, TiledMMA, ThrMMA)
-        return {name: value for name, value in self.frame.f_locals.items() if isinstance(value, kinds)}
+        """``{name: object}`` of the tiled copies and MMAs (and thread slices) bound to the program's
+        locals at return (the debugger's copy views of register tensors come from them)."""
+        return local_tilings(self.frame)
 
-
-@dataclass
-class Trace:
-    """A traced program for one params choice (independent of input data).
-
-    ``stream``: every warp's instructions in the schedule's order (:mod:`warpsim.program.schedule`);
-    ``regs_per_thread``; ``buffers``: the global buffers (:class:`~warpsim.program.program.Buffer`);
-    ``tensors``: ``{name: TensorInfo}``; ``memory_tensors``: ``{name: tensor}`` of the shared- and
-    global-memory tensors bound to the program's locals at return (warp 0's, lane-vector tensors in
-    vector mode); ``tilings``: ``{name: object}`` of the tiled copies and MMAs (and their thread
-    slices) bound to the program's locals at return (warp 0's); ``seconds``: the tracing time.
-    """
-
-    program: object
-    params: dict
-    mode: str
-    warps: int
-    stream: list
-    regs_per_thread: int
-    smem_bytes: int
-    buffers: list
-    tensors: dict
-    memory_tensors: dict = field(default_factory=dict)
-    seconds: float = 0.0
-    tilings: dict = field(default_factory=dict)
-    _encoded: object = field(default=None, repr=False)
-    _reads: object = field(default=None, repr=False)
-    _counts: object = field(default=None, repr=False)
-
-    @property
-    def threads(self):
-        return self.warps * WARP_SIZE
-
-    @property
-    def instruction_counts(self):
-        """``{ptx: count}`` of the stream's warp instructions, in order of first appearance (made once)."""
-        if self._counts is None:
-            by_kind = {}
-            for i in self.stream:
-                key = i.kind()
-                entry = by_kind.get(key)
-                if entry is None:
-                    by_kind[key] = [i, 1]
-                else:
-                    entry[1] += 1
-            counts = {}
-            for first, n in by_kind.values():
-                counts[first.ptx] = counts.get(first.ptx, 0) + n
-            self._counts = counts
-        return self._counts
-
-    @property
-    def encoded(self):
-        """The stream as the executor's integer arrays (:class:`warpsim.program.encode.Encoded`), made once."""
-        if self._encoded is None:
-            from warpsim.program.encode import encode
-            self._encoded = encode(self.stream)
-        return self._encoded
+    def keep_frame(self, frame):
+        """Keep ``frame``, the program function's (a profile hook finds it at the call)."""
+        self.frame = frame
 
 
 def _buffer_tensors(buffers):
-    from warpsim.cute import LayoutRight, make_gmem_ptr, make_layout, make_tensor
     return {b.name: make_tensor(make_gmem_ptr(b.base, b.dtype), make_layout(b.shape, LayoutRight))
             for b in buffers}
 
@@ -307,40 +173,24 @@ def _call(fn, tracer, tid, kwargs):
     """``fn(tid, **kwargs)`` with ``tracer`` active. An exception other than a ``WarpsimError`` becomes a
     ``ProgramError`` naming the program's source line (the deepest frame outside warpsim)."""
     _CURRENT.append(tracer)
+    memory_elements(MemoryElements(tracer))
     hooked = tracer._code is not None and sys.getprofile() is None
     if hooked:
-        sys.setprofile(_frame_catcher(tracer))
+        sys.setprofile(frame_catcher(tracer._code, tracer.keep_frame))
     try:
         fn(tid, **kwargs)
     except WarpsimError:
         raise
     except Exception as e:
-        line = None
-        tb = e.__traceback__
-        while tb is not None:
-            if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
-                name = tb.tb_frame.f_code.co_filename
-                line = SourceLine(name, tb.tb_lineno, linecache.getline(name, tb.tb_lineno).strip())
-            tb = tb.tb_next
+        line = error_line(e)
         kind = "" if isinstance(e, (ValueError, TypeError)) else f"{type(e).__name__}: "
         where = f" (at {line})" if line else ""
         raise ProgramError(f"{kind}{e}{where}") from e
     finally:
         if hooked:
             sys.setprofile(None)
+        memory_elements(None)
         _CURRENT.pop()
-
-
-def _frame_catcher(tracer):
-    """A profile hook that keeps the program function's frame at its call event and removes itself:
-    one hook call per traced function call, none while the program runs."""
-    code = tracer._code
-
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code is code:
-            tracer.frame = frame
-            sys.setprofile(None)
-    return hook
 
 
 def trace_program(program, params, mode="vector"):
@@ -349,8 +199,6 @@ def trace_program(program, params, mode="vector"):
     ``mode``: ``"vector"`` or ``"thread"`` (see the module docstring). Raises ``ProgramError`` for a
     malformed program (divergent lanes, bad copies, unequal barrier counts).
     """
-    import time
-    from warpsim.program.schedule import schedule
     if mode not in TRACE_MODES:
         raise ValueError(f"trace_program: mode must be one of {TRACE_MODES}, got {mode!r}")
     start = time.perf_counter()
@@ -374,8 +222,8 @@ def trace_program(program, params, mode="vector"):
                 tracer = Tracer(w, np.array([lane]), code)
                 _call(program.fn, tracer, w * WARP_SIZE + lane, kwargs)
                 lane_tracers.append(tracer)
-            names = _agreed_tensors(w, [t.tensors() for t in lane_tracers])
-            instrs = _zip_lanes(w, [t.instrs for t in lane_tracers])
+            names = agreed_tensors(w, [t.tensors() for t in lane_tracers])
+            instrs = zip_lanes(w, [t.instrs for t in lane_tracers])
             regs = max(t.registers for t in lane_tracers)
         per_warp.append(instrs)
         registers = max(registers, regs)
@@ -397,39 +245,3 @@ def trace_program(program, params, mode="vector"):
                   buffers, infos, memory, tilings=tilings)
     trace.seconds = time.perf_counter() - start
     return trace
-
-
-def _zip_lanes(warp, lane_streams):
-    """Zip 32 one-lane streams into warp instructions; lanes must agree on every instruction."""
-    lengths = [len(s) for s in lane_streams]
-    out = []
-    for k in range(max(lengths)):
-        present = [lane for lane, s in enumerate(lane_streams) if k < len(s)]
-        groups = {}
-        for lane in present:
-            instr = lane_streams[lane][k]
-            groups.setdefault((instr.key(), instr.line), []).append(lane)
-        missing = [lane for lane in range(WARP_SIZE) if k >= len(lane_streams[lane])]
-        if len(groups) > 1 or missing:
-            parts = [f"lanes {_ranges(ls)} issue {lane_streams[ls[0]][k].ptx} at {lane_streams[ls[0]][k].line}"
-                     for ls in groups.values()]
-            if missing:
-                parts.append(f"lanes {_ranges(missing)} have finished")
-            raise ProgramError(f"divergent lanes in warp {warp} at its instruction {k}: " + "; ".join(parts))
-        first = lane_streams[0][k]
-        addr = None
-        if first.addr is not None:
-            addr = np.concatenate([s[k].addr for s in lane_streams]).astype(np.int64)
-        out.append(dataclasses.replace(first, addr=addr))
-    return out
-
-
-def _agreed_tensors(warp, per_lane):
-    names = {}
-    for lane, tensors in enumerate(per_lane):
-        for name, (storage, base, tensor) in tensors.items():
-            if name in names and (names[name][1] != base or names[name][0].size != storage.size):
-                raise ProgramError(f"divergent lanes in warp {warp}: local name {name!r} refers to different "
-                                   f"registers in lane 0 and lane {lane}")
-            names.setdefault(name, (storage, base, tensor))
-    return {n: v for n, v in names.items() if all(n in t for t in per_lane)}

@@ -224,11 +224,12 @@ class Kernel:
         return {by_ptx.get(name, name): value for name, value in result.buffers.items()}
 
 
-def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None):
+def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compiled=None):
     """Compile ``source`` for ``arch``, load it with ``warpsim.ptx.load``, and return the :class:`Kernel`
-    ``kernel`` names. For a CuTe DSL file with several ``WARPSIM`` entries the kernel is looked up in each."""
+    ``kernel`` names. For a CuTe DSL file with several ``WARPSIM`` entries the kernel is looked up in each.
+    ``compiled``: the source's :class:`~warpsim.ptx.compile.Compiled` PTX made earlier (no compile here)."""
     arch = normalize_arch(arch)
-    compiled = compile_source(source, arch, nvcc_flags)
+    compiled = compile_source(source, arch, nvcc_flags) if compiled is None else compiled
     names = source_param_names(Path(source).read_text(encoding="utf-8", errors="replace"), compiled.kind)
     texts = compiled.modules if module is None else (compiled.modules[module],)
     candidates = {e: (text, params) for text in texts for e, params in entry_params(text).items()}

@@ -1,0 +1,105 @@
+"""The PTX examples of the acceptance set: every CuTe C++, CuTe DSL and directed PTX kernel of ``examples/``, with
+the launch and the arguments hwcheck runs it with (``random:`` arguments are new per seed).
+
+:func:`run_ptx_examples` checks each on a GPU (``hwcheck acceptance --only ptx``, or as part of ``all``) into
+``NAME-ptx-programs.json``; the offline tests run the same list with the simulator standing in for the GPU.
+
+>>> len(PTX_EXAMPLES) >= 15, all(e[0].startswith("examples/") for e in PTX_EXAMPLES)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["PTX_EXAMPLES", "ROOT", "ptx_jobs", "run_ptx_examples"]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_U32 = ["x=random:u32:128", "y=zeros:u32:128"]
+
+
+def _gemm_smem():
+    out = []
+    for dtype in ("f16", "bf16"):
+        for product, second, result in (("qk", "k", "s"), ("pv", "v", "o")):
+            for layout in ("swizzle", "plain"):
+                out.append(("examples/cute_cpp/gemm_smem.cu", f"gemm_smem_{dtype}_{product}_{layout}", 1, 128, 0,
+                            [f"q=random:{dtype}:64x64", f"{second}=random:{dtype}:64x64", f"{result}=zeros:f32:64x64"]))
+    return out
+
+
+# (source, kernel, grid, block, dynamic smem bytes, --arg values)
+PTX_EXAMPLES = (
+    ("examples/ptx/add_index.ptx", "add_index", 2, 128, 0, ["x=random:u32:256", "y=zeros:u32:256", "n=250"]),
+    ("examples/ptx/warp_pairs.ptx", "warp_pairs", 2, 64, 0, _U32),
+    ("examples/ptx/directed.cu", "diverge", 2, 64, 0, _U32),
+    ("examples/ptx/directed.cu", "warp_ops", 2, 64, 0, _U32),
+    ("examples/ptx/directed.cu", "atomics", 2, 64, 0, ["x=random:u32:128", "counts=zeros:u32:2", "y=zeros:u32:128"]),
+    ("examples/ptx/directed.cu", "cp_async", 2, 64, 0, ["x=random:u32:512", "y=zeros:u32:512"]),
+    ("examples/ptx/directed.cu", "say", 2, 64, 0, _U32),
+    *_gemm_smem(),
+    ("examples/cute_cpp/gemm_k8_warps2x2.cu", "gemm_k8_warps2x2", 1, 128, 0,
+     ["a=random:f16:32x32", "b=random:f16:32x32", "c=zeros:f32:32x32", "K=32"]),
+    ("examples/cute_cpp/gemm_f16acc_warps1x2.cu", "gemm_f16acc_warps1x2", 1, 64, 0,
+     ["a=random:f16:16x64", "b=random:f16:32x64", "c=zeros:u16:16x32", "K=64"]),
+    ("examples/cute_dsl/copy_dsl.py", "copy_kernel", 8, 128, 0, ["src=random:f32:1024", "dst=zeros:f32:1024"]),
+    ("examples/cute_dsl/mma_ldmatrix_dsl.py", "mma_kernel", 1, 32, 768,
+     ["a=random:f16:16x16", "b=random:f16:8x16", "c=zeros:f32:16x8"]),
+    ("examples/cute_dsl/tile_cp_async_dsl.py", "tile_kernel", 1, 128, 8192,
+     ["a=random:f16:64x64;s32:64;s32:64", "b=random:f16:64x64;s32:64;s32:64", "c=zeros:f32:64x64"]),
+)
+
+
+def ptx_jobs(examples=None, root=ROOT):
+    """:class:`hwcheck.ptx_run.PtxJob` of each example (default :data:`PTX_EXAMPLES`; paths made absolute
+    under ``root``)."""
+    from hwcheck.ptx_run import PtxJob, parse_ptx_arg
+    from warpsim.ptx.front import parse_dim3
+    examples = PTX_EXAMPLES if examples is None else examples
+    return [PtxJob(os.path.join(root, src), kernel, parse_dim3(grid), parse_dim3(block), smem,
+                   dict(parse_ptx_arg(a) for a in args)) for src, kernel, grid, block, smem, args in examples]
+
+
+def _command(example, seeds, seed):
+    from hwcheck.report import command_line
+    src, kernel, grid, block, smem, args = example
+    argv = ["run", src, "--kernel", kernel, "--grid", str(grid), "--block", str(block), "--smem", str(smem)]
+    for a in args:
+        argv += ["--arg", a]
+    return command_line(argv + ["--seeds", str(seeds), "--seed", str(seed)])
+
+
+def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None):
+    """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.gpu.Gpu`),
+    ``seeds`` seeds each, register trace on; returns ``(runs, status, error, exit status)`` of
+    :func:`hwcheck.ptx_run.check_ptx`."""
+    from hwcheck.campaign import model_arch
+    from hwcheck.ptx_run import CupyPtx, check_ptx
+    examples = PTX_EXAMPLES if examples is None else examples
+    command = " ; ".join(_command(e, seeds, seed) for e in examples)
+    return check_ptx(CupyPtx(gpu), ptx_jobs(examples), seeds=seeds, first_seed=seed,
+                     arch=model_arch(gpu.info.compute_capability),
+                     report=report, command=command, gpu_info=gpu.info.as_dict(), log=log)
+
+
+def main(argv=None) -> int:
+    """``python -m hwcheck.ptx_examples --export DIR [--arch sm_90]``: write the examples' PTX into DIR, for a GPU
+    machine without nvcc, the CuTe headers or the CuTe DSL (run there with ``HWCHECK_PTX_DIR=DIR``)."""
+    import argparse
+    import sys
+    from hwcheck.ptx_run import export_ptx
+    parser = argparse.ArgumentParser(prog="python -m hwcheck.ptx_examples")
+    parser.add_argument("--export", required=True, metavar="DIR")
+    parser.add_argument("--arch", default="sm_90")
+    args = parser.parse_args(argv)
+    try:
+        paths = export_ptx([os.path.join(ROOT, e[0]) for e in PTX_EXAMPLES], args.export, args.arch)
+    except Exception as e:   # CompileError, HwcheckError, a bad --arch: one line
+        sys.stderr.write(f"hwcheck ptx export: {e}\n")
+        return 2
+    sys.stdout.write(f"wrote {len(paths)} PTX files to {args.export}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,520 @@
+"""``hwcheck run k.cu|k.ptx|k_dsl.py``: the very same PTX on the GPU and on the simulator, buffers and registers.
+
+For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and each seed:
+
+1. make the arguments: ``--arg NAME=random:DTYPE:SHAPE`` is random per seed (``numpy.random.default_rng(seed)``,
+   one draw per such argument in the order given: f16/bf16/f32/f64 finite values in ``[-1, 1)``, integer
+   types uniform bits), the other forms as ``warpsim run`` takes them (``zeros:DTYPE:SHAPE``, ``FILE.npy``,
+   a number). A CuTe DSL tensor struct takes its extra fields after ``;``: ``a=random:f16:64x64;s32:64;s32:64``;
+2. run the original PTX on the simulator (``arch`` from the GPU) and, through the driver
+   (``cuModuleLoadData`` of the PTX text, ``cuLaunchKernel`` with the parameter bytes packed as the
+   simulator packs them), on the GPU; compare every global buffer bit for bit;
+3. device printf lines are compared as multisets (the GPU's text is read from file descriptor 1);
+4. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
+   that its buffers equal the original's on each, and compare the two trace buffers record by record
+   (:mod:`hwcheck.trace_compare`).
+
+Exit status as ``hwcheck run``'s: 0 pass, 1 mismatch, 2 usage error, 3 error. The report (JSON, written
+atomically) holds counts per seed and the first mismatch records.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hwcheck.errors import HwcheckError
+from hwcheck.report import new_report, write_json_atomic
+from hwcheck.trace_compare import Regions, compare_buffers, compare_traces
+from warpsim.errors import SimulatorFault, WarpsimError
+
+__all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "validate", "run_one", "check_ptx",
+           "RECORDS", "PTX_DIR_ENV", "ptx_file", "export_ptx", "open_job_kernel"]
+
+RECORDS = 20
+_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_INTS = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
+         "u64": np.uint64, "i64": np.int64, "bf16": np.uint16}
+
+
+def parse_ptx_arg(pair: str):
+    """``(name, spec)`` of one ``--arg NAME=VALUE``; a spec is ``("random", dtype, shape)``, a value, or
+    ``("struct", first, [(ptx_type, value), ...])``.
+
+    >>> parse_ptx_arg("a=random:f16:4x2")
+    ('a', ('random', 'f16', (4, 2)))
+    >>> parse_ptx_arg("n=7")
+    ('n', 7)
+    >>> parse_ptx_arg("a=random:f16:8;s32:8;s32:8")[1][2]
+    [('s32', 8), ('s32', 8)]
+    """
+    from warpsim.ptx.command import parse_arg_value
+    name, sep, value = pair.partition("=")
+    if not sep or not name:
+        raise ValueError(f"--arg {pair}: expected NAME=VALUE")
+    first, *fields = value.split(";")
+    if first.startswith("random:"):
+        parts = first.split(":")
+        if len(parts) != 3 or (parts[1] not in _FLOATS and parts[1] not in _INTS):
+            raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE with DTYPE one of "
+                             f"{', '.join([*_FLOATS, *_INTS])}")
+        try:
+            spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
+        except ValueError:
+            raise ValueError(f"--arg {name}={first}: SHAPE is integers joined by x, e.g. 64x64") from None
+    else:
+        spec = parse_arg_value(first, f"--arg {name}")
+    if not fields:
+        return name, spec
+    extra = []
+    for f in fields:
+        ptype, sep, v = f.partition(":")
+        if not sep:
+            raise ValueError(f"--arg {name}: struct field {f!r}: expected TYPE:VALUE, e.g. s32:64")
+        extra.append((ptype, parse_arg_value(v, f"--arg {name} field {ptype}")))
+    return name, ("struct", spec, extra)
+
+
+def _random(rng, dtype, shape):
+    if dtype in _FLOATS:
+        return rng.uniform(-1.0, 1.0, shape).astype(_FLOATS[dtype])
+    if dtype == "bf16":
+        return (rng.uniform(-1.0, 1.0, shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    bits = np.dtype(_INTS[dtype]).itemsize * 8
+    return rng.integers(0, 1 << bits, shape, dtype=np.uint64).astype(_INTS[dtype])
+
+
+def make_args(specs: dict, seed: int) -> dict:
+    """Concrete arguments for one seed: random arrays drawn in order, fresh copies of the others."""
+    rng = np.random.default_rng(seed)
+
+    def one(spec):
+        if isinstance(spec, tuple) and spec and spec[0] == "random":
+            return _random(rng, spec[1], spec[2])
+        if isinstance(spec, tuple) and spec and spec[0] == "struct":
+            return [("u64", one(spec[1])), *spec[2]]
+        return spec.copy() if isinstance(spec, np.ndarray) else spec
+    return {name: one(spec) for name, spec in specs.items()}
+
+
+def _pack_params(decoded, args, pointer, kernel="kernel"):
+    """The kernel's parameter block as the simulator lays it out; ``pointer(name, array)`` gives an
+    array's device address (``name`` as the simulator names the buffer)."""
+    from warpsim.ptx.launch import _pack_scalar
+    from warpsim.ptx.memory import round_up
+    from warpsim.ptx.syntax import type_bytes
+    data = bytearray(max(decoded.param_bytes, 1))
+    for name, ptype, offset, size, is_struct in decoded.params:
+        value = args[name]
+        if is_struct:
+            arrays = sum(isinstance(v, np.ndarray) for _, v in value)
+            raw, k = bytearray(), 0
+            for ftype, v in value:
+                fsize = type_bytes(ftype)
+                raw.extend(bytes(round_up(len(raw), fsize) - len(raw)))
+                if isinstance(v, np.ndarray):
+                    raw.extend(pointer(name if arrays == 1 else f"{name}.{k}", v).to_bytes(8, "little"))
+                    k += 1
+                else:
+                    raw.extend(_pack_scalar(kernel, name, ftype, v))
+        elif isinstance(value, np.ndarray):
+            raw = pointer(name, value).to_bytes(8, "little")
+        else:
+            raw = _pack_scalar(kernel, name, ptype, value)
+        data[offset:offset + len(raw)] = raw
+    return bytes(data)
+
+
+@dataclass
+class GpuLaunch:
+    """What a launch leaves: ``buffers`` (name -> array, as the simulator names them), ``regions``
+    (name -> ``(base address, bytes)``) and the device ``printf`` text (None where it was not captured)."""
+
+    buffers: dict
+    regions: dict
+    printf: str | None = None
+
+
+class _CapturedStdout:
+    """File descriptor 1 redirected into a temporary file (device printf reaches the process's C stdout when
+    the kernel is synchronised); ``text`` after the block, None where redirection failed."""
+
+    def __enter__(self):
+        import os
+        import tempfile
+        self.text, self.saved = None, None
+        try:
+            sys.stdout.flush()
+            self.file = tempfile.TemporaryFile()
+            self.saved = os.dup(1)
+            os.dup2(self.file.fileno(), 1)
+        except OSError:
+            self.saved = None
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        if self.saved is None:
+            return False
+        try:
+            ctypes.CDLL(None).fflush(None)          # the C library's stdout buffer, where printf text waits
+        except (OSError, AttributeError):
+            pass
+        os.dup2(self.saved, 1)
+        os.close(self.saved)
+        self.file.seek(0)
+        self.text = self.file.read().decode("utf-8", "replace")
+        self.file.close()
+        return False
+
+
+class CupyPtx:
+    """PTX text on a CUDA GPU through CuPy's driver bindings (module load from text, raw parameter bytes)."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.cupy = gpu.cupy
+        self.cupy.zeros(1)                      # the context exists before the driver calls
+
+    def load(self, text: str):
+        drv = self.cupy.cuda.driver
+        try:
+            return drv.moduleLoadData(text.encode() + b"\0")
+        except Exception as e:
+            import re
+            version = re.search(r"^\s*\.version\s+(\S+)", text, re.MULTILINE)
+            raise HwcheckError(f"hwcheck run: the GPU driver (CUDA {self.gpu.info.driver_cuda_version}) refused the "
+                               f"PTX (.version {version.group(1) if version else '?'}): "
+                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+
+    def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
+        cp, drv = self.cupy, self.cupy.cuda.driver
+        device, regions = {}, {}
+
+        def pointer(name, array):
+            d = cp.asarray(np.ascontiguousarray(array))
+            device[name] = (d, array)
+            regions[name] = (int(d.data.ptr), int(array.nbytes))
+            return int(d.data.ptr)
+        params = _pack_params(decoded, args, pointer, kernel)
+        for name, _off, nbytes, _init in decoded.globals_:
+            regions[f".global {name}"] = (int(drv.moduleGetGlobal(module, name)), nbytes)
+        try:
+            func = drv.moduleGetFunction(module, kernel)
+            if smem > 48 * 1024:
+                drv.funcSetAttribute(func, 8, int(smem))     # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            buf = ctypes.create_string_buffer(params, len(params))
+            size = ctypes.c_size_t(len(params))
+            extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+            cp.cuda.runtime.deviceSynchronize()
+            with _CapturedStdout() as captured:
+                drv.launchKernel(func, *grid, *block, int(smem), 0, 0, ctypes.addressof(extra))
+                cp.cuda.runtime.deviceSynchronize()
+        except Exception as e:
+            raise HwcheckError(f"hwcheck run: kernel {kernel} failed on {self.gpu.info.name}: "
+                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        out = {name: cp.asnumpy(d).view(host.dtype).reshape(host.shape) for name, (d, host) in device.items()}
+        return GpuLaunch(out, regions, captured.text)
+
+
+class SimulatorAsGpu:
+    """A stand-in for :class:`CupyPtx` that runs the simulator (for offline tests: it agrees by
+    construction unless ``corrupt(kind, buffers)`` changes the result; ``kind`` is ``"original"`` or
+    ``"instrumented"``)."""
+
+    def __init__(self, arch="sm90", corrupt=None):
+        self.arch, self.corrupt = arch, corrupt
+
+    def load(self, text):
+        from warpsim import ptx
+        return ptx.load(text, filename="<gpu>")
+
+    def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
+        res = module.launch(kernel, grid=grid, block=block, args=args, smem=smem, arch=self.arch, quiet=True)
+        if self.corrupt is not None:
+            self.corrupt("instrumented" if any(n.startswith("__warpsim") for n in res.buffers) else "original",
+                         res.buffers)
+        return GpuLaunch(res.buffers, _sim_regions(res), "".join(text for _, _, text in res.printf))
+
+
+def _sim_regions(result):
+    """name -> ``(generic address, bytes)`` of every global buffer and ``.global`` variable of a simulator run."""
+    from warpsim.ptx.memory import GLOBAL_BASE
+    return {name: (GLOBAL_BASE + base, size) for name, (base, size) in result.machine.buffers.items()}
+
+
+@dataclass
+class PtxJob:
+    """One kernel to check: its source file, kernel name, launch (``grid``, ``block``: 3-tuples; ``smem``:
+    dynamic shared bytes) and argument specs (name -> what :func:`parse_ptx_arg` gives)."""
+
+    source: str
+    kernel: str
+    grid: tuple
+    block: tuple
+    smem: int
+    specs: dict
+
+    @property
+    def label(self):
+        return f"{self.source} {self.kernel}"
+
+
+@dataclass
+class PtxSeed:
+    """One seed of one job: elements, trace records and printf lines compared, and how many differ."""
+
+    seed: int
+    global_elements: int = 0
+    global_bad: int = 0
+    instrumented_bad: int = 0
+    records: int = 0
+    records_bad: int = 0
+    relocated: int = 0
+    unchecked: int = 0
+    compared_to_step: int | None = None
+    truncated_threads: int = 0
+    printf_lines: int | None = None
+    printf_bad: int = 0
+    sim_s: float = 0.0
+    gpu_s: float = 0.0
+
+    @property
+    def mismatched(self):
+        return self.global_bad + self.instrumented_bad + self.records_bad + self.printf_bad
+
+    def as_dict(self):
+        return {"seed": self.seed, "global_elements_compared": self.global_elements,
+                "mismatched_global_elements": self.global_bad,
+                "instrumented_vs_original_mismatches": self.instrumented_bad,
+                "trace_records_compared": self.records, "mismatched_trace_records": self.records_bad,
+                "relocated_address_records": self.relocated, "unchecked_records": self.unchecked,
+                "threads_with_full_trace_buffer": self.truncated_threads,
+                "compared_up_to_step": self.compared_to_step,
+                "printf_lines_compared": self.printf_lines, "mismatched_printf_lines": self.printf_bad,
+                "sim_s": round(self.sim_s, 4), "gpu_s": round(self.gpu_s, 4)}
+
+    def line(self, label):
+        full = (f"; trace full in {self.truncated_threads} threads, compared up to step {self.compared_to_step}"
+                if self.truncated_threads else "")
+        if self.printf_lines is not None:
+            full += f"; printf {self.printf_lines} lines, {self.printf_bad} differ"
+        return (f"{label} seed {self.seed}: global {self.global_elements} elements, {self.global_bad} differ; "
+                f"trace {self.records} records ({self.relocated} relocated addresses), {self.records_bad} differ; "
+                f"instrumented vs original {self.instrumented_bad} differ{full}")
+
+
+@dataclass
+class PtxRun:
+    """One job's seeds and its first mismatch records (dicts, as the report holds them)."""
+
+    job: PtxJob
+    entry: str = ""
+    arch: str = ""
+    sites: int = 0
+    seeds: list = field(default_factory=list)
+    records: list = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def mismatched(self):
+        return sum(s.mismatched for s in self.seeds)
+
+    def as_dict(self):
+        j = self.job
+        return {"source": j.source, "kernel": j.kernel, "entry": self.entry, "grid": list(j.grid),
+                "block": list(j.block), "smem": j.smem,
+                "args": {k: repr(v) if not isinstance(v, np.ndarray) else f"array {v.dtype} {v.shape}"
+                         for k, v in j.specs.items()},
+                "simulator_arch": self.arch, "trace_sites": self.sites, "seeds_run": len(self.seeds),
+                "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3),
+                "seeds": [s.as_dict() for s in self.seeds], "mismatches": self.records}
+
+
+def _compare_printf(want: str, got: str) -> dict:
+    """The device printf lines of both machines as multisets (the GPU's warps print in no fixed order).
+
+    >>> _compare_printf("a\\nb\\n", "b\\na\\n")["mismatched"], _compare_printf("a\\n", "c\\n")["only_gpu"]
+    (0, ['c'])
+    """
+    from collections import Counter
+    w, g = Counter(want.splitlines()), Counter(got.splitlines())
+    only_sim, only_gpu = sorted((w - g).elements()), sorted((g - w).elements())
+    return {"what": "device printf output differs", "lines": sum(w.values()),
+            "mismatched": len(only_sim) + len(only_gpu), "only_simulator": only_sim[:5], "only_gpu": only_gpu[:5]}
+
+
+def _buffers_equal(a: dict, b: dict, skip=()) -> int:
+    bad = 0
+    for name, x in a.items():
+        if name in skip:
+            continue
+        y = b[name]
+        bad += int(np.count_nonzero(np.ascontiguousarray(x).view(np.uint8) != np.ascontiguousarray(y).view(np.uint8)))
+    return bad
+
+
+PTX_DIR_ENV = "HWCHECK_PTX_DIR"
+
+
+def ptx_file(folder, source, arch: str, k: int) -> str:
+    """Where :func:`export_ptx` puts module ``k`` of ``source`` for ``arch`` (``sm_90``): ``folder/STEM.sm_90.k.ptx``.
+
+    >>> ptx_file("d", "examples/cute_cpp/gemm_smem.cu", "sm_90", 0)
+    'd/gemm_smem.sm_90.0.ptx'
+    """
+    import os
+    return os.path.join(folder, f"{os.path.splitext(os.path.basename(source))[0]}.{arch}.{k}.ptx")
+
+
+def export_ptx(sources, folder, arch: str = "sm_90") -> list:
+    """Compile each source (``.cu``/CuTe DSL; a ``.ptx`` is left out) for ``arch`` and write its PTX modules
+    (atomically) where :func:`open_job_kernel` finds them; returns the paths written."""
+    import os
+    from hwcheck.report import write_text_atomic
+    from warpsim.ptx.compile import compile_source, normalize_arch
+    arch, written = normalize_arch(arch), []
+    for source in dict.fromkeys(sources):
+        if source.endswith(".ptx"):
+            continue
+        for k, text in enumerate(compile_source(source, arch).modules):
+            written.append(ptx_file(folder, source, arch, k))
+            write_text_atomic(written[-1], text, what="PTX")
+    return [os.fspath(p) for p in written]
+
+
+def open_job_kernel(job: PtxJob, arch: str):
+    """``warpsim.ptx.front.open_kernel`` for ``job`` compiled for the model ``arch`` (``sm90`` -> ``sm_90``); where
+    ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`export_ptx`, made on a machine with the compilers), that
+    PTX is used and nothing is compiled."""
+    import os
+    from pathlib import Path
+    from warpsim.ptx.compile import Compiled, source_kind
+    from warpsim.ptx.front import open_kernel
+    target = "sm_90" if arch == "sm90" else "sm_80"
+    folder, compiled = os.environ.get(PTX_DIR_ENV), None
+    if folder and not job.source.endswith(".ptx") and os.path.exists(ptx_file(folder, job.source, target, 0)):
+        texts, k = [], 0
+        while os.path.exists(ptx_file(folder, job.source, target, k)):
+            texts.append(Path(ptx_file(folder, job.source, target, k)).read_text(encoding="utf-8"))
+            k += 1
+        compiled = Compiled(tuple(texts), Path(job.source), source_kind(job.source), target)
+    return open_kernel(job.source, job.kernel, arch=target, compiled=compiled)
+
+
+def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
+    """Compile and open ``job``'s kernel and build its arguments for ``seed``, so that a bad source, kernel name
+    or argument is an error (``ValueError``, ``TypeError`` or ``WarpsimError``, one line) before any GPU work."""
+    kernel = open_job_kernel(job, arch)
+    args = kernel.core_args(make_args(job.specs, seed))
+    decoded = kernel.module.decoded(kernel.name)
+    _pack_params(decoded, kernel.module._arguments(kernel.name, decoded, args), lambda name, array: 0, kernel.name)
+    return kernel
+
+
+def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capacity=4096, window=(0, 0xFFFFFFFF),
+            log=None, run=None) -> PtxRun:
+    """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it)."""
+    from hwcheck.instrument import TRACE_PARAM, instrument
+    from warpsim import ptx
+    log = sys.stderr if log is None else log
+    run = PtxRun(job) if run is None else run
+    start = time.perf_counter()
+    kernel = open_job_kernel(job, arch)
+    run.entry, run.arch = kernel.name, arch
+    text, name = kernel.module.text, kernel.name
+    sim0, d0 = kernel.module, kernel.module.decoded(name)
+    gpu0 = gpu_ptx.load(text)
+    if trace:
+        ins = instrument(text, name, capacity=capacity, window=window, filename=kernel.module.filename)
+        run.sites = len(ins.sites)
+        sim1 = ptx.load(ins.text, filename=kernel.module.filename)
+        d1 = sim1.decoded(name)
+        gpu1 = gpu_ptx.load(ins.text)
+    threads = int(np.prod(job.grid)) * int(np.prod(job.block))
+    for seed in range(first_seed, first_seed + seeds):
+        result = PtxSeed(seed)
+        args = kernel.core_args(make_args(job.specs, seed))
+        t = time.perf_counter()
+        try:
+            want = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch, quiet=True)
+        except SimulatorFault as e:
+            raise HwcheckError(f"hwcheck run: {job.label} seed {seed}: the simulator faulted, so the kernel was "
+                               f"not launched: {e}") from None
+        result.sim_s += time.perf_counter() - t
+        t = time.perf_counter()
+        got = gpu_ptx.launch(gpu0, d0, name, job.grid, job.block, job.smem, args)
+        result.gpu_s += time.perf_counter() - t
+        cmp = compare_buffers(want.buffers, got.buffers, limit=RECORDS - len(run.records))
+        result.global_elements, result.global_bad = cmp.compared, cmp.mismatched
+        run.records.extend({"seed": seed, **r} for r in cmp.records)
+        if got.printf is not None:
+            printed = _compare_printf("".join(text for _, _, text in want.printf), got.printf)
+            result.printf_lines, result.printf_bad = printed["lines"], printed["mismatched"]
+            if printed["mismatched"]:
+                run.records.append({"seed": seed, **printed})
+        if trace:
+            targs = dict(args, **{TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32)})
+            t = time.perf_counter()
+            want1 = sim1.launch(name, grid=job.grid, block=job.block, args=targs, smem=job.smem, arch=arch,
+                                quiet=True)
+            result.sim_s += time.perf_counter() - t
+            t = time.perf_counter()
+            got1 = gpu_ptx.launch(gpu1, d1, name, job.grid, job.block, job.smem, targs)
+            result.gpu_s += time.perf_counter() - t
+            result.instrumented_bad = (_buffers_equal(want.buffers, want1.buffers, skip=(TRACE_PARAM,))
+                                       + _buffers_equal(got.buffers, got1.buffers, skip=(TRACE_PARAM,)))
+            if result.instrumented_bad:
+                run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
+                                                          "original's", "bytes": result.instrumented_bad})
+            tc = compare_traces(ins, want1.buffers[TRACE_PARAM], got1.buffers[TRACE_PARAM],
+                                Regions(_sim_regions(want1), got1.regions, job.smem), job.block, job.grid,
+                                limit=RECORDS - len(run.records))
+            result.records, result.records_bad, result.relocated = tc.compared, tc.mismatched, tc.relocated
+            result.unchecked, result.truncated_threads = tc.unchecked, tc.full_threads
+            result.compared_to_step = tc.compared_to_step
+            run.records.extend({"seed": seed, **r} for r in tc.records)
+        run.seeds.append(result)
+        log.write(result.line(job.label) + "\n")
+        log.flush()
+    run.wall_s = time.perf_counter() - start
+    return run
+
+
+def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, capacity=4096,
+              window=(0, 0xFFFFFFFF), report=None, command="", gpu_info=None, log=None):
+    """Run :func:`run_one` for each job; write the report; return ``(runs, status, error, exit status)``."""
+    runs, error, settings = [], None, {"seeds": seeds, "first_seed": first_seed, "simulator_arch": arch,
+                                       "trace": trace, "trace_capacity": capacity, "trace_window": list(window)}
+    try:
+        for job in jobs:
+            run = PtxRun(job)
+            runs.append(run)
+            run_one(gpu_ptx, job, seeds=seeds, first_seed=first_seed, arch=arch, trace=trace, capacity=capacity,
+                    window=window, log=log, run=run)
+    except HwcheckError as e:
+        error = str(e)
+    except (WarpsimError, ValueError, TypeError) as e:
+        error = f"hwcheck run: {e}"
+    except Exception as e:   # a bug: keep what finished, and the traceback, in the report
+        error = f"hwcheck: internal error: {type(e).__name__}: {e}"
+        settings["traceback"] = traceback.format_exc()
+    status = "error" if error else ("fail" if any(r.mismatched for r in runs) else "pass")
+    if report is not None:
+        data = new_report(command, gpu_info)
+        data.update(status=status, error=error, settings=settings, kind="ptx-programs",
+                    totals={"runs": len(runs), "seeds": sum(len(r.seeds) for r in runs),
+                            "mismatched": sum(r.mismatched for r in runs),
+                            "trace_records_compared": sum(s.records for r in runs for s in r.seeds),
+                            "global_elements_compared": sum(s.global_elements for r in runs for s in r.seeds)},
+                    runs=[r.as_dict() for r in runs])
+        try:
+            write_json_atomic(report, data)
+        except HwcheckError as e:
+            error, status = (f"{error}; {e}" if error else str(e)), "error"
+    return runs, status, error, {"pass": 0, "fail": 1, "error": 3}[status]

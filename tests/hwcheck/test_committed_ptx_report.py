@@ -1,0 +1,89 @@
+"""The H200 evidence for PTX programs committed as ``conformance/h200/h200-ptx-programs.json`` is whole and sound.
+
+Written by ``hwcheck acceptance --out conformance/h200 --only ptx`` on an H200: every example of
+``hwcheck.ptx_examples.PTX_EXAMPLES`` with 20 seeds, every buffer, trace record and printf line compared, no
+mismatch, on a real GPU. Until the lead runs it the test is an expected failure naming the command. The
+planted-edit tests check that the checker rejects a report with a mismatch, a missing example, too few seeds,
+an empty trace or a fake GPU.
+"""
+
+import copy
+import json
+import os
+
+import pytest
+
+from hwcheck.ptx_examples import PTX_EXAMPLES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.path.join(ROOT, "conformance", "h200", "h200-ptx-programs.json")
+SEEDS = 20
+GPU_COMMAND = "PYTHONPATH=$PWD python -m hwcheck acceptance --out conformance/h200 --only ptx --seeds 20"
+
+
+def ptx_report_problems(report, examples=PTX_EXAMPLES, seeds=SEEDS):
+    """What is wrong with a PTX-programs report (empty when it is whole and sound)."""
+    problems = []
+    if report.get("status") != "pass" or report.get("error"):
+        problems.append(f"status {report.get('status')!r}, error {report.get('error')!r}")
+    name = (report.get("gpu") or {}).get("name", "")
+    if "H200" not in name:
+        problems.append(f"gpu {name!r} is not an H200")
+    runs = {(os.path.basename(r["source"]), r["kernel"]): r for r in report.get("runs", [])}
+    for source, kernel, *_ in examples:
+        run = runs.get((os.path.basename(source), kernel))
+        if run is None:
+            problems.append(f"{source} {kernel}: not in the report")
+            continue
+        if run["seeds_run"] < seeds or len(run["seeds"]) != run["seeds_run"]:
+            problems.append(f"{source} {kernel}: {run['seeds_run']} seeds, {seeds} wanted")
+        if run["mismatched"] or run["mismatches"]:
+            problems.append(f"{source} {kernel}: {run['mismatched']} mismatches")
+        for seed in run["seeds"]:
+            if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
+                problems.append(f"{source} {kernel} seed {seed['seed']}: nothing compared")
+            if any(seed[k] for k in ("mismatched_global_elements", "mismatched_trace_records",
+                                     "instrumented_vs_original_mismatches", "mismatched_printf_lines")):
+                problems.append(f"{source} {kernel} seed {seed['seed']}: a mismatch in its counts")
+    totals = report.get("totals", {})
+    if totals.get("mismatched") != 0 or totals.get("seeds") != sum(len(r["seeds"]) for r in runs.values()):
+        problems.append(f"totals {totals} do not add up to a pass")
+    return problems
+
+
+def test_committed_ptx_report_is_whole_and_sound():
+    if not os.path.exists(REPORT):
+        pytest.xfail(f"{REPORT}: not yet run on an H200; run {GPU_COMMAND} and commit the report")
+    with open(REPORT) as f:
+        problems = ptx_report_problems(json.load(f))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def good_report(tmp_path_factory):
+    """A report of one example made with the simulator as GPU, named as an H200 would be."""
+    from hwcheck.ptx_examples import ptx_jobs
+    from hwcheck.ptx_run import SimulatorAsGpu, check_ptx
+    path = tmp_path_factory.mktemp("r") / "r.json"
+    check_ptx(SimulatorAsGpu(), ptx_jobs(PTX_EXAMPLES[:1]), seeds=2, report=str(path), gpu_info={"name": "NVIDIA H200"})
+    return json.loads(path.read_text())
+
+
+EDITS = {
+    "a mismatch": lambda r: r["runs"][0]["seeds"][1].update(mismatched_trace_records=1),
+    "fake gpu": lambda r: r["gpu"].update(name="Fake GPU (warpsim)"),
+    "too few seeds": lambda r: r["runs"][0].update(seeds_run=1, seeds=r["runs"][0]["seeds"][:1]),
+    "empty trace": lambda r: r["runs"][0]["seeds"][0].update(trace_records_compared=0),
+    "missing example": lambda r: r["runs"].clear(),
+}
+
+
+def test_the_checker_passes_a_good_report(good_report):
+    assert ptx_report_problems(good_report, PTX_EXAMPLES[:1], seeds=2) == []
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_the_checker_rejects_a_planted_edit(good_report, edit):
+    report = copy.deepcopy(good_report)
+    EDITS[edit](report)
+    assert ptx_report_problems(report, PTX_EXAMPLES[:1], seeds=2)

@@ -1,0 +1,237 @@
+"""hwcheck for PTX programs without a GPU: the instrumented PTX of every PTX example assembles with ptxas for
+sm_80 and sm_90, the simulator's run of it equals the original's (buffers) and records the same trace twice,
+and a GPU that disagrees (buffers, registers, addresses) is reported as it should be."""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from hwcheck.cli import main
+from hwcheck.instrument import TRACE_PARAM, instrument
+from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
+from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
+from hwcheck.trace_compare import _relocated
+from warpsim.ptx.compile import find_nvcc
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _need(example):
+    if find_nvcc() is None and example[0].endswith(".cu"):
+        pytest.skip("nvcc not found")
+    if example[0].endswith(".py") and importlib.util.find_spec("cutlass") is None:
+        pytest.skip("CuTe DSL not installed (pip install 'warpsim[dsl]')")
+
+
+def _id(example):
+    return f"{os.path.basename(example[0])}:{example[1]}"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
+def test_instrumented_ptx_assembles(example, arch, tmp_path):
+    if shutil.which("ptxas") is None:
+        if IN_CI:
+            pytest.fail("ptxas not found (required in CI)")
+        pytest.skip("ptxas (CUDA toolkit) not found on PATH")
+    _need(example)
+    from warpsim.ptx.front import open_kernel
+    kernel = open_kernel(os.path.join(ROOT, example[0]), example[1], arch=arch)
+    ins = instrument(kernel.module.text, kernel.name, capacity=64, window=(3, 50))
+    path = tmp_path / "k.ptx"
+    path.write_text(ins.text)
+    done = subprocess.run(["ptxas", f"-arch={arch}", str(path), "-o", os.devnull], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[:2000]
+    assert ins.sites, "no register-writing instruction found"
+
+
+@pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
+def test_simulator_against_itself_passes(example, tmp_path):
+    """The instrumented kernel's buffers equal the original's, and its trace is complete and repeatable."""
+    _need(example)
+    job = ptx_jobs([example])[0]
+    report = tmp_path / "r.json"
+    runs, status, error, code = check_ptx(SimulatorAsGpu(), [job], seeds=1, report=str(report))
+    assert (status, error, code) == ("pass", None, 0)
+    seed = runs[0].seeds[0]
+    assert seed.records > 0 and seed.global_elements > 0 and seed.instrumented_bad == 0
+    data = json.loads(report.read_text())
+    assert data["status"] == "pass" and data["runs"][0]["seeds"][0]["mismatched_trace_records"] == 0
+
+
+def _add_index(window="0:"):
+    return PtxJob(os.path.join(ROOT, "examples/ptx/add_index.ptx"), "add_index", (2, 1, 1), (64, 1, 1), 0,
+                  dict(parse_ptx_arg(a) for a in ["x=random:u32:128", "y=zeros:u32:128", "n=120"]))
+
+
+def test_a_wrong_register_is_named():
+    def corrupt(kind, buffers):
+        if kind == "instrumented":
+            buffers[TRACE_PARAM].reshape(128, -1)[70, 8 + 4 * 6 + 2] ^= 0x10      # CTA 1, thread 6, record 6
+    runs, status, _error, code = check_ptx(SimulatorAsGpu(corrupt=corrupt), [_add_index()], seeds=1)
+    assert (status, code) == ("fail", 1)
+    record = runs[0].records[0]
+    assert record["cta"] == [1, 0, 0] and (record["warp"], record["lane"]) == (0, 6)
+    assert record["step"] == 6 and record["register"].startswith("%") and record["ptx_line"] > 20
+    assert int(record["expected"], 16) ^ int(record["actual"], 16) == 0x10
+
+
+def test_a_wrong_buffer_element_is_named():
+    def corrupt(kind, buffers):
+        if kind == "original":
+            buffers["y"][17] += 1
+    runs, status, _error, code = check_ptx(SimulatorAsGpu(corrupt=corrupt), [_add_index()], seeds=1)
+    assert code == 1 and runs[0].seeds[0].global_bad == 1
+    record = runs[0].records[0]
+    assert (record["buffer"], record["index"]) == ("y", 17)
+    assert int(record["actual"], 16) == int(record["expected"], 16) + 1
+
+
+def test_a_full_buffer_says_how_far_it_compared():
+    runs, status, _e, _c = check_ptx(SimulatorAsGpu(), [_add_index()], seeds=1, capacity=4, window=(2, 100))
+    seed = runs[0].seeds[0]
+    assert status == "pass" and seed.truncated_threads == 128 and seed.compared_to_step == 5
+
+
+def test_addresses_are_relocated_not_mismatched():
+    base_s, base_g = 0x1_0000_0000, 0x7F00_1234_0000
+    vs = np.array([base_s + 64, base_s + 64, (base_s + 64) & 0xFFFFFFFF, base_s + 64], np.uint64)
+    vg = np.array([base_g + 64, base_g + 68, (base_g + 64) & 0xFFFFFFFF, base_g + 64], np.uint64)
+    wide = np.array([True, True, False, True])
+    pairs = [(np.uint64(base_s), np.uint64(base_g), 256)]
+    assert _relocated(vs, vg, wide, pairs, np.zeros(4, int)).tolist() == [True, False, True, True]
+
+
+def test_random_arguments_are_per_seed_and_repeatable():
+    specs = dict(parse_ptx_arg(a) for a in ["a=random:f16:4x4", "b=zeros:u32:3", "s=random:bf16:8;s32:8;s32:8"])
+    one, again, other = make_args(specs, 3), make_args(specs, 3), make_args(specs, 4)
+    assert np.array_equal(one["a"], again["a"]) and not np.array_equal(one["a"], other["a"])
+    assert one["a"].dtype == np.float16 and np.all(np.abs(one["a"].astype(np.float32)) <= 1)
+    assert one["s"][0][0] == "u64" and one["s"][1:] == [("s32", 8), ("s32", 8)] and not one["b"].any()
+
+
+def test_cli_without_gpu_and_bad_arguments_exit_2(capsys):
+    source = os.path.join(ROOT, "examples/ptx/add_index.ptx")
+    assert main(["run", source, "--kernel", "add_index", "--arg", "x=random:q:4"]) == 2
+    assert "random:DTYPE:SHAPE" in capsys.readouterr().err
+    assert main(["run", source, "--kernel", "add_index", "--trace-window", "9:3"]) == 2
+    err = capsys.readouterr().err
+    assert "--trace-window" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_end_to_end_with_the_simulator_as_gpu(capsys, monkeypatch, tmp_path):
+    """``hwcheck run k.ptx`` through the whole command, a stand-in GPU that disagrees on one register."""
+    import hwcheck.gpu
+    import hwcheck.ptx_run
+    from fake_gpu import INFO
+
+    class Opened:
+        info = INFO
+
+    def corrupt(kind, buffers):
+        if kind == "instrumented":
+            buffers[TRACE_PARAM].reshape(64, -1)[2, 8 + 4 * 3 + 2] ^= 1
+    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu(corrupt=corrupt))
+    report = tmp_path / "r.json"
+    status = main(["run", os.path.join(ROOT, "examples/ptx/add_index.ptx"), "--kernel", "add_index", "--block", "64",
+                   "--arg", "x=random:u32:64", "--arg", "y=zeros:u32:64", "--arg", "n=64", "--seeds", "2",
+                   "--report", str(report)])
+    out = capsys.readouterr().out
+    assert status == 1 and "report:" in out and "(fail)" in out
+    data = json.loads(report.read_text())
+    assert data["status"] == "fail" and data["gpu"]["name"] == INFO.name
+    first = data["runs"][0]["mismatches"][0]
+    assert (first["seed"], first["lane"], first["step"]) == (0, 2, 3)
+    assert data["runs"][0]["seeds"][1]["mismatched_trace_records"] == 1
+    assert data["command"].startswith("hwcheck run ") and "--kernel add_index" in data["command"]
+
+
+def test_cli_unknown_kernel_is_a_usage_error(capsys):
+    assert main(["run", os.path.join(ROOT, "examples/ptx/add_index.ptx"), "--kernel", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no such kernel" in err and "add_index" in err and err.count("\n") == 1
+
+
+def test_small_values_are_not_taken_for_address_high_words():
+    base = 0x1_0000_0000                       # the same base on both machines: only equal values relocate
+    vs, vg = np.array([0, 1], np.uint64), np.array([1, 1], np.uint64)
+    pairs = [(np.uint64(base), np.uint64(base), 4096)]
+    assert _relocated(vs, vg, np.array([False, False]), pairs, np.zeros(2, int)).tolist() == [False, True]
+    far = [(np.uint64(base), np.uint64(0x7F00_0000_0000), 4096)]
+    assert _relocated(np.array([1], np.uint64), np.array([0x7F00], np.uint64), np.array([False]), far,
+                      np.zeros(1, int)).tolist() == [True]
+
+
+def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
+    import hwcheck.gpu
+    import hwcheck.ptx_examples
+    import hwcheck.ptx_run
+    from fake_gpu import FakeGpu
+    gpu = FakeGpu()
+    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
+    monkeypatch.setattr(hwcheck.ptx_examples, "PTX_EXAMPLES", PTX_EXAMPLES[:1])
+    status = main(["acceptance", "--out", str(tmp_path), "--only", "ptx", "--seeds", "2"])
+    out = capsys.readouterr().out
+    assert status == 0 and out.strip().splitlines()[-1] == "acceptance: PASS"
+    assert os.listdir(tmp_path) == ["fake-gpu-warpsim-ptx-programs.json"]
+    data = json.loads((tmp_path / "fake-gpu-warpsim-ptx-programs.json").read_text())
+    assert data["status"] == "pass" and data["totals"]["seeds"] == 2 and data["kind"] == "ptx-programs"
+    assert "add_index.ptx --kernel add_index" in data["command"]
+
+
+def test_printf_lines_are_compared_in_any_order():
+    from hwcheck.ptx_run import GpuLaunch
+
+    class Reordered(SimulatorAsGpu):
+        def launch(self, *args):
+            res = super().launch(*args)
+            lines = res.printf.splitlines(keepends=True)
+            return GpuLaunch(res.buffers, res.regions, "".join(reversed(lines)))
+
+    class Wrong(SimulatorAsGpu):
+        def launch(self, *args):
+            res = super().launch(*args)
+            return GpuLaunch(res.buffers, res.regions, res.printf.replace("x/7", "x/8", 1))
+    example = next(e for e in PTX_EXAMPLES if e[1] == "say")
+    _need(example)
+    runs, status, _e, _c = check_ptx(Reordered(), ptx_jobs([example]), seeds=1, trace=False)
+    assert status == "pass" and runs[0].seeds[0].printf_lines == 8
+    runs, status, _e, _c = check_ptx(Wrong(), ptx_jobs([example]), seeds=1, trace=False)
+    assert status == "fail" and runs[0].seeds[0].printf_bad == 2
+    assert runs[0].records[0]["only_gpu"][0].startswith("cta ") and "x/8" in runs[0].records[0]["only_gpu"][0]
+
+
+def test_stdout_capture_takes_what_is_written_to_descriptor_1():
+    from hwcheck.ptx_run import _CapturedStdout
+    with _CapturedStdout() as captured:
+        os.write(1, b"from the device\n")
+    assert captured.text == "from the device\n"
+
+
+def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
+    """A GPU machine without nvcc or the CuTe DSL runs the PTX exported here (``HWCHECK_PTX_DIR``)."""
+    import warpsim.ptx.front
+    from hwcheck.ptx_examples import main as export
+    from warpsim.ptx.compile import CompileError
+    examples = [e for e in PTX_EXAMPLES if e[1] in ("warp_ops", "gemm_k8_warps2x2")]
+    for e in examples:
+        _need(e)
+    assert export(["--export", str(tmp_path), "--arch", "sm_90"]) in (0, 2)
+    assert (tmp_path / "directed.sm_90.0.ptx").exists() and (tmp_path / "gemm_k8_warps2x2.sm_90.0.ptx").exists()
+
+    def no_compiler(*args, **kwargs):
+        raise CompileError("no compiler here")
+    monkeypatch.setattr(warpsim.ptx.front, "compile_source", no_compiler)
+    monkeypatch.setenv("HWCHECK_PTX_DIR", str(tmp_path))
+    runs, status, error, _code = check_ptx(SimulatorAsGpu(), ptx_jobs(examples), seeds=1)
+    assert (status, error) == ("pass", None) and [r.entry for r in runs] == ["warp_ops", "gemm_k8_warps2x2"]
+    monkeypatch.delenv("HWCHECK_PTX_DIR")
+    _runs, status, error, _code = check_ptx(SimulatorAsGpu(), ptx_jobs(examples[:1]), seeds=1)
+    assert status == "error" and "no compiler here" in error
