@@ -12,7 +12,7 @@ from warpsim.errors import SimulatorFault
 from warpsim.machine import GLOBAL_ALIGN
 from warpsim.ptx.memory import object_ends, redzone
 
-from tests.ptx.ptx_helpers import HEADER, kernel, load, store_r
+from tests.ptx.ptx_helpers import HEADER, kernel, load, nvcc_ptx, store_r
 
 X = 0x100000000
 WHO = r"CTA \(0, 0, 0\) thread \({t}, 0, 0\) \(warp 0 lane {t}\)"
@@ -229,3 +229,18 @@ def test_generic_accesses_mixing_global_and_shared_lanes():
     with pytest.raises(SimulatorFault, match=WHO.format(t=0) + r": address 0x10000000080 \+ 4 bytes is outside "
                                              r"shared memory \[0, 0x80\)"):
         run(bad, x, decls=decls)
+
+
+def test_the_issues_kernel_compiled_by_nvcc_names_its_source_line(tmp_path):
+    """x[128..255] of a 128-element x: the first thread past the end faults, naming k.cu's line."""
+    src = ('extern "C" __global__ void shifted(const float *x, float *y) {\n'
+           "    int i = threadIdx.x;\n"
+           "    y[i] = x[i + 128];\n"
+           "}\n")
+    mod = warpsim.ptx.load(nvcc_ptx(tmp_path, src))
+    args = [np.zeros(128, np.float32), np.zeros(128, np.float32)]
+    with pytest.raises(SimulatorFault, match=r"^ld\.global\S*\s+%f\d+, \[%rd\d+(\+\d+)?\] \(k\.cu:3, k\.ptx:\d+\): "
+                                             + WHO.format(t=0) + r": global address 0x100000200 \+ 4 bytes is not "
+                                             r"inside one global buffer: 0x100000200 is 0 bytes past the end of "
+                                             r"buffer shifted_param_0 \[0x100000000, 0x100000200\)$"):
+        mod.launch(mod.kernels[0], block=128, args=args)
