@@ -129,10 +129,12 @@ class Machine:
                 f"smem_bytes={self.smem.size}, gmem_bytes={self.gmem.size})")
 
     # global buffers -------------------------------------------------------------------------
-    def alloc_global(self, name, nbytes):
+    def alloc_global(self, name, nbytes, redzone=0):
         """Reserve ``nbytes`` of global memory for ``name``; return its base byte address.
 
         Bases are multiples of ``GLOBAL_ALIGN``; ``gmem`` grows when needed (its contents stay).
+        ``redzone``: bytes after the buffer that no later buffer takes (the PTX interpreter leaves
+        them so that an access past a buffer's end faults instead of reading the next buffer).
         """
         if not isinstance(name, str) or not name:
             raise TypeError(f"alloc_global: name must be a non-empty str, got {name!r}")
@@ -146,7 +148,7 @@ class Machine:
             grown[:self.gmem.size] = self.gmem
             self.gmem = grown
         self.buffers[name] = (base, nbytes)
-        self._gmem_top = end
+        self._gmem_top = end + _positive_int("alloc_global", "redzone", redzone, 0)
         return base
 
     def global_view(self, name):

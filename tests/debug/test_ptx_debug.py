@@ -189,7 +189,7 @@ def test_a_diverged_warp_shows_each_lanes_pc_and_a_fault_names_its_lanes(tmp_pat
     assert "(%r: .b32" in text and "(no .loc source lines: the PTX)" in text
     fault = text.split("(warpsim) cont\n", 1)[1]
     assert fault.startswith("fault: st.global.f32 [%rd3], %f1"), fault
-    assert "warp 0 lane 7" in fault and "outside global memory" in fault
+    assert "warp 0 lane 7" in fault and "not inside one global buffer" in fault
     assert re.search(r"^stopped at #\d+ w0 lanes 0-31: PTX line \d+: st.global.f32 \[%rd3\], %f1", fault, re.M), fault
     assert "stopped at a fault" in text.split("(warpsim) where\n", 1)[1]
     assert text.count("(warpsim) where\n=> #") == 2 and status == 0          # back leaves the fault

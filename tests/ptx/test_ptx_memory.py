@@ -180,14 +180,16 @@ def test_cp_async_read_before_wait_is_a_race():
 def test_out_of_range_and_misaligned_faults_name_everything():
     body = "  add.s64 %rd30, %rd10, %rd0;\n  add.s64 %rd30, %rd30, 60;\n  st.global.u32 [%rd30], %r1;\n"
     with pytest.raises(SimulatorFault, match=r"st\.global\.u32 \[%rd30\], %r1 \(<ptx>:\d+\): CTA \(0, 0, 0\) "
-                                             r"thread \(1, 0, 0\) \(warp 0 lane 1\): address 0x100000040 \+ 4 bytes "
-                                             r"is outside global memory \(buffers: out"):
+                                             r"thread \(1, 0, 0\) \(warp 0 lane 1\): global address 0x100000040 \+ 4 "
+                                             r"bytes is not inside one global buffer: 0x100000040 is 0 bytes past the "
+                                             r"end of buffer out \[0x100000000, 0x100000040\)$"):
         load(body).launch("k", block=32, args={"out": np.zeros(16, np.uint32)})
     body = "  add.s64 %rd30, %rd10, 2;\n  ld.global.u32 %r5, [%rd30];\n"
     with pytest.raises(SimulatorFault, match=r"ld\.global\.u32.*thread \(0, 0, 0\).*0x100000002 is not 4-byte aligned"):
         load(body).launch("k", block=32, args={"out": np.zeros(16, np.uint32)})
     body = "  mov.u64 %rd30, 0;\n  ld.u32 %r5, [%rd30];\n"
-    with pytest.raises(SimulatorFault, match=r"address 0x0 \+ 4 bytes is outside global memory"):
+    with pytest.raises(SimulatorFault, match=r"address 0x0 \+ 4 bytes is not inside one global buffer: 0x0 is "
+                                             r"4294967296 bytes before the start of buffer out"):
         load(body).launch("k", block=32, args={"out": np.zeros(16, np.uint32)})
 
 

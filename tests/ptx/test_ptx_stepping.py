@@ -67,7 +67,7 @@ def test_a_fault_while_stepping_and_the_step_limit():
     mod = load("  add.s64 %rd30, %rd10, 4096;\n  st.global.u32 [%rd30], %r1;\n")
     run = mod.start("k", block=32, args={"out": np.zeros(4, np.uint32)})
     assert run.step(3)
-    with pytest.raises(SimulatorFault, match="outside global memory"):
+    with pytest.raises(SimulatorFault, match="not inside one global buffer"):
         run.step(8)
     run = load("LOOP:\n  bra LOOP;\n").start("k", block=32, args={"out": np.zeros(4, np.uint32)}, max_steps=50)
     assert run.step(30) and run.steps == 30

@@ -37,7 +37,7 @@ import numpy as np
 
 from warpsim.errors import PtxSyntaxError
 from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_LOCAL,
-                                SP_SHARED, SPACE_NAMES, global_layout, round_up, to_generic)
+                                SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
 from warpsim.ptx.instructions import InstructionDecoder
 from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
@@ -84,6 +84,7 @@ class Decoded:
     reqntid: tuple = ()
     maxntid: tuple = ()
     reg_names: dict = field(default_factory=dict)   # name -> (slot, words, type) of the kernel
+    consts: list = field(default_factory=list)      # module .const variables: (name, offset, bytes)
 
 
 class _Function:
@@ -128,6 +129,7 @@ class _Decoder(InstructionDecoder):
             self.module_symbols[v.name] = (SP_GLOBAL, GLOBAL_BASE + off)
             self.globals_.append((v.name, off, self.var_bytes(v), v.init))
         const = bytearray()
+        self.consts = []
         for v in self.m.variables:
             if v.space == "const":
                 start = round_up(len(const), max(v.align, 1))
@@ -135,6 +137,8 @@ class _Decoder(InstructionDecoder):
                 data = v.init or b""
                 const.extend(data + bytes(self.var_bytes(v) - len(data)))
                 self.module_symbols[v.name] = (SP_CONST, start)
+                self.consts.append((v.name, start, self.var_bytes(v)))
+                const.extend(bytes(redzone(self.var_bytes(v))))     # an overrun faults, not reads the next one
         self.const = np.frombuffer(bytes(const), np.uint8).copy()
         self.externs = [v for v in self.m.variables if v.space == "shared" and v.extern]
         for v in self.m.variables:
@@ -366,7 +370,8 @@ def decode_kernel(module, name, text=""):
         copies=np.array(d.copies or [(0, 0, 0)], np.int64).reshape(-1, 3),
         where=d.where, regs_per_thread=max(d.nregs, 1), params=d.params, param_bytes=d.param_bytes,
         shared_static=d.shared_static, local_bytes=d.local_top, fparam_bytes=d.fparam_top,
-        globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid, reg_names=kfn.regs)
+        globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid, reg_names=kfn.regs,
+        consts=d.consts)
 
 
 def _callees(f):

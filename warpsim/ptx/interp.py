@@ -36,8 +36,8 @@ __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAUL
 
 
 @njit(cache=True)
-def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, local, const, kparam,
-            fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault):
+def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
+            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -102,7 +102,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
                     continue
                 if op == Op.LD or op == Op.ST:
-                    if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
+                    if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map,
+                                          fault):
                         continue
                     if fault[0] != 0:
                         fault[4] = p
@@ -117,7 +118,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         pc[t] += 1
                         continue
                     if not thread_op(p, op, t, lane, w, code, opnd, copies, regs[w, lane], pc, status, stack,
-                                    depth, ccf, smem, gmem, local, const, kparam, fparam, pend, npend, groups,
+                                    depth, ccf, smem, gmem, ends, local, const, kparam, fparam, pend, npend, groups,
                                     pend_map, ctx, clocks[w], prbuf, prrec, nprint, fault):
                         fault[4] = p
                         fault[6] = w

@@ -2,7 +2,8 @@
 
 :meth:`PtxModule.launch` makes one :class:`~warpsim.machine.Machine` sized for a CTA (its ``regs``
 hold the PTX registers, its ``smem`` the static then the dynamic shared memory, its ``gmem`` the
-module's ``.global`` variables then one buffer per pointer argument, named after the parameter)
+module's ``.global`` variables then one buffer per pointer argument, named after the parameter,
+each followed by a :func:`~warpsim.ptx.memory.redzone` so that an access past its end faults)
 and runs the grid's CTAs in order (x fastest), or only ``cta``, over that one global memory.
 Registers and shared memory start at zero in every CTA.
 
@@ -33,7 +34,8 @@ from warpsim.ptx.decode import LOC, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                 MAX_PENDING, RUNNING, WAITING, run_cta)
-from warpsim.ptx.memory import FAULT_RACE, GLOBAL_BASE, SPACE_NAMES, round_up
+from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM, SPACE_NAMES,
+                                object_ends, redzone, round_up)
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.syntax import type_bytes
@@ -157,7 +159,7 @@ class PtxModule:
 
     def _buffer(self, name, array, machine, buffers):
         array = np.ascontiguousarray(array)
-        base = machine.alloc_global(name, array.nbytes)
+        base = machine.alloc_global(name, array.nbytes, redzone(array.nbytes))
         machine.write_global(name, array)
         buffers[name] = array
         return GLOBAL_BASE + base
@@ -268,6 +270,9 @@ class PtxModule:
         head = f"{op_name}{where}: {who}"
         sname = SPACE_NAMES[space] if 0 < space < len(SPACE_NAMES) else "generic"
         if code == FAULT_OUT_OF_RANGE:
+            objects = _objects(space, d, m)
+            if objects is not None:
+                return f"{head}: {_outside_objects(space, value, extra, objects)}"
             return f"{head}: address {value:#x} + {extra} bytes is outside {sname} memory{_regions(space, m, state)}"
         if code == FAULT_MISALIGNED:
             return f"{head}: address {value:#x} is not {extra}-byte aligned"
@@ -313,7 +318,7 @@ class PtxRun:
         warps = -(-threads // 32)
         m = Machine(warps=warps, regs_per_thread=d.regs_per_thread, smem_bytes=d.shared_static + smem)
         for name, off, nbytes, init in d.globals_:
-            base = m.alloc_global(f".global {name}", nbytes)
+            base = m.alloc_global(f".global {name}", nbytes, redzone(nbytes))
             if base != off:
                 raise RuntimeError(f"launch: .global {name} at {base:#x}, decoded at {off:#x}")
             if init:
@@ -321,6 +326,9 @@ class PtxRun:
         self.machine = m
         self._buffers = {}
         self._kparam = module._param_bytes(kernel, d, args, m, self._buffers)
+        self._ends = object_ends(m.gmem.size, list(m.buffers.values()), d.const.size,
+                                 [(off, n) for _, off, n in d.consts], self._kparam.size,
+                                 [(off, n) for _, _, off, n, _ in d.params])
         self._arch = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
                               np.int64)
         self._state = _State(warps * 32, d, m)
@@ -379,9 +387,9 @@ class PtxRun:
             ctx[14] = target
             fault = np.zeros(8, np.int64)
             done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
-                           state.stack, state.depth, state.ccf, m.smem, m.gmem, state.local, d.const, self._kparam,
-                           state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx, state.clocks,
-                           self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault)
+                           state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
+                           self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
+                           state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, self._kparam, self._quiet))
             if done:
                 self._next += 1
@@ -414,10 +422,48 @@ def _lanes(bits):
     return ",".join(map(str, lanes)) if len(lanes) < 32 else "0-31"
 
 
+def _objects(space, d, m):
+    """``(what, [(name, start, end)])`` of the objects an access of ``space`` must lie inside, by start
+    (global buffers at their generic addresses, ``.const`` variables and parameters at their offsets)."""
+    if space == SP_GLOBAL:
+        found = [(n, GLOBAL_BASE + b, GLOBAL_BASE + b + s) for n, (b, s) in m.buffers.items()]
+        return "global buffer", sorted(found, key=lambda o: o[1])
+    if space == SP_CONST:
+        return ".const variable", [(n, off, off + s) for n, off, s in d.consts]
+    if space == SP_KPARAM:
+        return "kernel parameter", [(n, off, off + s) for n, _, off, s, _ in d.params]
+    return None
+
+
+def _outside_objects(space, addr, size, objects):
+    """The fault text of an access of ``size`` bytes at ``addr`` that is not inside one object, naming
+    the nearest object and where the access lies from it:
+
+    >>> _outside_objects(1, 0x100000200, 4, ("global buffer", [("x", 0x100000000, 0x100000200)]))
+    'global address 0x100000200 + 4 bytes is not inside one global buffer: 0x100000200 is 0 bytes past \
+the end of buffer x [0x100000000, 0x100000200)'
+    """
+    what, found = objects
+    kind = what.split()[-1]
+    sname = SPACE_NAMES[space]
+    off = addr - (addr >> 40 << 40) if space != SP_GLOBAL and addr >= SHARED_WINDOW else addr
+    text = f"{sname} address {addr:#x} + {size} bytes is not inside one {what}"
+    best = None
+    for name, start, end in found:
+        if off >= end:
+            gap, where = off - end, f"{off:#x} is {off - end} bytes past the end of"
+        elif off + size <= start:
+            gap, where = start - off - size, f"{off:#x} is {start - off} bytes before the start of"
+        elif off < start:
+            gap, where = 0, f"{off:#x} + {size} bytes starts {start - off} bytes before the start of"
+        else:
+            gap, where = 0, f"{off:#x} + {size} bytes runs {off + size - end} bytes past the end of"
+        if best is None or gap < best[0]:
+            best = (gap, f"{where} {kind} {name} [{start:#x}, {end:#x})")
+    return f"{text}: {best[1]}" if best else f"{text}: the kernel has no {what}s"
+
+
 def _regions(space, m, state):
-    if space == 1:
-        return " (buffers: " + ", ".join(f"{n} [{GLOBAL_BASE + b:#x}, {GLOBAL_BASE + b + s:#x})"
-                                         for n, (b, s) in m.buffers.items()) + ")" if m.buffers else ""
     if space == 2:
         return f" [0, {m.smem.size:#x})"
     if space == 3:
@@ -446,7 +492,7 @@ class _State:
         self.stack = np.zeros((T, _CALL_DEPTH), np.int64)
         self.depth = np.zeros(T, np.int64)
         self.ccf = np.zeros(T, np.int64)
-        self.local = np.zeros((T, max(d.local_bytes, 8)), np.uint8)
+        self.local = np.zeros((T, d.local_bytes), np.uint8)
         self.fparam = np.zeros((T, max(d.fparam_bytes, 8)), np.uint8)
         self.pend = np.zeros((T, MAX_PENDING, 5), np.int64)
         self.npend = np.zeros(T, np.int64)

@@ -18,6 +18,19 @@ that a null or truncated 32-bit pointer faults instead of reading the first buff
 must lie whole inside its space and be aligned to its size, else the access faults (code
 ``FAULT_OUT_OF_RANGE`` or ``FAULT_MISALIGNED`` of :mod:`warpsim.isa.faults`).
 
+Objects: a global access must also lie whole inside ONE buffer (a pointer argument's array or a
+``.global`` variable), a ``.const`` access inside one ``.const`` variable and a kernel ``.param``
+access inside one parameter; bytes between objects (alignment padding) are outside every object.
+The ``ends`` table (:func:`object_ends`, built once per launch) answers "where does the object
+holding byte ``off`` end" in O(1): one entry per ``GLOBAL_ALIGN`` page of ``gmem`` (buffers start on
+page boundaries, so a page holds bytes of at most one buffer), then one per byte of ``const``, then
+one per byte of ``kparam``; 0 where no object is. An access of ``size`` bytes at ``off`` is inside
+an object exactly when ``off + size <= end(off)``.
+
+Global buffers and ``.const`` variables are laid out with a :func:`redzone` after each, so that
+reading ``x[n]`` of an ``n``-element array faults instead of reading the next object (an address
+tells which object it is in, not which one its pointer came from).
+
 >>> hex(to_generic(SP_SHARED, 0x40)), from_generic(to_generic(SP_SHARED, 0x40))
 ('0x10000000040', (2, 64))
 """
@@ -30,8 +43,8 @@ from warpsim.machine import GLOBAL_ALIGN
 
 __all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM",
            "SPACE_NAMES", "GLOBAL_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW", "PARAM_WINDOW",
-           "to_generic", "from_generic", "round_up", "global_layout", "locate", "load", "store",
-           "read_bytes", "write_bytes", "FAULT_RACE"]
+           "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends", "locate",
+           "locate_prefix", "load", "store", "read_bytes", "write_bytes", "FAULT_RACE", "PAGE_SHIFT", "REDZONE_MAX"]
 
 SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM = range(7)
 SPACE_NAMES = ("generic", "global", "shared", "local", "const", "param", "param")
@@ -42,6 +55,9 @@ CONST_WINDOW = 3 << 40
 PARAM_WINDOW = 4 << 40
 _WINDOWS = (0, GLOBAL_BASE, SHARED_WINDOW, LOCAL_WINDOW, CONST_WINDOW, PARAM_WINDOW)
 FAULT_RACE = 20   # a cp.async destination read or written before its wait: thread, address, bytes
+PAGE_SHIFT = 8    # a page of gmem in the ends table: GLOBAL_ALIGN bytes
+REDZONE_MAX = 1 << 20
+assert GLOBAL_ALIGN == 1 << PAGE_SHIFT
 
 
 def round_up(x, align):
@@ -49,18 +65,63 @@ def round_up(x, align):
     return -(-x // align) * align
 
 
+def redzone(nbytes):
+    """Bytes left free after a global buffer or ``.const`` variable of ``nbytes``: as many as it
+    holds, at least ``GLOBAL_ALIGN`` and at most ``REDZONE_MAX``, so that running past its end faults
+    instead of reading the next one (``redzone(10) == 256``, ``redzone(300) == 300``)."""
+    return min(max(nbytes, GLOBAL_ALIGN), REDZONE_MAX)
+
+
 def global_layout(sizes):
-    """Offsets in ``gmem`` of buffers of ``sizes`` bytes allocated in order by ``Machine.alloc_global``.
+    """Offsets in ``gmem`` of buffers of ``sizes`` bytes allocated in order by ``Machine.alloc_global``
+    with a :func:`redzone` after each (as a launch allocates them).
 
     >>> global_layout([10, 300, 4])
-    [0, 256, 768]
+    [0, 512, 1280]
     """
     offsets, top = [], 0
     for n in sizes:
         base = round_up(top, GLOBAL_ALIGN)
         offsets.append(base)
-        top = base + n
+        top = base + n + redzone(n)
     return offsets
+
+
+def object_ends(gmem_bytes, buffers, const_bytes, consts, param_bytes, params):
+    """The ``ends`` table of a launch (see the module docstring): ``int64[pages + const_bytes + param_bytes]``.
+
+    ``buffers``: ``(offset in gmem, bytes)`` of the global buffers (offsets multiples of
+    ``GLOBAL_ALIGN``); ``consts`` and ``params``: ``(offset, bytes)`` of the ``.const`` variables and
+    of the kernel parameters.
+
+    >>> ends = object_ends(768, [(0, 10), (256, 300)], 8, [(0, 2), (4, 4)], 4, [(0, 4)])
+    >>> ends[:3].tolist(), ends[3:11].tolist(), ends[11:].tolist()
+    ([10, 556, 556], [2, 2, 0, 0, 8, 8, 8, 8], [4, 4, 4, 4])
+    """
+    pages = (gmem_bytes + GLOBAL_ALIGN - 1) >> PAGE_SHIFT
+    ends = np.zeros(pages + const_bytes + param_bytes, np.int64)
+    for base, nbytes in buffers:
+        if base % GLOBAL_ALIGN:
+            raise ValueError(f"object_ends: buffer at {base:#x} is not {GLOBAL_ALIGN}-byte aligned")
+        if nbytes > 0:
+            ends[base >> PAGE_SHIFT:(base + nbytes + GLOBAL_ALIGN - 1) >> PAGE_SHIFT] = base + nbytes
+    for first, objects in ((pages, consts), (pages + const_bytes, params)):
+        for off, nbytes in objects:
+            ends[first + off:first + off + nbytes] = off + nbytes
+    return ends
+
+
+@njit(cache=True, inline="always")
+def _object_end(sp, off, ends, gmem, const):
+    """The end of the object holding byte ``off`` of space ``sp`` (0: none); spaces without objects: no limit."""
+    if sp == SP_GLOBAL:
+        return ends[off >> PAGE_SHIFT]
+    pages = (gmem.shape[0] + GLOBAL_ALIGN - 1) >> PAGE_SHIFT
+    if sp == SP_CONST:
+        return ends[pages + off]
+    if sp == SP_KPARAM:
+        return ends[pages + const.shape[0] + off]
+    return np.int64(1) << 62
 
 
 def to_generic(space, addr):
@@ -96,9 +157,22 @@ def _space_bytes(sp, gmem, smem, local, const, kparam, fparam):
 
 
 @njit(cache=True)
-def locate(space, addr, size, t, gmem, smem, local, const, kparam, fparam, fault):
+def locate(space, addr, size, t, gmem, ends, smem, local, const, kparam, fparam, fault):
     """``(space, offset)`` of an access of ``size`` bytes at ``addr`` by thread ``t``; ``(-1, 0)`` and
-    ``fault`` set (thread, address, size or alignment) when it is out of range or misaligned."""
+    ``fault`` set (thread, address, size or alignment) when it is out of range (outside its space,
+    or not inside one object of it: ``ends``) or misaligned."""
+    return _locate(space, addr, size, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
+
+
+@njit(cache=True)
+def locate_prefix(space, addr, size, nbytes, t, gmem, ends, smem, local, const, kparam, fparam, fault):
+    """:func:`locate` for an access aligned to ``size`` bytes of which only the first ``nbytes``
+    (1 to ``size``) are read: ``cp.async``'s ``src-size``."""
+    return _locate(space, addr, nbytes, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
+
+
+@njit(cache=True, inline="always")
+def _locate(space, addr, size, align, t, gmem, ends, smem, local, const, kparam, fparam, fault):
     sp = space
     off = addr
     if sp == SP_GENERIC:
@@ -113,12 +187,12 @@ def locate(space, addr, size, t, gmem, smem, local, const, kparam, fparam, fault
     if sp == SP_GLOBAL:
         off = off - GLOBAL_BASE
     n = _space_bytes(sp, gmem, smem, local, const, kparam, fparam)
-    if off < 0 or off > n - size:
+    if off < 0 or off > n - size or off + size > _object_end(sp, off, ends, gmem, const):
         set_fault(fault, FAULT_OUT_OF_RANGE, t, addr, size)
         fault[5] = sp
         return -1, 0
-    if off % size != 0:
-        set_fault(fault, FAULT_MISALIGNED, t, addr, size)
+    if off % align != 0:
+        set_fault(fault, FAULT_MISALIGNED, t, addr, align)
         fault[5] = sp
         return -1, 0
     return sp, off

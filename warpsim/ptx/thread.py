@@ -18,6 +18,7 @@ from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
 from warpsim.ptx.memory import (FAULT_RACE, SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
+from warpsim.ptx.memory import locate_prefix
 
 __all__ = ["thread_op", "get", "put", "raced", "land", "lane_address", "cvt_int"]
 
@@ -122,7 +123,7 @@ def lane_address(r, opnd, row):
 
 
 @njit(cache=True)
-def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, local,
+def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, ends, local,
              const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault):
     """One thread's instruction (not warp-collective); advances its pc. False on a fault."""
     o = code[p, O0:]
@@ -214,29 +215,33 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
         if op == Op.FSETP:
             put(r, opnd, o[1], q)
     elif op == Op.LD or op == Op.ST:
-        return _ld_st(p, op, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault)
+        return _ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
     elif op == Op.ATOM:
-        return _atom(p, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault)
+        return _atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
     elif op == Op.CP_ASYNC:
         size = code[p, M0]
         dst = lane_address(r, opnd, o[0])
         src = lane_address(r, opnd, o[1])
         srcsize = get(r, opnd, o[2]) if code[p, NOPS] > 2 else size
-        dsp, doff = locate(SP_SHARED, dst, size, t, gmem, smem, local, const, kparam, fparam, fault)
+        dsp, doff = locate(SP_SHARED, dst, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
         if dsp < 0:
             return False
-        ssp, soff = locate(SP_GENERIC, src, size, t, gmem, smem, local, const, kparam, fparam, fault)
-        if ssp < 0:
-            return False
-        if ssp != SP_GLOBAL:
-            set_fault(fault, FAULT_SPACE, t, src, SP_GLOBAL)
-            return False
+        srcsize = min(max(srcsize, 0), size)                # only src-size bytes are read: none for 0
+        soff = np.int64(0)
+        if srcsize > 0:
+            ssp, soff = locate_prefix(SP_GENERIC, src, size, srcsize, t, gmem, ends, smem, local, const, kparam,
+                                      fparam, fault)
+            if ssp < 0:
+                return False
+            if ssp != SP_GLOBAL:
+                set_fault(fault, FAULT_SPACE, t, src, SP_GLOBAL)
+                return False
         if npend[t] >= MAX_PENDING:
             set_fault(fault, FAULT_PENDING, t, MAX_PENDING, 0)
             return False
         k = npend[t]
         pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = doff, soff, size
-        pend[t, k, 3], pend[t, k, 4] = min(max(srcsize, 0), size), groups[t]
+        pend[t, k, 3], pend[t, k, 4] = srcsize, groups[t]
         npend[t] = k + 1
         for b in range(size):
             pend_map[doff + b] += 1
@@ -278,7 +283,7 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
         set_fault(fault, FAULT_TRAP, t, 0, 0)
         return False
     elif op == Op.PRINTF:
-        return _printf(p, t, code, smem, gmem, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault)
+        return _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault)
     pc[t] += 1
     return True
 
@@ -332,14 +337,14 @@ def cvt_int(v, dk, db, sk, sb, sat):
 
 
 @njit(cache=True)
-def _ld_st(p, op, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault):
+def _ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
     esize = max(tb // 8, 1)
     n = code[p, M1]
     arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
     addr = lane_address(r, opnd, arow)
-    sp, off = locate(code[p, M0], addr, esize * n, t, gmem, smem, local, const, kparam, fparam, fault)
+    sp, off = locate(code[p, M0], addr, esize * n, t, gmem, ends, smem, local, const, kparam, fparam, fault)
     if sp < 0:
         return False
     if sp == SP_SHARED and raced(pend_map, off, esize * n, t, addr, fault):
@@ -363,12 +368,12 @@ def _ld_st(p, op, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pe
 
 
 @njit(cache=True)
-def _atom(p, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_map, pc, fault):
+def _atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
     size = tb // 8
     addr = lane_address(r, opnd, o[1])
-    sp, off = locate(code[p, M0], addr, size, t, gmem, smem, local, const, kparam, fparam, fault)
+    sp, off = locate(code[p, M0], addr, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
     if sp < 0:
         return False
     if sp != SP_GLOBAL and sp != SP_SHARED:
@@ -410,7 +415,7 @@ def _atom(p, t, code, opnd, r, smem, gmem, local, const, kparam, fparam, pend_ma
 
 
 @njit(cache=True)
-def _printf(p, t, code, smem, gmem, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault):
+def _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault):
     """``call vprintf``: copy the format string and the argument buffer of thread ``t`` to the log."""
     fmt_addr = read_bytes(fparam[t], code[p, M0], 8)
     args_addr = read_bytes(fparam[t], code[p, M1], 8)
@@ -421,7 +426,7 @@ def _printf(p, t, code, smem, gmem, local, const, kparam, fparam, pc, prbuf, prr
     start = nprint[1]
     n = 0
     while True:
-        sp, off = locate(SP_GENERIC, fmt_addr + n, 1, t, gmem, smem, local, const, kparam, fparam, fault)
+        sp, off = locate(SP_GENERIC, fmt_addr + n, 1, t, gmem, ends, smem, local, const, kparam, fparam, fault)
         if sp < 0:
             return False
         ch = load(sp, off, 1, t, gmem, smem, local, const, kparam, fparam)
@@ -431,12 +436,12 @@ def _printf(p, t, code, smem, gmem, local, const, kparam, fparam, pc, prbuf, prr
         n += 1
     nargs = 0
     if args_addr != 0:
-        sp, off = locate(SP_GENERIC, args_addr, 1, t, gmem, smem, local, const, kparam, fparam, fault)
+        sp, off = locate(SP_GENERIC, args_addr, 1, t, gmem, ends, smem, local, const, kparam, fparam, fault)
         if sp < 0:
             return False
         while nargs < PRINT_ARGS:
-            sp2, off2 = locate(SP_GENERIC, args_addr + nargs, 1, t, gmem, smem, local, const, kparam, fparam,
-                               fault)
+            sp2, off2 = locate(SP_GENERIC, args_addr + nargs, 1, t, gmem, ends, smem, local, const, kparam,
+                               fparam, fault)
             if sp2 < 0:
                 fault[:] = 0
                 break

@@ -23,7 +23,8 @@ from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, W
 from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
-from warpsim.ptx.memory import GLOBAL_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes, write_bytes
+from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes,
+                                write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.thread import cvt_int, get, lane_address, put, raced
 
@@ -404,11 +405,33 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
 
 
 @njit(cache=True)
-def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, pend_map, fault):
-    """``ld``/``st`` of ``.shared`` or ``.global`` (not generic) for a whole group, bytes accessed in
-    place. Returns False when it does not apply (another space) or on a fault (``fault`` set)."""
+def _generic_window(regs, w, gmask, s_base, n_base, imm):
+    """``SP_GLOBAL`` when every lane of ``gmask`` has a global generic address, ``SP_SHARED`` when every
+    one is in the shared window, else -1 (mixed, another window, or invalid: thread by thread)."""
+    space = np.int64(-1)
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            a = imm
+            if s_base >= 0:
+                a += np.int64(regs[w, lane, s_base])
+                if n_base == 2:
+                    a += np.int64(regs[w, lane, s_base + 1]) << 32
+            lsp = SP_GLOBAL if 0 <= a < SHARED_WINDOW else (SP_SHARED if SHARED_WINDOW <= a < 2 * SHARED_WINDOW else -1)
+            if lsp < 0 or (space >= 0 and lsp != space):
+                return np.int64(-1)
+            space = lsp
+    return space
+
+
+@njit(cache=True)
+def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault):
+    """``ld``/``st`` of ``.shared`` or ``.global``, or generic when every lane's address is global or
+    every one is in the shared window, for a whole group, bytes accessed in place; a global access
+    must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`). Returns False
+    when it does not apply (another space) or on a fault (``fault`` set)."""
     space = code[p, M0]
-    if space != SP_SHARED and space != SP_GLOBAL:
+    generic = space == SP_GENERIC
+    if space != SP_SHARED and space != SP_GLOBAL and not generic:
         return False
     tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
     esize = max(tb // 8, 1)
@@ -416,8 +439,12 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     o = code[p, O0:O0 + 2]
     arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
     s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
+    if generic:
+        space = _generic_window(regs, w, gmask, s_base, n_base, imm)
+        if space < 0:
+            return False
     mem = smem if space == SP_SHARED else gmem
-    bias = 0 if space == SP_SHARED else GLOBAL_BASE
+    bias = (SHARED_WINDOW if generic else 0) if space == SP_SHARED else GLOBAL_BASE
     t0 = 32 * w
     for lane in range(32):                      # check every lane first: a fault changes nothing
         if not (gmask >> lane) & 1:
@@ -428,7 +455,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             if n_base == 2:
                 addr += np.int64(regs[w, lane, s_base + 1]) << 32
         off = addr - bias
-        if off < 0 or off > mem.shape[0] - size:
+        if off < 0 or off > mem.shape[0] - size or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT]):
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = space
             return False
