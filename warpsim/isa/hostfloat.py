@@ -11,7 +11,9 @@ here in bits around the one host operation:
 - NaN: the host propagates an input payload (x86: the first NaN operand, quietened) or makes its
   own default NaN ``0xFFC00000``; PTX gives the canonical ``0x7FFFFFFF``. Any NaN result is replaced.
 - ``.ftz``: the host keeps subnormals (Numba leaves MXCSR's FTZ/DAZ off); subnormal inputs are
-  flushed before, subnormal results after, exactly as ``fparith.finish`` does.
+  flushed before, subnormal results after, exactly as ``fparith.finish`` does. A result of exactly
+  the smallest normal may come from an exact value that ``.ftz`` flushes (tininess after rounding with
+  an unbounded exponent, see ``fparith``): that rare result is taken from the integer model instead.
 - ``.sat``: applied to the bits afterwards by ``fparith.finish``.
 
 The other rounding modes are not reachable this way (Numba cannot set the host's rounding mode), so
@@ -30,7 +32,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from warpsim.isa.fparith import finish
+from warpsim.isa.fparith import finish, fp_fma
+from warpsim.isa.rounding import RN
 
 __all__ = ["host_f32_fma", "host_f32_add", "host_f32_mul"]
 
@@ -81,18 +84,31 @@ def _result(r, ftz, sat):
 
 
 @njit(cache=True, inline="always")
+def _smallest_normal(r, ftz):
+    """Whether ``.ftz`` must ask the integer model about the float32 result ``r``: it is ``+-2**-126``."""
+    return ftz and (_as_u32(r) & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000)
+
+
+@njit(cache=True, inline="always")
 def host_f32_fma(a, b, c, ftz, sat):
     """``fma.rn{.ftz}{.sat}.f32`` through the host's binary32 fma."""
-    return _result(_fma32(_operand(a, ftz), _operand(b, ftz), _operand(c, ftz)), ftz, sat)
+    r = _fma32(_operand(a, ftz), _operand(b, ftz), _operand(c, ftz))
+    if _smallest_normal(r, ftz):
+        return np.uint32(finish(fp_fma(a, b, c, 1, 8, 23, RN, True), 8, 23, False, sat, False))
+    return _result(r, ftz, sat)
 
 
 @njit(cache=True, inline="always")
 def host_f32_add(a, b, ftz, sat):
-    """``add.rn{.ftz}{.sat}.f32`` through the host's binary32 add."""
+    """``add.rn{.ftz}{.sat}.f32`` through the host's binary32 add (a sum of normals below ``2**-126``
+    is exact: ``.ftz`` needs no look at the exact value)."""
     return _result(_operand(a, ftz) + _operand(b, ftz), ftz, sat)
 
 
 @njit(cache=True, inline="always")
 def host_f32_mul(a, b, ftz, sat):
     """``mul.rn{.ftz}{.sat}.f32`` through the host's binary32 multiply."""
-    return _result(_operand(a, ftz) * _operand(b, ftz), ftz, sat)
+    r = _operand(a, ftz) * _operand(b, ftz)
+    if _smallest_normal(r, ftz):
+        return np.uint32(finish(fp_fma(a, b, 0, 0, 8, 23, RN, True), 8, 23, False, sat, False))
+    return _result(r, ftz, sat)
