@@ -33,7 +33,7 @@ from numba import get_num_threads, njit, prange
 
 from warpsim.isa.fparith import finish, fp_div, fp_fma, fp_sqrt
 from warpsim.isa.fpcompare import CMP, TESTP, f32_copysign, fp_compare, fp_minmax, fp_sign, fp_testp
-from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
+from warpsim.isa.hostfloat import host_f32_add, host_f32_fma_raw, host_f32_mul_raw, resolve_smallest_normals
 from warpsim.isa.rounding import RN, ROUNDING
 
 __all__ = ["FLOAT_TYPES", "ARITH_OPS", "float_arith", "float_minmax", "float_setp", "float_testp", "float_sign"]
@@ -86,13 +86,17 @@ def _host_range(op, a, b, c, out, ftz, sat, start, stop):
     a, b, c, out = a[start:stop], b[start:stop], c[start:stop], out[start:stop]
     if op == _FMA and not ftz and not sat:
         for i in range(out.size):
-            out[i] = host_f32_fma(a[i], b[i], c[i], False, False)
+            out[i] = host_f32_fma_raw(a[i], b[i], c[i], False, False)
     elif op == _FMA:
         for i in range(out.size):
-            out[i] = host_f32_fma(a[i], b[i], c[i], ftz, sat)
+            out[i] = host_f32_fma_raw(a[i], b[i], c[i], ftz, sat)
+        if ftz:
+            resolve_smallest_normals(a, b, c, out, True, sat)
     elif op == _MUL:
         for i in range(out.size):
-            out[i] = host_f32_mul(a[i], b[i], ftz, sat)
+            out[i] = host_f32_mul_raw(a[i], b[i], ftz, sat)
+        if ftz:
+            resolve_smallest_normals(a, b, c, out, False, sat)
     elif op == _ADD:
         for i in range(out.size):
             out[i] = host_f32_add(a[i], b[i], ftz, sat)

@@ -35,7 +35,8 @@ from numba.extending import intrinsic
 from warpsim.isa.fparith import finish, fp_fma
 from warpsim.isa.rounding import RN
 
-__all__ = ["host_f32_fma", "host_f32_add", "host_f32_mul"]
+__all__ = ["host_f32_fma", "host_f32_add", "host_f32_mul", "host_f32_fma_raw", "host_f32_mul_raw",
+           "resolve_smallest_normals"]
 
 
 @intrinsic
@@ -84,18 +85,36 @@ def _result(r, ftz, sat):
 
 
 @njit(cache=True, inline="always")
-def _smallest_normal(r, ftz):
-    """Whether ``.ftz`` must ask the integer model about the float32 result ``r``: it is ``+-2**-126``."""
-    return ftz and (_as_u32(r) & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000)
+def _smallest_normal(bits, ftz):
+    """Whether ``.ftz`` must ask the integer model about a result ``bits``: it is ``+-2**-126`` (after
+    ``.sat`` only ``+2**-126`` is left: ``-2**-126`` and its flushed ``-0`` both saturate to ``+0``)."""
+    return ftz and (np.uint32(bits) & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000)
+
+
+@njit(cache=True, inline="always")
+def host_f32_fma_raw(a, b, c, ftz, sat):
+    """``host_f32_fma`` without the look at a ``.ftz`` result of ``+-2**-126`` (a loop of it vectorises;
+    ``resolve_smallest_normals`` settles those afterwards)."""
+    return _result(_fma32(_operand(a, ftz), _operand(b, ftz), _operand(c, ftz)), ftz, sat)
+
+
+@njit(cache=True, inline="always")
+def host_f32_mul_raw(a, b, ftz, sat):
+    """``host_f32_mul`` without the look at a ``.ftz`` result of ``+-2**-126`` (see ``host_f32_fma_raw``)."""
+    return _result(_operand(a, ftz) * _operand(b, ftz), ftz, sat)
+
+
+@njit(cache=True, inline="always")
+def _model(a, b, c, op, sat):
+    """The integer model's ``fma`` (``op == 1``) or ``mul`` (``op == 0``) ``.rn.ftz{.sat}.f32``."""
+    return np.uint32(finish(fp_fma(a, b, c, op, 8, 23, RN, True), 8, 23, False, sat, False))
 
 
 @njit(cache=True, inline="always")
 def host_f32_fma(a, b, c, ftz, sat):
     """``fma.rn{.ftz}{.sat}.f32`` through the host's binary32 fma."""
-    r = _fma32(_operand(a, ftz), _operand(b, ftz), _operand(c, ftz))
-    if _smallest_normal(r, ftz):
-        return np.uint32(finish(fp_fma(a, b, c, 1, 8, 23, RN, True), 8, 23, False, sat, False))
-    return _result(r, ftz, sat)
+    bits = host_f32_fma_raw(a, b, c, ftz, sat)
+    return _model(a, b, c, 1, sat) if _smallest_normal(bits, ftz) else bits
 
 
 @njit(cache=True, inline="always")
@@ -108,7 +127,19 @@ def host_f32_add(a, b, ftz, sat):
 @njit(cache=True, inline="always")
 def host_f32_mul(a, b, ftz, sat):
     """``mul.rn{.ftz}{.sat}.f32`` through the host's binary32 multiply."""
-    r = _operand(a, ftz) * _operand(b, ftz)
-    if _smallest_normal(r, ftz):
-        return np.uint32(finish(fp_fma(a, b, 0, 0, 8, 23, RN, True), 8, 23, False, sat, False))
-    return _result(r, ftz, sat)
+    bits = host_f32_mul_raw(a, b, ftz, sat)
+    return _model(a, b, 0, 0, sat) if _smallest_normal(bits, ftz) else bits
+
+
+@njit(cache=True)
+def resolve_smallest_normals(a, b, c, out, is_fma, sat):
+    """Redo with the integer model each ``out[i]`` of ``+-2**-126`` that ``host_f32_fma_raw`` (``is_fma``)
+    or ``host_f32_mul_raw`` wrote under ``.ftz`` from ``a[i], b[i]`` (and ``c[i]``)."""
+    found = np.uint32(0)
+    for i in range(out.size):   # this loop vectorises (uint32 only); results of +-2**-126 are rare
+        found |= np.uint32((out[i] & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000))
+    if found == 0:
+        return
+    for i in range(out.size):
+        if _smallest_normal(out[i], True):
+            out[i] = _model(a[i], b[i], c[i], 1 if is_fma else 0, sat)
