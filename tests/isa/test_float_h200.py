@@ -86,6 +86,16 @@ def test_fma_ftz_host_path_agrees(parallel):
     assert float_arith("fma", a, b, c, ftz=True, sat=True, parallel=parallel).tolist() == [0, 0, 0x00800000]
 
 
+def test_mul_ftz_follows_the_same_rule():
+    # not measured (no campaign lane met the case): mul shares fma's model. (1 - 2**-24) * 2**-126 is a
+    # tie in the subnormal grid that rounds to 2**-126, but exact at full precision below it: tiny
+    a, b = _u32(0x3F7FFFFF, 0xBF7FFFFF), _u32(0x00800000, 0x00800000)
+    for parallel in (True, False):
+        assert float_arith("mul", a, b, ftz=True, parallel=parallel).tolist() == [0, 0x80000000]
+        assert float_arith("mul", a, b, parallel=parallel).tolist() == [0x00800000, 0x80800000]
+        assert float_arith("mul", a, b, rnd="rz", ftz=True, parallel=parallel).tolist() == [0, 0x80000000]
+
+
 # ---- setp on x2 types: p from the lower halves ---------------------------------------------------------
 
 SETP_X2 = [   # (cmp, a, b, H200 as the campaign kernel writes it: 2 * p + q)
