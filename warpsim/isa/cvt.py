@@ -8,11 +8,13 @@ models, each rounding the exact input once (``rounding.round_bits``) and then ap
   (``FLOAT_CODES``). Widening is exact. ``.ftz`` flushes f32 subnormal inputs and f32 subnormal
   results; ``.sat`` clamps to ``[+0, 1]`` (NaN to ``+0``); ``.relu`` clamps negatives to ``+0``;
   ``.satfinite`` turns a result that would be infinite (an infinite input included) into the largest
-  finite value of its sign. A NaN gives the destination's canonical NaN (all bits but the sign set;
-  for tf32 ``0x7FFFFFFF``). tf32 is an f32 register whose low 13 bits are zero: 10 fraction bits.
+  finite value of its sign. A NaN gives the destination's canonical NaN (all bits but the sign set),
+  except where the H200 shows otherwise (see "NaN" below). tf32 is an f32 register whose low 13 bits
+  are zero: 10 fraction bits.
 - ``cvt_float_to_int(bits, src, dst, rnd, ftz)``: ``.rni .rzi .rmi .rpi`` to ``s8 .. u64``
   (``INT_TYPES``). PTX: float-to-integer conversions saturate to the destination's range; NaN gives
-  0. The result is the destination's bits, zero-extended to a uint64.
+  0, except to s64/u64: ``0x8000000000000000`` (the H200). The result is the destination's bits,
+  zero-extended to a uint64.
 - ``cvt_int_to_float(bits, src, dst, rnd)``: an integer register (its low ``width`` bits, sign-
   extended for signed types) rounded to a float format with ``.rn .rz .rm .rp``.
 - ``cvt_round_int(bits, fmt, rnd, ftz)``: ``cvt.{rni,rzi,rmi,rpi}.f32.f32`` (and f16): the float
@@ -23,9 +25,20 @@ converted from input b is stored in the lower half of d". Each conversion rounds
 to even (``.rn``), keeps subnormals (no ``.ftz``), overflows to an infinity of the input's sign,
 and keeps the sign of a zero.
 
-NaN: any NaN input gives the canonical NaN ``0x7FFF`` of the destination format, whatever its sign
-and payload. PTX does not say so; the H200 does (hwcheck's cvt campaign, input class "special",
-200,000 pairs per format with 0 mismatches: conformance/h200/h200-cvt.json).
+NaN: a NaN input gives the canonical NaN of the destination format (``0x7FFF``, ``0x7FFFFFFF``),
+whatever its sign and payload. PTX does not say so; the H200 does (hwcheck's cvt campaign, input
+class "special", 200,000 pairs per format with 0 mismatches: conformance/h200/h200-cvt.json; and
+``hwcheck campaign --instr float``, 2026-12-01). Three exceptions, measured on the H200 by that float
+campaign (docs/numerics.md):
+
+- ``cvt.f32.bf16`` keeps the NaN: the bf16 bits move to the upper half, sign and payload kept, a
+  signalling NaN not quietened (``0xFFB8 -> 0xFFB80000``);
+- ``cvt.rna.tf32.f32`` truncates a NaN's fraction to tf32's 10 bits, sign kept, nothing rounded or
+  quietened (``0xFF989315 -> 0xFF988000``; a payload only in the low 13 bits leaves an infinity:
+  ``0xFF800001 -> 0xFF800000``); with ``.satfinite`` the truncated bits then lose one tf32 unit, as an
+  infinity does to become the largest finite value (``0x7FC00000 -> 0x7FBFE000``,
+  ``0x7F800001 -> 0x7F7FE000``);
+- to s64 and u64 a NaN gives ``0x8000000000000000`` (to narrower integers 0).
 
 >>> import numpy as np
 >>> hex(cvt_pack_bits(0x3F800000, 0x40000000, BF16_CODE))   # a = 1.0 upper, b = 2.0 lower
@@ -164,10 +177,7 @@ def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, rel
         x = flush_subnormal(x, 8, 23)
     neg, sig, exp, cls = decode(x, s_eb, s_fb)
     if cls == NAN:
-        r = canonical_nan(d_eb, d_fb)
-        if d_shift:
-            return finish(np.int64(0x7FFFFFFF), 8, 23, False, sat, relu)
-        return finish(r, d_eb, d_fb, False, sat, relu)
+        return _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite)
     if cls == INF:
         r = (np.int64(neg) << (d_eb + d_fb)) | (((np.int64(1) << d_eb) - 1) << d_fb)
     else:
@@ -176,6 +186,19 @@ def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, rel
         r = max_finite(neg, d_eb, d_fb)
     r = finish(r, d_eb, d_fb, ftz and dst_f32, sat, relu)
     return r << d_shift
+
+
+@njit(cache=True, inline="always")
+def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite):
+    """``cvt_float``'s result for the NaN source bits ``x`` (see "NaN" in the module docstring)."""
+    if s_eb == 8 and s_fb == 7 and d_eb == 8 and d_fb == 23:      # bf16 -> f32: the bits, widened
+        return finish(x << 16, 8, 23, False, sat, relu)
+    if d_shift and rnd == RNA:                                   # f32 -> tf32 .rna: the fraction cut
+        t = x & ~((np.int64(1) << d_shift) - 1)
+        return t - (np.int64(1) << d_shift) if satfinite else t
+    if d_shift:
+        return finish(np.int64(0x7FFFFFFF), 8, 23, False, sat, relu)
+    return finish(canonical_nan(d_eb, d_fb), d_eb, d_fb, False, sat, relu)
 
 
 @njit(cache=True, inline="always")
@@ -204,7 +227,8 @@ def _int_magnitude(sig, exp, frac_bits, neg, rnd):
 def cvt_float_to_int(bits, s_eb, s_fb, width, signed, rnd, ftz):
     """``cvt.{irnd}{.ftz}{.sat}.{int}.{float}``: the destination's bits, zero-extended (a uint64).
 
-    Saturates to the destination's range (PTX: float-to-integer conversions always do); NaN gives 0.
+    Saturates to the destination's range (PTX: float-to-integer conversions always do); NaN gives 0,
+    to a 64-bit integer ``0x8000000000000000`` (the H200).
 
     >>> [int(cvt_float_to_int(0xC0200000, 8, 23, 32, True, r, False)) - (1 << 32) for r in (RN, RZ, RM, RP)]
     [-2, -2, -3, -2]
@@ -219,7 +243,7 @@ def cvt_float_to_int(bits, s_eb, s_fb, width, signed, rnd, ftz):
     hi = mask >> np.uint64(1) if signed else mask                 # largest value, as a magnitude
     lo_mag = (hi + np.uint64(1)) if signed else np.uint64(0)     # magnitude of the smallest value
     if cls == NAN:
-        return np.uint64(0)
+        return np.uint64(1) << np.uint64(63) if width == 64 else np.uint64(0)
     if cls == INF or (cls == FINITE and exp >= 64):
         mag = np.uint64(0xFFFFFFFFFFFFFFFF)
     elif sig == 0:

@@ -9,7 +9,13 @@ in the mode asked for. That is IEEE 754's definition of these operations, which 
 Modifiers, in the order applied:
 
 - ``.ftz``: every subnormal input is read as a zero of its sign; then a subnormal *result* (after
-  rounding, bits with a zero exponent field) becomes a zero of its sign.
+  rounding, bits with a zero exponent field) becomes a zero of its sign. For ``fma``/``mul``/``add``
+  "subnormal" is IEEE 754's tininess after rounding (section 7.5): the exact result rounded to the
+  format's full precision *as though the exponent range were unbounded* lies below the smallest
+  normal ``2**emin``. So an exact result that rounds up to ``2**emin`` only thanks to the coarser
+  subnormal spacing is flushed: it is within half an ulp of ``2**emin`` in the subnormal grid but
+  more than a quarter ulp below it (the H200, ``fma.rn.ftz`` on f32 and f16; see docs/numerics.md).
+  ``div``/``sqrt``/``rcp`` flush the rounded bits.
 - NaN: any NaN result is the canonical NaN, all bits set but the sign: ``0x7FFFFFFF`` (f32),
   ``0x7FFF`` (f16, bf16), whatever the input payloads (PTX, "Floating-Point Instructions": "NaN
   payloads are not preserved ... the canonical NaN"; checked on the H200 for f16/bf16 by
@@ -32,6 +38,10 @@ Every result is ``uint32`` bits (16-bit formats in the low half). Examples (f32)
 '0x28800000'
 >>> hex(f32_mul(0x00800000, 0x3F000000, RN, True, False))     # 2**-127 is subnormal: flushed
 '0x0'
+>>> hex(f32_fma(0x0158583B, 0x324ADDB4, 0x80800000, RN, True, False))   # -2**-126 + 2**-150.6: tiny
+'0x80000000'
+>>> hex(f32_fma(0x80800000, 0x9AFD5D9F, 0x80800000, RN, True, False))   # -2**-126 + 2**-199: not
+'0x80800000'
 >>> hex(f32_div(0x3F800000, 0x40400000, RN, False))           # 1/3
 '0x3eaaaaab'
 >>> hex(f32_sqrt(0x40000000, RN, False)), hex(f32_sqrt(0xBF800000, RN, False))
@@ -192,6 +202,17 @@ def fp_fma(a, b, c, op, exp_bits, frac_bits, rnd, ftz):
         r = round_bits(pn, sa * sb, plsb, exp_bits, frac_bits, rnd)
     else:
         r = _add_exact(pn, sa * sb, plsb, nc, sc, ec - frac_bits, exp_bits, frac_bits, rnd)
+    if ftz and (r & ((np.int64(1) << signs) - 1)) == (np.int64(1) << frac_bits):
+        # rounded to the smallest normal 2**emin: tiny if the exact result rounded at full precision
+        # with an unbounded exponent lies below it. Scaled by 2**k both binades around 2**emin are
+        # normal, and 2**emin becomes the exponent field 1 + k.
+        k = frac_bits + 2
+        if c_zero:
+            t = round_bits(pn, sa * sb, plsb + k, exp_bits, frac_bits, rnd)
+        else:
+            t = _add_exact(pn, sa * sb, plsb + k, nc, sc, ec - frac_bits + k, exp_bits, frac_bits, rnd)
+        if (t & ((np.int64(1) << signs) - 1)) < ((1 + k) << frac_bits):
+            return r & (np.int64(1) << signs)
     return finish(r, exp_bits, frac_bits, ftz, False, False)
 
 

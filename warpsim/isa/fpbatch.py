@@ -9,8 +9,8 @@ element, with the scalar models of ``fparith`` (IEEE-rounded arithmetic) and ``f
   low half of each uint32; x2 types per half). ``fma.rn.f32``, ``add.rn.f32`` and ``mul.rn.f32`` run
   through the host's binary32 operations (``hostfloat``: the same bits, vectorised).
 - ``float_minmax(op, a, b, *, type, ftz=False, nan=False, xorsign_abs=False)``: ``op`` ``min``/``max``.
-- ``float_setp(cmp, a, b, *, type, ftz=False)``: bool array; x2 types give ``bool[..., 2]`` with
-  ``[..., 0]`` the upper halves' predicate, as ``setp ... p|q``'s ``p``.
+- ``float_setp(cmp, a, b, *, type, ftz=False)``: bool array; x2 types give ``bool[..., 2]``:
+  ``[..., 0]`` is ``setp ... p|q``'s ``p``, the lower halves' predicate, ``[..., 1]`` the upper's ``q``.
 - ``float_testp(cls, a, *, type="f32")``: bool array.
 - ``float_sign(op, a, b=None, *, type="f32", ftz=False)``: ``abs``, ``neg`` or ``copysign`` (f32 only).
 
@@ -32,8 +32,8 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from warpsim.isa.fparith import finish, fp_div, fp_fma, fp_sqrt
-from warpsim.isa.fpcompare import CMP, TESTP, f32_copysign, fp_compare, fp_minmax, fp_testp
-from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
+from warpsim.isa.fpcompare import CMP, TESTP, f32_copysign, fp_compare, fp_minmax, fp_sign, fp_testp
+from warpsim.isa.hostfloat import host_f32_add, host_f32_fma_raw, host_f32_mul_raw, resolve_smallest_normals
 from warpsim.isa.rounding import RN, ROUNDING
 
 __all__ = ["FLOAT_TYPES", "ARITH_OPS", "float_arith", "float_minmax", "float_setp", "float_testp", "float_sign"]
@@ -86,13 +86,17 @@ def _host_range(op, a, b, c, out, ftz, sat, start, stop):
     a, b, c, out = a[start:stop], b[start:stop], c[start:stop], out[start:stop]
     if op == _FMA and not ftz and not sat:
         for i in range(out.size):
-            out[i] = host_f32_fma(a[i], b[i], c[i], False, False)
+            out[i] = host_f32_fma_raw(a[i], b[i], c[i], False, False)
     elif op == _FMA:
         for i in range(out.size):
-            out[i] = host_f32_fma(a[i], b[i], c[i], ftz, sat)
+            out[i] = host_f32_fma_raw(a[i], b[i], c[i], ftz, sat)
+        if ftz:
+            resolve_smallest_normals(a, b, c, out, True, sat)
     elif op == _MUL:
         for i in range(out.size):
-            out[i] = host_f32_mul(a[i], b[i], ftz, sat)
+            out[i] = host_f32_mul_raw(a[i], b[i], ftz, sat)
+        if ftz:
+            resolve_smallest_normals(a, b, c, out, False, sat)
     elif op == _ADD:
         for i in range(out.size):
             out[i] = host_f32_add(a[i], b[i], ftz, sat)
@@ -217,8 +221,8 @@ def _setp_kernel(a, b, out, eb, fb, halves, cmp, ftz):
         if halves == 0:
             out[i, 0] = fp_compare(x, y, eb, fb, cmp, ftz)
         else:
-            out[i, 0] = fp_compare(x >> 16, y >> 16, eb, fb, cmp, ftz)
-            out[i, 1] = fp_compare(x & 0xFFFF, y & 0xFFFF, eb, fb, cmp, ftz)
+            out[i, 0] = fp_compare(x & 0xFFFF, y & 0xFFFF, eb, fb, cmp, ftz)   # p: lower halves
+            out[i, 1] = fp_compare(x >> 16, y >> 16, eb, fb, cmp, ftz)         # q: upper halves
 
 
 def float_setp(cmp, a, b, *, type="f32", ftz=False):
@@ -259,10 +263,7 @@ def float_testp(cls, a, *, type="f32"):
 def _sign_one(op, x, y, eb, fb, ftz):
     if op == 2:
         return np.int64(f32_copysign(x, y))
-    signbit = np.int64(1) << (eb + fb)
-    if ftz and (x >> fb) & ((np.int64(1) << eb) - 1) == 0:
-        x &= signbit
-    return x ^ signbit if op == 1 else x & (signbit - 1)
+    return fp_sign(x, eb, fb, ftz, op == 1)
 
 
 @njit(cache=True, parallel=True)

@@ -9,14 +9,17 @@ serves f32, f16 and bf16 (``exp_bits``, ``frac_bits``); packed x2 forms apply it
   ``|a|`` and ``|b|`` with the sign bit set to ``sign(a) xor sign(b)``, unless the result is a NaN
   (PTX: the canonical NaN, its sign left alone). ``.ftz`` reads subnormal inputs as
   zeros of their sign (a result is an input, so it is then never subnormal).
-- ``abs``/``neg``: the sign bit cleared / flipped, NaNs included (PTX leaves the NaN unspecified);
+- ``abs``/``neg``: the sign bit cleared / flipped; a NaN input gives the canonical NaN (PTX leaves
+  the NaN unspecified; the H200 returns ``0x7FFFFFFF`` / ``0x7FFF`` whatever the sign and payload).
   ``.ftz`` first flushes a subnormal input to a zero of its sign.
 - ``copysign d, a, b``: ``b`` with the sign bit of ``a``.
-- ``testp.{finite,infinite,number,notanumber,normal,subnormal}``: the class of the input bits
-  (zero is neither normal nor subnormal).
+- ``testp.{finite,infinite,number,notanumber,normal,subnormal}``: the class of the input bits.
+  ``normal`` is true for ``+0`` and ``-0`` as well (the H200; PTX does not say), ``subnormal`` false.
 - ``setp``/``set``: IEEE 754 comparisons; ``-0 == +0``; ordered ones (``eq ne lt le gt ge``) are false
   when either input is NaN, unordered ones (``equ neu ltu leu gtu geu``) true; ``num``: neither is
-  NaN; ``nan``: either is. ``.ftz`` flushes subnormal inputs first.
+  NaN; ``nan``: either is. ``.ftz`` flushes subnormal inputs first. On x2 types ``setp ... p|q``
+  writes the lower halves' result to ``p`` and the upper halves' to ``q`` (PTX ISA, "Half Precision
+  Comparison Instructions: setp": ``p`` from ``a[0:15]``, ``b[0:15]``; the H200 agrees).
 
 Which of these rules the H200 confirms, and which are assumed, is listed in docs/numerics.md.
 
@@ -30,7 +33,9 @@ Which of these rules the H200 confirms, and which are assumed, is listed in docs
 '0xbf800000'
 >>> bool(f32_setp(0x7FC00000, 0x3F800000, CMP["ltu"], False)), bool(f32_setp(0x80000000, 0, CMP["eq"], False))
 (True, True)
->>> bool(f32_testp(0x00000001, TESTP["subnormal"])), bool(f32_testp(0, TESTP["normal"]))
+>>> bool(f32_testp(0x00000001, TESTP["subnormal"])), bool(f32_testp(0x00000001, TESTP["normal"]))
+(True, False)
+>>> bool(f32_testp(0x80000000, TESTP["normal"])), bool(f32_testp(0, TESTP["subnormal"]))   # zeros
 (True, False)
 """
 
@@ -41,7 +46,7 @@ from warpsim.isa.fparith import canonical_nan, flush_subnormal
 
 __all__ = [
     "CMP", "TESTP", "cmp_code", "class_code",
-    "fp_minmax", "fp_compare", "fp_testp",
+    "fp_minmax", "fp_compare", "fp_testp", "fp_sign",
     "f32_min", "f32_max", "f32_abs", "f32_neg", "f32_copysign", "f32_testp", "f32_setp", "f32_set",
     "f16_min", "f16_max", "bf16_min", "bf16_max", "f16x2_min", "f16x2_max", "bf16x2_min", "bf16x2_max",
     "f16_abs", "f16_neg", "bf16_abs", "bf16_neg", "f16x2_abs", "f16x2_neg", "bf16x2_abs", "bf16x2_neg",
@@ -172,17 +177,25 @@ def fp_testp(a, exp_bits, frac_bits, cls):
         return not (e == top and f != 0)
     if cls == 3:
         return e == top and f != 0
-    if cls == 4:
-        return e != 0 and e != top
+    if cls == 4:   # finite and not subnormal: zeros count as normal (the H200)
+        return e != top and not (e == 0 and f != 0)
     return e == 0 and f != 0
 
 
 @njit(cache=True, inline="always")
-def _sign_op(a, exp_bits, frac_bits, ftz, negate):
+def fp_sign(a, exp_bits, frac_bits, ftz, negate):
+    """``neg`` (``negate``) or ``abs{.ftz}`` of ``a`` bits: the sign bit flipped or cleared; a NaN gives
+    the canonical NaN (the H200, see docs/numerics.md).
+
+    >>> hex(fp_sign(0x3C00, 5, 10, False, True)), hex(fp_sign(0xFC01, 5, 10, False, False))
+    ('0xbc00', '0x7fff')
+    """
     a = np.int64(a)
     if ftz:
         a = flush_subnormal(a, exp_bits, frac_bits)
     signbit = np.int64(1) << (exp_bits + frac_bits)
+    if _is_nan(a, exp_bits, frac_bits):
+        return canonical_nan(exp_bits, frac_bits)
     return a ^ signbit if negate else a & (signbit - 1)
 
 
@@ -203,13 +216,13 @@ def f32_max(a, b, ftz, nan_mode, xorsign_abs):
 @njit(cache=True)
 def f32_abs(a, ftz):
     """``abs{.ftz}.f32 d, a``."""
-    return np.uint32(_sign_op(a, 8, 23, ftz, False))
+    return np.uint32(fp_sign(a, 8, 23, ftz, False))
 
 
 @njit(cache=True)
 def f32_neg(a, ftz):
     """``neg{.ftz}.f32 d, a``."""
-    return np.uint32(_sign_op(a, 8, 23, ftz, True))
+    return np.uint32(fp_sign(a, 8, 23, ftz, True))
 
 
 @njit(cache=True)
@@ -308,25 +321,25 @@ def bf16x2_max(a, b, nan_mode, xorsign_abs):
 @njit(cache=True)
 def f16_abs(a, ftz):
     """``abs{.ftz}.f16``."""
-    return np.uint32(_sign_op(np.int64(a) & 0xFFFF, 5, 10, ftz, False))
+    return np.uint32(fp_sign(np.int64(a) & 0xFFFF, 5, 10, ftz, False))
 
 
 @njit(cache=True)
 def f16_neg(a, ftz):
     """``neg{.ftz}.f16``."""
-    return np.uint32(_sign_op(np.int64(a) & 0xFFFF, 5, 10, ftz, True))
+    return np.uint32(fp_sign(np.int64(a) & 0xFFFF, 5, 10, ftz, True))
 
 
 @njit(cache=True)
 def bf16_abs(a):
     """``abs.bf16``."""
-    return np.uint32(_sign_op(np.int64(a) & 0xFFFF, 8, 7, False, False))
+    return np.uint32(fp_sign(np.int64(a) & 0xFFFF, 8, 7, False, False))
 
 
 @njit(cache=True)
 def bf16_neg(a):
     """``neg.bf16``."""
-    return np.uint32(_sign_op(np.int64(a) & 0xFFFF, 8, 7, False, True))
+    return np.uint32(fp_sign(np.int64(a) & 0xFFFF, 8, 7, False, True))
 
 
 @njit(cache=True)
@@ -367,20 +380,20 @@ def bf16_setp(a, b, cmp):
 
 @njit(cache=True)
 def f16x2_setp(a, b, cmp, ftz):
-    """``setp.{cmp}{.ftz}.f16x2 p|q, a, b``: ``(p, q)``, ``p`` from the upper halves, ``q`` the lower.
+    """``setp.{cmp}{.ftz}.f16x2 p|q, a, b``: ``(p, q)``, ``p`` from the lower halves, ``q`` the upper.
 
-    >>> f16x2_setp(0x3C000000, 0x00003C00, CMP["gt"], False)   # (1 > 0, 0 > 1)
-    (True, False)
+    >>> f16x2_setp(0x3C000000, 0x00003C00, CMP["gt"], False)   # (lower: 0 > 1, upper: 1 > 0)
+    (False, True)
     """
     a, b = np.int64(a), np.int64(b)
-    return f16_setp(a >> 16, b >> 16, cmp, ftz), f16_setp(a, b, cmp, ftz)
+    return f16_setp(a, b, cmp, ftz), f16_setp(a >> 16, b >> 16, cmp, ftz)
 
 
 @njit(cache=True)
 def bf16x2_setp(a, b, cmp):
     """``setp.{cmp}.bf16x2 p|q, a, b``: ``(p, q)`` as for ``f16x2_setp``."""
     a, b = np.int64(a), np.int64(b)
-    return bf16_setp(a >> 16, b >> 16, cmp), bf16_setp(a, b, cmp)
+    return bf16_setp(a, b, cmp), bf16_setp(a >> 16, b >> 16, cmp)
 
 
 @njit(cache=True)
@@ -390,14 +403,14 @@ def f16x2_set(a, b, cmp, ftz, as_float):
     >>> hex(f16x2_set(0x3C000000, 0x00003C00, CMP["gt"], False, True))
     '0x3c000000'
     """
-    p, q = f16x2_setp(a, b, cmp, ftz)
+    lo, hi = f16x2_setp(a, b, cmp, ftz)
     true = 0x3C00 if as_float else 0xFFFF
-    return _pack(true if p else 0, true if q else 0)
+    return _pack(true if hi else 0, true if lo else 0)
 
 
 @njit(cache=True)
 def bf16x2_set(a, b, cmp, as_float):
     """``set.{cmp}.{bf16x2,u32}.bf16x2 d, a, b``: per half ``1.0``/``0.0`` (bf16x2) or ``0xFFFF``/``0``."""
-    p, q = bf16x2_setp(a, b, cmp)
+    lo, hi = bf16x2_setp(a, b, cmp)
     true = 0x3F80 if as_float else 0xFFFF
-    return _pack(true if p else 0, true if q else 0)
+    return _pack(true if hi else 0, true if lo else 0)

@@ -11,7 +11,9 @@ here in bits around the one host operation:
 - NaN: the host propagates an input payload (x86: the first NaN operand, quietened) or makes its
   own default NaN ``0xFFC00000``; PTX gives the canonical ``0x7FFFFFFF``. Any NaN result is replaced.
 - ``.ftz``: the host keeps subnormals (Numba leaves MXCSR's FTZ/DAZ off); subnormal inputs are
-  flushed before, subnormal results after, exactly as ``fparith.finish`` does.
+  flushed before, subnormal results after, exactly as ``fparith.finish`` does. A result of exactly
+  the smallest normal may come from an exact value that ``.ftz`` flushes (tininess after rounding with
+  an unbounded exponent, see ``fparith``): that rare result is taken from the integer model instead.
 - ``.sat``: applied to the bits afterwards by ``fparith.finish``.
 
 The other rounding modes are not reachable this way (Numba cannot set the host's rounding mode), so
@@ -30,9 +32,11 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from warpsim.isa.fparith import finish
+from warpsim.isa.fparith import finish, fp_fma
+from warpsim.isa.rounding import RN
 
-__all__ = ["host_f32_fma", "host_f32_add", "host_f32_mul"]
+__all__ = ["host_f32_fma", "host_f32_add", "host_f32_mul", "host_f32_fma_raw", "host_f32_mul_raw",
+           "resolve_smallest_normals"]
 
 
 @intrinsic
@@ -81,18 +85,61 @@ def _result(r, ftz, sat):
 
 
 @njit(cache=True, inline="always")
-def host_f32_fma(a, b, c, ftz, sat):
-    """``fma.rn{.ftz}{.sat}.f32`` through the host's binary32 fma."""
+def _smallest_normal(bits, ftz):
+    """Whether ``.ftz`` must ask the integer model about a result ``bits``: it is ``+-2**-126`` (after
+    ``.sat`` only ``+2**-126`` is left: ``-2**-126`` and its flushed ``-0`` both saturate to ``+0``)."""
+    return ftz and (np.uint32(bits) & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000)
+
+
+@njit(cache=True, inline="always")
+def host_f32_fma_raw(a, b, c, ftz, sat):
+    """``host_f32_fma`` without the look at a ``.ftz`` result of ``+-2**-126`` (a loop of it vectorises;
+    ``resolve_smallest_normals`` settles those afterwards)."""
     return _result(_fma32(_operand(a, ftz), _operand(b, ftz), _operand(c, ftz)), ftz, sat)
 
 
 @njit(cache=True, inline="always")
+def host_f32_mul_raw(a, b, ftz, sat):
+    """``host_f32_mul`` without the look at a ``.ftz`` result of ``+-2**-126`` (see ``host_f32_fma_raw``)."""
+    return _result(_operand(a, ftz) * _operand(b, ftz), ftz, sat)
+
+
+@njit(cache=True, inline="always")
+def _model(a, b, c, op, sat):
+    """The integer model's ``fma`` (``op == 1``) or ``mul`` (``op == 0``) ``.rn.ftz{.sat}.f32``."""
+    return np.uint32(finish(fp_fma(a, b, c, op, 8, 23, RN, True), 8, 23, False, sat, False))
+
+
+@njit(cache=True, inline="always")
+def host_f32_fma(a, b, c, ftz, sat):
+    """``fma.rn{.ftz}{.sat}.f32`` through the host's binary32 fma."""
+    bits = host_f32_fma_raw(a, b, c, ftz, sat)
+    return _model(a, b, c, 1, sat) if _smallest_normal(bits, ftz) else bits
+
+
+@njit(cache=True, inline="always")
 def host_f32_add(a, b, ftz, sat):
-    """``add.rn{.ftz}{.sat}.f32`` through the host's binary32 add."""
+    """``add.rn{.ftz}{.sat}.f32`` through the host's binary32 add (a sum of normals below ``2**-126``
+    is exact: ``.ftz`` needs no look at the exact value)."""
     return _result(_operand(a, ftz) + _operand(b, ftz), ftz, sat)
 
 
 @njit(cache=True, inline="always")
 def host_f32_mul(a, b, ftz, sat):
     """``mul.rn{.ftz}{.sat}.f32`` through the host's binary32 multiply."""
-    return _result(_operand(a, ftz) * _operand(b, ftz), ftz, sat)
+    bits = host_f32_mul_raw(a, b, ftz, sat)
+    return _model(a, b, 0, 0, sat) if _smallest_normal(bits, ftz) else bits
+
+
+@njit(cache=True)
+def resolve_smallest_normals(a, b, c, out, is_fma, sat):
+    """Redo with the integer model each ``out[i]`` of ``+-2**-126`` that ``host_f32_fma_raw`` (``is_fma``)
+    or ``host_f32_mul_raw`` wrote under ``.ftz`` from ``a[i], b[i]`` (and ``c[i]``)."""
+    found = np.uint32(0)
+    for i in range(out.size):   # this loop vectorises (uint32 only); results of +-2**-126 are rare
+        found |= np.uint32((out[i] & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000))
+    if found == 0:
+        return
+    for i in range(out.size):
+        if _smallest_normal(out[i], True):
+            out[i] = _model(a[i], b[i], c[i], 1 if is_fma else 0, sat)
