@@ -25,7 +25,9 @@ another statement follows there). A guarded instruction (``@%p``) is recorded, a
 instruction that overwrites its own guard has the guard copied first. Registers written by called
 ``.func`` bodies are not recorded (their ``call`` writes no register). Values that differ between
 machines by nature (``%clock``, ``%clock64``, ``%globaltimer``, ``%smid``, ...) are recorded but their
-sites are marked ``deterministic=False``.
+sites are marked ``deterministic=False``; so are an ``atom``'s results (the old value depends on the
+order in which threads reach the location, which the GPU does not fix; memory's final contents are
+compared as buffers).
 
 >>> text = '''.version 8.0
 ... .target sm_80
@@ -281,8 +283,8 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
             before[(tok.line, _statement_start(lines[tok.line - 1], tok.col))] = \
                 f"mov.pred %__wg, {_plain(item.guard)}; "
             guard = ("!" if item.guard_neg else "") + "%__wg"
-        deterministic = not any(o.kind == "sreg" and o.name.split(".")[0] in NONDETERMINISTIC
-                                for o in item.operands[1:])
+        deterministic = item.opcode != "atom" and not any(
+            o.kind == "sreg" and o.name.split(".")[0] in NONDETERMINISTIC for o in item.operands[1:])
         block = []
         for reg in dests:
             copy = _copy(_plain(reg), types.get(reg, ""))

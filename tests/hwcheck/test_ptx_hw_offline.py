@@ -295,3 +295,20 @@ def test_local_stack_addresses_are_relocated_from_each_machines_depot():
     records[5, 0, 2] += 8                                     # thread 5's %SPL: 8 bytes further into its stack
     tc = compare_traces(ins, sim, gpu, Regions({}, {}), (32, 1, 1), (1, 1, 1))
     assert tc.mismatched == 1 and tc.records[0]["register"] == "%SPL" and tc.records[0]["lane"] == 5
+
+
+def test_atom_results_are_recorded_but_not_compared():
+    text = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  atom.global.add.u32 %r1, [%rd1], 1;
+  add.u32 %r2, %r1, 1;
+  ret;
+}
+"""
+    sites = {s.opcode: s.deterministic for s in instrument(text, "k").sites}
+    assert sites == {"ld.param.u64": True, "atom.global.add.u32": False, "add.u32": True}
