@@ -11,9 +11,12 @@ the entry's body that writes registers a few instructions that store each destin
 - each thread owns ``header_bytes + capacity * 16`` bytes of the buffer, in linear thread order over the grid
   (``tid`` x fastest within a CTA, CTAs x fastest): a 32-byte header ``[steps, records, 0, 0,
   shared window lo, hi, local window lo, hi]``, the shared-space address (``u64``) of each ``.shared``
-  variable of the module (:attr:`Instrumented.shared`, padded to 16 bytes), then up to ``capacity``
-  records. ``steps`` and ``records`` are stored at every ``ret``/``exit`` of the entry; the windows (``cvta.shared``/
-  ``cvta.local`` of address 0) let a comparison relate generic addresses across machines;
+  variable of the module (:attr:`Instrumented.shared`), then, when the entry declares ``.local``
+  variables, the local-space and the generic address (``u64`` each) of the first one, its *depot*
+  (:attr:`Instrumented.depot`; nvcc's ``__local_depotN``, the thread's stack frame), the whole padded
+  to 16 bytes, then up to ``capacity`` records. ``steps`` and ``records`` are stored at every
+  ``ret``/``exit`` of the entry; the windows (``cvta.shared``/``cvta.local`` of address 0) and the
+  depot's addresses let a comparison relate addresses across machines;
 - only steps in the window ``[first, last)`` are recorded, and at most ``capacity`` records: a full
   buffer keeps the first records and drops the rest (the header's ``steps`` still counts them all).
 
@@ -22,7 +25,9 @@ another statement follows there). A guarded instruction (``@%p``) is recorded, a
 instruction that overwrites its own guard has the guard copied first. Registers written by called
 ``.func`` bodies are not recorded (their ``call`` writes no register). Values that differ between
 machines by nature (``%clock``, ``%clock64``, ``%globaltimer``, ``%smid``, ...) are recorded but their
-sites are marked ``deterministic=False``.
+sites are marked ``deterministic=False``; so are an ``atom``'s results (the old value depends on the
+order in which threads reach the location, which the GPU does not fix; memory's final contents are
+compared as buffers).
 
 >>> text = '''.version 8.0
 ... .target sm_80
@@ -103,10 +108,17 @@ class Instrumented:
     window: tuple
     files: dict
     shared: tuple = ()              # (name, bytes or None for .extern) of each .shared variable, in header order
+    depot: tuple = ()               # (name, bytes) of the entry's first .local variable; () when it has none
 
     @property
     def header_bytes(self) -> int:
-        return HEADER_BYTES + -(-8 * len(self.shared) // RECORD_BYTES) * RECORD_BYTES
+        words = len(self.shared) + (2 if self.depot else 0)
+        return HEADER_BYTES + -(-8 * words // RECORD_BYTES) * RECORD_BYTES
+
+    @property
+    def depot_offset(self) -> int:
+        """Byte offset in a thread's header of the depot's local-space address (its generic address follows)."""
+        return HEADER_BYTES + 8 * len(self.shared)
 
     @property
     def thread_bytes(self) -> int:
@@ -161,9 +173,13 @@ _DECLS = ("\t.reg .b32 %__ws, %__wn, %__wl, %__wh, %__wsite, %__wt<6>;\n\t.reg .
           "\t.reg .pred %__wq, %__wg;\n\t.reg .b16 %__wt16;\n")
 
 
-def _prologue(capacity: int, thread_bytes: int, shared) -> list:
+def _prologue(capacity: int, thread_bytes: int, shared, depot) -> list:
     addresses = [f"mov.u64 %__wx0, {name}; st.global.u64 [%__wbase+{HEADER_BYTES + 8 * k}], %__wx0;"
                  for k, (name, _) in enumerate(shared)]
+    if depot:
+        at = HEADER_BYTES + 8 * len(shared)
+        addresses.append(f"mov.u64 %__wx0, {depot[0]}; cvta.local.u64 %__wx1, %__wx0; "
+                         f"st.global.u64 [%__wbase+{at}], %__wx0; st.global.u64 [%__wbase+{at + 8}], %__wx1;")
     return [
         f"ld.param.u64 %__wbase, [{TRACE_PARAM}];", "cvta.to.global.u64 %__wbase, %__wbase;",
         "mov.u32 %__wt0, %ctaid.z;", "mov.u32 %__wt1, %nctaid.y;", "mov.u32 %__wt2, %ctaid.y;",
@@ -244,7 +260,8 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
     types = {r.name: r.type for r in f.regs}
     shared = tuple((v.name, None if v.extern else v.count * type_bytes(v.type) * v.vector)
                    for v in module.variables if v.space == "shared")
-    header = Instrumented("", kernel, (), capacity, (first, last), {}, shared).header_bytes
+    depot = next(((v.name, v.count * type_bytes(v.type) * v.vector) for v in f.locals if v.space == "local"), ())
+    header = Instrumented("", kernel, (), capacity, (first, last), {}, shared, depot).header_bytes
     thread_bytes = header + capacity * RECORD_BYTES
     lines = text.split("\n")
     before, after = {}, {}          # (line, col) -> text to insert; line -> lines to add after
@@ -266,8 +283,8 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
             before[(tok.line, _statement_start(lines[tok.line - 1], tok.col))] = \
                 f"mov.pred %__wg, {_plain(item.guard)}; "
             guard = ("!" if item.guard_neg else "") + "%__wg"
-        deterministic = not any(o.kind == "sreg" and o.name.split(".")[0] in NONDETERMINISTIC
-                                for o in item.operands[1:])
+        deterministic = item.opcode != "atom" and not any(
+            o.kind == "sreg" and o.name.split(".")[0] in NONDETERMINISTIC for o in item.operands[1:])
         block = []
         for reg in dests:
             copy = _copy(_plain(reg), types.get(reg, ""))
@@ -292,7 +309,7 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
         raise ValueError(f"instrument: kernel {kernel} has an empty body")
     stok = start.token
     col = _statement_start(lines[stok.line - 1], stok.col) if isinstance(start, Instruction) else stok.col - 1
-    prologue = " ".join(_prologue(capacity, thread_bytes, shared)) + " "
+    prologue = " ".join(_prologue(capacity, thread_bytes, shared, depot)) + " "
     before[(stok.line, col)] = prologue + before.get((stok.line, col), "")
     out = []
     for n, line in enumerate(lines, 1):
@@ -313,4 +330,4 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
         new = new[:close] + (f",\n\t{param}" if has_params else param) + new[close:]
     brace = new.index("{", close)
     new = new[:brace + 1] + "\n" + _DECLS + new[brace + 1:]
-    return Instrumented(new, kernel, tuple(sites), capacity, (first, last), dict(module.files), shared)
+    return Instrumented(new, kernel, tuple(sites), capacity, (first, last), dict(module.files), shared, depot)

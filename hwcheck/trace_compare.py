@@ -6,7 +6,11 @@ live elsewhere). A trace record whose bits differ is *relocated* (counted, not a
 values are the same offset into the same region on their machine: a global buffer, a module
 ``.global`` variable, a ``.shared`` variable (its shared-space address, or generic through the shared
 window) or the local window; 32-bit registers match on the low word of such an address, or on the high
-words of one offset into the region.
+words of one offset into the region. Local memory is relocated too: where each machine puts a thread's
+stack (nvcc's ``__local_depotN``) in the local window is the driver's choice (an H200 puts it near
+16 MB, the simulator at 0), so a local-space address, or a generic one ``cvta.local`` made of it, is
+relocated when it is the same offset from the entry's depot (its address in the trace header) on
+both machines.
 
 >>> want = {"y": np.array([1, 2, 3], np.uint32)}; got = {"y": np.array([1, 2, 7], np.uint32)}
 >>> c = compare_buffers(want, got)
@@ -112,7 +116,18 @@ def _pairs(ins, regions, sim_head, gpu_head):
     loc_s = sim_head[:, 6].astype(np.uint64) | (sim_head[:, 7].astype(np.uint64) << np.uint64(32))
     loc_g = gpu_head[:, 6].astype(np.uint64) | (gpu_head[:, 7].astype(np.uint64) << np.uint64(32))
     out.append((loc_s, loc_g, 1 << 20))
+    if ins.depot:
+        at = ins.depot_offset // 4
+        dep_s, dep_g = _u64(sim_head, at), _u64(gpu_head, at)
+        gen_s, gen_g = _u64(sim_head, at + 2), _u64(gpu_head, at + 2)
+        out.append((dep_s, dep_g, max(ins.depot[1], 1)))     # local-space address in the thread's stack
+        out.append((gen_s, gen_g, max(ins.depot[1], 1)))     # the same, generic (cvta.local)
     return out
+
+
+def _u64(head, word):
+    """The ``u64`` at ``word`` (lo) and ``word + 1`` (hi) of each thread's header."""
+    return head[:, word].astype(np.uint64) | (head[:, word + 1].astype(np.uint64) << np.uint64(32))
 
 
 def _relocated(vs, vg, wide, pairs, thread):

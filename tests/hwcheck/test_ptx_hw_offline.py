@@ -235,3 +235,80 @@ def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
     monkeypatch.delenv("HWCHECK_PTX_DIR")
     _runs, status, error, _code = check_ptx(SimulatorAsGpu(), ptx_jobs(examples[:1]), seeds=1)
     assert status == "error" and "no compiler here" in error
+
+
+_STACK = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry stack(.param .u64 out)
+{
+  .local .align 8 .b8 __local_depot0[16];
+  .reg .b32 %r<4>; .reg .b64 %SP, %SPL, %rd<4>;
+  mov.u64 %SPL, __local_depot0;
+  cvta.local.u64 %SP, %SPL;
+  add.u64 %rd1, %SP, 8;
+  add.u64 %rd2, %SPL, 4;
+  mov.u32 %r1, %tid.x;
+  st.local.u32 [%rd2], %r1;
+  ld.u32 %r2, [%rd1+-4];
+  ld.param.u64 %rd3, [out];
+  cvta.to.global.u64 %rd3, %rd3;
+  mul.wide.u32 %rd1, %r1, 4;
+  add.s64 %rd3, %rd3, %rd1;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+"""
+
+
+def _stack_traces(gpu_depot, gpu_window):
+    """The simulator's trace of ``_STACK`` and the one a GPU whose stack (depot) is at local address
+    ``gpu_depot`` of a local window at generic ``gpu_window`` would write, with its ``compare_traces`` setting."""
+    from warpsim import ptx
+    from warpsim.ptx.memory import LOCAL_WINDOW
+    ins = instrument(_STACK, "stack", capacity=16)
+    assert ins.depot == ("__local_depot0", 16)
+    threads = 32
+    args = {"out": np.zeros(threads, np.uint32), TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32)}
+    sim = ptx.load(ins.text).launch("stack", block=threads, args=args, quiet=True).buffers[TRACE_PARAM]
+    words = ins.thread_bytes // 4
+    head = sim.reshape(threads, words)[:, :ins.header_bytes // 4]
+    at = ins.depot_offset // 4
+    assert head[:, at:at + 4].tolist() == [[0, 0, 0, LOCAL_WINDOW >> 32]] * threads     # local 0, generic window
+    gpu = sim.copy().reshape(threads, words)
+    gpu[:, 6:8] = [gpu_window & 0xFFFFFFFF, gpu_window >> 32]                  # cvta.local of 0
+    gpu[:, at:at + 4] = [gpu_depot, 0, (gpu_window + gpu_depot) & 0xFFFFFFFF, (gpu_window + gpu_depot) >> 32]
+    records = gpu[:, ins.header_bytes // 4:].reshape(threads, ins.capacity, 4)
+    # steps 0-3 write %SPL (local depot + 0), %SP (generic + 0), %rd1 (generic + 8), %rd2 (local + 4)
+    for step, value in enumerate([gpu_depot, gpu_window + gpu_depot, gpu_window + gpu_depot + 8, gpu_depot + 4]):
+        assert (records[:, step, 1] == step).all()
+        records[:, step, 2], records[:, step, 3] = value & 0xFFFFFFFF, value >> 32
+    return ins, sim, gpu.reshape(-1)
+
+
+def test_local_stack_addresses_are_relocated_from_each_machines_depot():
+    from hwcheck.trace_compare import Regions, compare_traces
+    ins, sim, gpu = _stack_traces(0xFFFCC0, 0x7FAC_E900_0000)
+    tc = compare_traces(ins, sim, gpu, Regions({}, {}), (32, 1, 1), (1, 1, 1))
+    assert (tc.mismatched, tc.relocated) == (0, 4 * 32)       # %SPL, %SP, %rd2 (local) and the first %rd1 (generic)
+    records = gpu.reshape(32, -1)[:, ins.header_bytes // 4:].reshape(32, ins.capacity, 4)
+    records[5, 0, 2] += 8                                     # thread 5's %SPL: 8 bytes further into its stack
+    tc = compare_traces(ins, sim, gpu, Regions({}, {}), (32, 1, 1), (1, 1, 1))
+    assert tc.mismatched == 1 and tc.records[0]["register"] == "%SPL" and tc.records[0]["lane"] == 5
+
+
+def test_atom_results_are_recorded_but_not_compared():
+    text = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  atom.global.add.u32 %r1, [%rd1], 1;
+  add.u32 %r2, %r1, 1;
+  ret;
+}
+"""
+    sites = {s.opcode: s.deterministic for s in instrument(text, "k").sites}
+    assert sites == {"ld.param.u64": True, "atom.global.add.u32": False, "add.u32": True}

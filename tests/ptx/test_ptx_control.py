@@ -178,9 +178,12 @@ def test_printf_with_a_string_argument(capsys):
   st.param.b64 [param0], %rd4;
   st.param.b64 [param1], %rd3;
   call.uni (retval0), vprintf, (param0, param1);
+  ld.param.b32 %r9, [retval0];
+  st.global.u32 [%rd10], %r9;
   }
 DONE:
 """
     res = load(body, extra=extra).launch("k", block=32, args={"out": np.zeros(1, np.uint32)})
     assert res.printf == [((0, 0, 0), (3, 0, 0), "tid=0003\n")]
+    assert res.buffers["out"][0] == 2           # printf returns the number of arguments it parsed
     assert capsys.readouterr().out == "tid=0003\n"

@@ -1,10 +1,13 @@
 """Memory: state spaces and generic addresses, vectors, sub-word loads, atomics, cp.async, faults."""
 
+import re
+
 import numpy as np
 import pytest
 
 import warpsim.ptx
 from warpsim.errors import SimulatorFault
+from warpsim.ptx.memory import SHARED_BASE
 from tests.ptx.ptx_helpers import HEADER, load, store_r
 
 
@@ -213,8 +216,27 @@ def test_grid_ctas_share_global_memory_and_cta_runs_one():
 
 
 def test_dynamic_shared_starts_after_static_at_its_alignment():
+    # the reserved 0x400 bytes, stat at 0x400..0x464, dyn at 0x464 rounded up to 1024 = 0x800
     extra = ".extern .shared .align 1024 .b8 dyn[];\n.shared .align 4 .b8 stat[100];\n"
     mod = load("  mov.u32 %r5, dyn;\n" + store_r("%r5"), extra=extra)
-    assert mod.decoded("k").shared_static == 1024
+    assert mod.decoded("k").shared_static == 0x800
     res = mod.launch("k", block=32, smem=64, args={"out": np.zeros(32, np.uint32)})
-    assert (res.buffers["out"] == 1024).all() and res.machine.smem.size == 1024 + 64
+    assert (res.buffers["out"] == 0x800).all() and res.machine.smem.size == 0x800 + 64
+
+
+def test_shared_memory_starts_after_the_reserved_kilobyte():
+    # as on sm_80+ GPUs: the first static variable at 0x400, dynamic shared alone at 0x400 too
+    mod = load("  mov.u32 %r5, stat;\n" + store_r("%r5"), extra=".shared .align 4 .b8 stat[8];\n")
+    assert (mod.launch("k", block=32, args={"out": np.zeros(32, np.uint32)}).buffers["out"] == SHARED_BASE).all()
+    mod = load("  mov.u32 %r5, dyn;\n" + store_r("%r5"), extra=".extern .shared .align 1024 .b8 dyn[];\n")
+    res = mod.launch("k", block=32, smem=64, args={"out": np.zeros(32, np.uint32)})
+    assert (res.buffers["out"] == 0x400).all() and res.machine.smem.size == 0x400 + 64
+
+
+@pytest.mark.parametrize("op", ["ld.shared.u32 %r6, [%r5]", "atom.shared.add.u32 %r6, [%r5], 1",
+                                "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r6}, [%r5]"])
+@pytest.mark.parametrize("address", [0, SHARED_BASE - 16])
+def test_shared_access_in_the_reserved_bytes_faults(op, address):
+    mod = load(f"  mov.u32 %r5, {address};\n  {op};\n" + store_r("%r6"), extra=".shared .align 16 .b8 stat[16];\n")
+    with pytest.raises(SimulatorFault, match=rf"{re.escape(op.split()[0])}.*address {address:#x}"):
+        mod.launch("k", block=32, args={"out": np.zeros(32, np.uint32)})

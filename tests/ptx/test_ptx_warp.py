@@ -166,7 +166,7 @@ def test_misaligned_ldmatrix_row_names_the_thread_and_address():
 """
     mod = load(body, decls=".shared .align 16 .b8 sm[1024];")
     with pytest.raises(SimulatorFault, match=r"ldmatrix\.sync\.aligned\.m8n8\.x1\.shared\.b16 \{%r10\}, \[%r6\] \(<ptx>:\d+\): "
-                                             r"CTA \(0, 0, 0\) thread \(0, 0, 0\) \(warp 0 lane 0\): address 0x4 is not 16-byte aligned"):
+                                             r"CTA \(0, 0, 0\) thread \(0, 0, 0\) \(warp 0 lane 0\): address 0x404 is not 16-byte aligned"):
         mod.launch("k", block=32, args={"out": np.zeros(32, np.uint32)})
 
 

@@ -44,7 +44,7 @@ from warpsim.errors import SimulatorFault
 from warpsim.ptx.codes import RUNNING, WAITING
 from warpsim.ptx.decode import IMM, K_ADDR, KIND, LOC, NOPS, NW, O0, SLOT
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
-from warpsim.ptx.memory import SHARED_WINDOW
+from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW
 
 __all__ = ["PtxSession", "PtxStop", "PtxBreakpoint", "Executed"]
 
@@ -584,9 +584,9 @@ class PtxSession:
 
     def watch_smem(self, address, nbytes=4):
         size = self.run.machine.smem.size
-        if nbytes < 1 or address < 0 or address + nbytes > size:
+        if nbytes < 1 or address < SHARED_BASE or address + nbytes > size:
             raise ValueError(f"watch: shared bytes [{address:#x}, {address + nbytes:#x}) are outside shared "
-                             f"memory [0, {size:#x})")
+                             f"memory [{SHARED_BASE:#x}, {size:#x})")
         return self._add(PtxBreakpoint(self._number(), "smem", address=int(address), nbytes=int(nbytes)))
 
     def delete(self, number=None):

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from warpsim.ptx.codes import ABSENT, EXITED, RUNNING, WAITING
+from warpsim.ptx.memory import SHARED_BASE
 
 __all__ = ["where_text", "source_text", "regs_text", "pred_text", "mask_text", "smem_text", "banks_text",
            "printf_text", "format_register", "lane_ranges", "REGISTER_RANGE"]
@@ -259,9 +260,9 @@ def smem_text(session, address, count=16, fmt="hex"):
     if fmt not in _SMEM_TYPES:
         raise ValueError(f"smem: unknown type {fmt!r}; one of {', '.join(_SMEM_TYPES)}")
     dtype, size = _SMEM_TYPES[fmt]
-    if address < 0 or address % size or count < 1 or address + count * size > smem.size:
-        raise ValueError(f"smem: {count} x {size} bytes at {address:#x} are outside shared memory [0, {smem.size:#x}) "
-                         f"or not {size}-byte aligned")
+    if address < SHARED_BASE or address % size or count < 1 or address + count * size > smem.size:
+        raise ValueError(f"smem: {count} x {size} bytes at {address:#x} are outside shared memory "
+                         f"[{SHARED_BASE:#x}, {smem.size:#x}) or not {size}-byte aligned")
     values = smem[address:address + count * size].view(dtype)
     lines = [f"shared memory of CTA {session.cta}, {fmt}, from {address:#x}"]
     for k in range(0, count, 8):

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from warpsim.errors import PtxSyntaxError
-from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_LOCAL,
-                                SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
+from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM,
+                                SP_LOCAL, SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
 from warpsim.ptx.instructions import InstructionDecoder
 from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
@@ -76,7 +76,7 @@ class Decoded:
     regs_per_thread: int
     params: list                       # kernel params: (name, type, offset, bytes, is_struct)
     param_bytes: int
-    shared_static: int                 # bytes of static shared memory; dynamic shared starts here
+    shared_static: int                 # where dynamic shared starts: the reserved bytes, then static ones
     local_bytes: int                   # per thread
     fparam_bytes: int                  # per thread: .func params and call scopes
     globals_: list                     # module .global variables: (name, offset, bytes, init)
@@ -110,7 +110,7 @@ class _Decoder(InstructionDecoder):
         self.nregs = 0
         self.local_top = 0
         self.fparam_top = 0
-        self.shared_top = 0
+        self.shared_top = SHARED_BASE     # static .shared variables follow the reserved bytes
         self.module_symbols = {}
         self.patches = []          # (opnd row, function name) for call targets
         self.calls = {}            # function name -> _Function

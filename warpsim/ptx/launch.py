@@ -1,9 +1,10 @@
 """Launching a decoded kernel: arguments → parameter bytes and global buffers, CTAs one after another.
 
 :meth:`PtxModule.launch` makes one :class:`~warpsim.machine.Machine` sized for a CTA (its ``regs``
-hold the PTX registers, its ``smem`` the static then the dynamic shared memory, its ``gmem`` the
-module's ``.global`` variables then one buffer per pointer argument, named after the parameter,
-each followed by a :func:`~warpsim.ptx.memory.redzone` so that an access past its end faults)
+hold the PTX registers, its ``smem`` the CTA's shared window (the 1 KB the system reserves, then the
+static, then the dynamic shared memory: see :data:`~warpsim.ptx.memory.SHARED_BASE`), its ``gmem`` the
+module's ``.global`` variables then one buffer per pointer argument, named after the parameter, each
+followed by a :func:`~warpsim.ptx.memory.redzone` so that an access past its end faults)
 and runs the grid's CTAs in order (x fastest), or only ``cta``, over that one global memory.
 Registers and shared memory start at zero in every CTA.
 
@@ -34,8 +35,8 @@ from warpsim.ptx.decode import LOC, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                 MAX_PENDING, RUNNING, WAITING, run_cta)
-from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM, SPACE_NAMES,
-                                object_ends, redzone, round_up)
+from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
+                                SPACE_NAMES, object_ends, redzone, round_up)
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.syntax import type_bytes
@@ -334,7 +335,7 @@ class PtxRun:
         self._state = _State(warps * 32, d, m)
         ctx = np.zeros(16, np.int64)
         ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, smem
-        ctx[12], ctx[14], ctx[15] = m.smem.size, max_steps, _SM_COUNT
+        ctx[12], ctx[14], ctx[15] = m.smem.size - SHARED_BASE, max_steps, _SM_COUNT    # static + dynamic
         self._ctx = ctx
         self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         self.printf = []
@@ -465,7 +466,7 @@ the end of buffer x [0x100000000, 0x100000200)'
 
 def _regions(space, m, state):
     if space == 2:
-        return f" [0, {m.smem.size:#x})"
+        return f" [{SHARED_BASE:#x}, {m.smem.size:#x})"
     if space == 3:
         return f" [0, {state.local.shape[1]:#x}) per thread"
     return ""

@@ -6,12 +6,17 @@ Spaces and where their bytes live (all ``uint8`` arrays, little-endian):
 space       bytes                               state-space address → generic address
 ==========  ==================================  =============================================
 global      ``gmem`` (the Machine's)            ``GLOBAL_BASE + offset`` (the same generic)
-shared      ``smem`` (static, then dynamic)     ``offset`` → ``SHARED_WINDOW + offset``
+shared      ``smem`` (reserved, static, dynamic) ``offset`` → ``SHARED_WINDOW + offset``
 local       ``local[thread]``                   ``offset`` → ``LOCAL_WINDOW + offset``
 const       ``const``                           ``offset`` → ``CONST_WINDOW + offset``
 param       ``kparam`` (kernel parameters)      ``offset`` → ``PARAM_WINDOW + offset``
 (func)      ``fparam[thread]`` (.func params)   no generic address
 ==========  ==================================  =============================================
+
+Shared memory starts at ``SHARED_BASE`` (0x400): on sm_80 and later the first 1 KB of each CTA's
+shared window is reserved for the system (``cudaDevAttrReservedSharedMemoryPerBlock``), so the first
+static ``.shared`` variable sits at 0x400, as on the GPU. ``smem`` keeps those reserved bytes, so an
+index into it is a shared-space address; an access below ``SHARED_BASE`` faults.
 
 A generic address below ``SHARED_WINDOW`` is global; global offsets start at ``GLOBAL_BASE`` so
 that a null or truncated 32-bit pointer faults instead of reading the first buffer. An access
@@ -31,8 +36,8 @@ Global buffers and ``.const`` variables are laid out with a :func:`redzone` afte
 reading ``x[n]`` of an ``n``-element array faults instead of reading the next object (an address
 tells which object it is in, not which one its pointer came from).
 
->>> hex(to_generic(SP_SHARED, 0x40)), from_generic(to_generic(SP_SHARED, 0x40))
-('0x10000000040', (2, 64))
+>>> hex(to_generic(SP_SHARED, 0x440)), from_generic(to_generic(SP_SHARED, 0x440))
+('0x10000000440', (2, 1088))
 """
 
 import numpy as np
@@ -42,13 +47,15 @@ from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.machine import GLOBAL_ALIGN
 
 __all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM",
-           "SPACE_NAMES", "GLOBAL_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW", "PARAM_WINDOW",
-           "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends", "locate",
-           "locate_prefix", "load", "store", "read_bytes", "write_bytes", "FAULT_RACE", "PAGE_SHIFT", "REDZONE_MAX"]
+           "SPACE_NAMES", "GLOBAL_BASE", "SHARED_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW",
+           "PARAM_WINDOW", "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends",
+           "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "FAULT_RACE", "PAGE_SHIFT",
+           "REDZONE_MAX"]
 
 SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM = range(7)
 SPACE_NAMES = ("generic", "global", "shared", "local", "const", "param", "param")
 GLOBAL_BASE = 1 << 32
+SHARED_BASE = 0x400       # the first shared-space address a program owns (sm_80+: 1 KB reserved per CTA)
 SHARED_WINDOW = 1 << 40
 LOCAL_WINDOW = 2 << 40
 CONST_WINDOW = 3 << 40
@@ -187,7 +194,8 @@ def _locate(space, addr, size, align, t, gmem, ends, smem, local, const, kparam,
     if sp == SP_GLOBAL:
         off = off - GLOBAL_BASE
     n = _space_bytes(sp, gmem, smem, local, const, kparam, fparam)
-    if off < 0 or off > n - size or off + size > _object_end(sp, off, ends, gmem, const):
+    if (off < 0 or off > n - size or (sp == SP_SHARED and off < SHARED_BASE)
+            or off + size > _object_end(sp, off, ends, gmem, const)):
         set_fault(fault, FAULT_OUT_OF_RANGE, t, addr, size)
         fault[5] = sp
         return -1, 0

@@ -416,7 +416,9 @@ def _atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, p
 
 @njit(cache=True)
 def _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault):
-    """``call vprintf``: copy the format string and the argument buffer of thread ``t`` to the log."""
+    """``call vprintf``: copy the format string and the argument buffer of thread ``t`` to the log; the
+    return value is the number of conversions in the format (``%%`` is none), as CUDA's printf returns
+    the number of arguments it parsed."""
     fmt_addr = read_bytes(fparam[t], code[p, M0], 8)
     args_addr = read_bytes(fparam[t], code[p, M1], 8)
     k = nprint[0]
@@ -434,6 +436,15 @@ def _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbu
             break
         prbuf[start + n] = ch
         n += 1
+    parsed = 0
+    i = 0
+    while i < n:
+        if prbuf[start + i] == 37:              # '%': a conversion unless it is '%%'
+            if i + 1 < n and prbuf[start + i + 1] == 37:
+                i += 1
+            else:
+                parsed += 1
+        i += 1
     nargs = 0
     if args_addr != 0:
         sp, off = locate(SP_GENERIC, args_addr, 1, t, gmem, ends, smem, local, const, kparam, fparam, fault)
@@ -453,6 +464,6 @@ def _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbu
     ret = code[p, M2]
     if ret >= 0:
         for b in range(4):
-            fparam[t, ret + b] = 0
+            fparam[t, ret + b] = (parsed >> (8 * b)) & 0xFF
     pc[t] += 1
     return True

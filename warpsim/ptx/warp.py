@@ -23,8 +23,8 @@ from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, W
 from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
-from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED, read_bytes,
-                                write_bytes)
+from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
+                                read_bytes, write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.thread import cvt_int, get, lane_address, put, raced
 
@@ -130,7 +130,11 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
                 return False
             for lane in range(8 * code[p, M2]):
                 a = addrs[lane]
-                if 0 <= a and a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
+                if a < SHARED_BASE:                 # the reserved bytes: no row of a program's
+                    set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, a, 16)
+                    fault[5] = SP_SHARED
+                    return False
+                if a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
                     return False
             if op == Op.LDMATRIX:
                 ok = warp_ldmatrix(regs_w, _vec_slots(opnd, vec), smem, addrs, code[p, M0], fault)
@@ -445,6 +449,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             return False
     mem = smem if space == SP_SHARED else gmem
     bias = (SHARED_WINDOW if generic else 0) if space == SP_SHARED else GLOBAL_BASE
+    lowest = SHARED_BASE if space == SP_SHARED else 0     # shared: the reserved bytes fault
     t0 = 32 * w
     for lane in range(32):                      # check every lane first: a fault changes nothing
         if not (gmask >> lane) & 1:
@@ -455,7 +460,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             if n_base == 2:
                 addr += np.int64(regs[w, lane, s_base + 1]) << 32
         off = addr - bias
-        if off < 0 or off > mem.shape[0] - size or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT]):
+        if (off < lowest or off > mem.shape[0] - size
+                or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT])):
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = space
             return False
