@@ -226,8 +226,8 @@ def test_generic_accesses_mixing_global_and_shared_lanes():
     t = np.arange(32)
     assert out.tolist() == np.where(t % 2 == 1, 2 * (t + 1000), x + t + 1000).tolist()
     bad = "  mov.u64 %rd20, sm;\n  cvta.shared.u64 %rd21, %rd20;\n  ld.u32 %r5, [%rd21+128];\n"
-    with pytest.raises(SimulatorFault, match=WHO.format(t=0) + r": address 0x10000000080 \+ 4 bytes is outside "
-                                             r"shared memory \[0, 0x80\)"):
+    with pytest.raises(SimulatorFault, match=WHO.format(t=0) + r": address 0x10000000480 \+ 4 bytes is outside "
+                                             r"shared memory \[0x400, 0x480\)"):
         run(bad, x, decls=decls)
 
 
