@@ -18,8 +18,9 @@ carries is one of that model's parameters; cvt forms are those ``warpsim.isa.cvt
   ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
   for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
-  types: ``UnsupportedType``; a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``,
-  narrowing ``cvt``): ``PtxSyntaxError``.
+  types, a cvt form PTX lacks (``cvt.rm.relu.f16.f32``, ``cvt.rn.sat.bf16.f32``): ``UnsupportedType``;
+  a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``, narrowing ``cvt``):
+  ``PtxSyntaxError``.
 
 ``add``, ``sub`` and ``mul`` of ``.f32`` without a rounding modifier are the separate IEEE ``.rn``
 operations here; ptxas may contract them into an ``fma`` (docs/ptx.md).
