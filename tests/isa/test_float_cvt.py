@@ -37,7 +37,7 @@ def ref_narrow(bits, dst, mode, relu=False, satfinite=False):
     if v == "nan":
         if dst == "tf32" and mode == "rna":   # the H200: the fraction cut to 10 bits (.satfinite: one unit less)
             return (bits & 0xFFFFE000) - (0x2000 if satfinite else 0)
-        return 0x7FFFFFFF if dst == "tf32" else canonical_nan(fmt)
+        return 0x7FFFE000 if dst == "tf32" else canonical_nan(fmt)   # the H200: .rn/.rz to tf32, cut
     neg = is_negative(bits, F32)
     sign = -1 if neg else 1
     if isinstance(v, str):

@@ -153,3 +153,36 @@ def test_cvt_nan_to_64_bit_integer(dst, rnd):
     inf = [0x7FFFFFFFFFFFFFFF, 0x8000000000000000] if dst == "s64" else [0xFFFFFFFFFFFFFFFF, 0]
     assert got == [0x8000000000000000] * 6 + inf + [0]
     assert cvt_convert(x[:1], dst="s32", src="f32", rnd=rnd).tolist() == [0]   # matched: narrower ones give 0
+
+
+# ---- H200, tests/ptx/test_ptx_float_gpu.py, 2026-12-01 (driver 580.159.04, the PTX loaded by the driver) ----
+
+@pytest.mark.parametrize("rnd, x, gpu", [("rm", 0x807FFFFF, 0x8001), ("rp", 0x007FFFFF, 0x0001),
+                                         ("rm", 0x80000001, 0x8001), ("rp", 0x00000001, 0x0001)])
+def test_cvt_ftz_to_f16_flushes_nothing(rnd, x, gpu):
+    """``.ftz`` on cvt f32 -> f16 leaves an f32 subnormal input as it is (the GPU's first differing lanes;
+    the lanes the model changed, 22 for .rm and 18 for .rp, are exactly the H200's mismatches)."""
+    got = int(cvt_convert(_u32(x), dst="f16", src="f32", rnd=rnd, ftz=True)[0])
+    assert got == gpu, f"cvt.{rnd}.ftz.f16.f32 {x:#x}: H200 {gpu:#x}, model {got:#x}"
+
+
+@pytest.mark.parametrize("rnd", ["rn", "rz"])
+def test_cvt_ftz_to_f16_rn_rz_unchanged(rnd):
+    """.rn/.rz: an f32 subnormal gives a zero of its sign with or without a flush (matched in the campaign)."""
+    x = _u32(0x00000001, 0x807FFFFF, 0x80000001, 0x007FFFFF)
+    assert cvt_convert(x, dst="f16", src="f32", rnd=rnd, ftz=True).tolist() == [0, 0x8000, 0x8000, 0]
+
+
+def test_cvt_ftz_to_bf16_still_flushes_inputs():
+    """cvt.rm.ftz.bf16.f32 and cvt.rp.ftz.bf16.f32 matched the flushing model on the H200 (same run)."""
+    x = _u32(0x80000001, 0x00000001)
+    assert cvt_convert(x, dst="bf16", src="f32", rnd="rm", ftz=True).tolist() == [0x8000, 0]
+    assert cvt_convert(x, dst="bf16", src="f32", rnd="rp", ftz=True).tolist() == [0x8000, 0]
+
+
+@pytest.mark.parametrize("rnd, relu", [("rn", False), ("rz", True), ("rz", False), ("rn", True)])
+def test_cvt_rn_rz_tf32_of_a_nan_is_the_cut_canonical_nan(rnd, relu):
+    """cvt.rn.tf32.f32 and cvt.rz.relu.tf32.f32: every NaN lane gave 0x7FFFE000 (first: 0xFFFFFFFF)."""
+    x = _u32(0xFFFFFFFF, 0xFFC00000, 0x7F800001, 0x7FC00000, 0xFF800001, 0x7FFFFFFF)
+    got = cvt_convert(x, dst="tf32", src="f32", rnd=rnd, relu=relu).tolist()
+    assert got == [0x7FFFE000] * 6

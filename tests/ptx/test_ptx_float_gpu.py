@@ -88,9 +88,18 @@ def test_cvt_pack_x2_on_the_gpu(on_gpu, dst, mods):
     cases.test_cvt_pack_x2(dst, mods)
 
 
+@pytest.mark.parametrize("op", [
+    pytest.param("abs", marks=pytest.mark.xfail(
+        reason="H200, tests/ptx/test_ptx_float_gpu.py, 2026-12-01: abs.ftz.f32 did not flush subnormals here "
+               "(40 of 256, 0x80000001 -> 0x1) but did in hwcheck's float campaign; open, see docs/numerics.md")),
+    "neg"])
+def test_abs_neg_ftz_f32_on_the_gpu(on_gpu, op):
+    cases.test_abs_neg(op, "f32", ".ftz")
+
+
 def test_sign_compare_and_immediates_on_the_gpu(on_gpu):
     for op in ("abs", "neg"):
-        for type_, extra in (("f32", ""), ("f32", ".ftz"), ("f16", ".ftz"), ("bf16", ""), ("f16x2", "")):
+        for type_, extra in (("f32", ""), ("f16", ".ftz"), ("bf16", ""), ("f16x2", "")):
             cases.test_abs_neg(op, type_, extra)
     cases.test_copysign()
     for cls in cases.TESTP:

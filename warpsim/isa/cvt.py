@@ -6,7 +6,9 @@ models, each rounding the exact input once (``rounding.round_bits``) and then ap
 
 - ``cvt_float(bits, src, dst, rnd, ftz, sat, relu, satfinite)``: between f32, f16, bf16 and tf32
   (``FLOAT_CODES``). Widening is exact. ``.ftz`` flushes f32 subnormal inputs and f32 subnormal
-  results; ``.sat`` clamps to ``[+0, 1]`` (NaN to ``+0``); ``.relu`` clamps negatives to ``+0``;
+  results, except on cvt to f16, where the H200 flushes nothing (an f32 subnormal is below f16's
+  smallest subnormal, so only ``.rm``/``.rp`` show it: ``cvt.rm.ftz.f16.f32`` of ``0x80000001`` is
+  ``0x8001``); ``.sat`` clamps to ``[+0, 1]`` (NaN to ``+0``); ``.relu`` clamps negatives to ``+0``;
   ``.satfinite`` turns a result that would be infinite (an infinite input included) into the largest
   finite value of its sign. A NaN gives the destination's canonical NaN (all bits but the sign set),
   except where the H200 shows otherwise (see "NaN" below). tf32 is an f32 register whose low 13 bits
@@ -28,8 +30,8 @@ and keeps the sign of a zero.
 NaN: a NaN input gives the canonical NaN of the destination format (``0x7FFF``, ``0x7FFFFFFF``),
 whatever its sign and payload. PTX does not say so; the H200 does (hwcheck's cvt campaign, input
 class "special", 200,000 pairs per format with 0 mismatches: conformance/h200/h200-cvt.json; and
-``hwcheck campaign --instr float``, 2026-12-01). Three exceptions, measured on the H200 by that float
-campaign (docs/numerics.md):
+``hwcheck campaign --instr float``, 2026-12-01). Four exceptions, measured on the H200 by that float
+campaign and by tests/ptx/test_ptx_float_gpu.py (docs/numerics.md):
 
 - ``cvt.f32.bf16`` keeps the NaN: the bf16 bits move to the upper half, sign and payload kept, a
   signalling NaN not quietened (``0xFFB8 -> 0xFFB80000``);
@@ -38,6 +40,8 @@ campaign (docs/numerics.md):
   ``0xFF800001 -> 0xFF800000``); with ``.satfinite`` the truncated bits then lose one tf32 unit, as an
   infinity does to become the largest finite value (``0x7FC00000 -> 0x7FBFE000``,
   ``0x7F800001 -> 0x7F7FE000``);
+- ``cvt.rn.tf32.f32`` and ``cvt.rz.tf32.f32`` (``.relu`` too) give f32's canonical NaN with tf32's
+  13 low bits cleared, ``0x7FFFE000``, whatever the NaN (tests/ptx/test_ptx_float_gpu.py, 2026-12-01);
 - to s64 and u64 a NaN gives ``0x8000000000000000`` (to narrower integers 0).
 
 >>> import numpy as np
@@ -173,7 +177,7 @@ def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, rel
     src_f32 = s_eb == 8 and s_fb == 23
     dst_f32 = d_eb == 8 and d_fb == 23 and d_shift == 0
     x = np.int64(bits) >> s_shift
-    if ftz and src_f32:
+    if ftz and src_f32 and not (d_eb == 5 and d_fb == 10):      # to f16 .ftz changes nothing (the H200)
         x = flush_subnormal(x, 8, 23)
     neg, sig, exp, cls = decode(x, s_eb, s_fb)
     if cls == NAN:
@@ -196,8 +200,8 @@ def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite):
     if d_shift and rnd == RNA:                                   # f32 -> tf32 .rna: the fraction cut
         t = x & ~((np.int64(1) << d_shift) - 1)
         return t - (np.int64(1) << d_shift) if satfinite else t
-    if d_shift:
-        return finish(np.int64(0x7FFFFFFF), 8, 23, False, sat, relu)
+    if d_shift:                                                  # .rn/.rz: f32's canonical NaN, cut
+        return finish(np.int64(0x7FFFE000), 8, 23, False, sat, relu)
     return finish(canonical_nan(d_eb, d_fb), d_eb, d_fb, False, sat, relu)
 
 

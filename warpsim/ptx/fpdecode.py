@@ -18,8 +18,9 @@ carries is one of that model's parameters; cvt forms are those ``warpsim.isa.cvt
   ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
   for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
-  types: ``UnsupportedType``; a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``,
-  narrowing ``cvt``): ``PtxSyntaxError``.
+  types, a cvt form PTX lacks (``cvt.rm.relu.f16.f32``, ``cvt.rn.sat.bf16.f32``): ``UnsupportedType``;
+  a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``, narrowing ``cvt``):
+  ``PtxSyntaxError``.
 
 ``add``, ``sub`` and ``mul`` of ``.f32`` without a rounding modifier are the separate IEEE ``.rn``
 operations here; ptxas may contract them into an ``fma`` (docs/ptx.md).
@@ -295,6 +296,8 @@ class FloatDecoder:
             if frnd and frnd[0] not in allowed:
                 raise self.error(ins.token, f"{name}: .{frnd[0]} is not a rounding of cvt to .{dt} "
                                             f"(.{' .'.join(allowed)})", UnsupportedType)
+            if st == "f32" and dt in ("f16", "bf16"):
+                self._check_narrow_half(ins, name, dt, frnd[0], flags)
             kind, fmts = "float", FORMATS.index(st) * 8 + FORMATS.index(dt)
             rnd = ROUNDING[frnd[0]] if frnd else ROUNDING["rn"]
         if kind != "pack_x2":
@@ -303,6 +306,19 @@ class FloatDecoder:
         row_types = ("b32" if dt == "tf32" else dt, st)              # tf32: an f32 register
         self.emit(fn, ins, Op.FCVT, row_types, (CVT_KINDS.index(kind), rnd, flags, fmts), rows)
         return True
+
+    def _check_narrow_half(self, ins, name, dt, rnd, flags):
+        """Refuse the f32 -> f16/bf16 forms PTX lacks (and the H200's driver JIT refuses as invalid PTX).
+
+        PTX ISA, "cvt": ``cvt.frnd2{.relu}{.satfinite}.{f16,bf16}.f32`` with ``.frnd2 = {.rn, .rz}``, so
+        ``.relu``/``.satfinite`` take ``.rn``/``.rz`` only; ``.sat`` is not a modifier of cvt to bf16.
+        """
+        if flags & (FLAGS["relu"] | FLAGS["satfinite"]) and rnd not in ("rn", "rz"):
+            raise self.error(ins.token, f"{name}: .relu and .satfinite take .rn or .rz only "
+                                        f"(PTX: cvt.{{rn,rz}}{{.relu}}{{.satfinite}}.{dt}.f32)", UnsupportedType)
+        if dt == "bf16" and flags & FLAGS["sat"]:
+            raise self.error(ins.token, f"{name}: .sat is not a modifier of cvt to .bf16 "
+                                        f"(PTX: cvt.{{rn,rz}}{{.relu}}{{.satfinite}}.bf16.f32)", UnsupportedType)
 
 
 def _as(bits, utype, ftype):
