@@ -88,11 +88,7 @@ def test_cvt_pack_x2_on_the_gpu(on_gpu, dst, mods):
     cases.test_cvt_pack_x2(dst, mods)
 
 
-@pytest.mark.parametrize("op", [
-    pytest.param("abs", marks=pytest.mark.xfail(
-        reason="H200, tests/ptx/test_ptx_float_gpu.py, 2026-12-01: abs.ftz.f32 did not flush subnormals here "
-               "(40 of 256, 0x80000001 -> 0x1) but did in hwcheck's float campaign; open, see docs/numerics.md")),
-    "neg"])
+@pytest.mark.parametrize("op", ["abs", "neg"])   # FADD.FTZ |x|, -RZ on sm_90: flushes (docs/numerics.md)
 def test_abs_neg_ftz_f32_on_the_gpu(on_gpu, op):
     cases.test_abs_neg(op, "f32", ".ftz")
 
