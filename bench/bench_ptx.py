@@ -107,6 +107,8 @@ MEMORY = HEADER + """
   ld.param.u32 %r10, [n];
   mov.u32 %r1, %tid.x;
   shl.b32 %r1, %r1, 2;
+  mov.u32 %r11, sm;
+  add.u32 %r1, %r1, %r11;
   mov.u32 %r2, 0;
 LOOP:
   mov.u32 %r3, 7;
