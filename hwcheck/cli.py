@@ -16,7 +16,7 @@ Subcommands:
   (:mod:`hwcheck.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
   runs the very same PTX on the GPU and the simulator, buffers and every written register
   (:mod:`hwcheck.ptx_cli`, :mod:`hwcheck.ptx_run`);
-- ``hwcheck fuzz --count N [--seed S] [--arch sm80|sm90] [--report FILE]``: N random integer PTX programs
+- ``hwcheck fuzz --count N [--seed S] [--arch sm80|sm90] [--workers W] [--report FILE]``: N random integer PTX programs
   (:mod:`hwcheck.ptx_fuzz`), each run on the GPU and the simulator, buffers and every written register;
 - ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
   the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.lower`), on stdout or
@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")
     f.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
     f.add_argument("--report", metavar="FILE", help="write a JSON report (failing programs' PTX included)")
+    f.add_argument("--workers", type=_positive, default=1,
+                   help="processes, each with its own GPU context and simulator (default 1)")
     r = sub.add_parser("run", help="run a program on the GPU and on the simulator; compare every register")
     r.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
     r.add_argument("--param", action="append", default=[], metavar="K=V",
@@ -282,7 +284,7 @@ def _cmd_run(args, argv) -> int:
 def _cmd_fuzz(args, argv) -> int:
     from hwcheck.campaign import model_arch
     from hwcheck.gpu import Gpu
-    from hwcheck.ptx_fuzz import fuzz
+    from hwcheck.ptx_fuzz import fuzz, open_cupy_ptx
     from hwcheck.ptx_run import CupyPtx
     from hwcheck.report import command_line
     gpu = Gpu.open()
@@ -291,7 +293,8 @@ def _cmd_fuzz(args, argv) -> int:
     except ValueError as e:
         raise _UsageError(f"hwcheck fuzz: {e}") from None
     summary, code = fuzz(CupyPtx(gpu), args.count, seed=args.seed, arch=arch, report=args.report,
-                         command=command_line(argv), gpu_info=gpu.info.as_dict())
+                         command=command_line(argv), gpu_info=gpu.info.as_dict(), workers=args.workers,
+                         make_gpu_ptx=open_cupy_ptx)
     sys.stdout.write(f"fuzz: {summary['programs']} programs, {summary['mismatched_programs']} mismatched, "
                      f"{summary['errors']} errors, {summary['trace_records_compared']} register records and "
                      f"{summary['global_elements_compared']} buffer elements compared, {summary['wall_s']:.1f} s\n")

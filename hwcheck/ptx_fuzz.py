@@ -32,7 +32,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-__all__ = ["FuzzProgram", "program", "fuzz", "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS"]
+from hwcheck.report import new_report, write_json_atomic
+
+__all__ = ["FuzzProgram", "program", "fuzz", "check_range", "open_cupy_ptx", "CHUNK", "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS"]
 
 KERNEL = "fuzz"
 R32, R64, PREDS = 12, 6, 4           # %r0..%r11, %rd0..%rd5, %p0..%p3 (the body's registers)
@@ -294,23 +296,20 @@ def _job(prog: FuzzProgram, folder: str):
     return PtxJob(path, KERNEL, (1, 1, 1), (n, 1, 1), 0, specs)
 
 
-def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None, command="", gpu_info=None,
-         log=None, progress_every: int = 500):
-    """Generate and check ``count`` programs (seeds ``seed..seed+count-1``; each program's inputs come from
-    its own seed); returns ``(summary dict, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error
-    (a program the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch)."""
+_TOTALS = ("programs", "mismatched_programs", "errors", "trace_records_compared", "global_elements_compared",
+           "relocated", "sim_s", "gpu_s")
+CHUNK = 100                            # programs per task of a worker
+
+
+def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP):
+    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(totals, failing programs)``; never
+    stops at a mismatch or at an error of one program (an error is counted and kept like a mismatch)."""
     from hwcheck.errors import HwcheckError
     from hwcheck.ptx_run import PtxRun, run_one
-    from hwcheck.report import new_report, write_json_atomic
     from warpsim.errors import WarpsimError
-    log = sys.stderr if log is None else log
-    quiet = open(os.devnull, "w")
-    start = time.perf_counter()
-    summary = {"programs": 0, "mismatched_programs": 0, "errors": 0, "trace_records_compared": 0,
-               "global_elements_compared": 0, "relocated": 0, "sim_s": 0.0, "gpu_s": 0.0}
-    failing = []
-    with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder:
-        for s in range(seed, seed + count):
+    totals, failing = dict.fromkeys(_TOTALS, 0), []
+    with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder, open(os.devnull, "w") as quiet:
+        for s in range(first, first + count):
             prog = program(s)
             job = _job(prog, folder)
             run, error = PtxRun(job), None
@@ -322,33 +321,78 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None,
                 error = f"hwcheck fuzz: {e}"
             except Exception as e:   # a simulator or harness bug: this program's error, the campaign goes on
                 error = f"hwcheck fuzz: internal error: {type(e).__name__}: {e}"
-            summary["programs"] += 1
+            totals["programs"] += 1
             for r in run.seeds:
-                summary["trace_records_compared"] += r.records
-                summary["global_elements_compared"] += r.global_elements
-                summary["relocated"] += r.relocated
-                summary["sim_s"] += r.sim_s
-                summary["gpu_s"] += r.gpu_s
+                totals["trace_records_compared"] += r.records
+                totals["global_elements_compared"] += r.global_elements
+                totals["relocated"] += r.relocated
+                totals["sim_s"] += r.sim_s
+                totals["gpu_s"] += r.gpu_s
             bad = run.mismatched > 0 or any(r.instrumented_bad for r in run.seeds)
-            summary["mismatched_programs"] += bad
-            summary["errors"] += error is not None
-            if (bad or error) and len(failing) < KEEP:
+            totals["mismatched_programs"] += bad
+            totals["errors"] += error is not None
+            if (bad or error) and len(failing) < keep:
                 failing.append({"seed": s, "block": prog.block, "error": error,
                                 "mismatches": run.records, "ptx": prog.text})
-            if (bad or error) and len(failing) <= KEEP:
-                log.write(f"fuzz: program {s}: {error or f'{run.mismatched} mismatches'}\n")
-            if progress_every and summary["programs"] % progress_every == 0:
-                log.write(f"fuzz: {summary['programs']}/{count} programs, {summary['mismatched_programs']} "
-                          f"mismatched, {time.perf_counter() - start:.0f} s\n")
-                log.flush()
-    quiet.close()
-    summary["wall_s"] = round(time.perf_counter() - start, 3)
-    summary["sim_s"], summary["gpu_s"] = round(summary["sim_s"], 3), round(summary["gpu_s"], 3)
-    status = "error" if summary["errors"] else "fail" if summary["mismatched_programs"] else "pass"
+                if log is not None:
+                    log.write(f"fuzz: program {s}: {error or f'{run.mismatched} mismatches'}\n")
+    return totals, failing
+
+
+_WORKER_GPU = None
+
+
+def _worker_range(make_gpu_ptx, first, count, arch):
+    global _WORKER_GPU
+    if _WORKER_GPU is None:
+        _WORKER_GPU = make_gpu_ptx()
+    return check_range(_WORKER_GPU, first, count, arch)
+
+
+def open_cupy_ptx():
+    """A :class:`hwcheck.ptx_run.CupyPtx` on the default GPU (what each ``--workers`` process opens)."""
+    from hwcheck.gpu import Gpu
+    from hwcheck.ptx_run import CupyPtx
+    return CupyPtx(Gpu.open())
+
+
+def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None, command="", gpu_info=None,
+         log=None, workers: int = 1, make_gpu_ptx=None):
+    """Generate and check ``count`` programs (seeds ``seed..seed+count-1``; each program's inputs come from
+    its own seed); returns ``(totals dict, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error (a program
+    the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch).
+
+    With ``workers`` > 1 the programs go in chunks of :data:`CHUNK` to that many processes (``spawn``), each
+    with its own ``make_gpu_ptx()`` (a picklable callable, e.g. :func:`open_cupy_ptx`); ``gpu_ptx`` is unused.
+    """
+    log = sys.stderr if log is None else log
+    start = time.perf_counter()
+    totals, failing = dict.fromkeys(_TOTALS, 0), []
+
+    def add(part, bad):
+        for k in _TOTALS:
+            totals[k] += part[k]
+        failing.extend(bad[:KEEP - len(failing)])
+        log.write(f"fuzz: {totals['programs']}/{count} programs, {totals['mismatched_programs']} mismatched, "
+                  f"{totals['errors']} errors, {time.perf_counter() - start:.0f} s\n")
+        log.flush()
+    chunks = [(s, min(CHUNK, seed + count - s)) for s in range(seed, seed + count, CHUNK)]
+    if workers <= 1:
+        for first, n in chunks:
+            add(*check_range(gpu_ptx, first, n, arch, log=log))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for part in pool.map(_worker_range, *zip(*[(make_gpu_ptx, first, n, arch) for first, n in chunks])):
+                add(*part)
+    totals["wall_s"] = round(time.perf_counter() - start, 3)
+    totals["sim_s"], totals["gpu_s"] = round(totals["sim_s"], 3), round(totals["gpu_s"], 3)
+    status = "error" if totals["errors"] else "fail" if totals["mismatched_programs"] else "pass"
     if report is not None:
         data = new_report(command, gpu_info)
         data.update(status=status, kind="ptx-fuzz", settings={"count": count, "first_seed": seed,
-                                                              "simulator_arch": arch},
-                    totals=summary, failing_programs=failing)
+                                                              "simulator_arch": arch, "workers": workers},
+                    totals=totals, failing_programs=failing)
         write_json_atomic(report, data)
-    return summary, {"pass": 0, "fail": 1, "error": 3}[status]
+    return totals, {"pass": 0, "fail": 1, "error": 3}[status]

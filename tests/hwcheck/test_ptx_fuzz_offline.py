@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hwcheck.cli import main
+import hwcheck.ptx_fuzz
 from hwcheck.ptx_fuzz import KERNEL, OUT_WORDS, R32, fuzz, program
 from hwcheck.ptx_run import SimulatorAsGpu
 
@@ -92,3 +93,13 @@ def test_a_64_bit_immediate_above_2_63_is_its_bit_pattern():
     out = ptx.load(text).launch(KERNEL, block=n, args=args, quiet=True).buffers["out"].reshape(n, OUT_WORDS)
     assert (out[:, R32 + 10].astype(np.uint64) | out[:, R32 + 11].astype(np.uint64) << np.uint64(32)
             == 0xFEDCBA9876543210).all()
+
+
+def test_workers_split_the_programs_and_merge_the_totals(monkeypatch):
+    monkeypatch.setattr(hwcheck.ptx_fuzz, "CHUNK", 2)
+    quiet = open(os.devnull, "w")
+    one, code1 = fuzz(_PopcIsClz(), 6, seed=40, log=quiet)
+    two, code2 = fuzz(None, 6, seed=40, log=quiet, workers=2, make_gpu_ptx=_PopcIsClz)
+    assert code1 == code2 == 1 and one["programs"] == two["programs"] == 6
+    for key in ("mismatched_programs", "errors", "trace_records_compared", "global_elements_compared"):
+        assert one[key] == two[key], key
