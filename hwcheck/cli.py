@@ -295,9 +295,9 @@ def _cmd_fuzz(args, argv) -> int:
     summary, code = fuzz(CupyPtx(gpu), args.count, seed=args.seed, arch=arch, report=args.report,
                          command=command_line(argv), gpu_info=gpu.info.as_dict(), workers=args.workers,
                          make_gpu_ptx=open_cupy_ptx)
-    sys.stdout.write(f"fuzz: {summary['programs']} programs, {summary['mismatched_programs']} mismatched, "
-                     f"{summary['errors']} errors, {summary['trace_records_compared']} register records and "
-                     f"{summary['global_elements_compared']} buffer elements compared, {summary['wall_s']:.1f} s\n")
+    sys.stdout.write(f"fuzz: {summary.programs} programs, {summary.mismatched_programs} mismatched, "
+                     f"{summary.errors} errors, {summary.trace_records_compared} register records and "
+                     f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
     if args.report:
         sys.stdout.write(f"report: {args.report}\n")
     return code

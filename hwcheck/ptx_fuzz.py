@@ -30,11 +30,12 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["FuzzProgram", "program", "fuzz", "check_range", "open_cupy_ptx", "CHUNK", "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS"]
+__all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "open_cupy_ptx", "CHUNK", "KERNEL", "R32",
+           "R64", "IN_WORDS", "OUT_WORDS"]
 
 KERNEL = "fuzz"
 R32, R64, PREDS = 12, 6, 4           # %r0..%r11, %rd0..%rd5, %p0..%p3 (the body's registers)
@@ -189,7 +190,8 @@ class _Gen:
             form = rng.choice(["shfl.idx", "shfl.up", "shfl.down", "shfl.bfly", "vote.all", "vote.any", "vote.uni",
                                "vote.ballot"])
             if form.startswith("shfl"):
-                c = rng.choice(["0x1f", "0x1c1f", "0x0", "0x181f"]) if form != "shfl.up" else rng.choice(["0x0", "0x1c00"])
+                # c: clamp lane in bits 0-4, segment mask in bits 8-12 (widths 32, 8, 4)
+                c = rng.choice(["0x0", "0x1c00"] if form == "shfl.up" else ["0x1f", "0x1c1f", "0x0", "0x181f"])
                 lane = g.r() if rng.random() < 0.5 else str(rng.randrange(32))
                 pred = f"|{g.p()}" if rng.random() < 0.5 else ""
                 g.emit(f"{form.replace('shfl', 'shfl.sync')}.b32 {g.r()}{pred}, {g.r()}, {lane}, {c}, 0xffffffff;")
@@ -275,7 +277,8 @@ def program(seed: int) -> FuzzProgram:
     head += [f"  ld.global.u32 %r{i}, [%a0+{4 * i}];" for i in range(8)]
     head += [f"  ld.global.u64 %rd{i}, [%a0+{32 + 8 * i}];" for i in range(4)]
     head += ["  mov.u32 %r8, %t3;", f"  mov.u32 %r9, {g.rng.randrange(1 << 32)};", "  add.u32 %r10, %r0, %t3;",
-             "  xor.b32 %r11, %r1, 0x5a5a5a5a;", "  cvt.u64.u32 %rd4, %t3;", f"  mov.b64 %rd5, {g.rng.randrange(1 << 64)};",
+             "  xor.b32 %r11, %r1, 0x5a5a5a5a;", "  cvt.u64.u32 %rd4, %t3;",
+             f"  mov.b64 %rd5, {g.rng.randrange(1 << 64)};",
              "  setp.ne.u32 %p0, %r2, 0;", "  setp.lt.s32 %p1, %r3, %r4;", "  and.b32 %t0, %t3, 1;",
              "  setp.eq.u32 %p2, %t0, 0;", "  setp.hi.u32 %p3, %r5, 0x80000000;", "  mov.u32 %t2, 0;"]
     g.body()
@@ -296,18 +299,38 @@ def _job(prog: FuzzProgram, folder: str):
     return PtxJob(path, KERNEL, (1, 1, 1), (n, 1, 1), 0, specs)
 
 
-_TOTALS = ("programs", "mismatched_programs", "errors", "trace_records_compared", "global_elements_compared",
-           "relocated", "sim_s", "gpu_s")
+@dataclass
+class FuzzTotals:
+    """What a fuzz campaign (or one chunk of it) counted; ``sim_s``/``gpu_s`` are launch times only."""
+
+    programs: int = 0
+    mismatched_programs: int = 0
+    errors: int = 0
+    trace_records_compared: int = 0
+    global_elements_compared: int = 0
+    relocated: int = 0
+    sim_s: float = 0.0
+    gpu_s: float = 0.0
+    wall_s: float = 0.0
+
+    def add(self, other: "FuzzTotals"):
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self):
+        return {f.name: round(v, 3) if isinstance(v := getattr(self, f.name), float) else v for f in fields(self)}
+
+
 CHUNK = 100                            # programs per task of a worker
 
 
 def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP):
-    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(totals, failing programs)``; never
+    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(FuzzTotals, failing programs)``; never
     stops at a mismatch or at an error of one program (an error is counted and kept like a mismatch)."""
     from hwcheck.errors import HwcheckError
     from hwcheck.ptx_run import PtxRun, run_one
     from warpsim.errors import WarpsimError
-    totals, failing = dict.fromkeys(_TOTALS, 0), []
+    totals, failing = FuzzTotals(), []
     with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder, open(os.devnull, "w") as quiet:
         for s in range(first, first + count):
             prog = program(s)
@@ -321,16 +344,16 @@ def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int 
                 error = f"hwcheck fuzz: {e}"
             except Exception as e:   # a simulator or harness bug: this program's error, the campaign goes on
                 error = f"hwcheck fuzz: internal error: {type(e).__name__}: {e}"
-            totals["programs"] += 1
+            totals.programs += 1
             for r in run.seeds:
-                totals["trace_records_compared"] += r.records
-                totals["global_elements_compared"] += r.global_elements
-                totals["relocated"] += r.relocated
-                totals["sim_s"] += r.sim_s
-                totals["gpu_s"] += r.gpu_s
+                totals.trace_records_compared += r.records
+                totals.global_elements_compared += r.global_elements
+                totals.relocated += r.relocated
+                totals.sim_s += r.sim_s
+                totals.gpu_s += r.gpu_s
             bad = run.mismatched > 0 or any(r.instrumented_bad for r in run.seeds)
-            totals["mismatched_programs"] += bad
-            totals["errors"] += error is not None
+            totals.mismatched_programs += bad
+            totals.errors += error is not None
             if (bad or error) and len(failing) < keep:
                 failing.append({"seed": s, "block": prog.block, "error": error,
                                 "mismatches": run.records, "ptx": prog.text})
@@ -367,14 +390,13 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None,
     """
     log = sys.stderr if log is None else log
     start = time.perf_counter()
-    totals, failing = dict.fromkeys(_TOTALS, 0), []
+    totals, failing = FuzzTotals(), []
 
     def add(part, bad):
-        for k in _TOTALS:
-            totals[k] += part[k]
+        totals.add(part)
         failing.extend(bad[:KEEP - len(failing)])
-        log.write(f"fuzz: {totals['programs']}/{count} programs, {totals['mismatched_programs']} mismatched, "
-                  f"{totals['errors']} errors, {time.perf_counter() - start:.0f} s\n")
+        log.write(f"fuzz: {totals.programs}/{count} programs, {totals.mismatched_programs} mismatched, "
+                  f"{totals.errors} errors, {time.perf_counter() - start:.0f} s\n")
         log.flush()
     chunks = [(s, min(CHUNK, seed + count - s)) for s in range(seed, seed + count, CHUNK)]
     if workers <= 1:
@@ -386,13 +408,12 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None,
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             for part in pool.map(_worker_range, *zip(*[(make_gpu_ptx, first, n, arch) for first, n in chunks])):
                 add(*part)
-    totals["wall_s"] = round(time.perf_counter() - start, 3)
-    totals["sim_s"], totals["gpu_s"] = round(totals["sim_s"], 3), round(totals["gpu_s"], 3)
-    status = "error" if totals["errors"] else "fail" if totals["mismatched_programs"] else "pass"
+    totals.wall_s = time.perf_counter() - start
+    status = "error" if totals.errors else "fail" if totals.mismatched_programs else "pass"
     if report is not None:
         data = new_report(command, gpu_info)
         data.update(status=status, kind="ptx-fuzz", settings={"count": count, "first_seed": seed,
                                                               "simulator_arch": arch, "workers": workers},
-                    totals=totals, failing_programs=failing)
+                    totals=totals.as_dict(), failing_programs=failing)
         write_json_atomic(report, data)
     return totals, {"pass": 0, "fail": 1, "error": 3}[status]

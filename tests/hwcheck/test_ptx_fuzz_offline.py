@@ -74,9 +74,9 @@ class _PopcIsClz(SimulatorAsGpu):
 def test_a_planted_bug_is_found_and_its_program_kept(tmp_path):
     report = tmp_path / "fuzz.json"
     summary, code = fuzz(_PopcIsClz(), 30, seed=0, report=str(report), log=open(os.devnull, "w"))
-    assert code == 1 and summary["errors"] == 0
+    assert code == 1 and summary.errors == 0
     # a popc that no thread executes, or whose count equals the leading zeros, cannot show
-    assert 0 < summary["mismatched_programs"] <= sum("popc.b32" in program(s).text for s in range(30))
+    assert 0 < summary.mismatched_programs <= sum("popc.b32" in program(s).text for s in range(30))
     data = json.loads(report.read_text())
     first = data["failing_programs"][0]
     assert data["status"] == "fail" and "popc.b32" in first["ptx"] and first["ptx"] == program(first["seed"]).text
@@ -100,6 +100,6 @@ def test_workers_split_the_programs_and_merge_the_totals(monkeypatch):
     quiet = open(os.devnull, "w")
     one, code1 = fuzz(_PopcIsClz(), 6, seed=40, log=quiet)
     two, code2 = fuzz(None, 6, seed=40, log=quiet, workers=2, make_gpu_ptx=_PopcIsClz)
-    assert code1 == code2 == 1 and one["programs"] == two["programs"] == 6
+    assert code1 == code2 == 1 and one.programs == two.programs == 6
     for key in ("mismatched_programs", "errors", "trace_records_compared", "global_elements_compared"):
-        assert one[key] == two[key], key
+        assert getattr(one, key) == getattr(two, key), key
