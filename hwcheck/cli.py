@@ -16,6 +16,8 @@ Subcommands:
   (:mod:`hwcheck.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
   runs the very same PTX on the GPU and the simulator, buffers and every written register
   (:mod:`hwcheck.ptx_cli`, :mod:`hwcheck.ptx_run`);
+- ``hwcheck fuzz --count N [--seed S] [--arch sm80|sm90] [--workers W] [--report FILE]``: N random integer PTX programs
+  (:mod:`hwcheck.ptx_fuzz`), each run on the GPU and the simulator, buffers and every written register;
 - ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
   the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.lower`), on stdout or
   into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.nvrtc`, no GPU) and prints
@@ -120,6 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run only the instruction campaigns or only the example programs (default all: both); "
                         "ptx: the PTX examples, buffers and every written register")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
+    f = sub.add_parser("fuzz", help="random integer PTX programs on the GPU and the simulator, every register")
+    f.add_argument("--count", type=_positive, required=True, help="how many programs (seeds S..S+N-1)")
+    f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")
+    f.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
+    f.add_argument("--report", metavar="FILE", help="write a JSON report (failing programs' PTX included)")
+    f.add_argument("--workers", type=_positive, default=1,
+                   help="processes, each with its own GPU context and simulator (default 1)")
     r = sub.add_parser("run", help="run a program on the GPU and on the simulator; compare every register")
     r.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
     r.add_argument("--param", action="append", default=[], metavar="K=V",
@@ -272,6 +281,28 @@ def _cmd_run(args, argv) -> int:
     return _finish(outcome)
 
 
+def _cmd_fuzz(args, argv) -> int:
+    from hwcheck.campaign import model_arch
+    from hwcheck.gpu import Gpu
+    from hwcheck.ptx_fuzz import fuzz, open_cupy_ptx
+    from hwcheck.ptx_run import CupyPtx
+    from hwcheck.report import command_line
+    gpu = Gpu.open()
+    try:
+        arch = model_arch(gpu.info.compute_capability, args.arch)
+    except ValueError as e:
+        raise _UsageError(f"hwcheck fuzz: {e}") from None
+    summary, code = fuzz(CupyPtx(gpu), args.count, seed=args.seed, arch=arch, report=args.report,
+                         command=command_line(argv), gpu_info=gpu.info.as_dict(), workers=args.workers,
+                         make_gpu_ptx=open_cupy_ptx)
+    sys.stdout.write(f"fuzz: {summary.programs} programs, {summary.mismatched_programs} mismatched, "
+                     f"{summary.errors} errors, {summary.trace_records_compared} register records and "
+                     f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
+    if args.report:
+        sys.stdout.write(f"report: {args.report}\n")
+    return code
+
+
 def _cmd_lower(args, argv) -> int:
     from hwcheck.lower import lower
     from hwcheck.nvrtc import NvrtcError, compile_cuda
@@ -317,7 +348,7 @@ def main(argv=None) -> int:
                 return ptx_cli.main(argv[1:])
         args = build_parser().parse_args(argv)
         command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
-                   "lower": _cmd_lower, "collect": _cmd_collect}[args.command]
+                   "lower": _cmd_lower, "fuzz": _cmd_fuzz, "collect": _cmd_collect}[args.command]
         return command(args, argv)
     except _UsageError as e:
         sys.stderr.write(f"{e}\n")

@@ -221,9 +221,7 @@ class _Decoder(InstructionDecoder):
         if k == "reg":
             slot, nw = self.reg(fn, op, "pred" if pred else None)
             return self.add_opnd(K_REG, slot, nw, 0, op.neg)
-        if k == "imm":
-            return self.add_opnd(K_IMM, imm=op.value)
-        if k == "fimm":
+        if k in ("imm", "fimm"):       # 64-bit patterns from 2**63 up are kept as their int64 (same bits)
             return self.add_opnd(K_IMM, imm=op.value - (1 << 64) if op.value >= 1 << 63 else op.value)
         if k == "sreg":
             if op.name not in SREGS:

@@ -1,0 +1,419 @@
+"""``hwcheck fuzz``: random valid integer PTX programs, each run on the GPU and the simulator, register by register.
+
+:func:`program` makes one kernel from a seed (``random.Random(seed)``; the same seed, the same text):
+
+- one CTA of 32 or 64 threads (one or two warps); kernel ``fuzz(.param .u64 inp, .param .u64 out)``;
+- each thread loads 8 ``u32`` and 4 ``u64`` words of ``inp`` (random per seed) into ``%r0..%r7`` and
+  ``%rd0..%rd3``; the other registers start from ``%tid.x`` and constants, so nothing is read unset;
+- a body of straight-line blocks mixing ``add/sub/mul(.lo/.hi/.wide)/mad/div/rem`` (divisors made non-zero
+  and never -1), ``min/max/abs/neg``, ``and/or/xor/not``, ``shl/shr``, ``bfe/bfi``, ``prmt``,
+  ``popc/clz/brev``, ``setp`` (every integer comparison) / ``selp``, ``cvt`` between integer widths, and,
+  where the warp is converged, ``shfl.sync`` / ``vote.sync``; and branching blocks: if/else on
+  lane-dependent predicates (reconverging after), loops whose trip count (0..7) depends on the lane, and an
+  early exit of some lanes (a jump to the final stores; no warp-wide op follows it);
+- every ``%r``/``%rd`` register is stored to ``out`` at the end.
+
+:func:`fuzz` runs ``count`` programs through :func:`hwcheck.ptx_run.run_one` (buffers and the register trace of
+the instrumented copy), never stopping at a mismatch, and writes a JSON report (atomically) holding the counts
+and the PTX text and records of the first failing programs.
+
+>>> program(3) == program(3) and program(3) != program(4)
+True
+>>> ".entry fuzz(" in program(0).text
+True
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, fields
+
+from hwcheck.report import new_report, write_json_atomic
+
+__all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "open_cupy_ptx", "CHUNK", "KERNEL", "R32",
+           "R64", "IN_WORDS", "OUT_WORDS"]
+
+KERNEL = "fuzz"
+R32, R64, PREDS = 12, 6, 4           # %r0..%r11, %rd0..%rd5, %p0..%p3 (the body's registers)
+IN_WORDS = 16                          # per thread: 8 u32 then 4 u64
+OUT_WORDS = R32 + 2 * R64              # per thread: every %r, then every %rd
+KEEP = 5                               # failing programs kept in the report
+
+_CMP_S = ("eq", "ne", "lt", "le", "gt", "ge")
+_CMP_U = ("eq", "ne", "lo", "ls", "hi", "hs")
+
+
+@dataclass(frozen=True)
+class FuzzProgram:
+    """One generated kernel: its ``seed``, PTX ``text`` and threads per CTA (``block``)."""
+
+    seed: int
+    text: str
+    block: int
+
+
+class _Gen:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.lines, self.labels = [], 0
+
+    # operands -----------------------------------------------------------------------------------------------
+    def r(self):
+        return f"%r{self.rng.randrange(R32)}"
+
+    def rd(self):
+        return f"%rd{self.rng.randrange(R64)}"
+
+    def p(self):
+        return f"%p{self.rng.randrange(PREDS)}"
+
+    def imm32(self):
+        return str(self.rng.choice([0, 1, 2, 7, 31, 32, 33, 255, 0x7FFFFFFF, -1, -2, -0x80000000,
+                                    self.rng.randrange(1 << 32) - (1 << 31)]))
+
+    def field(self):
+        """A bfe/bfi position or length: a register (any value) or an immediate in 0..255."""
+        return self.r() if self.rng.random() < 0.6 else str(self.rng.choice([0, 1, 7, 8, 16, 31, 32, 33, 64, 255]))
+
+    def src32(self):
+        return self.r() if self.rng.random() < 0.8 else self.imm32()
+
+    def emit(self, line):
+        self.lines.append("  " + line)
+
+    def label(self, stem):
+        self.labels += 1
+        return f"$L_{stem}{self.labels}"
+
+    # instructions -------------------------------------------------------------------------------------------
+    def straight(self, converged):
+        g, rng = self, self.rng
+        kind = rng.choice(["arith", "arith", "mul", "div", "minmax", "logic", "logic", "shift", "bits", "bits",
+                           "prmt", "setp", "selp", "cvt", "wide64", "warp" if converged else "arith"])
+        if kind == "arith":
+            op, t = rng.choice(["add", "sub"]), rng.choice(["u32", "s32"])
+            g.emit(f"{op}.{t} {g.r()}, {g.src32()}, {g.src32()};")
+        elif kind == "mul":
+            form = rng.choice(["mul.lo", "mul.hi", "mul.wide", "mad.lo", "mad.hi", "mad.wide"])
+            t = rng.choice(["u32", "s32"])
+            if form == "mul.wide":
+                g.emit(f"mul.wide.{t} {g.rd()}, {g.r()}, {g.src32()};")
+            elif form == "mad.wide":
+                g.emit(f"mad.wide.{t} {g.rd()}, {g.r()}, {g.src32()}, {g.rd()};")
+            elif form.startswith("mad"):
+                g.emit(f"{form}.{t} {g.r()}, {g.r()}, {g.src32()}, {g.src32()};")
+            else:
+                g.emit(f"{form}.{t} {g.r()}, {g.r()}, {g.src32()};")
+        elif kind == "div":
+            op, wide = rng.choice(["div", "rem"]), rng.random() < 0.3
+            t = rng.choice(["u", "s"]) + ("64" if wide else "32")
+            if wide:      # divisor: bit 1 set (never 0), bit 3 clear (never -1)
+                g.emit(f"and.b64 %q0, {g.rd()}, -9;")
+                g.emit("or.b64 %q0, %q0, 2;")
+                g.emit(f"{op}.{t} {g.rd()}, {g.rd()}, %q0;")
+            else:
+                g.emit(f"and.b32 %t0, {g.r()}, -9;")
+                g.emit("or.b32 %t0, %t0, 2;")
+                g.emit(f"{op}.{t} {g.r()}, {g.src32()}, %t0;")
+        elif kind == "minmax":
+            op = rng.choice(["min.u32", "min.s32", "max.u32", "max.s32", "abs.s32", "neg.s32", "min.s64",
+                             "max.u64", "abs.s64", "neg.s64"])
+            if op.endswith("64"):
+                srcs = [g.rd()] if op[:3] in ("abs", "neg") else [g.rd(), g.rd()]
+                g.emit(f"{op} {g.rd()}, {', '.join(srcs)};")
+            else:
+                srcs = [g.r()] if op[:3] in ("abs", "neg") else [g.r(), g.src32()]
+                g.emit(f"{op} {g.r()}, {', '.join(srcs)};")
+        elif kind == "logic":
+            op = rng.choice(["and", "or", "xor", "not"])
+            if rng.random() < 0.25:
+                srcs = [g.rd()] if op == "not" else [g.rd(), g.rd()]
+                g.emit(f"{op}.b64 {g.rd()}, {', '.join(srcs)};")
+            else:
+                srcs = [g.r()] if op == "not" else [g.r(), g.src32()]
+                g.emit(f"{op}.b32 {g.r()}, {', '.join(srcs)};")
+        elif kind == "shift":
+            op = rng.choice(["shl.b", "shr.b", "shr.u", "shr.s"])
+            amount = g.r() if rng.random() < 0.5 else str(rng.choice([0, 1, 5, 16, 31, 32, 40, 63, 64]))
+            if rng.random() < 0.3:
+                g.emit(f"{op}64 {g.rd()}, {g.rd()}, {amount};")
+            else:
+                g.emit(f"{op}32 {g.r()}, {g.r()}, {amount};")
+        elif kind == "bits":
+            op = rng.choice(["bfe.u32", "bfe.s32", "bfi.b32", "popc.b32", "clz.b32", "brev.b32", "popc.b64",
+                             "clz.b64", "brev.b64", "bfe.u64", "bfe.s64"])
+            if op.startswith("bfe"):
+                src = g.rd() if op.endswith("64") else g.r()
+                dst = g.rd() if op.endswith("64") else g.r()
+                g.emit(f"{op} {dst}, {src}, {g.field()}, {g.field()};")
+            elif op == "bfi.b32":
+                g.emit(f"bfi.b32 {g.r()}, {g.r()}, {g.r()}, {g.field()}, {g.field()};")
+            elif op == "brev.b64":
+                g.emit(f"brev.b64 {g.rd()}, {g.rd()};")
+            else:
+                g.emit(f"{op} {g.r()}, {g.rd() if op.endswith('64') else g.r()};")
+        elif kind == "prmt":
+            mode = rng.choice(["", "", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"])
+            g.emit(f"prmt.b32{mode} {g.r()}, {g.r()}, {g.r()}, {g.src32()};")
+        elif kind == "setp":
+            t = rng.choice(["u32", "s32", "u64", "s64", "b32"])
+            cmp = rng.choice(_CMP_S if t[0] == "s" else _CMP_U if t[0] == "u" else ("eq", "ne"))
+            a, b = (g.rd(), g.rd()) if t.endswith("64") else (g.r(), g.src32())
+            if rng.random() < 0.3:
+                g.emit(f"setp.{cmp}.{rng.choice(['and', 'or', 'xor'])}.{t} {g.p()}, {a}, {b}, {g.p()};")
+            else:
+                g.emit(f"setp.{cmp}.{t} {g.p()}, {a}, {b};")
+        elif kind == "selp":
+            if rng.random() < 0.3:
+                g.emit(f"selp.b64 {g.rd()}, {g.rd()}, {g.rd()}, {g.p()};")
+            else:
+                g.emit(f"selp.b32 {g.r()}, {g.src32()}, {g.src32()}, {g.p()};")
+        elif kind == "cvt":
+            form = rng.choice(["u32.u8", "u32.s8", "s32.s8", "u32.u16", "s32.s16", "u64.u32", "s64.s32",
+                               "u64.s32", "u32.u64", "s32.s64", "u64.u16", "s64.s8", "s16.s32.sat", "u8.u32.sat",
+                               "u32.s64.sat", "s32.u32.sat"])
+            parts = form.split(".")
+            dst_t, src_t = parts[0], parts[1]
+            sat = ".sat" if len(parts) == 3 else ""
+            dst = g.rd() if dst_t.endswith("64") else g.r()
+            src = g.rd() if src_t.endswith("64") else g.r()
+            g.emit(f"cvt{sat}.{dst_t}.{src_t} {dst}, {src};")
+        elif kind == "wide64":
+            op = rng.choice(["add.u64", "sub.s64", "mul.lo.u64", "mul.hi.s64", "mul.hi.u64", "mad.lo.s64"])
+            srcs = [g.rd(), g.rd()] + ([g.rd()] if op.startswith("mad") else [])
+            g.emit(f"{op} {g.rd()}, {', '.join(srcs)};")
+        else:
+            form = rng.choice(["shfl.idx", "shfl.up", "shfl.down", "shfl.bfly", "vote.all", "vote.any", "vote.uni",
+                               "vote.ballot"])
+            if form.startswith("shfl"):
+                # c: clamp lane in bits 0-4, segment mask in bits 8-12 (widths 32, 8, 4)
+                c = rng.choice(["0x0", "0x1c00"] if form == "shfl.up" else ["0x1f", "0x1c1f", "0x0", "0x181f"])
+                lane = g.r() if rng.random() < 0.5 else str(rng.randrange(32))
+                pred = f"|{g.p()}" if rng.random() < 0.5 else ""
+                g.emit(f"{form.replace('shfl', 'shfl.sync')}.b32 {g.r()}{pred}, {g.r()}, {lane}, {c}, 0xffffffff;")
+            elif form == "vote.ballot":
+                g.emit(f"vote.sync.ballot.b32 {g.r()}, {g.p()}, 0xffffffff;")
+            else:
+                neg = "!" if rng.random() < 0.3 else ""
+                g.emit(f"{form.replace('vote', 'vote.sync')}.pred {g.p()}, {neg}{g.p()}, 0xffffffff;")
+
+    def lane_predicate(self, pred="%p0"):
+        """``pred`` set from a lane-dependent value (a bit of the thread index or of its input)."""
+        g = self
+        if g.rng.random() < 0.5:
+            g.emit(f"and.b32 %t1, %t3, {g.rng.choice([1, 2, 3, 4, 8, 16, 24, 31])};")
+            g.emit(f"setp.ne.u32 {pred}, %t1, 0;")
+        else:
+            g.emit(f"setp.{g.rng.choice(_CMP_U)}.u32 {pred}, {g.r()}, {g.r()};")
+
+    def block(self, n, converged):
+        for _ in range(n):
+            self.straight(converged)
+
+    def body(self, depth=0):
+        g, rng = self, self.rng
+        converged = True
+        for _ in range(rng.randrange(3, 7)):
+            shape = rng.choice(["line", "line", "if", "ifelse", "loop", "exit" if depth == 0 else "line"])
+            if shape == "line":
+                g.block(rng.randrange(2, 8), converged and depth == 0)
+            elif shape in ("if", "ifelse"):
+                p = g.p()
+                g.lane_predicate(p)
+                other, end = g.label("else"), g.label("end")
+                g.emit(f"@{p} bra {other if shape == 'ifelse' else end};")
+                g.block(rng.randrange(1, 6), False)
+                if depth < 1 and rng.random() < 0.4:
+                    g.body_nested()
+                if shape == "ifelse":
+                    g.emit(f"bra.uni {end};")
+                    g.lines.append(f"{other}:")
+                    g.block(rng.randrange(1, 6), False)
+                g.lines.append(f"{end}:")
+            elif shape == "loop" and depth == 0:
+                top, done = g.label("loop"), g.label("done")
+                g.emit(f"and.b32 %t2, {g.r()}, 7;")
+                g.lines.append(f"{top}:")
+                g.emit("setp.eq.u32 %pl, %t2, 0;")
+                g.emit(f"@%pl bra {done};")
+                g.block(rng.randrange(1, 5), False)
+                g.emit("sub.u32 %t2, %t2, 1;")
+                g.emit(f"bra.uni {top};")
+                g.lines.append(f"{done}:")
+            elif shape == "exit":
+                g.lane_predicate("%pl")
+                g.emit("@%pl bra $L_store;")
+                converged = False
+            else:
+                g.block(rng.randrange(2, 5), False)
+
+    def body_nested(self):
+        g = self
+        p = g.p()
+        g.lane_predicate(p)
+        end = g.label("end")
+        g.emit(f"@!{p} bra {end};")
+        g.block(g.rng.randrange(1, 4), False)
+        g.lines.append(f"{end}:")
+
+
+def program(seed: int) -> FuzzProgram:
+    """The PTX kernel of ``seed`` (see the module docstring)."""
+    g = _Gen(seed)
+    block = g.rng.choice([32, 32, 64])
+    head = [".version 8.0", ".target sm_90", ".address_size 64", "",
+            f".visible .entry {KERNEL}(.param .u64 inp, .param .u64 out)", "{",
+            f"  .reg .b32 %r<{R32}>;", f"  .reg .b64 %rd<{R64}>;", f"  .reg .pred %p<{PREDS}>;",
+            "  .reg .pred %pl;", "  .reg .b32 %t<4>;", "  .reg .b64 %q<1>;", "  .reg .b64 %a<4>;",
+            "  ld.param.u64 %a0, [inp];", "  ld.param.u64 %a1, [out];",
+            "  cvta.to.global.u64 %a0, %a0;", "  cvta.to.global.u64 %a1, %a1;",
+            "  mov.u32 %t3, %tid.x;",
+            f"  mul.wide.u32 %a2, %t3, {IN_WORDS * 4};", "  add.s64 %a0, %a0, %a2;",
+            f"  mul.wide.u32 %a3, %t3, {OUT_WORDS * 4};", "  add.s64 %a1, %a1, %a3;"]
+    head += [f"  ld.global.u32 %r{i}, [%a0+{4 * i}];" for i in range(8)]
+    head += [f"  ld.global.u64 %rd{i}, [%a0+{32 + 8 * i}];" for i in range(4)]
+    head += ["  mov.u32 %r8, %t3;", f"  mov.u32 %r9, {g.rng.randrange(1 << 32)};", "  add.u32 %r10, %r0, %t3;",
+             "  xor.b32 %r11, %r1, 0x5a5a5a5a;", "  cvt.u64.u32 %rd4, %t3;",
+             f"  mov.b64 %rd5, {g.rng.randrange(1 << 64)};",
+             "  setp.ne.u32 %p0, %r2, 0;", "  setp.lt.s32 %p1, %r3, %r4;", "  and.b32 %t0, %t3, 1;",
+             "  setp.eq.u32 %p2, %t0, 0;", "  setp.hi.u32 %p3, %r5, 0x80000000;", "  mov.u32 %t2, 0;"]
+    g.body()
+    tail = ["$L_store:"]
+    tail += [f"  st.global.u32 [%a1+{4 * i}], %r{i};" for i in range(R32)]
+    tail += [f"  st.global.u64 [%a1+{4 * R32 + 8 * i}], %rd{i};" for i in range(R64)]
+    tail += ["  ret;", "}", ""]
+    return FuzzProgram(seed, "\n".join(head + g.lines + tail), block)
+
+
+def _job(prog: FuzzProgram, folder: str):
+    from hwcheck.ptx_run import PtxJob, parse_ptx_arg
+    from hwcheck.report import write_text_atomic
+    path = os.path.join(folder, f"fuzz_{prog.seed}.ptx")
+    write_text_atomic(path, prog.text, what="PTX")
+    n = prog.block
+    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * OUT_WORDS}"))
+    return PtxJob(path, KERNEL, (1, 1, 1), (n, 1, 1), 0, specs)
+
+
+@dataclass
+class FuzzTotals:
+    """What a fuzz campaign (or one chunk of it) counted; ``sim_s``/``gpu_s`` are launch times only."""
+
+    programs: int = 0
+    mismatched_programs: int = 0
+    errors: int = 0
+    trace_records_compared: int = 0
+    global_elements_compared: int = 0
+    relocated: int = 0
+    sim_s: float = 0.0
+    gpu_s: float = 0.0
+    wall_s: float = 0.0
+
+    def add(self, other: "FuzzTotals"):
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self):
+        return {f.name: round(v, 3) if isinstance(v := getattr(self, f.name), float) else v for f in fields(self)}
+
+
+CHUNK = 100                            # programs per task of a worker
+
+
+def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP):
+    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(FuzzTotals, failing programs)``; never
+    stops at a mismatch or at an error of one program (an error is counted and kept like a mismatch)."""
+    from hwcheck.errors import HwcheckError
+    from hwcheck.ptx_run import PtxRun, run_one
+    from warpsim.errors import WarpsimError
+    totals, failing = FuzzTotals(), []
+    with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder, open(os.devnull, "w") as quiet:
+        for s in range(first, first + count):
+            prog = program(s)
+            job = _job(prog, folder)
+            run, error = PtxRun(job), None
+            try:
+                run_one(gpu_ptx, job, seeds=1, first_seed=s, arch=arch, log=quiet, run=run)
+            except HwcheckError as e:
+                error = str(e)
+            except (WarpsimError, ValueError, TypeError) as e:
+                error = f"hwcheck fuzz: {e}"
+            except Exception as e:   # a simulator or harness bug: this program's error, the campaign goes on
+                error = f"hwcheck fuzz: internal error: {type(e).__name__}: {e}"
+            totals.programs += 1
+            for r in run.seeds:
+                totals.trace_records_compared += r.records
+                totals.global_elements_compared += r.global_elements
+                totals.relocated += r.relocated
+                totals.sim_s += r.sim_s
+                totals.gpu_s += r.gpu_s
+            bad = run.mismatched > 0 or any(r.instrumented_bad for r in run.seeds)
+            totals.mismatched_programs += bad
+            totals.errors += error is not None
+            if (bad or error) and len(failing) < keep:
+                failing.append({"seed": s, "block": prog.block, "error": error,
+                                "mismatches": run.records, "ptx": prog.text})
+                if log is not None:
+                    log.write(f"fuzz: program {s}: {error or f'{run.mismatched} mismatches'}\n")
+    return totals, failing
+
+
+_WORKER_GPU = None
+
+
+def _worker_range(make_gpu_ptx, first, count, arch):
+    global _WORKER_GPU
+    if _WORKER_GPU is None:
+        _WORKER_GPU = make_gpu_ptx()
+    return check_range(_WORKER_GPU, first, count, arch)
+
+
+def open_cupy_ptx():
+    """A :class:`hwcheck.ptx_run.CupyPtx` on the default GPU (what each ``--workers`` process opens)."""
+    from hwcheck.gpu import Gpu
+    from hwcheck.ptx_run import CupyPtx
+    return CupyPtx(Gpu.open())
+
+
+def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None, command="", gpu_info=None,
+         log=None, workers: int = 1, make_gpu_ptx=None):
+    """Generate and check ``count`` programs (seeds ``seed..seed+count-1``; each program's inputs come from
+    its own seed); returns ``(totals dict, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error (a program
+    the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch).
+
+    With ``workers`` > 1 the programs go in chunks of :data:`CHUNK` to that many processes (``spawn``), each
+    with its own ``make_gpu_ptx()`` (a picklable callable, e.g. :func:`open_cupy_ptx`); ``gpu_ptx`` is unused.
+    """
+    log = sys.stderr if log is None else log
+    start = time.perf_counter()
+    totals, failing = FuzzTotals(), []
+
+    def add(part, bad):
+        totals.add(part)
+        failing.extend(bad[:KEEP - len(failing)])
+        log.write(f"fuzz: {totals.programs}/{count} programs, {totals.mismatched_programs} mismatched, "
+                  f"{totals.errors} errors, {time.perf_counter() - start:.0f} s\n")
+        log.flush()
+    chunks = [(s, min(CHUNK, seed + count - s)) for s in range(seed, seed + count, CHUNK)]
+    if workers <= 1:
+        for first, n in chunks:
+            add(*check_range(gpu_ptx, first, n, arch, log=log))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for part in pool.map(_worker_range, *zip(*[(make_gpu_ptx, first, n, arch) for first, n in chunks])):
+                add(*part)
+    totals.wall_s = time.perf_counter() - start
+    status = "error" if totals.errors else "fail" if totals.mismatched_programs else "pass"
+    if report is not None:
+        data = new_report(command, gpu_info)
+        data.update(status=status, kind="ptx-fuzz", settings={"count": count, "first_seed": seed,
+                                                              "simulator_arch": arch, "workers": workers},
+                    totals=totals.as_dict(), failing_programs=failing)
+        write_json_atomic(report, data)
+    return totals, {"pass": 0, "fail": 1, "error": 3}[status]

@@ -1,0 +1,105 @@
+"""``hwcheck fuzz`` offline: generated programs assemble, the simulator standing in for the GPU agrees with
+itself over the whole command, and a planted disagreement in one instruction's semantics is found."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from hwcheck.cli import main
+import hwcheck.ptx_fuzz
+from hwcheck.ptx_fuzz import KERNEL, OUT_WORDS, R32, fuzz, program
+from hwcheck.ptx_run import SimulatorAsGpu
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _stand_in(monkeypatch, gpu_ptx):
+    import hwcheck.gpu
+    import hwcheck.ptx_run
+    from fake_gpu import INFO
+
+    class Opened:
+        info = INFO
+    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: gpu_ptx)
+
+
+def test_programs_are_repeatable_and_varied():
+    texts = [program(s).text for s in range(40)]
+    assert program(7).text == texts[7] and len(set(texts)) == 40
+    joined = "\n".join(texts)
+    for op in ("div.", "rem.", "mul.wide", "mad.", "bfe.", "bfi.", "prmt.", "popc.", "clz.", "brev.", "setp.",
+               "selp.", "cvt.", "shfl.sync", "vote.sync", "$L_loop", "$L_else", "bra $L_store"):
+        assert op in joined, op
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_generated_programs_assemble(seed, tmp_path):
+    if shutil.which("ptxas") is None:
+        if IN_CI:
+            pytest.fail("ptxas not found (required in CI)")
+        pytest.skip("ptxas (CUDA toolkit) not found on PATH")
+    from hwcheck.instrument import instrument
+    prog = program(seed)
+    for name, text in (("k", prog.text), ("ins", instrument(prog.text, KERNEL, capacity=256).text)):
+        path = tmp_path / f"{name}.ptx"
+        path.write_text(text)
+        done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", os.devnull], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[:2000]
+
+
+def test_cli_with_the_simulator_as_gpu_passes(monkeypatch, capsys, tmp_path):
+    _stand_in(monkeypatch, SimulatorAsGpu())
+    report = tmp_path / "fuzz.json"
+    assert main(["fuzz", "--count", "50", "--seed", "1000", "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "50 programs, 0 mismatched, 0 errors" in out
+    data = json.loads(report.read_text())
+    assert data["status"] == "pass" and data["kind"] == "ptx-fuzz" and data["failing_programs"] == []
+    assert data["totals"]["programs"] == 50 and data["totals"]["trace_records_compared"] > 50 * 32 * 10
+    assert data["command"] == f"hwcheck fuzz --count 50 --seed 1000 --report {report}"
+
+
+class _PopcIsClz(SimulatorAsGpu):
+    """A machine whose ``popc.b32`` counts leading zeros instead (the planted bug)."""
+
+    def load(self, text):
+        return super().load(text.replace("popc.b32", "clz.b32"))
+
+
+def test_a_planted_bug_is_found_and_its_program_kept(tmp_path):
+    report = tmp_path / "fuzz.json"
+    summary, code = fuzz(_PopcIsClz(), 30, seed=0, report=str(report), log=open(os.devnull, "w"))
+    assert code == 1 and summary.errors == 0
+    # a popc that no thread executes, or whose count equals the leading zeros, cannot show
+    assert 0 < summary.mismatched_programs <= sum("popc.b32" in program(s).text for s in range(30))
+    data = json.loads(report.read_text())
+    first = data["failing_programs"][0]
+    assert data["status"] == "fail" and "popc.b32" in first["ptx"] and first["ptx"] == program(first["seed"]).text
+    registers = [m for m in first["mismatches"] if "register" in m]
+    assert registers and registers[0]["instruction"] == "popc.b32"
+
+
+def test_a_64_bit_immediate_above_2_63_is_its_bit_pattern():
+    """Found by the fuzzer: ``mov.b64 %rd, 0xFFFF...`` overflowed the decoder's int64 operand table."""
+    from warpsim import ptx
+    text = program(0).text.replace("$L_store:", "$L_store:\n  mov.b64 %rd5, 0xFEDCBA9876543210;")
+    n = program(0).block
+    args = {"inp": np.zeros(n * 16, np.uint32), "out": np.zeros(n * OUT_WORDS, np.uint32)}
+    out = ptx.load(text).launch(KERNEL, block=n, args=args, quiet=True).buffers["out"].reshape(n, OUT_WORDS)
+    assert (out[:, R32 + 10].astype(np.uint64) | out[:, R32 + 11].astype(np.uint64) << np.uint64(32)
+            == 0xFEDCBA9876543210).all()
+
+
+def test_workers_split_the_programs_and_merge_the_totals(monkeypatch):
+    monkeypatch.setattr(hwcheck.ptx_fuzz, "CHUNK", 2)
+    quiet = open(os.devnull, "w")
+    one, code1 = fuzz(_PopcIsClz(), 6, seed=40, log=quiet)
+    two, code2 = fuzz(None, 6, seed=40, log=quiet, workers=2, make_gpu_ptx=_PopcIsClz)
+    assert code1 == code2 == 1 and one.programs == two.programs == 6
+    for key in ("mismatched_programs", "errors", "trace_records_compared", "global_elements_compared"):
+        assert getattr(one, key) == getattr(two, key), key
