@@ -13,6 +13,10 @@ rows, mismatch records).
 flushes and fsyncs it, then ``os.replace``-s it over the target: a reader sees the old file or the
 new one, never a part; on any failure the temporary file is removed and the target is untouched.
 
+Paths in a report are made portable first (:func:`portable_paths`): a path inside the repository is
+written relative to its root, one inside the home folder as ``~/...``, so a report names no machine's
+folders.
+
 >>> import tempfile, os, json
 >>> d = tempfile.mkdtemp()
 >>> write_json_atomic(os.path.join(d, "r.json"), {"status": "pass"})
@@ -36,7 +40,7 @@ from warpsim import __version__
 from hwcheck.errors import HwcheckError
 from warpsim.files import WriteError, write_atomic
 
-__all__ = ["REPORT_FORMAT", "new_report", "write_json_atomic", "write_text_atomic", "command_line"]
+__all__ = ["REPORT_FORMAT", "new_report", "portable_paths", "write_json_atomic", "write_text_atomic", "command_line"]
 
 REPORT_FORMAT = "hwcheck-report/1"
 
@@ -66,6 +70,34 @@ def new_report(command: str, gpu: dict | None) -> dict:
     }
 
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def portable_paths(data, root: str = REPO_ROOT, home: str | None = None):
+    """``data`` with every absolute path in its strings rewritten: under ``root`` relative to it, under
+    ``home`` as ``~/...`` (also inside longer strings such as a command line); dicts and lists copied.
+
+    >>> portable_paths({"program": "/r/examples/a.py", "cmd": "hwcheck run /r/x.py --report /h/out/r.json",
+    ...                 "n": [3, "/h/.cache"]}, root="/r", home="/h")
+    {'program': 'examples/a.py', 'cmd': 'hwcheck run x.py --report ~/out/r.json', 'n': [3, '~/.cache']}
+    """
+    home = os.path.expanduser("~") if home is None else home
+    prefixes = [(p.rstrip(os.sep) + os.sep, new) for p, new in ((root, ""), (home, "~" + os.sep))
+                if p and p.rstrip(os.sep)]
+    prefixes.sort(key=lambda pair: -len(pair[0]))          # the repository may lie inside the home folder
+
+    def fix(value):
+        if isinstance(value, dict):
+            return {k: fix(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [fix(v) for v in value]
+        if isinstance(value, str):
+            for old, new in prefixes:
+                value = value.replace(old, new)
+        return value
+    return fix(data)
+
+
 def write_json_atomic(path, data) -> None:
     """Write ``data`` as JSON to ``path`` atomically (see the module docstring).
 
@@ -73,7 +105,7 @@ def write_json_atomic(path, data) -> None:
     file cannot be written; the target is then unchanged and no temporary file is left.
     """
     try:
-        text = json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
+        text = json.dumps(portable_paths(data), indent=1, sort_keys=False, allow_nan=False) + "\n"
     except (TypeError, ValueError) as e:
         raise HwcheckError(f"hwcheck: report {os.fspath(path)} not written: {e}") from None
     write_text_atomic(path, text, what="report")

@@ -14,6 +14,7 @@ from fake_gpu import FakeGpu
 from hwcheck.acceptance import ACCEPTANCE, example_programs
 from hwcheck.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
 from hwcheck.gpu import Gpu
+from hwcheck.report import portable_paths
 from warpsim.program import load_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -110,7 +111,7 @@ def test_acceptance_programs_only_writes_the_programs_report(capsys, fake, tmp_p
     assert status == EXIT_OK, out + err
     assert os.listdir(tmp_path) == ["fake-gpu-warpsim-programs.json"]
     data = json.loads((tmp_path / "fake-gpu-warpsim-programs.json").read_text())
-    runs = [(path, load_program(path).name, p) for path in example_programs() for p in _sweep(path)]
+    runs = [(portable_paths(path), load_program(path).name, p) for path in example_programs() for p in _sweep(path)]
     assert data["status"] == "pass" and len(runs) >= 4
     assert [(r["program"], r["name"], r["params"]) for r in data["runs"]] == runs
     assert all(len(r["seeds"]) == 2 for r in data["runs"])
