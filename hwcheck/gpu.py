@@ -172,6 +172,26 @@ class Gpu:
         return GpuModule(raw, module_key(source, self.info.arch, self.info.cupy_version),
                          time.perf_counter() - start)
 
+    def ptx_module(self, text: str) -> GpuModule:
+        """Load PTX ``text`` (the driver's JIT assembles it for this device) as a ``RawModule``; every
+        ``.entry`` is looked up once here, so a module the driver refuses fails before any launch."""
+        import re
+        import tempfile
+        cp = self.cupy
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="hwcheck-ptx-") as folder:
+            path = os.path.join(folder, "module.ptx")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            try:
+                raw = cp.RawModule(path=path)
+                for name in re.findall(r"\.entry\s+(\w+)", text):
+                    raw.get_function(name)
+            except Exception as e:   # CUDA driver errors (cuModuleLoad, cuModuleGetFunction)
+                raise HwcheckError(f"hwcheck: the GPU driver refused the PTX module for {self.info.arch}: "
+                                   f"{_one_line(e)}") from None
+        return GpuModule(raw, module_key(text, self.info.arch, self.info.cupy_version), time.perf_counter() - start)
+
     def put(self, array: np.ndarray):
         """A device copy of a numpy array."""
         return self.cupy.asarray(np.ascontiguousarray(array))
