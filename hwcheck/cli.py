@@ -317,6 +317,9 @@ def _cmd_fuzz(args, argv) -> int:
     sys.stdout.write(f"fuzz: {summary.programs} programs, {summary.mismatched_programs} mismatched, "
                      f"{summary.errors} errors, {summary.trace_records_compared} register records and "
                      f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
+    if summary.first_opcodes:
+        sys.stdout.write("failing programs by the opcode of their first mismatching register:\n")
+        sys.stdout.writelines(f"  {line}\n" for line in summary.opcode_lines())
     if args.report:
         sys.stdout.write(f"report: {args.report}\n")
     return code
