@@ -91,7 +91,7 @@ CASES64 = [
     ("mul.wide.s32", "cvt.u32.u64 %w, %a;\n cvt.u32.u64 %w2, %b;\n mul.wide.s32 %d, %w, %w2;", "(u64)((i64)(i32)a * (i32)b)"),
     ("mad.wide.u32", "cvt.u32.u64 %w, %a;\n cvt.u32.u64 %w2, %b;\n mad.wide.u32 %d, %w, %w2, %c;", "(u64)(u32)a * (u32)b + c"),
     ("cvt.s64.s16", "cvt.u16.u64 %h, %a;\n cvt.s64.s16 %d, %h;", "(u64)(i64)(int16_t)a"),
-    ("bfe.u64", "cvt.u32.u64 %w, %b;\n cvt.u32.u64 %w2, %c;\n bfe.u64 %d, %a, %w, %w2;", "bfe64(a, b & 0xFF, c & 0xFF)"),
+    ("bfe.u64", "cvt.u32.u64 %w, %b;\n cvt.u32.u64 %w2, %c;\n bfe.u64 %d, %a, %w, %w2;", "bfe64(a, (u32)b, (u32)c)"),   # 64-bit: whole fields
     ("bfind.s64", "bfind.s64 %w, %a;\n cvt.u64.u32 %d, %w;",
      "(sa < 0 ? ~a : a) ? 63 - __builtin_clzll(sa < 0 ? ~a : a) : 0xFFFFFFFFull"),
     ("addc.u64", "add.cc.u64 %t64, %a, %b;\n addc.u64 %d, %c, 0;", "c + ((a + b) < a)"),
@@ -105,7 +105,7 @@ static u32 bfe32(u32 a, u32 pos, u32 len, int sgn) {
   for (u32 i = 0; i < 32; ++i) d |= ((i < len && pos + i <= 31) ? (a >> (pos + i)) & 1 : sbit) << i;
   return d; }
 static u64 bfe64(u64 a, u32 pos, u32 len) {
-  u64 d = 0; for (u32 i = 0; i < 64; ++i) if (i < len && pos + i <= 63) d |= ((a >> (pos + i)) & 1) << i;
+  u64 d = 0; for (u32 i = 0; i < 64; ++i) if (i < len && (u64)pos + i <= 63) d |= ((a >> (pos + i)) & 1) << i;
   return d; }
 static u32 bfi32(u32 a, u32 b, u32 pos, u32 len) {
   for (u32 i = 0; i < len && pos + i <= 31; ++i) b = (b & ~(1u << (pos + i))) | (((a >> i) & 1) << (pos + i));

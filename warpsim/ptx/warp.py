@@ -370,10 +370,11 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
             if (gmask >> lane) & 1:
                 _set(regs, w, lane, k0, s0, n0, _val(regs, w, lane, k1, s1, n1, i1, g1) & wm)
     elif op == Op.CVT and m0 == 0:
-        sk, sb, sat = code[p, SK], code[p, SB], code[p, M1]
+        sk, sb, sat, reg_bits = code[p, SK], code[p, SB], code[p, M1], code[p, M2]
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0, cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat))
+                _set(regs, w, lane, k0, s0, n0,
+                     cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat, reg_bits))
     elif op == Op.CVTA:
         window = np.int64(0) if m0 == SP_GLOBAL else (np.int64(m0 - 1) << 40)
         if code[p, M1]:
