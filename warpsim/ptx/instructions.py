@@ -23,11 +23,16 @@ from warpsim.ptx.syntax import type_bytes
 __all__ = ["InstructionDecoder", "name_of"]
 
 
-def _folded_bfe(t, ops) -> bool:
-    """Whether the driver's ptxas folds this ``bfe`` to all ones at compile time, whatever ``a``: ``bfe.s32`` with an
-    immediate position >= 32 and an immediate length >= 1 (the PTX ISA gives ``a[31]`` replicated; docs/ptx.md)."""
-    return (t == "s32" and len(ops) == 4 and ops[2].kind == "imm" and ops[3].kind == "imm"
-            and ops[2].value >= 32 and ops[3].value >= 1)
+def _folded_bfe(t, ops, known) -> bool:
+    """Whether the driver's ptxas folds this ``bfe`` to all ones at compile time, whatever ``a``: ``bfe.s32`` whose
+    position and length are known then (immediates, or registers in ``known``: :mod:`warpsim.ptx.constants`), the
+    position's low byte >= 32 and the length's >= 1 (the PTX ISA gives ``a[31]`` replicated; docs/ptx.md)."""
+    def value(op):
+        return op.value if op.kind == "imm" else known.get(op.name) if op.kind == "reg" else None
+    if t != "s32" or len(ops) != 4:
+        return False
+    pos, length = value(ops[2]), value(ops[3])
+    return pos is not None and length is not None and pos & 0xFF >= 32 and length & 0xFF >= 1
 
 
 def name_of(ins):
@@ -87,7 +92,7 @@ class InstructionDecoder(FloatDecoder):
         elif op == Op.BFIND:
             m0 = int("shiftamt" in mods)
         elif op == Op.BFE:
-            m0 = BFE_FOLDED if _folded_bfe(t, ops) else 0
+            m0 = BFE_FOLDED if _folded_bfe(t, ops, fn.known.get(id(ins), {})) else 0
         else:
             m0 = mode
         arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
