@@ -135,6 +135,12 @@ def test_bfe_s32_with_constant_registers_as_ptxas_folds_it(lines, want):
     assert _run(lines, a=0) == want
 
 
+@pytest.mark.parametrize("a, want", [(0x00000001, 0x00000000), (0x80000000, 0xFFFFFFFF)])
+def test_bfe_s32_with_every_operand_constant_folds_as_the_isa(a, want):
+    # ptxas 13.0, all three known: the ISA's a[31] replicated (STG of RZ for a = 1)
+    assert _run([f"mov.b32 %a, {a:#x};", "bfe.s32 %d, %a, 40, 7;"]) == want
+
+
 def test_a_field_that_is_not_constant_on_every_path_is_computed():
     lines = ["mov.u32 %b, 40;", "setp.eq.u32 %p1, %a, 0;", "@%p1 bra $L_skip;", "ld.global.u32 %b, [%rd11+8];",
              "$L_skip:", "bfe.s32 %d, %a, %b, 7;"]

@@ -24,12 +24,13 @@ __all__ = ["InstructionDecoder", "name_of"]
 
 
 def _folded_bfe(t, ops, known) -> bool:
-    """Whether the driver's ptxas folds this ``bfe`` to all ones at compile time, whatever ``a``: ``bfe.s32`` whose
-    position and length are known then (immediates, or registers in ``known``: :mod:`warpsim.ptx.constants`), the
-    position's low byte >= 32 and the length's >= 1 (the PTX ISA gives ``a[31]`` replicated; docs/ptx.md)."""
+    """Whether the driver's ptxas folds this ``bfe`` to all ones at compile time: ``bfe.s32`` whose position and
+    length it knows then (immediates, or registers in ``known``: :mod:`warpsim.ptx.constants`) and whose ``a`` it
+    does not, the position's low byte >= 32 and the length's >= 1 (the PTX ISA gives ``a[31]`` replicated, and so
+    does ptxas when it knows ``a`` too; docs/ptx.md)."""
     def value(op):
         return op.value if op.kind == "imm" else known.get(op.name) if op.kind == "reg" else None
-    if t != "s32" or len(ops) != 4:
+    if t != "s32" or len(ops) != 4 or value(ops[1]) is not None:
         return False
     pos, length = value(ops[2]), value(ops[3])
     return pos is not None and length is not None and pos & 0xFF >= 32 and length & 0xFF >= 1
