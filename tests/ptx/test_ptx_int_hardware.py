@@ -49,6 +49,13 @@ def test_cvt_to_a_narrow_signed_type_sign_extends_the_register(form, a, want):
     assert _run([f"{form} %d, %a;"], a=a) == want
 
 
+@pytest.mark.parametrize("a, want", [(0x8000000000000000, 0x7FFFFFFFFFFFFFFF), (0xFFFFFFFFFFFFFFFE, 0x7FFFFFFFFFFFFFFF),
+                                     (0x7FFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF), (5, 5)])
+def test_cvt_sat_s64_u64_clamps(a, want):
+    # PTX ISA, cvt: .sat clamps to the destination's range; ptxas folds the constant case so (it was not clamped)
+    assert _run(["cvt.sat.s64.u64 %dd, %x;"], 64, x=a) == want
+
+
 def test_cvt_into_a_16_bit_register_keeps_16_bits():
     got = _run(["cvt.s16.s32 %hh, %a;", "cvt.u32.u16 %d, %hh;"], a=0x18000)
     assert got == 0x8000

@@ -336,6 +336,8 @@ def cvt_int(v, dk, db, sk, sb, sat, reg_bits=0):
         x = min(max(x, lo), hi)
     elif sat and db == 64 and dk != TK_S and sk == TK_S and x < 0:
         x = np.int64(0)
+    elif sat and db == 64 and dk == TK_S and sk != TK_S and sb == 64 and x < 0:   # u64 above the s64 range
+        x = np.int64(0x7FFFFFFFFFFFFFFF)
     if dk == TK_S and reg_bits > db:
         return sext(x, db) & mask(reg_bits)
     return zext(x, db)
