@@ -32,6 +32,7 @@ def _gemm_smem():
 PTX_EXAMPLES = (
     ("examples/ptx/add_index.ptx", "add_index", 2, 128, 0, ["x=random:u32:256", "y=zeros:u32:256", "n=250"]),
     ("examples/ptx/warp_pairs.ptx", "warp_pairs", 2, 64, 0, _U32),
+    ("examples/ptx/func_smem.ptx", "func_smem", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "diverge", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "warp_ops", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "atomics", 2, 64, 0, ["x=random:u32:128", "counts=zeros:u32:2", "y=zeros:u32:128"]),
