@@ -206,7 +206,7 @@ def _thread_base(thread_bytes: int) -> list:
     ]
 
 
-def _prologue(thread_bytes: int, shared, depot, capture) -> list:
+def _prologue(thread_bytes: int, shared, depot, capture, kernel: str) -> list:
     addresses = [f"mov.u64 %__wx0, {name}; st.global.u64 [%__wbase+{HEADER_BYTES + 8 * k}], %__wx0;"
                  for k, (name, _) in enumerate(shared)]
     if depot:
@@ -214,7 +214,7 @@ def _prologue(thread_bytes: int, shared, depot, capture) -> list:
         addresses.append(f"mov.u64 %__wx0, {depot[0]}; cvta.local.u64 %__wx1, %__wx0; "
                          f"st.global.u64 [%__wbase+{at}], %__wx0; st.global.u64 [%__wbase+{at + 8}], %__wx1;")
     return [
-        *shared_prologue(capture, ("%__wt0", "%__wt1", "%__wt2"), "%__wx1", "%__wx0"),
+        *shared_prologue(capture, kernel, True, ("%__wt0", "%__wt1", "%__wt2"), "%__wx1", "%__wx0"),
         f"ld.param.u64 %__wbase, [{TRACE_PARAM}];", "cvta.to.global.u64 %__wbase, %__wbase;",
         f"st.global.u64 [{TRACE_POINTER}], %__wbase;", *_thread_base(thread_bytes),
         "mov.u32 %__ws, 0;", "mov.u32 %__wn, 0;",
@@ -224,9 +224,11 @@ def _prologue(thread_bytes: int, shared, depot, capture) -> list:
     ]
 
 
-def _func_prologue(thread_bytes: int) -> list:
-    """A called ``.func``'s: its thread's trace slot, and the step and record counts its caller stored there."""
-    return [f"ld.global.u64 %__wbase, [{TRACE_POINTER}];", *_thread_base(thread_bytes),
+def _func_prologue(thread_bytes: int, capture, name: str) -> list:
+    """A called ``.func``'s: the addresses of its ``.shared`` variables for the capture, its thread's trace slot,
+    and the step and record counts its caller stored there."""
+    return [*shared_prologue(capture, name, False, ("%__wt0", "%__wt1", "%__wt2"), "%__wx1", "%__wx0"),
+            f"ld.global.u64 %__wbase, [{TRACE_POINTER}];", *_thread_base(thread_bytes),
             "ld.global.v2.u32 {%__ws, %__wn}, [%__wbase];"]
 
 
@@ -435,7 +437,8 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
         # the prologue goes where the body's first statement starts
         stok = start.token
         col = _statement_start(rw.lines[stok.line - 1], stok.col) if isinstance(start, Instruction) else stok.col - 1
-        pro = _prologue(thread_bytes, shared, depot, capture) if g is f else _func_prologue(thread_bytes)
+        pro = (_prologue(thread_bytes, shared, depot, capture, kernel) if g is f
+               else _func_prologue(thread_bytes, capture, name))
         rw.at(stok.line, col, " ".join(pro) + " ")
     declare, define = exit_function(capture)
     top = _FIRST_FUNCTION.search(text)

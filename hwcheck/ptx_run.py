@@ -15,7 +15,8 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
    (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included;
 5. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
    (:mod:`hwcheck.shared_capture`), the simulator's as its original run left it (the simulator's own capture
-   by the instrumented kernel must equal that too).
+   by the instrumented kernel must equal that too); only the bytes the kernel wrote (a second simulator run,
+   whose shared memory starts as 0xFF instead of 0, tells which).
 
 Exit status as ``hwcheck run``'s: 0 pass, 1 mismatch, 2 usage error, 3 error. The report (JSON, written
 atomically) holds counts per seed and the first mismatch records.
@@ -428,7 +429,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             log=None, run=None) -> PtxRun:
     """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it)."""
     from hwcheck.instrument import TRACE_PARAM, instrument
-    from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture
+    from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture, written_mask
     from warpsim import ptx
     log = sys.stderr if log is None else log
     run = PtxRun(job) if run is None else run
@@ -492,12 +493,18 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             result.unchecked, result.truncated_threads = tc.unchecked, tc.full_threads
             result.compared_to_step = tc.compared_to_step
             run.records.extend({"seed": seed, **r} for r in tc.records)
-            shared_vars = d0.shared
-            expected = expected_capture(ins.capture, shared_vars, [w for _, w in want.shared], job.smem, per_cta)
+            finals, mask = [w for _, w in want.shared], None
+            expected = expected_capture(ins.capture, d0.shared, finals, job.smem, per_cta)
+            if ins.capture.regions:                 # which bytes the kernel writes: a run from other bytes
+                t = time.perf_counter()
+                other = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch,
+                                    quiet=True, keep_shared=True, shared_fill=0xFF)
+                result.sim_s += time.perf_counter() - t
+                mask = written_mask(ins.capture, d0.shared, finals, [w for _, w in other.shared], job.smem)
             for what, captured in (("the simulator's capture of its own final shared memory differs (an "
                                     "instrumentation error)", want1.buffers[SHARED_PARAM]),
                                    ("final shared memory differs", got1.buffers[SHARED_PARAM])):
-                sc = compare_captures(ins.capture, expected, captured, job.smem, job.grid,
+                sc = compare_captures(ins.capture, expected, captured, job.smem, job.grid, mask,
                                       limit=max(0, RECORDS - len(run.records)), what=what)
                 result.shared_words = sc.compared
                 result.shared_bad += sc.mismatched

@@ -8,9 +8,10 @@ or ``exit`` of the entry, each ``exit`` of a called ``.func``):
 1. ``membar.cta`` (``fence.sc.cta``), then ``atom.global.add.u32`` on its CTA's counter (the first word of the
    CTA's slab);
 2. the thread that sees ``threads - 1`` (the last of its CTA to leave) does ``membar.cta`` and copies
-   each captured region from shared memory into the slab, from the shared address the entry's prologue wrote
-   into the slab's header (the entry can name variables declared in its own body, as nvcc declares the
-   ``__shared__`` arrays of a kernel; ``__warpsim_exit`` could not).
+   each captured region from shared memory into the slab, from the shared address the prologue of the
+   function that declares it wrote into the slab's header (nvcc declares a kernel's ``__shared__`` arrays in
+   the body of the function that uses them, entry or ``.func``, where ``__warpsim_exit`` cannot name them);
+   a region whose address is still 0 (its ``.func`` never ran in that CTA) is left out.
 
 The fences make every shared store of the CTA's threads visible to that last thread (each thread's fence and
 atomic are a release pattern, the last one's atomic and fence an acquire pattern, on one location). The
@@ -20,11 +21,16 @@ computes what the original does.
 Layout of the buffer: one slab per CTA in linear CTA order (x fastest), each :meth:`SharedCapture.cta_bytes`:
 a header (``u32``: the threads that left, then the shared address of each region; padded to 16 bytes), then
 each static ``.shared`` variable the kernel (or a function it calls) names and each one declared in the
-kernel's body, at 16-byte aligned offsets, then the dynamic shared memory (the module's first ``.extern
+body of the kernel or of a function it calls, at 16-byte aligned offsets, then the dynamic shared memory (the module's first ``.extern
 .shared`` variable, ``%dynamic_smem_size`` bytes). Regions are copied by variable, not as one window, so the
 machines may place the variables at different shared addresses (the header says where each put them).
-Not captured: ``.shared`` variables declared inside a called ``.func`` or a nested block, and shared memory
-written by asynchronous copies still in flight when the last thread leaves.
+Not captured: ``.shared`` variables declared in a nested block, and shared memory written by asynchronous
+copies still in flight when the last thread leaves.
+
+A GPU does not clear shared memory when a CTA starts, so bytes a kernel never writes hold whatever was there:
+only the bytes the kernel wrote are compared. The simulator tells which those are: it runs the kernel a
+second time with every CTA's shared memory starting as ``0xFF`` instead of 0 (``launch(shared_fill=...)``);
+a byte whose final value is the same in both runs was written (:func:`written_mask`).
 
 The simulator's side is its own final shared memory (``launch(..., keep_shared=True)``) laid out the same way
 (:func:`expected_capture`); :func:`compare_captures` compares two such buffers word by word.
@@ -58,7 +64,7 @@ import numpy as np
 from warpsim.ptx.syntax import Instruction, type_bytes
 
 __all__ = ["SHARED_PARAM", "SHARED_POINTER", "EXIT_FUNCTION", "Region", "SharedCapture", "plan_capture",
-           "exit_function", "prologue", "expected_capture", "SharedComparison", "compare_captures"]
+           "exit_function", "prologue", "expected_capture", "written_mask", "SharedComparison", "compare_captures"]
 
 SHARED_PARAM = "__warpsim_shared"
 SHARED_POINTER = "__warpsim_shared_ptr"
@@ -76,13 +82,14 @@ def _header(regions: int) -> int:
 @dataclass(frozen=True)
 class Region:
     """One captured ``.shared`` variable: ``name``, ``offset`` in the CTA's slab, ``nbytes`` (None: the dynamic
-    shared memory, as many bytes as the launch gives) and ``words`` (whether it may be copied 4 bytes at a time:
-    aligned to 4)."""
+    shared memory, as many bytes as the launch gives), ``words`` (whether it may be copied 4 bytes at a time:
+    aligned to 4) and ``function`` (the function whose body declares it; "" at module scope)."""
 
     name: str
     offset: int
     nbytes: int | None
     words: bool
+    function: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,15 +137,16 @@ def plan_capture(module, kernel, callees=()) -> SharedCapture:
     names = {n for f in (kernel, *callees) for i in module.functions[f].body if isinstance(i, Instruction)
              for n in _named(i)}
     shared = [v for v in module.variables if v.space == "shared"]
-    static = [v for v in shared if not v.extern and v.name in names]
-    static += [v for v in module.functions[kernel].locals if v.space == "shared" and "#" not in v.name]
+    static = [(v, "") for v in shared if not v.extern and v.name in names]
+    static += [(v, f) for f in (kernel, *callees) for v in module.functions[f].locals
+               if v.space == "shared" and "#" not in v.name]
     externs = [v for v in shared if v.extern]
     dynamic = any(v.name in names for v in externs)
     regions, offset = [], _header(len(static) + dynamic)
-    for v in static:
+    for v, owner in static:
         nbytes = type_bytes(v.type) * v.vector * max(v.count, 0)
         words = max(v.align, type_bytes(v.type)) % 4 == 0
-        regions.append(Region(v.name, offset, nbytes, words))
+        regions.append(Region(v.name, offset, nbytes, words, owner))
         offset += _round16(nbytes)
     if dynamic:
         regions.append(Region(externs[0].name, offset, None, True))
@@ -177,13 +185,20 @@ def _slab(capture: SharedCapture, r32, r64, base: str) -> list:
     ]
 
 
-def prologue(capture: SharedCapture, r32, r64, base: str) -> list:
-    """The entry's part (first thing in its body): the buffer's address into ``__warpsim_shared_ptr`` and each
-    region's shared address into this CTA's slab header (every thread writes the same values).
+def prologue(capture: SharedCapture, function: str, entry: bool, r32, r64, base: str) -> list:
+    """The first instructions of ``function``'s body: the entry stores the buffer's address into
+    ``__warpsim_shared_ptr``; each function stores the shared address of each region it can name (the entry:
+    its own and the module's; a ``.func``: its own) into its CTA's slab header (every thread the same values).
     ``r32``: three ``b32`` temporaries, ``r64``: one ``b64`` temporary, ``base``: a ``b64`` temporary."""
-    out = [f"ld.param.u64 {base}, [{SHARED_PARAM}];", f"cvta.to.global.u64 {base}, {base};",
-           f"st.global.u64 [{SHARED_POINTER}], {base};", *_slab(capture, r32, r64, base)]
-    for k, r in enumerate(capture.regions):
+    mine = [(k, r) for k, r in enumerate(capture.regions)
+            if r.function == function or (entry and not r.function)]
+    if not entry and not mine:
+        return []
+    out = ([f"ld.param.u64 {base}, [{SHARED_PARAM}];", f"cvta.to.global.u64 {base}, {base};",
+            f"st.global.u64 [{SHARED_POINTER}], {base};"] if entry
+           else [f"ld.global.u64 {base}, [{SHARED_POINTER}];"])
+    out += _slab(capture, r32, r64, base)
+    for k, r in mine:
         out += [f"mov.u32 {r32[0]}, {r.name};", f"st.global.u32 [{base}+{capture.address_offset(k)}], {r32[0]};"]
     return out
 
@@ -198,12 +213,14 @@ def exit_function(capture: SharedCapture) -> tuple:
         "setp.ne.u32 %__ep, %__e2, %__e1;", "@%__ep bra $__wexit_done;", "membar.cta;",
     ]
     for k, r in enumerate(capture.regions):
-        body += [f"ld.global.u32 %__e3, [%__ex0+{capture.address_offset(k)}];", f"add.s64 %__ex2, %__ex0, {r.offset};"]
+        body += [f"ld.global.u32 %__e3, [%__ex0+{capture.address_offset(k)}];", "setp.eq.u32 %__ep, %__e3, 0;",
+                 f"@%__ep bra $__wskip{k};", f"add.s64 %__ex2, %__ex0, {r.offset};"]
         if r.nbytes is None:
             body += ["mov.u32 %__e7, %dynamic_smem_size;", "and.b32 %__e8, %__e7, -4;"]
             body += _copy_loop(k, "%__e3", "%__e7", "%__e8")
         else:
             body += _copy_loop(k, "%__e3", str(r.nbytes), str(r.nbytes // 4 * 4) if r.words else None)
+        body.append(f"$__wskip{k}:")
     body += ["$__wexit_done:", "ret;"]
     decls = "\t.reg .b32 %__e<9>;\n\t.reg .b64 %__ex<4>;\n\t.reg .pred %__ep;\n"
     definition = (f".func {EXIT_FUNCTION}()\n{{\n{decls}"
@@ -230,9 +247,21 @@ def expected_capture(capture: SharedCapture, shared_vars, finals, smem: int, thr
     return out.reshape(-1)
 
 
+def written_mask(capture: SharedCapture, shared_vars, finals, other_finals, smem: int) -> np.ndarray:
+    """``uint8`` in the layout of the buffer: 0xFF for each byte to compare (the counters, and each region byte
+    whose final value is the same in ``finals`` and ``other_finals``: two simulator runs whose shared memory
+    started as different bytes), 0 elsewhere (the shared addresses, bytes the kernel never wrote)."""
+    a = expected_capture(capture, shared_vars, finals, smem, 0).reshape(len(finals), -1)
+    b = expected_capture(capture, shared_vars, other_finals, smem, 0).reshape(len(finals), -1)
+    mask = np.where(a == b, np.uint8(0xFF), np.uint8(0))
+    mask[:, :capture.header_bytes] = 0
+    mask[:, :4] = 0xFF
+    return mask.reshape(-1)
+
+
 @dataclass(frozen=True)
 class SharedComparison:
-    """Words of shared memory compared and how many differ (a CTA whose threads did not all arrive counts
+    """Words of shared memory compared (those the kernel wrote at least a byte of) and how many differ (a CTA whose threads did not all arrive counts
     once), with the first mismatch records."""
 
     compared: int
@@ -245,17 +274,20 @@ def _cta(c: int, grid) -> list:
     return [c % gx, c // gx % gy, c // (gx * gy)]
 
 
-def compare_captures(capture: SharedCapture, want, got, smem: int, grid, limit: int = 20,
+def compare_captures(capture: SharedCapture, want, got, smem: int, grid, mask=None, limit: int = 20,
                      what: str = "final shared memory differs") -> SharedComparison:
     """Compare two ``__warpsim_shared`` buffers (``want``: the simulator's, ``got``: the GPU's) word by word
-    (the counters and the regions; not the shared addresses, which are each machine's own).
+    (the counters and the regions; not the shared addresses, which are each machine's own), only the bytes
+    ``mask`` (:func:`written_mask`) selects when it is given.
 
-    A record names the CTA, the variable, the byte offset into it, the word's shared address on each machine
-    (``shared_address``, ``actual_shared_address``) and expected/actual in hex.
+    A record names the CTA, the variable (and the function declaring it), the byte offset into it, the word's
+    shared address on each machine (``shared_address``, ``actual_shared_address``), expected/actual in hex and,
+    where the kernel wrote only some of the word's bytes, ``written`` (the mask of those bytes).
     """
     size = capture.cta_bytes(smem)
     w = np.ascontiguousarray(want).view(np.uint8).reshape(-1, size)
     g = np.ascontiguousarray(got).view(np.uint8).reshape(-1, size)
+    m = np.full_like(w, 0xFF) if mask is None else np.ascontiguousarray(mask).view(np.uint8).reshape(-1, size)
     hw, hg = w[:, :capture.header_bytes].copy().view(np.uint32), g[:, :capture.header_bytes].copy().view(np.uint32)
     compared = bad = 0
     records = []
@@ -269,16 +301,21 @@ def compare_captures(capture: SharedCapture, want, got, smem: int, grid, limit: 
     for k, r in enumerate(capture.regions):
         n = smem if r.nbytes is None else r.nbytes
         padded = -(-n // 4) * 4
-        ws = np.zeros((w.shape[0], padded), np.uint8)
-        gs = np.zeros((w.shape[0], padded), np.uint8)
+        ws, gs, ms = (np.zeros((w.shape[0], padded), np.uint8) for _ in range(3))
         ws[:, :n], gs[:, :n] = w[:, r.offset:r.offset + n], g[:, r.offset:r.offset + n]
-        ww, gw = ws.view(np.uint32), gs.view(np.uint32)
-        compared += ww.size
-        diff = np.argwhere(ww != gw)
+        ms[:, :n] = m[:, r.offset:r.offset + n]
+        ww, gw, mw = ws.view(np.uint32), gs.view(np.uint32), ms.view(np.uint32)
+        compared += int(np.count_nonzero(mw))
+        diff = np.argwhere((ww & mw) != (gw & mw))
         bad += len(diff)
         for c, i in diff[:max(0, limit - len(records))]:
-            records.append({"what": what, "cta": _cta(int(c), grid), "variable": r.name, "offset": 4 * int(i),
-                            "shared_address": f"{int(hw[c, 1 + k]) + 4 * int(i):#x}",
-                            "actual_shared_address": f"{int(hg[c, 1 + k]) + 4 * int(i):#x}",
-                            "expected": f"{int(ww[c, i]):#010x}", "actual": f"{int(gw[c, i]):#010x}"})
+            rec = {"what": what, "cta": _cta(int(c), grid), "variable": r.name, "offset": 4 * int(i),
+                   "shared_address": f"{int(hw[c, 1 + k]) + 4 * int(i):#x}",
+                   "actual_shared_address": f"{int(hg[c, 1 + k]) + 4 * int(i):#x}",
+                   "expected": f"{int(ww[c, i]):#010x}", "actual": f"{int(gw[c, i]):#010x}"}
+            if r.function:
+                rec["function"] = r.function
+            if int(mw[c, i]) != 0xFFFFFFFF:
+                rec["written"] = f"{int(mw[c, i]):#010x}"
+            records.append(rec)
     return SharedComparison(compared, bad, records)

@@ -8,7 +8,7 @@ import pytest
 
 from hwcheck.instrument import TRACE_PARAM, instrument
 from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
-from hwcheck.ptx_run import SimulatorAsGpu, check_ptx
+from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx
 from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture
 from warpsim import ptx
 
@@ -199,3 +199,35 @@ def test_the_instrumented_kernel_with_dynamic_shared_memory_assembles(arch, tmp_
     path.write_text(instrument(_DYNAMIC, "bytes", capacity=16).text)
     done = subprocess.run(["ptxas", f"-arch={arch}", str(path), "-o", os.devnull], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[:2000]
+
+
+def test_only_the_bytes_the_kernel_wrote_are_compared(tmp_path):
+    """A GPU does not clear shared memory: 6 threads write 6 of the 16 dynamic bytes; a GPU whose other bytes
+    hold something else still passes, a wrong written byte fails and its record shows which bytes were written."""
+    source = tmp_path / "bytes.ptx"
+    source.write_text(_DYNAMIC)
+    job = PtxJob(str(source), "bytes", (2, 1, 1), (6, 1, 1), 16, {"x": ("random", "u32", (4,))})
+
+    def changed(byte):
+        def corrupt(kind, buffers):
+            if kind == "instrumented":
+                buffers[SHARED_PARAM].view(np.uint8).reshape(2, -1)[1, 32 + byte] ^= 0x40   # CTA 1, dyn[byte]
+        return corrupt
+    runs, status, _error, _code = check_ptx(SimulatorAsGpu(corrupt=changed(6)), [job], seeds=1)
+    assert status == "pass" and runs[0].seeds[0].shared_words == 2 * (2 + 2)      # local_tile 2 words, dyn 2
+    runs, status, _error, _code = check_ptx(SimulatorAsGpu(corrupt=changed(5)), [job], seeds=1)
+    record = runs[0].records[0]
+    assert status == "fail" and (record["variable"], record["offset"], record["cta"]) == ("dyn", 4, [1, 0, 0])
+    assert record["written"] == "0x0000ffff"
+
+
+def test_shared_fill_starts_every_cta_with_that_byte():
+    """Bytes a kernel does not write keep the fill, in every CTA; a fill that is not a byte is refused."""
+    module = ptx.load(_DYNAMIC)
+    res = module.launch("bytes", grid=2, block=4, args={"x": np.zeros(4, np.uint32)}, smem=8, quiet=True,
+                        keep_shared=True, shared_fill=0xA5)
+    dyn = next(address for name, address, _ in module.decoded("bytes").shared if name == "dyn")
+    for c, (_, window) in enumerate(res.shared):
+        assert window[dyn:dyn + 8].tolist() == [(37 * t + c) & 0xFF for t in range(4)] + [0xA5] * 4
+    with pytest.raises(ValueError, match="shared_fill"):
+        module.launch("bytes", block=4, args={"x": np.zeros(4, np.uint32)}, shared_fill=256)

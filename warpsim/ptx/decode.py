@@ -85,9 +85,9 @@ class Decoded:
     maxntid: tuple = ()
     reg_names: dict = field(default_factory=dict)   # name -> (slot, words, type) of the kernel
     consts: list = field(default_factory=list)      # module .const variables: (name, offset, bytes)
-    shared: list = field(default_factory=list)      # .shared variables of the module and of the kernel's body:
-                                                    # (name, shared address, bytes); bytes None for an .extern
-                                                    # one (the dynamic shared memory)
+    shared: list = field(default_factory=list)      # .shared variables of the module and of the bodies of the
+                                                    # kernel and its callees: (name, shared address, bytes);
+                                                    # bytes None for an .extern one (the dynamic shared memory)
 
 
 class _Function:
@@ -188,8 +188,7 @@ class _Decoder(InstructionDecoder):
                 self.local_top += self.var_bytes(v)
             elif v.space == "shared":
                 fn.symbols[v.name] = (SP_SHARED, self.alloc_shared(v))
-                if kernel:
-                    self.shared.append((v.name, fn.symbols[v.name][1], self.var_bytes(v)))
+                self.shared.append((v.name, fn.symbols[v.name][1], self.var_bytes(v)))
             else:
                 fn.symbols[v.name] = (SP_FPARAM, self.alloc_fparam(v))
 

@@ -194,17 +194,24 @@ class PtxModule:
 
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False):
+               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
         "sm90"); ``cta``: run only this CTA (an int, linear x-fastest, or an (x, y, z) tuple);
         ``max_steps``: warp instructions allowed for the whole launch; ``quiet``: printf text is
         not echoed to stdout; ``keep_shared``: the result keeps each CTA's final shared memory
-        (``LaunchResult.shared``). Raises ``SimulatorFault`` for a fault of the kernel.
+        (``LaunchResult.shared``); ``shared_fill``: the byte every CTA's shared memory holds when it
+        starts (default 0; a GPU leaves what was there, so a second run with another fill tells
+        which bytes a kernel wrote). Raises ``SimulatorFault`` for a fault of the kernel.
         """
+        if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
+                or not 0 <= shared_fill < 256):
+            raise ValueError(f"launch: shared_fill must be a byte value 0..255, got {shared_fill!r}")
         run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet)
         run.shared = [] if keep_shared else None
+        run.shared_fill = int(shared_fill)
+        run.machine.smem[...] = run.shared_fill          # the first CTA began before the fill was known
         return run.run()
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
@@ -345,6 +352,7 @@ class PtxRun:
         self._ctx = ctx
         self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         self.printf = []
+        self.shared_fill = 0        # the byte each CTA's shared memory starts with
         self.shared = None          # a list: each finished CTA's final shared window is appended to it
         self.finished = False
         self._next = 0
@@ -353,6 +361,7 @@ class PtxRun:
     def _begin(self):
         index, coords = self._ctas[self._next]
         self._state.reset(self._threads, self.machine)
+        self.machine.smem[...] = self.shared_fill
         self._ctx[3:6] = coords
         self._ctx[10] = index % _SM_COUNT
         self.cta = tuple(coords)
