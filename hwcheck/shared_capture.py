@@ -1,4 +1,4 @@
-"""The final shared memory of each CTA, captured on the GPU by the instrumented kernel and compared with the simulator's.
+"""The final shared memory of each CTA: captured on the GPU by the instrumented kernel, compared with the simulator's.
 
 The instrumented kernel (:mod:`hwcheck.instrument`) gains a parameter ``.param .u64 __warpsim_shared`` (a global
 buffer, zeroed by the host), a module variable ``.global .u64 __warpsim_shared_ptr`` that its prologue sets to
@@ -18,14 +18,14 @@ atomic are a release pattern, the last one's atomic and fence an acquire pattern
 shared layout of the kernel is unchanged (the counter is in global memory), so the instrumented kernel
 computes what the original does.
 
-Layout of the buffer: one slab per CTA in linear CTA order (x fastest), each :meth:`SharedCapture.cta_bytes`:
-a header (``u32``: the threads that left, then the shared address of each region; padded to 16 bytes), then
-each static ``.shared`` variable the kernel (or a function it calls) names and each one declared in the
-body of the kernel or of a function it calls, at 16-byte aligned offsets, then the dynamic shared memory (the module's first ``.extern
-.shared`` variable, ``%dynamic_smem_size`` bytes). Regions are copied by variable, not as one window, so the
-machines may place the variables at different shared addresses (the header says where each put them).
-Not captured: ``.shared`` variables declared in a nested block, and shared memory written by asynchronous
-copies still in flight when the last thread leaves.
+Layout of the buffer: one slab per CTA in linear CTA order (x fastest), each :meth:`SharedCapture.cta_bytes`: a
+header (``u32``: the threads that left, then the shared address of each region; padded to 16 bytes), then each
+static ``.shared`` variable the kernel (or a function it calls) names and each one declared in the body of the
+kernel or of a function it calls, at 16-byte aligned offsets, then the dynamic shared memory (the module's first
+``.extern .shared`` variable, ``%dynamic_smem_size`` bytes). Regions are copied by variable, not as one window,
+so the machines may place the variables at different shared addresses (the header says where each put them). Not
+captured: ``.shared`` variables declared in a nested block, and shared memory written by asynchronous copies
+still in flight when the last thread leaves.
 
 A GPU does not clear shared memory when a CTA starts, so bytes a kernel never writes hold whatever was there:
 only the bytes the kernel wrote are compared. The simulator tells which those are: it runs the kernel a
@@ -261,8 +261,8 @@ def written_mask(capture: SharedCapture, shared_vars, finals, other_finals, smem
 
 @dataclass(frozen=True)
 class SharedComparison:
-    """Words of shared memory compared (those the kernel wrote at least a byte of) and how many differ (a CTA whose threads did not all arrive counts
-    once), with the first mismatch records."""
+    """Words of shared memory compared (those the kernel wrote at least a byte of) and how many differ (a CTA
+    whose threads did not all arrive counts once), with the first mismatch records."""
 
     compared: int
     mismatched: int

@@ -235,7 +235,8 @@ def _record(ins, t, r, want, got, threads_per_cta, grid):
         other = ins.sites[int(got[0])] if int(got[0]) < len(ins.sites) else None
         rec.update(what="the machines took different paths", actual_step=int(got[1]),
                    actual_register=other.register if other else None,
-                   actual_ptx_line=other.ptx_line if other else None)
+                   actual_ptx_line=other.ptx_line if other else None,
+                   actual_function=other.function if other else None)
         return rec
     wide = site is not None and site.ptx_type in ("b64", "u64", "s64", "f64")
     vs = int(want[2]) | (int(want[3]) << 32)
