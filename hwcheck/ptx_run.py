@@ -229,17 +229,18 @@ class CupyPtx:
 class SimulatorAsGpu:
     """A stand-in for :class:`CupyPtx` that runs the simulator (for offline tests: it agrees by
     construction unless ``corrupt(kind, buffers)`` changes the result; ``kind`` is ``"original"`` or
-    ``"instrumented"``)."""
+    ``"instrumented"``; ``shared_fill``: the byte its shared memory starts as, like a GPU's leftovers)."""
 
-    def __init__(self, arch="sm90", corrupt=None):
-        self.arch, self.corrupt = arch, corrupt
+    def __init__(self, arch="sm90", corrupt=None, shared_fill=0):
+        self.arch, self.corrupt, self.shared_fill = arch, corrupt, shared_fill
 
     def load(self, text):
         from warpsim import ptx
         return ptx.load(text, filename="<gpu>")
 
     def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
-        res = module.launch(kernel, grid=grid, block=block, args=args, smem=smem, arch=self.arch, quiet=True)
+        res = module.launch(kernel, grid=grid, block=block, args=args, smem=smem, arch=self.arch, quiet=True,
+                            shared_fill=self.shared_fill)
         if self.corrupt is not None:
             self.corrupt("instrumented" if any(n.startswith("__warpsim") for n in res.buffers) else "original",
                          res.buffers)

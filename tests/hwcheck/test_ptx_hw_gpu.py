@@ -21,7 +21,7 @@ def gpu():
         pytest.skip(str(e))
 
 
-@pytest.mark.parametrize("kernel", ["add_index", "warp_ops", "func_smem", "atomics", "cp_async"])
+@pytest.mark.parametrize("kernel", ["add_index", "warp_ops", "func_smem", "calls", "atomics", "cp_async"])
 def test_ptx_kernel_matches_the_gpu(gpu, kernel, tmp_path):
     from hwcheck.campaign import model_arch
     from hwcheck.ptx_run import CupyPtx, check_ptx
