@@ -246,3 +246,60 @@ def test_a_gpu_with_leftovers_in_shared_memory_passes(kernel):
             pytest.skip("nvcc not found")
     runs, status, error, _code = check_ptx(SimulatorAsGpu(shared_fill=0x5A), ptx_jobs([example]), seeds=1)
     assert (status, error) == ("pass", None) and runs[0].seeds[0].shared_words > 0
+
+
+_PROTOTYPE = """.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .b32 twice_ret) twice
+(
+    .param .b32 twice_v
+)
+;
+.visible .entry uses(.param .u64 y)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<3>;
+  mov.u32 %r1, %tid.x;
+  {
+  .param .b32 param0;
+  st.param.b32 [param0], %r1;
+  .param .b32 retval0;
+  call.uni (retval0), twice, (param0);
+  ld.param.b32 %r2, [retval0];
+  }
+  ld.param.u64 %rd1, [y];
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+.func (.param .b32 twice_ret) twice(.param .b32 twice_v)
+{
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [twice_v];
+  add.u32 %r2, %r1, %r1;
+  st.param.b32 [twice_ret], %r2;
+}
+"""
+
+
+def test_a_function_declared_before_and_defined_after_the_kernel(tmp_path):
+    """A prototype before the kernel, the body after it (and running off its end): the body is instrumented,
+    the counts come back to the caller, the instrumented text assembles."""
+    ins, got = _instrumented_run(_PROTOTYPE, "uses", {"y": np.zeros(32, np.uint32)}, (1, 1, 1), (32, 1, 1))
+    assert [s.function for s in ins.sites] == ["uses"] * 6 + ["twice"] * 2
+    assert got.buffers["y"].tolist() == [2 * t for t in range(32)]
+    trace = np.asarray(got.buffers[TRACE_PARAM]).reshape(32, -1)
+    assert trace[:, 0].tolist() == [8] * 32 and trace[:, 1].tolist() == [8] * 32
+    steps = trace[:, ins.header_bytes // 4:].reshape(32, -1, 4)[:, :8]
+    assert [ins.sites[k].register for k in steps[0, :, 0]] == ["%r1", "%r1", "%r2", "%r2", "%rd1", "%rd1", "%rd2",
+                                                              "%rd1"]      # twice's %r1, %r2 between the call's
+    assert (steps[:, :, 1] == np.arange(8)).all()
+    import shutil
+    import subprocess
+    if shutil.which("ptxas") is not None:
+        path = tmp_path / "k.ptx"
+        path.write_text(ins.text)
+        done = subprocess.run(["ptxas", "-arch=sm_80", str(path), "-o", os.devnull], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[:2000]
