@@ -46,7 +46,7 @@ from warpsim.ptx.rows import K_IMM, K_NONE
 __all__ = ["FloatDecoder", "MUFU_NAMES", "MUFU_REASON", "F64_REASON"]
 
 MUFU_NAMES = ("ex2", "lg2", "rsqrt", "sin", "cos", "tanh")
-MUFU32_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2")     # their .approx{.ftz}.f32 forms: warpsim.isa.mufu32
+MUFU32_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")   # .approx{.ftz}.f32 (tanh: no .ftz): isa.mufu32
 MUFU_REASON = "this MUFU approximation is not modelled bit-exactly yet; see docs/numerics.md"
 F64_REASON = ("f64 arithmetic is not modelled bit-exactly yet (warpsim.isa models f32, f16 and bf16); "
               "see docs/numerics.md")
@@ -77,6 +77,9 @@ class FloatDecoder:
             return True
         if name in MUFU32_NAMES and "approx" in mods and types == ["f32"]:
             self.float_mufu32(fn, ins, mods)
+            return True
+        if name == "div" and ("approx" in mods or "full" in mods) and types == ["f32"]:
+            self.float_div32(fn, ins, mods)
             return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
@@ -184,15 +187,29 @@ class FloatDecoder:
 
     def float_mufu32(self, fn, ins, mods):
         """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``: the H200's MUFU (``warpsim.isa.mufu32``)."""
-        extra = [m for m in mods if m not in ("approx", "ftz", "f32")]
+        extra = [m for m in mods if m not in ("approx", "f32") and (m != "ftz" or ins.opcode == "tanh")]
         if extra:
+            takes = "no other modifier" if ins.opcode == "tanh" else "it takes .ftz"
             raise self.error(ins.token, f"{_name(ins)}: .{extra[0]} is not a modifier of {ins.opcode}.approx.f32 "
-                                        f"(it takes .ftz)", UnsupportedType)
+                                        f"({takes})", UnsupportedType)
         self.count(ins, ins.operands, 2)
         d, a = ins.operands
         flags = FLAGS["approx"] | (FLAGS["ftz"] if "ftz" in mods else 0)
         rows = [self.operand(fn, d), self.float_operand(fn, a, "f32")]
         self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index(ins.opcode), 0, flags, 0), rows)
+
+    def float_div32(self, fn, ins, mods):
+        """``div.approx{.ftz}.f32`` and ``div.full{.ftz}.f32``: ``MUFU.RCP`` and the SASS's scalings."""
+        kind = "approx" if "approx" in mods else "full"
+        extra = [m for m in mods if m not in (kind, "ftz", "f32")]
+        if extra:
+            raise self.error(ins.token, f"{_name(ins)}: .{extra[0]} is not a modifier of div.{kind}.f32 "
+                                        f"(it takes .ftz)", UnsupportedType)
+        self.count(ins, ins.operands, 3)
+        d, a, b = ins.operands
+        flags = FLAGS[kind] | (FLAGS["ftz"] if "ftz" in mods else 0)
+        rows = [self.operand(fn, d), self.float_operand(fn, a, "f32"), self.float_operand(fn, b, "f32")]
+        self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index("div"), 0, flags, 0), rows)
 
     def comparison(self, ins, mods):
         cmp = next((m for m in mods if m in FCMP), None)

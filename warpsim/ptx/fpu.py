@@ -49,11 +49,12 @@ FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "
  _RSQRT) = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
 FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64,
-         "approx": 128}
-_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX = FLAGS.values()
+         "approx": 128, "full": 256}
+_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL = FLAGS.values()
 # the f32 MUFU forms (``.approx``, M2 & APPROX): FOPS index -> warpsim.isa.mufu32 table index
 MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.index("rsqrt"): m32.RSQ,
-                FOPS.index("sqrt"): m32.SQRT, FOPS.index("lg2"): m32.LG2}
+                FOPS.index("sqrt"): m32.SQRT, FOPS.index("lg2"): m32.LG2, FOPS.index("tanh"): m32.TANH,
+                FOPS.index("div"): m32.RCP}
 # FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
 CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
 FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32
@@ -73,8 +74,12 @@ def _bool(op, t, c):
 
 
 @njit(cache=True)
-def _mufu32(fop, a, ftz, mt):
-    """The f32 ``.approx`` forms (``warpsim.isa.mufu32``; ``mt``: its tables)."""
+def _mufu32(fop, a, b, ftz, full, mt):
+    """The f32 ``.approx`` forms and ``div.full`` (``warpsim.isa.mufu32``; ``mt``: its tables)."""
+    if fop == _DIV:
+        if full:
+            return m32.f32_div_full_ftz(a, b, mt[m32.RCP]) if ftz else m32.f32_div_full(a, b, mt[m32.RCP])
+        return m32.f32_div_approx_ftz(a, b, mt[m32.RCP]) if ftz else m32.f32_div_approx(a, b, mt[m32.RCP])
     if fop == _EX2:
         return m32.f32_ex2_approx_ftz(a, mt[m32.EX2]) if ftz else m32.f32_ex2_approx(a, mt[m32.EX2])
     if fop == _RCP:
@@ -83,14 +88,16 @@ def _mufu32(fop, a, ftz, mt):
         return m32.f32_rsqrt_approx_ftz(a, mt[m32.RSQ]) if ftz else m32.f32_rsqrt_approx(a, mt[m32.RSQ])
     if fop == _SQRT:
         return m32.f32_sqrt_approx_ftz(a, mt[m32.SQRT]) if ftz else m32.f32_sqrt_approx(a, mt[m32.SQRT])
+    if fop == _TANH:
+        return m32.f32_tanh_approx(a, mt[m32.TANH])
     return m32.f32_lg2_approx_ftz(a, mt[m32.LG2]) if ftz else m32.f32_lg2_approx(a, mt[m32.LG2])
 
 
 @njit(cache=True)
 def _f32(fop, a, b, c, rnd, flags, mt):
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
-    if flags & _APPROX:
-        return _mufu32(fop, np.uint32(a), ftz, mt)
+    if flags & (_APPROX | _FULL):
+        return _mufu32(fop, np.uint32(a), np.uint32(b), ftz, (flags & _FULL) != 0, mt)
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
     if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
         if fop == _FMA:
@@ -272,6 +279,7 @@ def kernel_mufu_tables(code) -> tuple:
     """The f32 MUFU tables a decoded kernel's rows need (``float_result``'s ``mt``): loaded for the
     ``.approx`` f32 forms it has, empty for the rest."""
     from warpsim.ptx.rows import M0, M2, OP, TB, TK
-    rows = code[(code[:, OP] == Op.FARITH) & (code[:, TK] == TK_F) & (code[:, TB] == 32) & ((code[:, M2] & _APPROX) != 0)]
+    rows = code[(code[:, OP] == Op.FARITH) & (code[:, TK] == TK_F) & (code[:, TB] == 32)
+                & ((code[:, M2] & (_APPROX | _FULL)) != 0)]
     names = {m32.TABLE_NAMES[MUFU32_TABLE[int(f)]] for f in rows[:, M0]}
     return m32.mufu_tables(names) if names else m32.mufu_tables(())
