@@ -59,3 +59,15 @@ def test_ptx_function_gives_each_text_its_module(tmp_path):
     z32, z64 = np.zeros(cases.N, np.uint32), np.zeros(cases.N, np.uint64)
     got = [launch(cp, fn, cases.N, [z32, z32, z32, z64, z32, z64])[4][0] for fn in fns]
     assert got == [1, 2, 1]
+
+
+def test_the_f64_gpu_file_runs_on_the_fake(monkeypatch, tmp_path):
+    """test_ptx_f64_gpu's plumbing (parameters, 64-bit buffers, the multi-case test) on the fake GPU."""
+    import test_ptx_f64 as f64_cases
+    import test_ptx_f64_gpu as f64_gpu
+    cp, version = gpu_or_skip(FakeCupy())
+    monkeypatch.setattr(f64_cases, "run", f64_gpu.gpu_runner(cp, version, tmp_path))
+    f64_gpu.test_f64_setp_with_a_predicate_set_testp_and_immediates_on_the_gpu(None)
+    f64_gpu.test_f64_nan_rules_on_the_gpu(None, "fma.rn.f64 %rd25, %rd5, %rd6, %rd7;", "fma")
+    f64_gpu.test_f64_cvt_on_the_gpu(None, "f64", "f32", "rm", "")
+    assert len(cp.loaded) == 1 + len(f64_cases.TESTP) + 1 + 1 + 1
