@@ -249,7 +249,7 @@ def test_f64_cvt(src, dst, rnd, extra):
     ("mul.rn.sat.f64 %rd25, %rd5, %rd6;", UnsupportedType, r"\.sat is not defined for mul\.f64"),
     ("min.NaN.f64 %rd25, %rd5, %rd6;", UnsupportedType, r"\.NaN is not defined for min\.f64"),
     ("setp.lt.ftz.f64 %p1, %rd5, %rd6;", UnsupportedType, r"\.ftz is not defined for setp\.f64"),
-    ("rcp.approx.ftz.f64 %rd25, %rd5;", UnsupportedType, "the MUFU approximations are not modelled"),
+    ("rcp.approx.ftz.f64 %rd25, %rd5;", UnsupportedType, "MUFU approximation is not modelled"),
     ("cvt.rna.tf32.f64 %r20, %rd5;", UnsupportedType, r"cvt to \.tf32 takes an \.f32 source"),
     ("cvt.rn.ftz.f16.f64 %h4, %rd5;", UnsupportedType, r"\.ftz needs an \.f32 source or destination"),
     ("cvt.f32.f64 %r20, %rd5;", PtxSyntaxError, "a narrowing cvt needs a rounding modifier"),
