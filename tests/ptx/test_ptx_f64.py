@@ -167,13 +167,15 @@ NAN_CASES = [   # (what, a, b, c): the lanes of test_f64_nan_rules
     ("sNaN + 1", _S | 5, _ONE, 0), ("1 + -qNaN payload", _ONE, SIGN | _Q | 7, 0),
     ("qNaN + sNaN", _Q | 9, _S | 3, 0), ("sNaN + qNaN", _S | 3, _Q | 9, 0), ("-sNaN + +sNaN", SIGN | _S | 1, _S | 2, 0),
     ("inf + -inf", _INF, SIGN | _INF, 0), ("0 * inf", 0, _INF, 0), ("0 * -inf + NaN", 0, SIGN | _INF, _Q | 4),
-    ("1 * 1 + sNaN", _ONE, _ONE, _S | 6), ("NaN * NaN + NaN", _Q | 1, _Q | 2, _Q | 3), ("1 * NaN + NaN", _ONE, _Q | 2, _Q | 3),
+    ("1 * 1 + sNaN", _ONE, _ONE, _S | 6), ("NaN * NaN + NaN", _Q | 1, _Q | 2, _Q | 3),
+    ("1 * NaN + NaN", _ONE, _Q | 2, _Q | 3),
     ("all-ones NaN", (1 << 64) - 1, _ONE, _ONE), ("inf * 1 + -inf", _INF, _ONE, SIGN | _INF),
 ]
 NAN_OPS = [("add.rn.f64 %rd25, %rd5, %rd6;", "add"), ("sub.rn.f64 %rd25, %rd5, %rd6;", "sub"),
            ("mul.rn.f64 %rd25, %rd5, %rd6;", "mul"), ("fma.rn.f64 %rd25, %rd5, %rd6, %rd7;", "fma"),
            ("div.rn.f64 %rd25, %rd5, %rd6;", "div"), ("sqrt.rn.f64 %rd25, %rd5;", "sqrt"),
-           ("rcp.rn.f64 %rd25, %rd5;", "rcp"), ("min.f64 %rd25, %rd5, %rd6;", "min"), ("max.f64 %rd25, %rd5, %rd6;", "max"),
+           ("rcp.rn.f64 %rd25, %rd5;", "rcp"), ("min.f64 %rd25, %rd5, %rd6;", "min"),
+           ("max.f64 %rd25, %rd5, %rd6;", "max"),
            ("abs.f64 %rd25, %rd5;", "abs"), ("neg.f64 %rd25, %rd5;", "neg"),
            ("cvt.rni.f64.f64 %rd25, %rd5;", "cvt.rni.f64.f64"), ("cvt.f64.f32 %rd25, %r10;", "cvt.f64.f32")]
 

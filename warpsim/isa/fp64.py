@@ -51,7 +51,7 @@ registers); results are int64 too (negative when the sign bit is set).
 import struct
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from warpsim.isa.floats import FINITE, INF, NAN, bit_length, decode
 from warpsim.isa.fpcompare import CMP, TESTP, fp_compare, fp_testp
@@ -62,6 +62,7 @@ __all__ = [
     "bits", "nan_result", "round_wide",
     "f64_add", "f64_sub", "f64_mul", "f64_fma", "f64_div", "f64_rcp", "f64_sqrt",
     "f64_min", "f64_max", "f64_abs", "f64_neg", "f64_copysign", "f64_setp", "f64_set", "f64_testp",
+    "BATCH_OPS", "float64_batch",
 ]
 
 EXP_BITS, FRAC_BITS = 11, 52
@@ -427,3 +428,95 @@ def f64_set(a, b, cmp, as_float):
 def f64_testp(a, cls):
     """``testp.{cls}.f64`` (``fpcompare.TESTP`` codes); ``normal`` is true for zeros, as on f32."""
     return fp_testp(np.int64(a), EXP_BITS, FRAC_BITS, cls)
+
+
+# ---- batched: numpy arrays of register bits -------------------------------------------------------------
+
+BATCH_OPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "setp",
+             "testp")
+_BATCH_ARITY = {"fma": 3, "sqrt": 1, "rcp": 1, "abs": 1, "neg": 1, "testp": 1}
+_ROUNDINGS = {"rn": RN, "rz": RZ, "rm": RM, "rp": RP}
+
+
+@njit(cache=True, inline="always")
+def _batch_one(code, a, b, c, k):
+    if code == 0:
+        return f64_add(a, b, k)
+    if code == 1:
+        return f64_sub(a, b, k)
+    if code == 2:
+        return f64_mul(a, b, k)
+    if code == 3:
+        return f64_fma(a, b, c, k)
+    if code == 4:
+        return f64_div(a, b, k)
+    if code == 5:
+        return f64_sqrt(a, k)
+    if code == 6:
+        return f64_rcp(a, k)
+    if code == 7:
+        return f64_min(a, b)
+    if code == 8:
+        return f64_max(a, b)
+    if code == 9:
+        return f64_abs(a)
+    if code == 10:
+        return f64_neg(a)
+    if code == 11:
+        return f64_copysign(a, b)
+    if code == 12:
+        return np.int64(f64_setp(a, b, k))
+    return np.int64(f64_testp(a, k))
+
+
+@njit(cache=True, parallel=True)
+def _batch_kernel(code, a, b, c, k, out):
+    for i in prange(out.size):
+        out[i] = np.uint64(_batch_one(code, np.int64(a[i]), np.int64(b[i]), np.int64(c[i]), k))
+
+
+def float64_batch(op, *operands, rnd="rn", cmp=None, cls=None):
+    """``op`` of ``BATCH_OPS`` over uint64 arrays of f64 bits of one shape: uint64 bits, or bools for
+    ``setp`` (``cmp``: a ``CMP`` name) and ``testp`` (``cls``: a ``TESTP`` name).
+
+    >>> a = np.array([bits(1.0), bits(-0.0)], np.int64).view(np.uint64)
+    >>> [hex(int(x)) for x in float64_batch("add", a, a, rnd="rm")]
+    ['0x4000000000000000', '0x8000000000000000']
+    >>> float64_batch("setp", a, a[::-1], cmp="gt").tolist(), float64_batch("testp", a, cls="normal").tolist()
+    ([True, False], [True, True])
+    """
+    name = f"{op}.f64"
+    if op not in BATCH_OPS:
+        raise ValueError(f"{name}: op must be one of {', '.join(BATCH_OPS)}")
+    n = _BATCH_ARITY.get(op, 2)
+    if len(operands) != n:
+        raise ValueError(f"{name}: takes {n} operand array(s), got {len(operands)}")
+    arrays = []
+    for i, x in enumerate(operands):
+        if not isinstance(x, np.ndarray) or x.dtype != np.uint64:
+            raise TypeError(f"{name}: operand {'abc'[i]} must be a numpy array of uint64 (f64 bits), got "
+                            f"{getattr(x, 'dtype', type(x).__name__)}")
+        if x.shape != operands[0].shape:
+            raise ValueError(f"{name}: operands must have one shape, got {operands[0].shape} and {x.shape}")
+        arrays.append(np.ascontiguousarray(x).ravel())
+    while len(arrays) < 3:
+        arrays.append(arrays[0])
+    if op == "setp":
+        if cmp not in CMP:
+            raise ValueError(f"{name}: cmp must be one of {', '.join(CMP)}, got {cmp!r}")
+        k = CMP[cmp]
+    elif op == "testp":
+        if cls not in TESTP:
+            raise ValueError(f"{name}: cls must be one of {', '.join(TESTP)}, got {cls!r}")
+        k = TESTP[cls]
+    elif op in ("min", "max", "abs", "neg", "copysign"):
+        k = 0
+    else:
+        if rnd not in _ROUNDINGS:
+            raise ValueError(f"{name}: rnd must be one of {', '.join(_ROUNDINGS)}, got {rnd!r}")
+        k = _ROUNDINGS[rnd]
+    out = np.empty(arrays[0].size, np.uint64)
+    if out.size:
+        _batch_kernel(BATCH_OPS.index(op), *arrays, k, out)
+    out = out.reshape(operands[0].shape)
+    return out.astype(bool) if op in ("setp", "testp") else out
