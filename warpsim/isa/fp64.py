@@ -25,7 +25,7 @@ Which NaN comes out is not written down; warpsim assumes (docs/numerics.md, "f64
 - an invalid operation on numbers (``inf - inf``, ``0 * inf``, ``0/0``, ``inf/inf``, ``sqrt(x < 0)``)
   gives ``DEFAULT_NAN = 0xFFF8000000000000``, CUDA's ``CUDART_NAN`` (math_constants.h), as CUDA's
   ``CUDART_NAN_F = 0x7FFFFFFF`` is the GPU's canonical f32 NaN;
-- ``abs``/``neg`` change only the sign bit, a NaN too (PTX: they are bit operations on f64);
+- ``abs``/``neg`` change only the sign bit, a NaN too (on f32 the H200 gives the canonical NaN instead);
   ``min``/``max`` of a NaN and a number give the number, of two NaNs ``a`` quietened.
 
 Register bits are an int64 holding the 64 bits (the PTX interpreter's representation of ``%rd``
@@ -53,7 +53,7 @@ import struct
 import numpy as np
 from numba import njit, prange
 
-from warpsim.isa.floats import FINITE, INF, NAN, bit_length, decode
+from warpsim.isa.floats import FINITE, INF, bit_length, decode
 from warpsim.isa.fpcompare import CMP, TESTP, fp_compare, fp_testp
 from warpsim.isa.rounding import RM, RN, RP, RZ, round_bits
 
