@@ -2,7 +2,7 @@
 
 Subcommands:
 
-- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|int [--shapes ...] [--types ...] [--variants ...]
+- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int [--shapes ...] [--types ...] [--variants ...]
   [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
   [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
   (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`); ``--instr int``
@@ -184,9 +184,10 @@ def _campaign_options(args) -> dict:
         if args.variants is not None:
             raise _UsageError("hwcheck campaign: --variants applies to --instr ldmatrix only")
         options.update(shapes=args.shapes or None, types=args.types, classes=args.classes)
-    elif args.instr == "float":
+    elif args.instr in ("float", "f64"):
         if args.shapes is not None or args.types is not None:
-            raise _UsageError("hwcheck campaign: --shapes and --types do not apply to --instr float (use --variants)")
+            raise _UsageError(f"hwcheck campaign: --shapes and --types do not apply to --instr {args.instr} "
+                              f"(use --variants)")
         options.update(variants=args.variants, classes=args.classes)
     elif args.instr == "cvt":
         if args.variants is not None or args.shapes is not None:

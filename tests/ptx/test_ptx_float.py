@@ -359,13 +359,6 @@ def test_mufu_refused_at_load(line):
         warpsim.ptx.load(kernel(LOADS + line + STORES, params=_PARAMS))
 
 
-@pytest.mark.parametrize("line", ["add.rn.f64 %rd20, %rd5, %rd5;", "fma.rn.f64 %rd20, %rd5, %rd5, %rd5;",
-                                  "cvt.rn.f32.f64 %r20, %rd5;", "setp.lt.f64 %p1, %rd5, %rd5;"])
-def test_f64_refused_at_load(line):
-    with pytest.raises(UnsupportedType, match="f64 arithmetic is not modelled bit-exactly yet"):
-        warpsim.ptx.load(kernel(LOADS + line + STORES, params=_PARAMS))
-
-
 @pytest.mark.parametrize("line,error,match", [
     ("add.ftz.bf16 %h4, %h1, %h2;", UnsupportedType, r"\.ftz is not defined for add\.bf16"),
     ("add.rz.f16 %h4, %h1, %h2;", UnsupportedType, r"\.rz is not a rounding of \.f16"),

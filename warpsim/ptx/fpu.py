@@ -1,7 +1,7 @@
 """Float instructions of PTX on one thread's values (``@njit``), every result from :mod:`warpsim.isa`.
 
 Nothing here computes a float: each branch calls the isa's scalar model of the instruction
-(``fparith``, ``fpcompare``, ``cvt``, ``mufu16`` for ``ex2``/``tanh.approx`` on 16-bit types; for
+(``fparith``, ``fpcompare``, ``fp64`` for ``.f64``, ``cvt``, ``mufu16`` for ``ex2``/``tanh.approx`` on 16-bit types; for
 ``add sub mul fma .rn .f32`` its host fast path ``hostfloat``, the same bits), so the interpreter and the isa agree by construction
 (their rules and evidence: docs/numerics.md). :func:`float_result` takes the decoded row's fields
 and the source operands' bits and returns the destination bits ``(d, q)`` (``q``: the second
@@ -31,6 +31,7 @@ The type is in ``TK, TB`` (``cvt``: destination; its source in ``SK, SB``).
 import numpy as np
 from numba import njit
 
+from warpsim.isa import fp64 as f64
 from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu16 as mu
@@ -57,7 +58,7 @@ MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.ind
                 FOPS.index("div"): m32.RCP}
 # FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
 CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
-FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32
+FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32 f64
 _FMT = tuple(FLOAT_CODES[f] for f in FORMATS)      # (exp_bits, frac_bits, shift) per index
 
 
@@ -128,6 +129,34 @@ def _f32(fop, a, b, c, rnd, flags, mt):
     if fop == _NEG:
         return fc.f32_neg(a, ftz)
     return fc.f32_copysign(a, b)
+
+
+@njit(cache=True)
+def _f64(fop, a, b, c, rnd):
+    """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags."""
+    if fop == _ADD:
+        return f64.f64_add(a, b, rnd)
+    if fop == _SUB:
+        return f64.f64_sub(a, b, rnd)
+    if fop == _MUL:
+        return f64.f64_mul(a, b, rnd)
+    if fop == _FMA:
+        return f64.f64_fma(a, b, c, rnd)
+    if fop == _DIV:
+        return f64.f64_div(a, b, rnd)
+    if fop == _SQRT:
+        return f64.f64_sqrt(a, rnd)
+    if fop == _RCP:
+        return f64.f64_rcp(a, rnd)
+    if fop == _MIN:
+        return f64.f64_min(a, b)
+    if fop == _MAX:
+        return f64.f64_max(a, b)
+    if fop == _ABS:
+        return f64.f64_abs(a)
+    if fop == _NEG:
+        return f64.f64_neg(a)
+    return f64.f64_copysign(a, b)
 
 
 @njit(cache=True)
@@ -220,6 +249,8 @@ def _compare(tk, tb, cmp, a, b, ftz):
         return fc.bf16x2_setp(a, b, cmp)
     if tk == TK_BF:
         return fc.bf16_setp(a, b, cmp), False
+    if tb == 64:
+        return f64.f64_setp(a, b, cmp), False
     if tb == 16:
         return fc.f16_setp(a, b, cmp, ftz), False
     return fc.f32_setp(a, b, cmp, ftz), False
@@ -252,6 +283,8 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
             a, b, c = a & 0xFFFF, b & 0xFFFF, c & 0xFFFF
         if tk == TK_F and tb == 32:
             d = np.int64(_f32(m0, a, b, c, m1, m2, mt))
+        elif tb == 64:
+            d = np.int64(_f64(m0, a, b, c, m1))
         elif tk == TK_BF or tk == TK_BF16X2:
             d = np.int64(_bf16(m0, a, b, c, m1, m2, x2))
         else:
@@ -269,8 +302,12 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
             return np.int64(fc.f16x2_set(a, b, m0, ftz, as_float)), np.int64(0)
         if tk == TK_BF16X2:
             return np.int64(fc.bf16x2_set(a, b, m0, as_float)), np.int64(0)
+        if tb == 64:
+            return np.int64(f64.f64_set(a, b, m0, as_float)), np.int64(0)
         return np.int64(fc.f32_set(a, b, m0, ftz, as_float)), np.int64(0)
     if op == Op.FTESTP:
+        if tb == 64:
+            return np.int64(f64.f64_testp(a, m0)), np.int64(0)
         return np.int64(fc.f32_testp(a & 0xFFFFFFFF, m0)), np.int64(0)
     return _cvt(m0, m1, m2, m3, tk, tb, sk, sb, a, b), np.int64(0)
 
