@@ -357,25 +357,27 @@ class _Analysis:
             return None
         if base.kind == "sym":
             return (("sym", base.name), offset + base.value)
-        seen = 0
-        while base is not None and base.kind == "reg" and seen < 16:
-            seen += 1
-            ids = _bits(reaching & self.mask_of_name.get(base.name, 0))
-            if len(ids) != 1:
-                return None
-            d = self.defs[ids[0]]
+        ids = _bits(reaching & self.mask_of_name.get(base.name, 0)) if base.kind == "reg" else []
+        if len(ids) != 1:
+            return None
+        root = ids[0]
+        for _ in range(16):
+            d = self.defs[root]
             ins = self.instrs[d.at]
             ops = ins.operands
-            if ins.opcode == "mov" and len(ops) == 2 and ops[1].kind == "sym":
+            if ins.guard is not None or len(ops) < 2:
+                break
+            if ins.opcode == "mov" and ops[1].kind == "sym":
                 return (("sym", ops[1].name), offset + ops[1].value)
-            if ins.guard is None and ins.opcode in ("mov", "add") and len(ops) >= 2 and ops[1].kind == "reg" and (
-                    ins.opcode == "mov" or (len(ops) == 3 and ops[2].kind == "imm")):
-                offset += ops[2].value if ins.opcode == "add" else 0
-                base = ops[1]
-                reaching = self.reaching_regs[d.at]
-                continue
-            return (("def", ids[0]), offset)
-        return None
+            step = 0 if ins.opcode == "mov" and len(ops) == 2 else \
+                ops[2].value if ins.opcode == "add" and len(ops) == 3 and ops[2].kind == "imm" else None
+            if step is None or ops[1].kind != "reg":
+                break
+            ids = self._reaching_defs(d.at, ops[1].name)
+            if len(ids) != 1:
+                break
+            root, offset = ids[0], offset + step
+        return (("def", root), offset)
 
     def _memory_defs(self):
         """Stores to tracked spaces as definitions of ``(space, root, offset, bytes)`` keys; loads resolved."""
