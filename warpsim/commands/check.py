@@ -60,8 +60,8 @@ class SourceFinding:
         f = self.finding
 
         def at(line, site):
-            head = f"{line} " if line else ""
-            return f"{head}({self.ptx_name}:{site.ptx_line} {site.text})"
+            ptx = f"{self.ptx_name}:{site.ptx_line} {site.text}"
+            return f"{line} ({ptx})" if line else ptx
         packed = f", packed by {self.ptx_name}:{f.packed.ptx_line} {f.packed.text}" if f.packed else ""
         count = f" ({self.pairs} register pairs)" if self.pairs > 1 else ""
         return (f"{at(self.consumer_line, f.consumer)} reads {f.operand} as {f.expected}, but "
