@@ -50,7 +50,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warpsim.ptx.syntax import Instruction, Label, Operand
+from warpsim.ptx.reaching import ControlFlow, bits
+from warpsim.ptx.syntax import Operand
 
 __all__ = ["Site", "Finding", "ElementType", "check_kernel", "check_module", "FLOAT_ELEMENTS"]
 
@@ -155,7 +156,6 @@ class _Def:
     at: int
     name: object
     how: tuple
-    guarded: bool
 
 
 def check_module(module):
@@ -176,95 +176,8 @@ def check_kernel(module, kernel):
 class _Analysis:
     def __init__(self, module, function):
         self.module = module
-        self.instrs = [s for s in function.body if isinstance(s, Instruction)]
-        labels, k = {}, 0
-        for s in function.body:
-            if isinstance(s, Label):
-                labels[s.name] = k
-            else:
-                k += 1
-        self.succ = [self._successors(i, ins, labels) for i, ins in enumerate(self.instrs)]
-        self.blocks = self._blocks()
-
-    # control flow ---------------------------------------------------------------------------------------
-    def _successors(self, i, ins, labels):
-        after = [i + 1] if i + 1 < len(self.instrs) else []
-        if ins.opcode in ("ret", "exit", "trap"):
-            return after if ins.guard else []
-        if ins.opcode == "bra":
-            target = ins.operands[0] if ins.operands else None
-            to = labels.get(target.name) if target is not None and target.kind == "sym" else None
-            if to is None:
-                return after
-            return ([to] if to < len(self.instrs) else []) + (after if ins.guard else [])
-        return after
-
-    def _blocks(self):
-        """Basic blocks as ``(first, last)`` instruction ranges, and their successor blocks."""
-        n = len(self.instrs)
-        leaders = {0} if n else set()
-        for i, succ in enumerate(self.succ):
-            if succ != [i + 1]:
-                leaders.update(s for s in succ)
-                if i + 1 < n:
-                    leaders.add(i + 1)
-        starts = sorted(leaders)
-        self.block_of = {}
-        blocks = []
-        for b, start in enumerate(starts):
-            end = starts[b + 1] if b + 1 < len(starts) else n
-            blocks.append((start, end))
-            for i in range(start, end):
-                self.block_of[i] = b
-        self.block_succ = [sorted({self.block_of[s] for s in self.succ[end - 1]}) for start, end in blocks]
-        return blocks
-
-    def _reach(self, defs_at, kill_of):
-        """Reaching definitions: ``defs_at[i]`` the definition ids instruction ``i`` generates, ``kill_of(i)`` the
-        bit mask it removes first. Returns ``IN`` of each block (a bit mask of definition ids)."""
-        gen, kill = [], []
-        for start, end in self.blocks:
-            g, k = 0, 0
-            for i in range(start, end):
-                mask = kill_of(i)
-                g &= ~mask
-                k |= mask
-                for d in defs_at[i]:
-                    g |= 1 << d
-            gen.append(g)
-            kill.append(k)
-        preds = [[] for _ in self.blocks]
-        for b, succ in enumerate(self.block_succ):
-            for s in succ:
-                preds[s].append(b)
-        into, out = [0] * len(self.blocks), [0] * len(self.blocks)
-        work = list(range(len(self.blocks)))
-        queued = set(work)
-        while work:
-            b = work.pop(0)
-            queued.discard(b)
-            inb = 0
-            for p in preds[b]:
-                inb |= out[p]
-            into[b] = inb
-            new = gen[b] | (inb & ~kill[b])
-            if new != out[b]:
-                out[b] = new
-                for s in self.block_succ[b]:
-                    if s not in queued:
-                        queued.add(s)
-                        work.append(s)
-        return into
-
-    def _walk(self, into, defs_at, kill_of, visit):
-        """Call ``visit(i, reaching)`` before each instruction with the definitions reaching it."""
-        for b, (start, end) in enumerate(self.blocks):
-            live = into[b]
-            for i in range(start, end):
-                visit(i, live)
-                live &= ~kill_of(i)
-                for d in defs_at[i]:
-                    live |= 1 << d
+        self.flow = ControlFlow(function)
+        self.instrs = self.flow.instrs
 
     # definitions ----------------------------------------------------------------------------------------
     def _register_defs(self):
@@ -273,7 +186,7 @@ class _Analysis:
         for i, ins in enumerate(self.instrs):
             for name, how in self._writes(ins):
                 self.reg_defs[i].append(len(self.defs))
-                self.defs.append(_Def(i, name, how, ins.guard is not None))
+                self.defs.append(_Def(i, name, how))
         self.mask_of_name = {}
         for d, definition in enumerate(self.defs):
             self.mask_of_name[definition.name] = self.mask_of_name.get(definition.name, 0) | (1 << d)
@@ -305,6 +218,8 @@ class _Analysis:
             return [(n, ("unknown",)) for n in names]
         if op in ("ld", "ldu") and dst.kind == "vec":
             return [(r.name, self._load_how(ins, k, produced)) for k, r in enumerate(dst.items) if r.kind == "reg"]
+        if dst.kind == "vec":                                   # ldmatrix, and any other vector destination
+            return [(r.name, ("unknown",)) for r in _regs(dst)]
         writes = []
         if dst.pair is not None and dst.pair.kind == "reg":
             writes.append((dst.pair.name, ("unknown",)))
@@ -357,7 +272,7 @@ class _Analysis:
             return None
         if base.kind == "sym":
             return (("sym", base.name), offset + base.value)
-        ids = _bits(reaching & self.mask_of_name.get(base.name, 0)) if base.kind == "reg" else []
+        ids = bits(reaching & self.mask_of_name.get(base.name, 0)) if base.kind == "reg" else []
         if len(ids) != 1:
             return None
         root = ids[0]
@@ -386,7 +301,7 @@ class _Analysis:
         self.mem_kill_rule = [None] * len(self.instrs)
         for i, ins in enumerate(self.instrs):
             space = self._space(ins) if ins.opcode in ("st", "ld", "ldu", "atom", "red", "stmatrix") else None
-            if ins.opcode in _SHARED_SYNC or ins.opcode.startswith("cp"):
+            if ins.opcode in _SHARED_SYNC:
                 self.mem_kill_rule[i] = ("spaces", ("shared",))
             if ins.opcode == "call":
                 self.mem_kill_rule[i] = ("spaces", _TRACKED_SPACES)
@@ -411,7 +326,7 @@ class _Analysis:
                 keys.append(key)
                 self.mem_at[i].append(len(self.mem_defs))
                 source = [item.name] if item.kind == "reg" else []
-                self.mem_defs.append(_Def(i, key, ("copy", source, 1) if source else ("unknown",), ins.guard is not None))
+                self.mem_defs.append(_Def(i, key, ("copy", source, 1) if source else ("unknown",)))
             self.mem_kill_rule[i] = ("keys", space, address[0], keys)
         self.mem_masks = {}
         for d, definition in enumerate(self.mem_defs):
@@ -432,7 +347,7 @@ class _Analysis:
         else:
             _, space, root, keys = rule
             mask = 0
-            for d in _bits(self.mem_masks.get(space, 0)):
+            for d in bits(self.mem_masks.get(space, 0)):
                 _, other_root, offset, width = self.mem_defs[d].name
                 if other_root != root or any(offset < o + w and o < offset + width for _, _, o, w in keys):
                     mask |= 1 << d
@@ -482,7 +397,7 @@ class _Analysis:
         return found
 
     def _reaching_defs(self, i, name):
-        return _bits(self.reaching_regs[i] & self.mask_of_name.get(name, 0))
+        return bits(self.reaching_regs[i] & self.mask_of_name.get(name, 0))
 
     def _load_sources(self, i, ins, k):
         """Register definitions whose values a tracked load reads (element ``k``), else ``[]``."""
@@ -494,7 +409,7 @@ class _Analysis:
             return []
         width = _element_bytes(ins)
         key = (space, address[0], address[1] + k * width, width)
-        stores = [d for d in _bits(self.reaching_mem[i]) if self.mem_defs[d].name == key]
+        stores = [d for d in bits(self.reaching_mem[i]) if self.mem_defs[d].name == key]
         sources = []
         for d in stores:
             store = self.mem_defs[d]
@@ -531,13 +446,9 @@ class _Analysis:
 
     def findings(self):
         self._register_defs()
-        into = self._reach(self.reg_defs, self._reg_kill)
-        self.reaching_regs = [0] * len(self.instrs)
-        self._walk(into, self.reg_defs, self._reg_kill, self.reaching_regs.__setitem__)
+        self.reaching_regs = self.flow.reaching(self.reg_defs, self._reg_kill)
         self._memory_defs()
-        into = self._reach(self.mem_at, self._mem_kill)
-        self.reaching_mem = [0] * len(self.instrs)
-        self._walk(into, self.mem_at, self._mem_kill, self.reaching_mem.__setitem__)
+        self.reaching_mem = self.flow.reaching(self.mem_at, self._mem_kill)
         self._origins()
         found, seen = [], set()
         for i, ins in enumerate(self.instrs):
@@ -587,22 +498,12 @@ def _element_bytes(ins):
 
 
 def _pack(items, at):
-    """Origins of a register packed from ``items`` (each a set of origins): the items' common element kind, where
-    every item whose type is known has one type (an unknown item is taken to be of that type too); the first such item names the producer."""
+    """Origins of a register packed from ``items`` (each a set of origins): known only when every item has one and
+    the same known type (``mov.b32 %f, {0, %h}``, bf16 bits widened to f32, is not a pair); the first
+    item's producer names it."""
     types = {o.type for group in items for o in group}
-    if len(types) != 1:
+    if len(types) != 1 or not all(items):
         return frozenset()
     one = types.pop()
-    count = one.count * len(items)
-    first = next(o for group in items for o in sorted(group, key=lambda o: o.producer))
-    return frozenset({_Origin(first.producer, ElementType(one.elem, count), at)})
-
-
-def _bits(mask):
-    """The indices of the set bits of ``mask``, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+    first = min(items[0], key=lambda o: o.producer)
+    return frozenset({_Origin(first.producer, ElementType(one.elem, one.count * len(items)), at)})
