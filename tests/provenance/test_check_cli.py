@@ -11,6 +11,7 @@ from warpsim.commands.check import check_source
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ATTN = HERE / "attn_tile.cu"
+FLASH = HERE / "flash_tile.cu"
 WRONG_PTX = HERE / "p_as_f16.ptx"
 
 
@@ -62,6 +63,15 @@ def test_p_packed_as_f16_is_flagged_with_both_lines(need_nvcc, arch):
                  f"{f.consumer.ptx_line}", f"attn_tile.{arch}.ptx:{f.producer.ptx_line}", "cvt.rn.f16x2.f32",
                  "as bf16x2", "as f16x2"):
         assert part in line
+
+
+def test_flash_forward_p_in_the_other_type_is_flagged(need_nvcc):
+    assert check_source(FLASH, arch="sm_80") == (["fa_fwd"], [])
+    _names, [finding] = check_source(FLASH, arch="sm_80", nvcc_flags=("-DPTYPE=half_t",))
+    assert (finding.consumer_line, finding.producer_line) == (marked_line(FLASH, "P V"), marked_line(FLASH, "P"))
+    f = finding.finding
+    assert (f.produced, f.expected, f.producer.text) == ("f16x2", "bf16x2", "cvt.rn.f16x2.f32")
+    assert finding.pairs > 4                          # P's registers feed every n8 tile of P V, in a loop
 
 
 def test_cli_exit_status_and_one_line_per_finding(capsys):
