@@ -113,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--count", type=_positive, help="inputs per f32/f64 form (default 2**24; 16-bit forms: all 65536)")
     m.add_argument("--stride", type=_positive, default=1, help="step between input patterns (default 1)")
     m.add_argument("--out", required=True, metavar="FILE.npz", help="inputs and results per form")
+    sw = sub.add_parser("sweep", help="every input of the f32 MUFU forms on the GPU against warpsim's model")
+    sw.add_argument("--forms", type=_csv, help="forms such as ex2.approx.ftz.f32,lg2.approx.f32 (default all)")
+    sw.add_argument("--exhaustive", action="store_true", help="all 2**32 inputs (the default when --count is not given)")
+    sw.add_argument("--start", type=_at_least(0), default=0, help="first input bit pattern (default 0)")
+    sw.add_argument("--count", type=_positive, help="inputs per form (default 2**32)")
+    sw.add_argument("--chunk-bits", type=_positive, default=28, help="inputs per chunk: 2**N (default 28)")
+    sw.add_argument("--report", metavar="FILE", help="write a JSON report")
     a = sub.add_parser("acceptance", help="the acceptance set of campaigns, one report each")
     a.add_argument("--out", required=True, metavar="DIR", help="directory for the reports")
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
@@ -281,6 +288,26 @@ def _cmd_run(args, argv) -> int:
     return _finish(outcome)
 
 
+def _cmd_sweep(args, argv) -> int:
+    from hwcheck.gpu import Gpu
+    from hwcheck.mufu_sweep import SWEEP_FORMS, parse_forms, sweep
+    from hwcheck.report import command_line
+    if args.exhaustive and args.count is not None:
+        raise _UsageError("hwcheck sweep: --exhaustive and --count exclude each other")
+    try:
+        forms = parse_forms(args.forms or SWEEP_FORMS)
+    except ValueError as e:
+        raise _UsageError(f"hwcheck sweep: {e}") from None
+    if args.start >= 1 << 32:
+        raise _UsageError(f"hwcheck sweep: --start {args.start} is not a 32-bit pattern")
+    gpu = Gpu.open()
+    code = sweep(gpu, forms, start=args.start, count=args.count or 1 << 32, chunk_bits=min(args.chunk_bits, 32),
+                 report=args.report, command=command_line(argv))
+    sys.stdout.write(f"sweep: {'PASS' if code == 0 else 'FAIL'}" + (f"; report: {args.report}\n" if args.report
+                                                                      else "\n"))
+    return code
+
+
 def _cmd_fuzz(args, argv) -> int:
     from hwcheck.campaign import model_arch
     from hwcheck.gpu import Gpu
@@ -348,7 +375,8 @@ def main(argv=None) -> int:
                 return ptx_cli.main(argv[1:])
         args = build_parser().parse_args(argv)
         command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
-                   "lower": _cmd_lower, "fuzz": _cmd_fuzz, "collect": _cmd_collect}[args.command]
+                   "lower": _cmd_lower, "fuzz": _cmd_fuzz, "collect": _cmd_collect,
+                   "sweep": _cmd_sweep}[args.command]
         return command(args, argv)
     except _UsageError as e:
         sys.stderr.write(f"{e}\n")

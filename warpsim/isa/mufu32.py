@@ -50,7 +50,7 @@ from warpsim.isa.fpcompare import CMP, fp_compare
 from warpsim.isa.rounding import RN
 
 __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "mufu_tables", "mufu_batch",
-           "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
+           "mufu_range", "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
            "f32_lg2_approx", "f32_lg2_approx_ftz", "build_tables"]
@@ -301,19 +301,41 @@ def _batch(fn, a, t, out):
         out[i] = fn(a[i], t)
 
 
+@njit(cache=True, parallel=True)
+def _range(fn, start, t, out):
+    for i in prange(out.size):
+        out[i] = fn(np.uint32((start + i) & 0xFFFFFFFF), t)
+
+
+def _model(op, ftz):
+    if (op, bool(ftz)) not in MUFU32_OPS:
+        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
+                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
+    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    return fn, mufu_tables((TABLE_NAMES[index],))[index]
+
+
+def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np.ndarray:
+    """``out[i]`` = the model's result for input bits ``start + i`` (mod 2**32); the exhaustive sweep's half.
+
+    >>> hex(int(mufu_range("ex2", 0x3F800000, np.empty(1, np.uint32), ftz=True)[0]))
+    '0x40000000'
+    """
+    fn, table = _model(op, ftz)
+    _range(fn, np.int64(start), table, out)
+    return out
+
+
 def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
     """``{op}.approx{.ftz}.f32`` over an array of register bits (uint32, any shape), in parallel.
 
     >>> [hex(int(v)) for v in mufu_batch("rcp", np.array([0x40800000, 0x80000000], np.uint32), ftz=True)]
     ['0x3e800000', '0xff800000']
     """
-    if (op, bool(ftz)) not in MUFU32_OPS:
-        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
-                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
-    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    fn, table = _model(op, ftz)
     a = np.ascontiguousarray(a, dtype=np.uint32)
     out = np.empty(a.size, np.uint32)
-    _batch(fn, a.ravel(), mufu_tables((TABLE_NAMES[index],))[index], out)
+    _batch(fn, a.ravel(), table, out)
     return out.reshape(a.shape)
 
 
