@@ -175,3 +175,11 @@ def test_one_finding_per_instruction_pair():
 def test_unknown_kernel():
     with pytest.raises(ValueError, match="no kernel 'nope'; the module has: k"):
         check_kernel(parse_module(HEAD + "ret;\n}\n", "k.ptx"), "nope")
+
+
+def test_scoped_instructions_keep_their_source_line():
+    text = (HEAD.replace("{\n", "{\n.loc 1 7 0\n", 1) + "  { cvt.rn.f16x2.f32 %r1, %f1, %f2; }\n  .loc 1 9 0\n  "
+            + MMA_BF16 + "\n  ret;\n}\n.file 1 \"k.cu\"\n")
+    [f] = check_kernel(parse_module(text, "k.ptx"), "k")
+    assert (f.producer.source, f.consumer.source) == ("k.cu:7", "k.cu:9")
+    assert str(f).startswith("k.cu:9 / PTX line") and "k.cu:7 / PTX line" in str(f)
