@@ -167,6 +167,17 @@ def test_typed_loads_and_stores():
         == [("bf16x2", "f32")]
 
 
+def test_loads_of_variables_declared_with_a_float_type():
+    text = HEAD.replace("(.param .u64 out)", "(.param .u64 out, .param .f32 scale)").replace(
+        ".visible .entry", ".global .align 4 .f16 table[8];\n.visible .entry")
+    def kernel(body):
+        return [(f.produced, f.expected) for f in check_kernel(parse_module(text + body + "\n ret;\n}\n"), "k")]
+    assert kernel("  ld.param.b32 %r1, [scale];\n  " + MMA_BF16) == [("f32", "bf16x2")]
+    assert kernel("  mov.u64 %rd1, table;\n  ld.global.b32 %r1, [%rd1+4];\n  " + MMA_BF16) == [("f16x2", "bf16x2")]
+    assert kernel("  mov.u64 %rd1, table;\n  ld.global.b32 %r1, [%rd1+4];\n  " + MMA_F16) == []
+    assert kernel("  ld.param.b32 %r1, [out];\n  " + MMA_BF16) == []            # a .u64 param: bits
+
+
 def test_one_finding_per_instruction_pair():
     body = "  cvt.rn.f16x2.f32 %r1, %f1, %f2;\n  mov.b32 %r2, %r1;\n  " + MMA_BF16.replace("%r3, %r4", "%r1, %r2")
     assert len(findings(body)) == 1

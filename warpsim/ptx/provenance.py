@@ -7,7 +7,8 @@ mismatches statically, without running the kernel:
 
 1. **Producers** give a register its element type: float arithmetic and ``cvt`` their destination
    type (``cvt.rn.bf16x2.f32`` -> ``bf16x2``, ``cvt.rn.f16.f32`` -> ``f16``), ``mma`` its D type per
-   register (``.f32`` -> ``f32``, ``.f16`` -> ``f16x2``), a typed load (``ld.param.f32``) and a float
+   register (``.f32`` -> ``f32``, ``.f16`` -> ``f16x2``), a typed load (``ld.param.f32``), a load of a
+   variable declared with a float type (``.param .f32 scale``, ``.global .f32 table[16]``) and a float
    ``mov`` of an immediate their type. Anything else (integer and bit operations, ``ldmatrix``, untyped
    loads of global memory) produces an *unknown* type, which matches every consumer.
 2. **Copies carry the type**: ``mov`` of a register, ``shfl.sync`` (the same register of another lane),
@@ -178,6 +179,7 @@ class _Analysis:
         self.module = module
         self.flow = ControlFlow(function)
         self.instrs = self.flow.instrs
+        self.variables = {v.name: v for v in module.variables + function.params + function.locals}
 
     # definitions ----------------------------------------------------------------------------------------
     def _register_defs(self):
@@ -363,6 +365,8 @@ class _Analysis:
         users = [[] for _ in range(n)]
         for d, definition in enumerate(self.defs):
             how = definition.how
+            if how[0] == "load" and self._declared(definition.at, *how[1]) is not None:
+                how = ("typed", self._declared(definition.at, *how[1]))
             if how[0] == "typed":
                 self.origins[d] = frozenset({_Origin(definition.at, how[1])})
                 continue
@@ -398,6 +402,17 @@ class _Analysis:
 
     def _reaching_defs(self, i, name):
         return bits(self.reaching_regs[i] & self.mask_of_name.get(name, 0))
+
+    def _declared(self, i, ins, k):
+        """The element type of a load from a variable declared with a float type (``.param .f32 scale``,
+        ``.global .f32 table[16]``), as many elements as the load's element holds; else None."""
+        address = self._address(i, ins.operands[1], self.reaching_regs[i])
+        variable = self.variables.get(address[0][1]) if address is not None and address[0][0] == "sym" else None
+        declared = parse_type(variable.type) if variable is not None else None
+        if declared is None:
+            return None
+        bits, elem_bits = 8 * _element_bytes(ins), FLOAT_ELEMENTS[declared.elem] * declared.count
+        return ElementType(declared.elem, declared.count * bits // elem_bits) if bits % elem_bits == 0 else None
 
     def _load_sources(self, i, ins, k):
         """Register definitions whose values a tracked load reads (element ``k``), else ``[]``."""
