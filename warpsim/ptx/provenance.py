@@ -411,8 +411,10 @@ class _Analysis:
         declared = parse_type(variable.type) if variable is not None else None
         if declared is None:
             return None
-        bits, elem_bits = 8 * _element_bytes(ins), FLOAT_ELEMENTS[declared.elem] * declared.count
-        return ElementType(declared.elem, declared.count * bits // elem_bits) if bits % elem_bits == 0 else None
+        load_bits, elem_bits = 8 * _element_bytes(ins), FLOAT_ELEMENTS[declared.elem] * declared.count
+        if load_bits % elem_bits:
+            return None
+        return ElementType(declared.elem, declared.count * load_bits // elem_bits)
 
     def _load_sources(self, i, ins, k):
         """Register definitions whose values a tracked load reads (element ``k``), else ``[]``."""
