@@ -25,3 +25,7 @@ def need_nvcc():
 @pytest.fixture
 def need_dsl():
     _need(importlib.util.find_spec("cutlass") is not None, "CuTe DSL not installed (pip install 'warpsim[dsl]')")
+
+
+# a CuTe DSL kernel source for warpsim check, not a test module (importing it needs the DSL)
+collect_ignore = ["attn_tile_dsl.py"]

@@ -12,14 +12,16 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ATTN = HERE / "attn_tile.cu"
 FLASH = HERE / "flash_tile.cu"
+ATTN_DSL = HERE / "attn_tile_dsl.py"
 WRONG_PTX = HERE / "p_as_f16.ptx"
 
 
 
 def marked_line(path, marker):
-    """``name:line`` of the line of ``path`` that carries ``// marker``."""
+    """``name:line`` of the line of ``path`` that ends with the comment ``// marker`` (``# marker`` in Python)."""
+    comment = "#" if path.suffix == ".py" else "//"
     lines = path.read_text().splitlines()
-    [number] = [n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"// {marker}")]
+    [number] = [n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"{comment} {marker}")]
     return f"{path.name}:{number}"
 
 
@@ -72,6 +74,15 @@ def test_flash_forward_p_in_the_other_type_is_flagged(need_nvcc):
     f = finding.finding
     assert (f.produced, f.expected, f.producer.text) == ("f16x2", "bf16x2", "cvt.rn.f16x2.f32")
     assert finding.pairs > 4                          # P's registers feed every n8 tile of P V, in a loop
+
+
+def test_cute_dsl_p_as_f16_is_flagged_with_both_python_lines(need_dsl):
+    names, [finding] = check_source(ATTN_DSL, arch="sm_80")
+    assert len(names) == 2 and finding.kernel.endswith("_Float16_0")          # the BFloat16 kernel is silent
+    assert (finding.consumer_line, finding.producer_line) == (marked_line(ATTN_DSL, "P V"),
+                                                              marked_line(ATTN_DSL, "P"))
+    f = finding.finding
+    assert (f.produced, f.expected, f.producer.text) == ("f16x2", "bf16x2", "cvt.rn.f16x2.f32")
 
 
 def test_cli_exit_status_and_one_line_per_finding(capsys):
