@@ -113,6 +113,9 @@ def test_bad_ptx_is_one_line(capsys, tmp_path):
     bad.write_text(".version 8.0\n.target sm_80\n.address_size 64\n.entry k() { mov.u32 %r1 }\n")
     status, _out, err = cli(capsys, "check", bad)
     assert status == 2 and err.count("\n") == 1 and "bad.ptx:4:" in err
+    bad.write_text(".version 8.0\n.target sm_80\n.address_size 64\n.func f() { ret; }\n")
+    status, _out, err = cli(capsys, "check", bad)
+    assert status == 2 and err == "warpsim check: error: bad.ptx: no kernel (.entry) to check\n"
 
 
 def test_run_strict_refuses_a_kernel_with_findings(capsys):

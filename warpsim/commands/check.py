@@ -75,6 +75,8 @@ def check_source(source, kernel=None, arch="sm_90", nvcc_flags=()):
     modules = [(text, parse_module(text, ptx_name)) for text in compiled.modules]
     entries = {name: (text, module) for text, module in modules
                for name, f in module.functions.items() if f.entry and not f.declared_only}
+    if not entries:
+        raise ValueError(f"{compiled.source.name}: no kernel (.entry) to check")
     names = [find_entry(entries, kernel)] if kernel is not None else list(entries)
     out = []
     for name in names:
