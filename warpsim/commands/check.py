@@ -9,7 +9,7 @@ kernel's own file: the line of the user's ``gemm(...)``, not CuTe's header) and 
 instruction, and the two types::
 
     attn.cu:36 (attn.sm_80.ptx:200 mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32) reads A register %r13
-    as bf16x2, but attn.cu:29 (attn.sm_80.ptx:142 cvt.rn.f16x2.f32) produced it as f16x2 (4 register pairs)
+    as bf16x2, but attn.cu:29 (attn.sm_80.ptx:142 cvt.rn.f16x2.f32) produced it as f16x2 (4 PTX instruction pairs)
 
 (one line on the terminal). Findings with the same two source lines, instructions and types are one
 line, with the count of (producer, consumer) PTX instruction pairs behind it. ``warpsim run SOURCE
@@ -63,7 +63,7 @@ class SourceFinding:
             ptx = f"{self.ptx_name}:{site.ptx_line} {site.text}"
             return f"{line} ({ptx})" if line else ptx
         packed = f", packed by {self.ptx_name}:{f.packed.ptx_line} {f.packed.text}" if f.packed else ""
-        count = f" ({self.pairs} register pairs)" if self.pairs > 1 else ""
+        count = f" ({self.pairs} PTX instruction pairs)" if self.pairs > 1 else ""
         return (f"{at(self.consumer_line, f.consumer)} reads {f.operand} as {f.expected}, but "
                 f"{at(self.producer_line, f.producer)} produced it as {f.produced}{packed}{count}")
 
