@@ -37,8 +37,10 @@ def test_example_ptx_is_silent(path):
     assert names and findings == []
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "examples/cute_cpp").glob("*.cu")) + [ROOT / "examples/ptx/directed.cu"],
-                         ids=lambda p: p.name)
+CUTE_CPP = sorted((ROOT / "examples/cute_cpp").glob("*.cu")) + [ROOT / "examples/ptx/directed.cu"]
+
+
+@pytest.mark.parametrize("path", CUTE_CPP, ids=lambda p: p.name)
 def test_example_cute_cpp_is_silent(need_nvcc, path):
     names, findings = check_source(path, arch="sm_80")
     assert names and findings == [], "\n".join(map(str, findings))

@@ -83,7 +83,8 @@ def test_halves_packed_by_mov():
     assert findings(ok) == []
     mixed = body.replace("cvt.rn.f16.f32 %h2", "cvt.rn.bf16.f32 %h2")              # halves of two kinds: unknown
     assert findings(mixed) == []
-    widened = "  cvt.rn.bf16x2.f32 %r1, %f1, %f2;\n  mov.b32 {%h1, %h2}, %r1;\n  mov.b32 %f3, {0, %h2};\n  add.f32 %f4, %f3, %f3;"
+    widened = ("  cvt.rn.bf16x2.f32 %r1, %f1, %f2;\n  mov.b32 {%h1, %h2}, %r1;\n  mov.b32 %f3, {0, %h2};\n"
+               "  add.f32 %f4, %f3, %f3;")
     assert findings(widened) == []                  # bf16 -> f32 by placing the bits high: not a bf16 pair
 
 
@@ -127,8 +128,8 @@ $L_loop:
     assert [f[1] for f in findings(straight)] == ["f16x2"]
     killed = "  cvt.rn.f16x2.f32 %r1, %f1, %f2;\n  cvt.rn.bf16x2.f32 %r1, %f1, %f2;\n  " + MMA_BF16
     assert findings(killed) == []                                                   # the later write wins
-    reloaded = ("  cvt.rn.f16x2.f32 %r1, %f1, %f2;\n  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r9];"
-                "\n  " + MMA_BF16)
+    reloaded = ("  cvt.rn.f16x2.f32 %r1, %f1, %f2;\n"
+                "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r9];\n  " + MMA_BF16)
     assert findings(reloaded) == []                                                 # a vector destination too
     guarded = killed.replace("cvt.rn.bf16x2", "@%p1 cvt.rn.bf16x2")
     assert [f[1] for f in findings(guarded)] == ["f16x2"]                           # may not have happened

@@ -40,7 +40,8 @@ different ways that happen to be equal.
 ...   mov.f32 %f1, 0f3F800000;
 ...   cvt.rn.f16x2.f32 %r1, %f1, %f1;
 ...   mov.b32 %r2, %r1;
-...   mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f1, %f1, %f1}, {%r2, %r2, %r2, %r2}, {%r3, %r3}, {%f1, %f1, %f1, %f1};
+...   mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f1, %f1, %f1},
+...       {%r2, %r2, %r2, %r2}, {%r3, %r3}, {%f1, %f1, %f1, %f1};
 ...   ret;
 ... }''', "k.ptx")
 >>> [(f.producer.ptx_line, f.produced, f.consumer.ptx_line, f.expected) for f in check_kernel(m, "k")]
