@@ -5,8 +5,8 @@
 SOURCE is a ``.cu`` (compiled by nvcc with ``-lineinfo``), a ``.ptx`` or a CuTe DSL ``.py`` file, as for
 ``warpsim run``; without ``--kernel`` every kernel of the source is checked. Each finding is one line
 naming the consumer and the producer, each by its user source line (the innermost ``.loc`` frame in the
-kernel's own file: the line of the user's ``gemm(...)``, not CuTe's header) and its PTX line and
-instruction, and the two types::
+kernel's own file: the line of the user's ``gemm(...)``, not CuTe's header; after the lines of that file
+it was inlined from, ``flash.cu:365>287>76``) and its PTX line and instruction, and the two types::
 
     attn.cu:36 (attn.sm_80.ptx:200 mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32) reads A register %r13
     as bf16x2, but attn.cu:29 (attn.sm_80.ptx:142 cvt.rn.f16x2.f32) produced it as f16x2 (4 PTX instruction pairs)
@@ -95,8 +95,22 @@ def check_source(source, kernel=None, arch="sm_90", nvcc_flags=()):
 
 
 def _user(chain):
+    """The user's lines of an instruction's ``.loc`` chain: the innermost frame in the kernel's own file
+    (:func:`~warpsim.debug.ptx_source.user_line`), after the lines of that file it was called from, outermost
+    first: ``"k.cu:40"``, or ``"flash.cu:365>287>76"`` for a helper of the file inlined into the kernel.
+
+    _user((("k.cu", 9), ("k.cu", 40), ("mma.hpp", 7))) == "k.cu:9>40"
+    """
     frame = user_line(chain) if chain else None
-    return f"{frame[0]}:{frame[1]}" if frame else ""
+    if frame is None:
+        return ""
+    lines = []
+    for name, line in chain:
+        if name == frame[0] and (not lines or lines[-1] != line):
+            lines.append(line)
+        if (name, line) == frame:
+            break
+    return f"{frame[0]}:{'>'.join(map(str, lines))}"
 
 
 def run(args):
