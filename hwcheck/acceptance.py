@@ -124,8 +124,10 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
         runner = make_runner(gpu, cases)
         settings.update(module_key=runner.module.key, compile_s=round(runner.module.compile_seconds, 3))
         settings["simulator_warmup_s"] = round(warm_up(cases, model), 3)
+        # int: every form keeps its own first records (the operand tuples are the finding), not 200 in all
+        kept = CASE_RECORDS * len(cases) if instr == "int" else 200
         run_campaign(cases, runner, count=count, seed=seed, chunk=chunk, arch=model, progress=progress,
-                     results=results)
+                     results=results, total_records=kept)
     except HwcheckError as e:
         error = str(e)
     except Exception as e:   # a bug: keep what finished, and the traceback, in the report

@@ -170,6 +170,7 @@ H200_RECORDS = [
 def test_the_interpreter_gives_what_the_h200_gave(seed):
     from hwcheck.instrument import TRACE_PARAM, instrument
     from hwcheck.ptx_run import make_args, parse_ptx_arg
+    from hwcheck.shared_capture import SHARED_PARAM
     from warpsim import ptx
     prog = program(seed)
     n = prog.block
@@ -178,6 +179,7 @@ def test_the_interpreter_gives_what_the_h200_gave(seed):
     out = ptx.load(prog.text).launch(KERNEL, block=n, args=dict(args), quiet=True).buffers["out"]
     ins = instrument(prog.text, KERNEL, capacity=4096)
     args[TRACE_PARAM] = np.zeros(ins.buffer_bytes(n) // 4, np.uint32)
+    args[SHARED_PARAM] = np.zeros(ins.capture.buffer_bytes(1, 0) // 4, np.uint32)
     words = ptx.load(ins.text).launch(KERNEL, block=n, args=args, quiet=True).buffers[TRACE_PARAM].reshape(n, -1)
     records = words[:, ins.header_bytes // 4:].reshape(n, ins.capacity, 4)
     for _seed, what, where, step, want in (r for r in H200_RECORDS if r[0] == seed):

@@ -3,8 +3,8 @@
 The driver's ptxas folds some instructions whose operands it knows at compile time differently from the
 sequence it runs otherwise (``bfe.s32`` with a known position >= 32 and a known length >= 1 becomes all ones:
 docs/ptx.md, "Integer forms: what the H200 runs"). To model that, the decoder asks which registers hold a known
-constant before each instruction: :func:`known_constants` is a forward dataflow over one function's body
-(instructions and labels, in order) with the lattice "register -> one value, or unknown":
+constant before each instruction: :func:`known_constants` is a forward dataflow over one function's control flow
+(:class:`warpsim.ptx.reaching.ControlFlow`) with the lattice "register -> one value, or unknown":
 
 - ``mov.TYPE %r, IMM`` without a guard makes ``%r`` that constant (its low ``TYPE`` bits); ``mov.TYPE %r, %s``
   copies what is known of ``%s``; ``add/sub/and/or/xor`` of known values (integer types, no modifier) are known;
@@ -19,13 +19,14 @@ known here is known to ptxas too.
 >>> from warpsim.ptx.syntax import parse_module
 >>> m = parse_module(".version 8.0\\n.target sm_90\\n.address_size 64\\n.entry k()\\n{ .reg .b32 %r<4>;\\n"
 ...                  "mov.u32 %r1, 40; mov.u32 %r2, %r1; add.u32 %r1, %r1, 1; ld.u32 %r2, [%r3]; ret; }")
->>> [known_constants(m.functions["k"].body)[i] for i in (3, 4)] == [{"%r1": 41, "%r2": 40}, {"%r1": 41}]
+>>> [known_constants(m.functions["k"])[i] for i in (3, 4)] == [{"%r1": 41, "%r2": 40}, {"%r1": 41}]
 True
 """
 
 from __future__ import annotations
 
-from warpsim.ptx.syntax import Instruction, Label
+from warpsim.ptx.reaching import ControlFlow
+from warpsim.ptx.syntax import Instruction
 
 __all__ = ["known_constants"]
 
@@ -91,27 +92,12 @@ def _meet(a: dict | None, b: dict) -> dict:
     return {k: v for k, v in a.items() if b.get(k) == v}
 
 
-def known_constants(body) -> list:
-    """For each :class:`Instruction` of ``body`` (in order, labels skipped): ``{register name: value}`` of the
-    registers holding a constant known at compile time when the instruction starts (module docstring)."""
-    ins = [item for item in body if isinstance(item, Instruction)]
-    at_label, k = {}, 0
-    for item in body:
-        if isinstance(item, Label):
-            at_label[item.name] = k
-        else:
-            k += 1
-    succ = []
-    for i, x in enumerate(ins):
-        nxt = [i + 1] if i + 1 < len(ins) else []
-        if x.opcode == "bra":
-            target = x.operands[0].name if x.operands else None
-            jump = [at_label[target]] if target in at_label and at_label[target] < len(ins) else []
-            succ.append(jump + (nxt if x.guard is not None else []))
-        elif x.opcode in ("ret", "exit", "trap") and x.guard is None:
-            succ.append([])
-        else:
-            succ.append(nxt)
+def known_constants(function) -> list:
+    """For each instruction of ``function`` (a parsed :class:`~warpsim.ptx.syntax.Function`; in order, labels
+    skipped): ``{register name: value}`` of the registers holding a constant known at compile time when the
+    instruction starts (module docstring). The control flow is :class:`warpsim.ptx.reaching.ControlFlow`'s."""
+    flow = ControlFlow(function)
+    ins, succ = flow.instrs, flow.succ
     entry: list = [None] * len(ins)
     if ins:
         entry[0] = {}

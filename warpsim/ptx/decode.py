@@ -339,7 +339,7 @@ class _Decoder(InstructionDecoder):
             else:
                 pc += 1
         instructions = [item for item in fn.f.body if isinstance(item, Instruction)]
-        fn.known = {id(item): known for item, known in zip(instructions, known_constants(fn.f.body))}
+        fn.known = {id(item): known for item, known in zip(instructions, known_constants(fn.f))}
         last = None
         for item in fn.f.body:
             if isinstance(item, Instruction):
