@@ -229,8 +229,7 @@ def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, ftz, sat, relu, satfinite)
 @njit(cache=True, inline="always")
 def _f64_nan(x, s_eb, s_fb):
     """The f64 NaN made from the NaN bits ``x`` of a format: sign and fraction kept (the fraction moved to
-    the top of f64's), quietened (fraction bit 51 set). Assumed: PTX "NaN payloads are supported for
-    double-precision instructions"; warpsim.isa.fp64 and docs/numerics.md ("f64") say what is proven."""
+    the top of f64's), quietened (fraction bit 51 set): the H200 (docs/numerics.md, "f64")."""
     neg = (x >> (s_eb + s_fb)) & 1
     frac = (x & ((np.int64(1) << s_fb) - 1)) << (52 - s_fb)
     return (neg << 63) | (np.int64(0x7FF) << 52) | frac | (np.int64(1) << 51)
