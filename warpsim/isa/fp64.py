@@ -96,7 +96,7 @@ def _is_nan(x):
 
 
 # The operand whose NaN an operation gives when several are NaNs, first to last (the H200): positions in
-# ``(a, b, c)``.
+# ``(a, b, c)``. ``min``/``max`` give a NaN only when both operands are NaNs (a NaN and a number: the number).
 NAN_ORDER = {"add": (1, 0), "sub": (1, 0), "mul": (1, 0), "fma": (1, 2, 0), "div": (0, 1), "min": (1, 0),
              "max": (1, 0)}
 
