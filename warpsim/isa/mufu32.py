@@ -45,12 +45,12 @@ import sys
 import numpy as np
 from numba import njit, prange
 
+from warpsim.isa.floats import bit_length
 from warpsim.isa.fparith import f32_add, f32_mul
-from warpsim.isa.fpcompare import CMP, fp_compare
 from warpsim.isa.rounding import RN
 
 __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "mufu_tables", "mufu_batch",
-           "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
+           "mufu_range", "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
            "f32_lg2_approx", "f32_lg2_approx_ftz", "build_tables"]
@@ -64,7 +64,6 @@ _INF = np.uint32(0x7F800000)
 _SIGN = np.uint32(0x80000000)
 _ONE = np.uint32(0x3F800000)
 _SMALLEST_NORMAL = np.uint32(0x00800000)   # 2**-126
-_GEU, _GT = CMP["geu"], CMP["gt"]
 
 
 # -- the MUFU instructions (flush subnormal inputs and results) -----------------------------------------------
@@ -167,9 +166,7 @@ def mufu_lg2(a, t):
     sign = np.int64(0)
     if v < 0:
         sign, v = np.int64(1), -v - 1
-    p = np.int64(63)
-    while (v >> p) == 0:
-        p -= 1
+    p = bit_length(v) - 1
     mant = v >> (p - 23) if p >= 23 else v << (23 - p)
     return np.uint32((sign << 31) | ((p - 50 + 127) << 23) | (mant & 0x7FFFFF))
 
@@ -178,8 +175,9 @@ def mufu_lg2(a, t):
 
 @njit(cache=True)
 def _tiny(a):
-    """``!(|a| >= 2**-126)``, ``FSETP.GEU`` as the SASS tests it (false for NaN)."""
-    return not fp_compare(a & 0x7FFFFFFF, _SMALLEST_NORMAL, 8, 23, _GEU, False)
+    """``!(|a| >= 2**-126)``, ``FSETP.GEU`` as the SASS tests it (false for NaN): on the bits, ``|a|`` below
+    the smallest normal's pattern."""
+    return (np.uint32(a) & 0x7FFFFFFF) < _SMALLEST_NORMAL
 
 
 @njit(cache=True)
@@ -191,7 +189,8 @@ def f32_ex2_approx_ftz(a, t):
 @njit(cache=True)
 def f32_ex2_approx(a, t):
     """``ex2.approx.f32``: below -126, ``MUFU.EX2(x/2)`` squared (``FMUL``), so subnormal results survive."""
-    if fp_compare(a, np.uint32(0xC2FC0000), 8, 23, _GEU, False):
+    a = np.uint32(a)
+    if a <= 0xC2FC0000 or a > 0xFF800000:       # not below -126 (``FSETP.GEU``: positive, >= -126, or NaN)
         return mufu_ex2(a, t)
     y = mufu_ex2(f32_mul(a, np.uint32(0x3F000000), RN, False, False), t)
     return f32_mul(y, y, RN, False, False)
@@ -206,9 +205,13 @@ def f32_rcp_approx_ftz(a, t):
 @njit(cache=True)
 def f32_rcp_approx(a, t):
     """``rcp.approx.f32``: the input scaled by 2**24 below 2**-126 or by 1/4 above 2**126, the result back."""
-    scale = np.uint32(0x4B800000) if _tiny(a) else _ONE
-    if fp_compare(a & 0x7FFFFFFF, np.uint32(0x7E800000), 8, 23, _GT, False):
+    mag = np.uint32(a) & 0x7FFFFFFF
+    if _tiny(a):
+        scale = np.uint32(0x4B800000)
+    elif 0x7E800000 < mag <= 0x7F800000:          # ``FSETP.GT |a|, 2**126`` (false for NaN)
         scale = np.uint32(0x3E800000)
+    else:                                         # times 1.0 twice: the same bits (MUFU's NaN is canonical)
+        return mufu_rcp(a, t)
     r = mufu_rcp(f32_mul(a, scale, RN, False, False), t)
     return f32_mul(scale, r, RN, False, False)
 
@@ -301,19 +304,41 @@ def _batch(fn, a, t, out):
         out[i] = fn(a[i], t)
 
 
+@njit(cache=True, parallel=True)
+def _range(fn, start, t, out):
+    for i in prange(out.size):
+        out[i] = fn(np.uint32((start + i) & 0xFFFFFFFF), t)
+
+
+def _model(op, ftz):
+    if (op, bool(ftz)) not in MUFU32_OPS:
+        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
+                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
+    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    return fn, mufu_tables((TABLE_NAMES[index],))[index]
+
+
+def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np.ndarray:
+    """``out[i]`` = the model's result for input bits ``start + i`` (mod 2**32); the exhaustive sweep's half.
+
+    >>> hex(int(mufu_range("ex2", 0x3F800000, np.empty(1, np.uint32), ftz=True)[0]))
+    '0x40000000'
+    """
+    fn, table = _model(op, ftz)
+    _range(fn, np.int64(start), table, out)
+    return out
+
+
 def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
     """``{op}.approx{.ftz}.f32`` over an array of register bits (uint32, any shape), in parallel.
 
     >>> [hex(int(v)) for v in mufu_batch("rcp", np.array([0x40800000, 0x80000000], np.uint32), ftz=True)]
     ['0x3e800000', '0xff800000']
     """
-    if (op, bool(ftz)) not in MUFU32_OPS:
-        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
-                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
-    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    fn, table = _model(op, ftz)
     a = np.ascontiguousarray(a, dtype=np.uint32)
     out = np.empty(a.size, np.uint32)
-    _batch(fn, a.ravel(), mufu_tables((TABLE_NAMES[index],))[index], out)
+    _batch(fn, a.ravel(), table, out)
     return out.reshape(a.shape)
 
 

@@ -12,9 +12,10 @@ decoded when ``warpsim.isa.fpops.FLOAT_OPS`` has its ``(op, type)`` model and ev
 carries is one of that model's parameters; cvt forms are those ``warpsim.isa.cvt`` models
 (f32, f16, bf16, tf32 and the integers). Everything else with a float type is refused at load:
 
-- the MUFU approximations (``ex2 lg2 rsqrt sin cos tanh``, ``.approx``, ``div.full``) and f64
-  arithmetic: ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md) --
-  except the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
+- the MUFU approximations (``sin cos tanh`` on f32, ``div.approx``, ``div.full``, f64 ``.approx``) and
+  f64 arithmetic: ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md) --
+  except ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` (``warpsim.isa.mufu32``: tables of the H200's
+  results, the SASS's scalings around them) and the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
   ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
   for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
@@ -45,7 +46,8 @@ from warpsim.ptx.rows import K_IMM, K_NONE
 __all__ = ["FloatDecoder", "MUFU_NAMES", "MUFU_REASON", "F64_REASON"]
 
 MUFU_NAMES = ("ex2", "lg2", "rsqrt", "sin", "cos", "tanh")
-MUFU_REASON = "the MUFU approximations are not modelled bit-exactly yet; see docs/numerics.md"
+MUFU32_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2")     # their .approx{.ftz}.f32 forms: warpsim.isa.mufu32
+MUFU_REASON = "this MUFU approximation is not modelled bit-exactly yet; see docs/numerics.md"
 F64_REASON = ("f64 arithmetic is not modelled bit-exactly yet (warpsim.isa models f32, f16 and bf16); "
               "see docs/numerics.md")
 _FLOAT_KINDS = (TK_F, TK_BF, TK_F16X2, TK_BF16X2)
@@ -72,6 +74,9 @@ class FloatDecoder:
         types = [m for m in mods if m in TYPES or m == "tf32"]
         if name in ("ex2", "tanh") and types and (name, types[-1]) in ISA_FLOAT_OPS:
             self.float_mufu16(fn, ins, mods, types[-1])
+            return True
+        if name in MUFU32_NAMES and "approx" in mods and types == ["f32"]:
+            self.float_mufu32(fn, ins, mods)
             return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
@@ -176,6 +181,18 @@ class FloatDecoder:
         d, a = ins.operands
         rows = [self.operand(fn, d), self.float_operand(fn, a, t)]
         self.emit(fn, ins, Op.FARITH, (t, None), (FOPS.index(ins.opcode), 0, 0, 0), rows)
+
+    def float_mufu32(self, fn, ins, mods):
+        """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``: the H200's MUFU (``warpsim.isa.mufu32``)."""
+        extra = [m for m in mods if m not in ("approx", "ftz", "f32")]
+        if extra:
+            raise self.error(ins.token, f"{_name(ins)}: .{extra[0]} is not a modifier of {ins.opcode}.approx.f32 "
+                                        f"(it takes .ftz)", UnsupportedType)
+        self.count(ins, ins.operands, 2)
+        d, a = ins.operands
+        flags = FLAGS["approx"] | (FLAGS["ftz"] if "ftz" in mods else 0)
+        rows = [self.operand(fn, d), self.float_operand(fn, a, "f32")]
+        self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index(ins.opcode), 0, flags, 0), rows)
 
     def comparison(self, ins, mods):
         cmp = next((m for m in mods if m in FCMP), None)

@@ -21,7 +21,9 @@ predicate of ``setp``, 0 for the others). The row's fields (filled by
 The type is in ``TK, TB`` (``cvt``: destination; its source in ``SK, SB``).
 
 >>> from warpsim.ptx.opcodes import TK_F
->>> d, q = float_result(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0x3F800000, 0x3F800000, 0)
+>>> from warpsim.isa.mufu32 import mufu_tables
+>>> d, q = float_result(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0x3F800000, 0x3F800000, 0,
+...                     mufu_tables(()))
 >>> hex(d)
 '0x40000000'
 """
@@ -32,19 +34,26 @@ from numba import njit
 from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu16 as mu
+from warpsim.isa import mufu32 as m32
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 
-__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "float_result"]
+__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "float_result", "kernel_mufu_tables"]
 
 # FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
-FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh")
-_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN, _EX2, _TANH = range(len(FOPS))
+FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh", "lg2",
+        "rsqrt")
+(_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN, _EX2, _TANH, _LG2,
+ _RSQRT) = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
-FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64}
-_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE = FLAGS.values()
+FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64,
+         "approx": 128}
+_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX = FLAGS.values()
+# the f32 MUFU forms (``.approx``, M2 & APPROX): FOPS index -> warpsim.isa.mufu32 table index
+MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.index("rsqrt"): m32.RSQ,
+                FOPS.index("sqrt"): m32.SQRT, FOPS.index("lg2"): m32.LG2}
 # FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
 CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
 FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32
@@ -64,8 +73,24 @@ def _bool(op, t, c):
 
 
 @njit(cache=True)
-def _f32(fop, a, b, c, rnd, flags):
+def _mufu32(fop, a, ftz, mt):
+    """The f32 ``.approx`` forms (``warpsim.isa.mufu32``; ``mt``: its tables)."""
+    if fop == _EX2:
+        return m32.f32_ex2_approx_ftz(a, mt[m32.EX2]) if ftz else m32.f32_ex2_approx(a, mt[m32.EX2])
+    if fop == _RCP:
+        return m32.f32_rcp_approx_ftz(a, mt[m32.RCP]) if ftz else m32.f32_rcp_approx(a, mt[m32.RCP])
+    if fop == _RSQRT:
+        return m32.f32_rsqrt_approx_ftz(a, mt[m32.RSQ]) if ftz else m32.f32_rsqrt_approx(a, mt[m32.RSQ])
+    if fop == _SQRT:
+        return m32.f32_sqrt_approx_ftz(a, mt[m32.SQRT]) if ftz else m32.f32_sqrt_approx(a, mt[m32.SQRT])
+    return m32.f32_lg2_approx_ftz(a, mt[m32.LG2]) if ftz else m32.f32_lg2_approx(a, mt[m32.LG2])
+
+
+@njit(cache=True)
+def _f32(fop, a, b, c, rnd, flags, mt):
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
+    if flags & _APPROX:
+        return _mufu32(fop, np.uint32(a), ftz, mt)
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
     if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
         if fop == _FMA:
@@ -210,15 +235,16 @@ def _cvt(kind, rnd, flags, fmts, tk, tb, sk, sb, a, b):
 
 
 @njit(cache=True)
-def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
+def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     """The destination bits ``(d, q)`` of float instruction ``op`` (see the module docstring) on
-    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand)."""
+    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand); ``mt``: the f32 MUFU tables
+    (``warpsim.isa.mufu32.mufu_tables``; empty arrays where the kernel uses none)."""
     if op == Op.FARITH:
         x2 = tk == TK_F16X2 or tk == TK_BF16X2
         if not x2 and tb == 16:
             a, b, c = a & 0xFFFF, b & 0xFFFF, c & 0xFFFF
         if tk == TK_F and tb == 32:
-            d = np.int64(_f32(m0, a, b, c, m1, m2))
+            d = np.int64(_f32(m0, a, b, c, m1, m2, mt))
         elif tk == TK_BF or tk == TK_BF16X2:
             d = np.int64(_bf16(m0, a, b, c, m1, m2, x2))
         else:
@@ -240,3 +266,12 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
     if op == Op.FTESTP:
         return np.int64(fc.f32_testp(a & 0xFFFFFFFF, m0)), np.int64(0)
     return _cvt(m0, m1, m2, m3, tk, tb, sk, sb, a, b), np.int64(0)
+
+
+def kernel_mufu_tables(code) -> tuple:
+    """The f32 MUFU tables a decoded kernel's rows need (``float_result``'s ``mt``): loaded for the
+    ``.approx`` f32 forms it has, empty for the rest."""
+    from warpsim.ptx.rows import M0, M2, OP, TB, TK
+    rows = code[(code[:, OP] == Op.FARITH) & (code[:, TK] == TK_F) & (code[:, TB] == 32) & ((code[:, M2] & _APPROX) != 0)]
+    names = {m32.TABLE_NAMES[MUFU32_TABLE[int(f)]] for f in rows[:, M0]}
+    return m32.mufu_tables(names) if names else m32.mufu_tables(())
