@@ -23,7 +23,7 @@
 //
 //   warpsim run examples/cute_cpp/flash_fwd.cu --kernel flash_fwd_f16_d64 --grid 1 --block 128 --smem 40960 \
 //       --arg q=q.npy --arg k=k.npy --arg v=v.npy --arg o=zeros:f16:1x1x64x64 --arg lse=zeros:f32:1x1x64 \
-//       --arg N=64 --arg scale_log2=0.18033688 --arg softmax_scale=0.125 --dump o,lse --out DIR
+//       --arg N=64 --arg scale_log2=0.1803368777036667 --arg softmax_scale=0.125 --dump o,lse --out DIR
 
 #include <cute/tensor.hpp>
 
