@@ -3,8 +3,9 @@ the recipe's, and the simulator's O and LSE agree with a float64 numpy reference
 tolerances (``examples/flash_fwd_check.py``).
 
 The simulated runs need the f32 MUFU models (``ex2``, and for fast math ``rcp``/``lg2`` ``.approx.ftz.f32``) in
-the PTX interpreter; until they are there those tests skip, saying so. ``--slow`` adds every variant of both
-builds at B = H = 2 with a tail, and N = 512.
+the PTX interpreter; until they are there those tests skip, saying so. ``--slow`` adds the fast-math build
+(a second nvcc compile: its PTX, and every variant of both builds simulated at B = H = 2 with a tail, and at
+N = 512).
 """
 
 import importlib.util
@@ -89,7 +90,7 @@ def _count(body, pattern):
 
 # ------------------------------------------------------------------------------------------- the PTX
 
-@pytest.mark.parametrize("fast_math", [False, True], ids=["plain", "fast_math"])
+@pytest.mark.parametrize("fast_math", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["plain", "fast_math"])
 def test_the_ptx_is_the_recipes(fast_math, need_nvcc):
     """Per KV tile each thread computes 2 rows x 16 scores: 32 ex2 of one fma each, 2 ex2 for the rescale,
     16 + 2 max.f32 per row, 2 shuffles per row for the max and 2 for the final sum; the matrix products
