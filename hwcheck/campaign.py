@@ -32,7 +32,7 @@ import numpy as np
 from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
-from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, FloatCase
+from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, F64Case, FloatCase
 from hwcheck.int_cases import INT_CLASSES, IntCase, IntRunner, select_forms
 from hwcheck.kernels import module_source
 from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, get_arch, neighbours
@@ -45,14 +45,14 @@ __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", 
            "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status", "variant_totals",
            "variant_lines"]
 
-INSTRS = ("mma", "ldmatrix", "cvt", "float", "int")
+INSTRS = ("mma", "ldmatrix", "cvt", "float", "f64", "int")
 SHAPES = ("m16n8k16", "m16n8k8")
 MMA_TYPES = tuple(f"{ab}.{cd}" for ab, cd in TYPE_COMBOS)   # f16.f32, bf16.f32, f16.f16
 CVT_TYPES = ("f16", "bf16")
 VARIANTS = ("x1", "x2", "x4", "x1.trans", "x2.trans", "x4.trans")
 CLASSES = {"mma": MMA_CLASSES + tuple(EVIDENCE_CLASSES), "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES,
-           "float": FLOAT_CLASSES, "int": INT_CLASSES}
-PER_THREAD = ("cvt", "float", "int")   # one instruction per thread: counts are whole warps of 32
+           "float": FLOAT_CLASSES, "f64": FLOAT_CLASSES, "int": INT_CLASSES}
+PER_THREAD = ("cvt", "float", "f64", "int")   # one instruction per thread: counts are whole warps of 32
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
@@ -63,8 +63,8 @@ def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes
     """The cases of a campaign, in a fixed order: shape, then type (or variant, or form), then class.
 
     ``variants``: ldmatrix's variants, or the float forms (``hwcheck.float_cases.FLOAT_FORMS``, PTX text
-    such as ``fma.rz.ftz.f32``) of ``instr == "float"``; default all. ``forms``: glob patterns picking the
-    integer forms (``hwcheck.int_cases.INT_FORMS``, e.g. ``bfe.*``) of ``instr == "int"``; default all.
+    such as ``fma.rz.ftz.f32``) of ``instr == "float"`` (``F64_FORMS`` of ``instr == "f64"``); default all.
+    ``forms``: glob patterns picking the integer forms (``hwcheck.int_cases.INT_FORMS``, e.g. ``bfe.*``) of ``instr == "int"``; default all.
 
     Raises ``ValueError`` naming the option and the allowed values for anything unknown.
     """
@@ -83,14 +83,16 @@ def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes
         return [CvtCase(to, cls) for to in types for cls in classes]
     if instr == "int":
         return [IntCase(name, cls) for name in select_forms(forms) for cls in classes]
-    if instr == "float":
-        forms = list(FLOAT_FORMS if variants is None else variants)
+    if instr in ("float", "f64"):
+        known, case, listed = ((FLOAT_FORMS, FloatCase, "FLOAT_FORMS") if instr == "float" else
+                               (F64_FORMS, F64Case, "F64_FORMS"))
+        forms = list(known if variants is None else variants)
         for form in forms:
-            if form not in FLOAT_FORMS:
-                raise ValueError(f"--variants: {form!r} is not a float form of the campaign (PTX text such as "
-                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f32; the list: hwcheck.float_cases.FLOAT_FORMS)")
-        _check("--variants", forms, FLOAT_FORMS)
-        return [FloatCase(form, cls) for form in forms for cls in classes]
+            if form not in known:
+                raise ValueError(f"--variants: {form!r} is not a form of the {instr} campaign (PTX text such as "
+                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f64; the list: hwcheck.float_cases.{listed})")
+        _check("--variants", forms, known)
+        return [case(form, cls) for form in forms for cls in classes]
     variants = list(VARIANTS if variants is None else variants)
     _check("--variants", variants, VARIANTS)
     return [LdmatrixCase(int(v[1]), v.endswith(".trans")) for v in variants]

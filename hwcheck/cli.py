@@ -2,7 +2,7 @@
 
 Subcommands:
 
-- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|int [--shapes ...] [--types ...] [--variants ...]
+- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int [--shapes ...] [--types ...] [--variants ...]
   [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
   [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
   (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`); ``--instr int``
@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--count", type=_positive, help="inputs per f32/f64 form (default 2**24; 16-bit forms: all 65536)")
     m.add_argument("--stride", type=_positive, default=1, help="step between input patterns (default 1)")
     m.add_argument("--out", required=True, metavar="FILE.npz", help="inputs and results per form")
-    sw = sub.add_parser("sweep", help="every input of the f32 MUFU forms on the GPU against warpsim's model")
+    sw = sub.add_parser("sweep", help="every input of the f32 MUFU forms (div: random pairs) on the GPU against "
+                                      "warpsim's model")
     sw.add_argument("--forms", type=_csv, help="forms such as ex2.approx.ftz.f32,lg2.approx.f32 (default all)")
     sw.add_argument("--exhaustive", action="store_true", help="all 2**32 inputs (the default when --count is not given)")
     sw.add_argument("--start", type=_at_least(0), default=0, help="first input bit pattern (default 0)")
@@ -184,9 +185,10 @@ def _campaign_options(args) -> dict:
         if args.variants is not None:
             raise _UsageError("hwcheck campaign: --variants applies to --instr ldmatrix only")
         options.update(shapes=args.shapes or None, types=args.types, classes=args.classes)
-    elif args.instr == "float":
+    elif args.instr in ("float", "f64"):
         if args.shapes is not None or args.types is not None:
-            raise _UsageError("hwcheck campaign: --shapes and --types do not apply to --instr float (use --variants)")
+            raise _UsageError(f"hwcheck campaign: --shapes and --types do not apply to --instr {args.instr} "
+                              f"(use --variants)")
         options.update(variants=args.variants, classes=args.classes)
     elif args.instr == "cvt":
         if args.variants is not None or args.shapes is not None:
@@ -310,12 +312,12 @@ def _cmd_run(args, argv) -> int:
 
 def _cmd_sweep(args, argv) -> int:
     from hwcheck.gpu import Gpu
-    from hwcheck.mufu_sweep import SWEEP_FORMS, parse_forms, sweep
+    from hwcheck.mufu_sweep import DIV_FORMS, SWEEP_FORMS, parse_forms, sweep
     from hwcheck.report import command_line
     if args.exhaustive and args.count is not None:
         raise _UsageError("hwcheck sweep: --exhaustive and --count exclude each other")
     try:
-        forms = parse_forms(args.forms or SWEEP_FORMS)
+        forms = parse_forms(args.forms or SWEEP_FORMS + DIV_FORMS)
     except ValueError as e:
         raise _UsageError(f"hwcheck sweep: {e}") from None
     if args.start >= 1 << 32:

@@ -125,3 +125,30 @@ def test_the_ptx_interpreter_runs_them_through_the_same_models(sample):
     out = np.asarray(out).view(np.uint32).reshape(x.size, 12)
     for j, form in enumerate(order):
         np.testing.assert_array_equal(out[:, j], sample[form][::16][:1024], err_msg=form)
+
+
+def test_tanh_has_no_ftz_form_in_ptx():
+    from warpsim.errors import UnsupportedType
+    text = PTX.replace("ex2.approx.ftz.f32 %f1, %f0;", "tanh.approx.ftz.f32 %f1, %f0;")
+    with pytest.raises(UnsupportedType, match=r"tanh\.approx\.ftz\.f32: \.ftz is not a modifier of tanh\.approx\.f32"):
+        warpsim.ptx.load(text)
+
+
+def test_div_approx_gives_zero_for_divisors_above_2_to_the_126_and_full_does_not():
+    """PTX: div.approx.f32 gives 0 for 2**126 < |b| < 2**128; div.full.f32 scales such divisors first."""
+    from warpsim.isa.mufu32 import div_batch
+    a, b = np.array([0x3F800000], np.uint32), np.array([0x7F000000], np.uint32)     # 1 / 2**127
+    assert int(div_batch("approx", a, b)[0]) == 0
+    assert int(div_batch("full", a, b)[0]) == 0x00400000                             # 2**-127, subnormal
+    assert int(div_batch("full", a, b, ftz=True)[0]) == 0                            # flushed by FMUL.FTZ
+
+
+def test_div_is_the_reciprocal_times_the_dividend():
+    from warpsim.isa.mufu32 import div_batch
+    rng = np.random.default_rng(3)
+    b = (rng.integers(0x3F000000, 0x40800000, 4096)).astype(np.uint32)              # [0.5, 4)
+    a = (rng.integers(0x3F000000, 0x40800000, 4096)).astype(np.uint32)
+    r = mufu_batch("rcp", b, ftz=True)
+    want = (a.view(np.float32) * r.view(np.float32)).view(np.uint32)                 # one IEEE rn product
+    np.testing.assert_array_equal(div_batch("approx", a, b, ftz=True), want)
+    np.testing.assert_array_equal(div_batch("full", a, b), want)

@@ -9,7 +9,6 @@ again. ``ptx_function`` names each file by the hash of its text: one text, one p
 
 import hashlib
 
-import numpy as np
 import pytest
 
 # CUDA driver version (major * 1000 + minor * 10) -> the newest PTX ISA version it reads

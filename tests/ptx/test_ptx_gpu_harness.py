@@ -59,3 +59,57 @@ def test_ptx_function_gives_each_text_its_module(tmp_path):
     z32, z64 = np.zeros(cases.N, np.uint32), np.zeros(cases.N, np.uint64)
     got = [launch(cp, fn, cases.N, [z32, z32, z32, z64, z32, z64])[4][0] for fn in fns]
     assert got == [1, 2, 1]
+
+
+def test_the_f64_gpu_file_runs_on_the_fake(monkeypatch, tmp_path):
+    """test_ptx_f64_gpu's plumbing (parameters, 64-bit buffers, the multi-case test) on the fake GPU."""
+    import test_ptx_f64 as f64_cases
+    import test_ptx_f64_gpu as f64_gpu
+    cp, version = gpu_or_skip(FakeCupy())
+    monkeypatch.setattr(f64_cases, "run", f64_gpu.gpu_runner(cp, version, tmp_path))
+    f64_gpu.test_f64_setp_with_a_predicate_set_testp_and_immediates_on_the_gpu(None)
+    f64_gpu.test_f64_nan_rules_on_the_gpu(None, "fma.rn.f64 %rd25, %rd5, %rd6, %rd7;", "fma")
+    f64_gpu.test_f64_cvt_on_the_gpu(None, "f64", "f32", "rm", "")
+    assert len(cp.loaded) == 1 + len(f64_cases.TESTP) + 1 + 1 + 1
+
+
+class _Collected(Exception):
+    """Raised by the collecting stand-in for ``run`` once it has the kernel's body."""
+
+
+def test_every_f64_gpu_kernel_assembles_for_sm90(monkeypatch, tmp_path):
+    """Each kernel test_ptx_f64_gpu.py will load assembles with ``ptxas -arch=sm_90`` (no INVALID_PTX on the
+    GPU); skipped without ptxas."""
+    import shutil
+    import subprocess
+
+    import test_ptx_f64 as f64_cases
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("ptxas is not on PATH")
+    bodies = []
+
+    def collect(body, *args, **kw):
+        bodies.append(body)
+        raise _Collected
+    monkeypatch.setattr(f64_cases, "run", collect)
+    calls = ([(f64_cases.test_f64_arith, a) for a in f64_cases.ARITH] +
+             [(f64_cases.test_f64_without_rounding_is_rn, (op,)) for op in ("add", "sub", "mul")] +
+             [(f64_cases.test_f64_select_and_sign, (op,)) for op in ("min", "max", "abs", "neg", "copysign")] +
+             [(f64_cases.test_f64_setp, (c,)) for c in f64_cases.CMP] +
+             [(f64_cases.test_f64_testp, (c,)) for c in f64_cases.TESTP] +
+             [(f64_cases.test_f64_setp_with_a_predicate_and_set, ()), (f64_cases.test_f64_immediates, ())] +
+             [(f64_cases.test_f64_nan_rules, a) for a in f64_cases.NAN_OPS] +
+             [(f64_cases.test_f64_cvt, a) for a in f64_cases.CVT])
+    for fn, args in calls:
+        with pytest.raises(_Collected):
+            fn(*args)
+    refused = []
+    for i, body in enumerate(bodies):
+        path = tmp_path / f"k{i}.ptx"
+        path.write_text(for_sm90(f64_cases.text(body), "9.0"))
+        r = subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "k.cubin")],
+                           capture_output=True, text=True)
+        if r.returncode:
+            refused.append(f"{body.strip().splitlines()[0]}: {r.stderr.strip()[:200]}")
+    assert len(bodies) == len(calls) and not refused, refused

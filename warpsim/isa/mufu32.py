@@ -1,4 +1,4 @@
-"""The f32 MUFU approximations, bit-exact on sm_90: ``ex2 rcp rsqrt sqrt lg2 .approx{.ftz}.f32``.
+"""The f32 MUFU approximations, bit-exact on sm_90: ``ex2 rcp rsqrt sqrt lg2 .approx{.ftz}.f32``, ``tanh.approx.f32``.
 
 PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, "f32 MUFU"):
 
@@ -20,11 +20,13 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
   SQRT      exponent parity and mantissa                exponent ``(126 + t + e) / 2``
   LG2       the mantissa (``x`` in [1, 2) and [0.5, 1)):  other exponents: ``e + lg2(m)`` in fixed point,
             the table is the result itself              rounded toward zero, negative sums just below
+  TANH      exponent 119..129 and the mantissa without  the table's entry, the input's sign; below: the
+            its low 2..6 bits (their number by exponent)  input itself, above: +-1
   ========  ==========================================  ====================================================
 
-The tables (``data/mufu32_sm90.npz``, 5 MB compressed) are the H200's results, written by
+The tables (``data/mufu32_sm90.npz``, 3.6 MB compressed) are the H200's results, written by
 ``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
-in the file). They load on first use (:func:`mufu_tables`): a few hundred MB in memory for all five.
+in the file). They load on first use (:func:`mufu_tables`): about 300 MB in memory for all six.
 The scalar models take their table as the last argument; :func:`mufu_batch` runs one over an array.
 
 >>> t = mufu_tables()
@@ -53,10 +55,12 @@ __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "muf
            "mufu_range", "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
-           "f32_lg2_approx", "f32_lg2_approx_ftz", "build_tables"]
+           "f32_lg2_approx", "f32_lg2_approx_ftz", "mufu_tanh", "f32_tanh_approx", "f32_div_approx", "f32_div_approx_ftz", "f32_div_full",
+           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH"]
 
-TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2")
-EX2, RCP, RSQ, SQRT, LG2 = range(len(TABLE_NAMES))
+TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")
+EX2, RCP, RSQ, SQRT, LG2, TANH = range(len(TABLE_NAMES))
+TANH_FIRST, TANH_LAST = 119, 129     # MUFU.TANH's table exponents; below: the input itself, above: +-1
 DATA = os.path.join(os.path.dirname(__file__), "data", "mufu32_sm90.npz")
 
 _NAN = np.uint32(0x7FFFFFFF)           # the canonical NaN every MUFU returns
@@ -171,6 +175,22 @@ def mufu_lg2(a, t):
     return np.uint32((sign << 31) | ((p - 50 + 127) << 23) | (mant & 0x7FFFFF))
 
 
+@njit(cache=True)
+def mufu_tanh(a, t):
+    """``MUFU.TANH``: ``tanh(x)``, odd in the sign bit for bit. ``t``: per exponent 119..129 the number of low
+    mantissa bits the result ignores (``t[0:11]``), the entries' offsets (``t[11:22]``), then the entries."""
+    a = np.uint32(a)
+    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
+    if e == 0xFF:
+        return _NAN if m else s | _ONE
+    if e < TANH_FIRST:
+        return a                                   # |x| < 2**-8, subnormals and zeros too: the input itself
+    if e > TANH_LAST:
+        return s | _ONE
+    i = e - TANH_FIRST
+    return s | t[22 + np.int64(t[11 + i]) + (m >> np.int64(t[i]))]
+
+
 # -- the PTX forms, as the SASS composes them ------------------------------------------------------------------
 
 @njit(cache=True)
@@ -261,12 +281,62 @@ def f32_lg2_approx(a, t):
     return f32_add(y, np.uint32(0xC1C00000), RN, False, False)
 
 
+@njit(cache=True)
+def f32_tanh_approx(a, t):
+    """``tanh.approx.f32``: ``MUFU.TANH`` (PTX has no ``.ftz`` form; subnormal inputs come back unchanged)."""
+    return mufu_tanh(a, t)
+
+
+@njit(cache=True)
+def f32_div_approx_ftz(a, b, t):
+    """``div.approx.ftz.f32``: ``a * MUFU.RCP(b)`` (``FMUL.FTZ``). ``t``: the RCP table."""
+    return f32_mul(a, mufu_rcp(b, t), RN, True, False)
+
+
+@njit(cache=True)
+def f32_div_approx(a, b, t):
+    """``div.approx.f32``: for ``|b| < 2**-126`` both operands times 2**24 first; ``MUFU.RCP(b) * a``."""
+    if _tiny(b):
+        a = f32_mul(a, np.uint32(0x4B800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x4B800000), RN, False, False)
+    return f32_mul(mufu_rcp(b, t), a, RN, False, False)
+
+
+@njit(cache=True)
+def f32_div_full(a, b, t):
+    """``div.full.f32``: for ``|b| > 2**126`` both operands times 1/4, for ``|b| < 2**-126`` times 2**24;
+    ``MUFU.RCP(b) * a``."""
+    mag = np.uint32(b) & 0x7FFFFFFF
+    if 0x7E800000 < mag <= 0x7F800000:
+        a = f32_mul(a, np.uint32(0x3E800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x3E800000), RN, False, False)
+    if _tiny(b):
+        a = f32_mul(a, np.uint32(0x4B800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x4B800000), RN, False, False)
+    return f32_mul(mufu_rcp(b, t), a, RN, False, False)
+
+
+@njit(cache=True)
+def f32_div_full_ftz(a, b, t):
+    """``div.full.ftz.f32``: for ``|b| > 2**126`` both operands times 1/4 (``FMUL.FTZ``); ``MUFU.RCP(b) * a``
+    (``FMUL.FTZ``)."""
+    mag = np.uint32(b) & 0x7FFFFFFF
+    if 0x7E800000 < mag <= 0x7F800000:
+        a = f32_mul(a, np.uint32(0x3E800000), RN, True, False)
+        b = f32_mul(b, np.uint32(0x3E800000), RN, True, False)
+    return f32_mul(mufu_rcp(b, t), a, RN, True, False)
+
+
 # (op, ftz) -> (scalar model, table index)
 MUFU32_OPS = {("ex2", True): (f32_ex2_approx_ftz, EX2), ("ex2", False): (f32_ex2_approx, EX2),
               ("rcp", True): (f32_rcp_approx_ftz, RCP), ("rcp", False): (f32_rcp_approx, RCP),
               ("rsqrt", True): (f32_rsqrt_approx_ftz, RSQ), ("rsqrt", False): (f32_rsqrt_approx, RSQ),
               ("sqrt", True): (f32_sqrt_approx_ftz, SQRT), ("sqrt", False): (f32_sqrt_approx, SQRT),
-              ("lg2", True): (f32_lg2_approx_ftz, LG2), ("lg2", False): (f32_lg2_approx, LG2)}
+              ("lg2", True): (f32_lg2_approx_ftz, LG2), ("lg2", False): (f32_lg2_approx, LG2),
+              ("tanh", False): (f32_tanh_approx, TANH)}
+# div (kind, ftz) -> scalar model of (a, b, the RCP table)
+DIV32_OPS = {("approx", True): f32_div_approx_ftz, ("approx", False): f32_div_approx,
+             ("full", True): f32_div_full_ftz, ("full", False): f32_div_full}
 
 
 # -- tables -----------------------------------------------------------------------------------------------------
@@ -329,6 +399,29 @@ def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np
     return out
 
 
+@njit(cache=True, parallel=True)
+def _batch2(fn, a, b, t, out):
+    for i in prange(a.size):
+        out[i] = fn(a[i], b[i], t)
+
+
+def div_batch(kind: str, a: np.ndarray, b: np.ndarray, *, ftz: bool = False) -> np.ndarray:
+    """``div.{kind}{.ftz}.f32 d, a, b`` (``kind`` ``approx`` or ``full``) over arrays of bits, in parallel.
+
+    >>> [hex(int(v)) for v in div_batch("full", np.array([0x40400000], np.uint32), np.array([0x40000000], np.uint32))]
+    ['0x3fc00000']
+    """
+    if (kind, bool(ftz)) not in DIV32_OPS:
+        raise ValueError(f"div.{kind}: not a div form warpsim models (approx, full)")
+    a = np.ascontiguousarray(a, dtype=np.uint32)
+    b = np.ascontiguousarray(b, dtype=np.uint32)
+    if a.shape != b.shape:
+        raise ValueError(f"div.{kind}: operand shapes differ: {a.shape} and {b.shape}")
+    out = np.empty(a.size, np.uint32)
+    _batch2(DIV32_OPS[(kind, bool(ftz))], a.ravel(), b.ravel(), mufu_tables(("rcp",))[RCP], out)
+    return out.reshape(a.shape)
+
+
 def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
     """``{op}.approx{.ftz}.f32`` over an array of register bits (uint32, any shape), in parallel.
 
@@ -375,6 +468,20 @@ def build_tables(probe_dir: str) -> dict:
         tables[name] = (((v - np.uint64(base)) << np.uint64(23)) | (t & np.uint64(0x7FFFFF))).astype(np.uint32)
     lg2 = load("lg2", "lg2_126_128")
     tables["lg2"] = np.concatenate([lg2[1 << 23:2 << 23], lg2[:1 << 23]])
+    with np.load(os.path.join(probe_dir, "tanh.npz")) as d:
+        ident, names = d["tanh_identity"], set(d.files)
+        check(ident[:TANH_FIRST] == 1 << 23, f"tanh: not the identity below exponent {TANH_FIRST}")
+        check(np.array([int(d[f"tanh_const_e{e}"][0]) for e in range(TANH_LAST + 1, 255)]) == 0x3F800000,
+              f"tanh: not 1.0 above exponent {TANH_LAST}")
+        shifts, parts = [], []
+        for e in range(TANH_FIRST, TANH_LAST + 1):
+            key = next((k for k in names if k.startswith(f"tanh_e{e}_s")), None)
+            if key is None:
+                raise ValueError(f"{probe_dir}/tanh.npz: no table for exponent {e}")
+            shifts.append(int(key.rsplit("_s", 1)[1]))
+            parts.append(np.cumsum(d[key].view(np.uint32), dtype=np.uint32))
+    offsets = np.cumsum([0] + [p.size for p in parts[:-1]])
+    tables["tanh"] = np.concatenate([np.array(shifts, np.uint32), offsets.astype(np.uint32)] + parts)
     return tables
 
 
