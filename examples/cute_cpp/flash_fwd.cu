@@ -56,8 +56,6 @@ struct FlashTraits {
                                                    Layout<Shape<_1, _8>>{}));                  // (1,8) -> value
     using SmemCopyAtom = Copy_Atom<SM75_U32x4_LDSM_N, T>;
     using SmemCopyAtomTransposed = Copy_Atom<SM75_U16x8_LDSM_T, T>;
-
-    static constexpr int kSmemBytes = (kBlockM + 4 * kBlockN) * kHeadDim * int(sizeof(T));
 };
 
 // ------------------------------------------------------------------------------------------- helpers
@@ -110,8 +108,7 @@ __device__ void copy_rows(TiledCopy const& tiled_copy, TensorS const& src, Tenso
 // ------------------------------------------------------------------------------------------- the CTA
 
 template <class T, int kHeadDim, bool kCausal>
-__device__ void flash_fwd_cta(T const* q, T const* k, T const* v, T* o,
-        float* lse, int N, float scale_log2,
+__device__ void flash_fwd_cta(T const* q, T const* k, T const* v, T* o, float* lse, int N, float scale_log2,
                               float softmax_scale) {
     using Traits = FlashTraits<T, kHeadDim>;
     using D = typename Traits::D;
@@ -154,7 +151,7 @@ __device__ void flash_fwd_cta(T const* q, T const* k, T const* v, T* o,
     Tensor tKsK = gmem_thr_copy.partition_D(sK);              // (CPY, CPY_N, CPY_K, 2)
     Tensor tVgV = gmem_thr_copy.partition_S(gV);
     Tensor tVsV = gmem_thr_copy.partition_D(sV);
-    Tensor tQcQ = gmem_thr_copy.partition_S(make_identity_tensor(Shape<_64, D>{}));   // (row, col) of each
+    Tensor tQcQ = gmem_thr_copy.partition_S(make_identity_tensor(Shape<_64, D>{}));   // (row, col) in a tile
     int const q_rows_left = N - block_m * kBlockM;
 
     int n_tiles = ceil_div(N, kBlockN);
