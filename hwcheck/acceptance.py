@@ -194,7 +194,7 @@ def run_example_programs(gpu, *, report: str, seeds: int = PROGRAM_SEEDS, seed: 
 
 
 def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None,
-                   only: str = "all", seeds=None, invoked=None) -> int:
+                   only: str = "all", seeds=None, invoked=None, workers: int = 1) -> int:
     """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
     summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half, ``"ptx"`` the PTX examples
     (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.ptx_examples.FLASH_EXAMPLES``,
@@ -233,7 +233,7 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-{only}-programs.json")
         more = {"examples": FLASH_EXAMPLES, "capacity": FLASH_TRACE_CAPACITY} if only == "flash" else {}
-        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, **more)
+        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers, **more)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")
         for r in runs:
