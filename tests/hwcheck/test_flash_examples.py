@@ -22,7 +22,8 @@ from warpsim.ptx.front import parse_dim3
 IN_CI = os.environ.get("CI") == "true"
 REPORT = os.path.join(ROOT, "conformance", "h200", "h200-flash-programs.json")
 SEEDS = 10
-GPU_COMMAND = f"PYTHONPATH=$PWD python -m hwcheck acceptance --out conformance/h200 --only flash --seeds {SEEDS}"
+GPU_COMMAND = (f"PYTHONPATH=$PWD python -m hwcheck acceptance --out conformance/h200 --only flash --seeds {SEEDS} "
+               "--workers 8")
 
 
 def _launch(example):
