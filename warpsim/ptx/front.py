@@ -13,11 +13,12 @@ whose entry is mangled (``_Z4saxpyPfS_i`` for ``saxpy``), or a CuTe DSL ``@cute.
 entries is an error listing the entries.
 
 Naming arguments: a key of ``args`` is the PTX param name, its position (``0``, ``"0"``), or the
-source's name for it (the C++ parameter names of a ``__global__`` function, read from the ``.cu``;
-the parameter names of a DSL ``@cute.kernel`` when they are as many as the entry's params). Values:
-a numpy array for a pointer; an int or float for a scalar; for a CuTe DSL tensor param (a byte
-struct ``.param .align 8 .b8 X[N]``) a list of ``(ptx_type, value)`` fields, or just the array
-when the struct is the pointer alone (``N == 8``: the tensor's shape and strides are static).
+source's name for it (the C++ parameter names of a ``__global__`` function, read from the ``.cu`` and
+the local headers it includes; the parameter names of a DSL ``@cute.kernel`` when they are as many as
+the entry's params). Values: a numpy array for a pointer; an int or float for a scalar; for a CuTe DSL
+tensor param (a byte struct ``.param .align 8 .b8 X[N]``) a list of ``(ptx_type, value)`` fields, or
+just the array when the struct is the pointer alone (``N == 8``: the tensor's shape and strides are
+static).
 
 Example (needs nvcc)::
 
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from warpsim.ptx.compile import compile_source, normalize_arch
+from warpsim.ptx.compile import compile_source, cuda_source_text, normalize_arch
 
 __all__ = ["Kernel", "KernelParam", "open_kernel", "entry_params", "source_param_names", "find_entry",
            "parse_dim3"]
@@ -230,7 +231,9 @@ def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compil
     ``compiled``: the source's :class:`~warpsim.ptx.compile.Compiled` PTX made earlier (no compile here)."""
     arch = normalize_arch(arch)
     compiled = compile_source(source, arch, nvcc_flags) if compiled is None else compiled
-    names = source_param_names(Path(source).read_text(encoding="utf-8", errors="replace"), compiled.kind)
+    text = (cuda_source_text(source) if compiled.kind == "cuda"
+            else Path(source).read_text(encoding="utf-8", errors="replace"))
+    names = source_param_names(text, compiled.kind)
     texts = compiled.modules if module is None else (compiled.modules[module],)
     candidates = {e: (text, params) for text in texts for e, params in entry_params(text).items()}
     entry = find_entry(candidates, kernel)
