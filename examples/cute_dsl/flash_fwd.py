@@ -32,16 +32,24 @@ The float arithmetic is written as inline PTX (``ex2.approx.ftz.f32``, ``fma.rn.
 the DSL's own ``a * b + c`` becomes an ``fma`` by LLVM's contraction, and its ``mul.f32`` / ``add.f32``
 without a rounding mode may be fused by ``ptxas`` -- both would change bits against the recipe.
 
-Launch from Python (simulator)::
+Launch from Python (simulator; ``launch_args`` makes the grid, shared bytes and arguments)::
 
-    k = open_kernel("examples/cute_dsl/flash_fwd.py", "flash_fwd_f16_d64")
-    k.launch(grid=(ceil(N / 64), H, B), block=128, smem=smem_bytes(64),
-             args={"q": q, "k": k_, "v": v, "o": o, "lse": lse, "N": N, "scale_log2": s2, "softmax_scale": s})
+    kern = open_kernel("examples/cute_dsl/flash_fwd.py", "flash_fwd_f16_d64")
+    grid, smem, args = launch_args(q, k, v)            # [B, H, N, d] each
+    out = kern.buffers(kern.launch(grid=grid, block=128, smem=smem, args=args))    # out["o"], out["lse"]
+
+From the command line (the run command takes scalars as ``NAME=VALUE``, floats by their bits or value)::
+
+    warpsim run examples/cute_dsl/flash_fwd.py --kernel flash_fwd_f16_d64 --grid 2,1,1 --block 128 \\
+        --smem 40960 --arg q=random:f16:1x1x80x64 --arg k=random:f16:1x1x80x64 --arg v=random:f16:1x1x80x64 \\
+        --arg o=zeros:f16:1x1x80x64 --arg lse=zeros:f32:1x1x80 --arg N=80 \\
+        --arg scale_log2=0.18033688 --arg softmax_scale=0.125 --dump o --dump lse --out out
 """
 
 import math
 
 import cutlass
+import numpy as np
 import cutlass.cute as cute
 from cutlass._mlir.dialects import llvm
 from cutlass.cute.nvgpu import cpasync, warp
@@ -66,9 +74,21 @@ def smem_bytes(d):
 
 def scales(d):
     """``(scale_log2, softmax_scale)`` as the recipe computes them on the host (numpy float32)."""
-    import numpy as np
     softmax_scale = np.float32(1 / np.sqrt(d))
     return softmax_scale * np.float32(1.4426950408889634), softmax_scale
+
+
+def launch_args(q, k, v):
+    """``(grid, smem, args)`` of one launch on Q, K, V ``[B, H, N, d]`` (16-bit patterns or float16 arrays):
+    O zeroed in their dtype, LSE zeroed f32, N and the scales as the recipe computes them.
+
+    launch_args(*[np.zeros((1, 2, 80, 64), np.uint16)] * 3)[:2] == ((2, 2, 1), 40960)
+    """
+    batches, heads, n, d = q.shape
+    scale_log2, softmax_scale = scales(d)
+    args = {"q": q, "k": k, "v": v, "o": np.zeros_like(q), "lse": np.zeros((batches, heads, n), np.float32),
+            "N": n, "scale_log2": scale_log2, "softmax_scale": softmax_scale}
+    return ((n + BLOCK_M - 1) // BLOCK_M, heads, batches), smem_bytes(d), args
 
 
 # ---------------------------------------------------------------------------------------------- inline PTX
