@@ -8,7 +8,6 @@
   (N=80: the tails of Q, K, V are zero-filled, rows >= N not stored);
 - ``--slow``: d=128, B=2, H=2, N up to 200.
 
-The runs need the f32 MUFU models (``ex2``/``lg2.approx.ftz.f32``); without them they skip with the reason.
 The bit-exact proof is hwcheck on the H200 (``hwcheck/ptx_examples.py``).
 """
 
@@ -21,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warpsim.errors import UnsupportedType
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "examples/cute_dsl/flash_fwd.py"
@@ -53,38 +51,6 @@ def module_of(name):
     hits = [m for m in compiled().modules if re.search(rf"\.entry\s+{name}_\d+\s*\(", m)]
     assert len(hits) == 1, f"{name}: {len(hits)} modules"
     return hits[0]
-
-
-@lru_cache(maxsize=None)
-def mufu32_missing():
-    """Why the simulator cannot run ``ex2``/``lg2.approx.ftz.f32`` (None when it can)."""
-    from warpsim import ptx
-    text = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry probe(.param .u64 p)
-{
-    .reg .b32 %r<3>;
-    .reg .b64 %rd<2>;
-    ld.param.u64 %rd1, [p];
-    ld.global.b32 %r1, [%rd1];
-    ex2.approx.ftz.f32 %r2, %r1;
-    lg2.approx.ftz.f32 %r2, %r2;
-    st.global.b32 [%rd1], %r2;
-    ret;
-}
-"""
-    try:
-        ptx.load(text, filename="probe.ptx")
-    except UnsupportedType as e:
-        return str(e)
-    return None
-
-
-def need_mufu32():
-    reason = mufu32_missing()
-    if reason:
-        pytest.skip(f"the simulator has no f32 MUFU model yet ({reason})")
 
 
 def inputs(rng, shape, dtype):
@@ -126,7 +92,6 @@ def example():
 
 def run(dtype, d, causal, batches, heads, n, seed=0):
     """One launch of the variant; returns (O, LSE, reference O, reference LSE)."""
-    need_mufu32()
     rng = np.random.default_rng(seed)
     shape = (batches, heads, n, d)
     (q, qf), (k, kf), (v, vf) = (inputs(rng, shape, dtype) for _ in range(3))

@@ -16,9 +16,7 @@ from hwcheck.instrument import TRACE_PARAM, instrument
 from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
 from hwcheck.trace_compare import _relocated
-from warpsim.errors import UnsupportedType
 from warpsim.ptx.compile import find_nvcc
-from warpsim.ptx.fpdecode import MUFU_REASON
 
 IN_CI = os.environ.get("CI") == "true"
 
@@ -43,12 +41,7 @@ def test_instrumented_ptx_assembles(example, arch, tmp_path):
         pytest.skip("ptxas (CUDA toolkit) not found on PATH")
     _need(example)
     from warpsim.ptx.front import open_kernel
-    try:
-        kernel = open_kernel(os.path.join(ROOT, example[0]), example[1], arch=arch)
-    except UnsupportedType as e:
-        if MUFU_REASON not in str(e):
-            raise
-        pytest.skip(f"the simulator has no model of an instruction of this example yet: {e}")
+    kernel = open_kernel(os.path.join(ROOT, example[0]), example[1], arch=arch)
     ins = instrument(kernel.module.text, kernel.name, capacity=64, window=(3, 50))
     path = tmp_path / "k.ptx"
     path.write_text(ins.text)
@@ -64,8 +57,6 @@ def test_simulator_against_itself_passes(example, tmp_path):
     job = ptx_jobs([example])[0]
     report = tmp_path / "r.json"
     runs, status, error, code = check_ptx(SimulatorAsGpu(), [job], seeds=1, report=str(report))
-    if status != "pass" and MUFU_REASON in (error or ""):
-        pytest.skip(f"the simulator has no model of an instruction of this example yet: {error.splitlines()[0]}")
     assert (status, error, code) == ("pass", None, 0)
     seed = runs[0].seeds[0]
     assert seed.records > 0 and seed.global_elements > 0 and seed.instrumented_bad == 0
