@@ -11,7 +11,7 @@ Kernel parameters (in order): pointers ``q, k, v, o, lse``; ``s32 N`` (any N >= 
 T, d and causal are compile-time: :data:`VARIANTS` names one kernel per combination,
 ``flash_fwd_{f16|bf16}_d{64|128}[_causal]``, each its own ``WARPSIM`` entry (one PTX module each).
 
-Per CTA (the recipe, /work/brief aside: see the README section "Flash attention forward in CuTe DSL"):
+Per CTA (README, "Flash attention forward in CuTe DSL"):
 
 1. Q (64 x d) global -> shared by ``cp.async`` 16 bytes per thread into ``Swizzle<3,3,3>`` tiles (rows >= N
    zero-filled by ``st.shared``), then to registers by ``ldmatrix`` (the A fragments of m16n8k16).
@@ -38,12 +38,12 @@ Launch from Python (simulator; ``launch_args`` makes the grid, shared bytes and 
     grid, smem, args = launch_args(q, k, v)            # [B, H, N, d] each
     out = kern.buffers(kern.launch(grid=grid, block=128, smem=smem, args=args))    # out["o"], out["lse"]
 
-From the command line (the run command takes scalars as ``NAME=VALUE``, floats by their bits or value)::
+From the command line (scalars as ``NAME=VALUE``; the f32 scales written exactly, as ``repr`` of the float)::
 
-    warpsim run examples/cute_dsl/flash_fwd.py --kernel flash_fwd_f16_d64 --grid 2,1,1 --block 128 \\
-        --smem 40960 --arg q=random:f16:1x1x80x64 --arg k=random:f16:1x1x80x64 --arg v=random:f16:1x1x80x64 \\
-        --arg o=zeros:f16:1x1x80x64 --arg lse=zeros:f32:1x1x80 --arg N=80 \\
-        --arg scale_log2=0.18033688 --arg softmax_scale=0.125 --dump o --dump lse --out out
+    warpsim run examples/cute_dsl/flash_fwd.py --kernel flash_fwd_f16_d64 --arch sm_80 --grid 2,1,1 \\
+        --block 128 --smem 40960 --arg q=q.npy --arg k=k.npy --arg v=v.npy --arg o=zeros:f16:1x1x80x64 \\
+        --arg lse=zeros:f32:1x1x80 --arg N=80 --arg scale_log2=0.1803368777036667 --arg softmax_scale=0.125 \\
+        --dump o,lse --out out
 """
 
 import math
