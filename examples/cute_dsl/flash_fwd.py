@@ -336,12 +336,11 @@ def flash_fwd(q: cute.Pointer, k: cute.Pointer, v: cute.Pointer, o: cute.Pointer
         if row < N:
             for n in cutlass.range_constexpr(cute.size(acc_O, mode=[2])):
                 for c in cutlass.range_constexpr(2):
-                    row_, col = tOcO[(c, half), 0, n]
+                    col = tOcO[(c, half), 0, n][1]
                     mO[row, col] = mul_rn(acc_O[(c, half), 0, n], inv).to(dtype)
             if tOcO[(0, half), 0, 0][1] == 0:
                 lse_value = add_rn(mul_rn(row_max[half], softmax_scale), mul_rn(lg2(l), LN2))
                 mL[row] = cutlass.Float32(cutlass.select_(empty, math.inf, lse_value))
-
 
 
 def make_launcher(dtype_name, d, causal):
