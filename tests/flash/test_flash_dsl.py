@@ -157,3 +157,35 @@ def test_small_cases_match_float64(dtype, causal, n):
 @pytest.mark.parametrize("n", [128, 200])
 def test_larger_cases_match_float64(dtype, d, causal, n):
     check(dtype, d, causal, 2, 2, n)
+
+
+# ---------------------------------------------------------------------------------------------- against the C++
+
+CPP_SOURCE = ROOT / "examples/cute_cpp/flash_fwd.cu"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_same_bits_as_the_cpp_kernel_where_the_instructions_agree(dtype, d, causal):
+    """Against ``examples/cute_cpp/flash_fwd.cu`` on the same inputs: O bit-identical to the plain build (both
+    ``div.rn.f32``), LSE bit-identical to the ``--use_fast_math`` build (both ``lg2.approx.ftz.f32 * ln 2``; the
+    plain build's ``logf`` differs, as does fast math's ``div.approx`` in a few elements of O)."""
+    from warpsim.ptx.compile import find_nvcc
+    from warpsim.ptx.front import open_kernel
+    if not CPP_SOURCE.exists() or find_nvcc() is None:
+        pytest.skip("examples/cute_cpp/flash_fwd.cu or nvcc is missing")
+    rng = np.random.default_rng(7)
+    shape = (1, 2, 200, d)
+    q, k, v = (inputs(rng, shape, dtype)[0] for _ in range(3))
+    grid, smem, args = example().launch_args(q, k, v)
+    name = variant(dtype, d, causal)
+    dsl = kernel(name)
+    ours = dsl.buffers(dsl.launch(grid=grid, block=128, smem=smem, args=args))
+    for flags, same in (((), "o"), (("--use_fast_math",), "lse")):
+        cpp = open_kernel(CPP_SOURCE, name, arch="sm_80", nvcc_flags=flags)
+        fresh = dict(args, o=np.zeros_like(q), lse=np.zeros_like(args["lse"]))
+        theirs = cpp.buffers(cpp.launch(grid=grid, block=128, smem=5 * 64 * d * 2, args=fresh))
+        differ = int((ours[same].view(np.uint8) != theirs[same].view(np.uint8)).sum())
+        assert differ == 0, f"{name} {' '.join(flags) or 'plain'}: {same} differs from the C++ in {differ} bytes"
