@@ -15,6 +15,7 @@ from hwcheck.cli import main
 from hwcheck.instrument import TRACE_PARAM, instrument
 from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
+from hwcheck.shared_capture import SHARED_PARAM
 from hwcheck.trace_compare import _relocated
 from warpsim.ptx.compile import find_nvcc
 
@@ -269,7 +270,8 @@ def _stack_traces(gpu_depot, gpu_window):
     ins = instrument(_STACK, "stack", capacity=16)
     assert ins.depot == ("__local_depot0", 16)
     threads = 32
-    args = {"out": np.zeros(threads, np.uint32), TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32)}
+    args = {"out": np.zeros(threads, np.uint32), TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32),
+            SHARED_PARAM: np.zeros(ins.capture.buffer_bytes(1, 0) // 4, np.uint32)}
     sim = ptx.load(ins.text).launch("stack", block=threads, args=args, quiet=True).buffers[TRACE_PARAM]
     words = ins.thread_bytes // 4
     head = sim.reshape(threads, words)[:, :ins.header_bytes // 4]
