@@ -34,6 +34,9 @@ def variant(dtype, d, causal):
     return f"flash_fwd_{dtype}_d{d}" + ("_causal" if causal else "")
 
 
+VARIANT_NAMES = [variant(t, d, c) for t in ("f16", "bf16") for d in (64, 128) for c in (False, True)]
+
+
 @lru_cache(maxsize=None)
 def compiled():
     from warpsim.ptx.compile import compile_source
@@ -138,6 +141,14 @@ def test_ptx_is_the_recipe(dtype, d, causal):
     assert count["mul.rn.f32"] == 2 * (3 + o_elems // 2) + o_elems + 2 * 2
     assert count["add.rn.f32"] == s_elems + 2 * 2 + 2      # l += p; the quad sum; LSE
     assert count["sub.rn.f32"] == 2
+
+
+def test_type_provenance_check_is_silent():
+    """``warpsim check``: every variant's registers reach their consumers in the types they are read as (P packed
+    as T into the ``mma`` of T); tests/provenance flags the bf16 kernels when P is packed as f16."""
+    from warpsim.commands.check import check_source
+    names, findings = check_source(SOURCE, arch="sm_80")
+    assert len(names) == len(VARIANT_NAMES) and findings == []
 
 
 # ---------------------------------------------------------------------------------------------- the simulator
