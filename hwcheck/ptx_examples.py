@@ -66,6 +66,30 @@ def _flash():
     return tuple(out)
 
 
+def _flash_dsl():
+    """The eight variants of ``examples/cute_dsl/flash_fwd.py`` (T x d x causal), each at one small size of
+    B=1..2, H=1..2, N=64..200 (tails included; a few CTA-tiles each, as the simulator runs every seed too);
+    the scales as the recipe computes them, written exactly. Larger launches: README, "Flash attention forward
+    in CuTe DSL"."""
+    import numpy as np
+    sizes = iter([(1, 2, 80), (1, 1, 200), (2, 1, 64), (1, 1, 128), (2, 1, 128), (2, 2, 80), (1, 1, 80), (1, 2, 80)])
+    out = []
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            softmax_scale = np.float32(1 / np.sqrt(d))
+            scale_log2 = softmax_scale * np.float32(1.4426950408889634)
+            smem = (64 + 4 * 64) * d * 2               # Q and two stages of K and V: flash_fwd.smem_bytes(d)
+            for causal in (False, True):
+                batches, heads, n = next(sizes)
+                shape = f"{batches}x{heads}x{n}x{d}"
+                out.append(("examples/cute_dsl/flash_fwd.py", f"flash_fwd_{dtype}_d{d}" + ("_causal" if causal else ""),
+                            f"{(n + 63) // 64},{heads},{batches}", 128, smem,
+                            [f"q=random:{dtype}:{shape}", f"k=random:{dtype}:{shape}", f"v=random:{dtype}:{shape}",
+                             f"o=zeros:u16:{shape}", f"lse=zeros:f32:{batches}x{heads}x{n}", f"N={n}",
+                             f"scale_log2={float(scale_log2)!r}", f"softmax_scale={float(softmax_scale)!r}"]))
+    return out
+
+
 # (source, kernel, grid, block, dynamic smem bytes, --arg values)
 PTX_EXAMPLES = (
     ("examples/ptx/add_index.ptx", "add_index", 2, 128, 0, ["x=random:u32:256", "y=zeros:u32:256", "n=250"]),
@@ -87,6 +111,7 @@ PTX_EXAMPLES = (
      ["a=random:f16:16x16", "b=random:f16:8x16", "c=zeros:f32:16x8"]),
     ("examples/cute_dsl/tile_cp_async_dsl.py", "tile_kernel", 1, 128, 8192,
      ["a=random:f16:64x64;s32:64;s32:64", "b=random:f16:64x64;s32:64;s32:64", "c=zeros:f32:64x64"]),
+    *_flash_dsl(),
 )
 
 FLASH_EXAMPLES = _flash()

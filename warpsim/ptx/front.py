@@ -42,7 +42,9 @@ __all__ = ["Kernel", "KernelParam", "open_kernel", "entry_params", "source_param
            "parse_dim3"]
 
 ENTRY = re.compile(r"\.entry\s+([\w$.]+)\s*\(([^)]*)\)", re.DOTALL)
-PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+(?:\.ptr\S*\s+)*([\w$.]+)(?:\s*\[(\d+)\])?")
+PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+"
+                   r"(?:\.(?:ptr|global|shared|const|local)\s+|\.align\s+\d+\s+)*"      # pointer attributes
+                   r"([\w$.]+)(?:\s*\[(\d+)\])?")
 CUDA_KERNEL = re.compile(r"__global__\s+(?:[\w:<>,\s()]*?\s)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
                          r"(\w+)\s*\(([^)]*)\)", re.DOTALL)
 DSL_KERNEL = re.compile(r"@cute\.kernel[^\n]*\n\s*def\s+(\w+)\s*\((.*?)\)\s*(?:->[^:]*)?:", re.DOTALL)
@@ -62,6 +64,7 @@ def entry_params(ptx):
     """``{entry name: [KernelParam, ...]}`` of every ``.entry`` in a PTX text, params in order.
 
     entry_params(".entry f(.param .u64 f_param_0, .param .u32 f_param_1)")["f"][1].ptx_type == "u32"
+    entry_params(".entry f(.param .u64 .ptr .global .align 16 f_param_0)")["f"][0].name == "f_param_0"
     """
     entries = {}
     for match in ENTRY.finditer(ptx):
@@ -99,6 +102,11 @@ def _last_identifier(decl, python=False):
     return names[-1] if names else None
 
 
+def _is_constexpr(decl):
+    """Whether a CuTe DSL parameter is annotated ``Constexpr`` (compile-time: it is no ``.param`` of the PTX)."""
+    return ":" in decl and "Constexpr" in decl.split("=")[0].split(":", 1)[1]
+
+
 def source_param_names(source_text, kind):
     """``{kernel name in the source: [parameter names]}`` of the ``__global__`` functions (``kind="cuda"``)
     or the ``@cute.kernel`` functions (``kind="dsl"``).
@@ -112,7 +120,8 @@ def source_param_names(source_text, kind):
                 for name, params in found}
     if kind == "dsl":
         found = DSL_KERNEL.findall(source_text)
-        return {name: [_last_identifier(p, True) for p in _split_params(params) if _last_identifier(p, True) != "self"]
+        return {name: [_last_identifier(p, True) for p in _split_params(params)
+                       if _last_identifier(p, True) != "self" and not _is_constexpr(p)]
                 for name, params in found}
     return {}
 
@@ -129,6 +138,7 @@ def find_entry(entries, name):
     mangled = f"_Z{len(name)}{name}"
     for rule in (lambda e: e.startswith(mangled) and not e[len(mangled):len(mangled) + 1].isdigit(),
                  lambda e: e.startswith(f"kernel_cutlass_{name}_"),
+                 lambda e: re.fullmatch(rf"{re.escape(name)}_\d+", e) is not None,   # DSL set_name_prefix(name)
                  lambda e: name in e):
         hits = [e for e in entries if rule(e)]
         if len(hits) == 1:
@@ -259,4 +269,5 @@ def _dsl_or_cuda_name(entry, names):
     for name in names:
         if entry.startswith(f"kernel_cutlass_{name}_"):
             return name
-    return base
+    prefixed = [name for name in names if entry.startswith(f"{name}_")]      # a DSL kernel renamed by a prefix
+    return max(prefixed, key=len) if prefixed else base

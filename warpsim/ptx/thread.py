@@ -113,12 +113,16 @@ def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
 
 @njit(cache=True)
 def lane_address(r, opnd, row):
+    """``[base+offset]`` of one lane: a 32-bit base register's sum wraps modulo 2**32, as the 32-bit address
+    arithmetic of the GPU does (``[%r+18432]`` with ``%r`` = -8192 + a shared address is that address + 10240)."""
     base = np.int64(0)
     if opnd[row, SLOT] >= 0:
         s = opnd[row, SLOT]
         base = np.int64(r[s])
         if opnd[row, NW] == 2:
             base |= np.int64(r[s + 1]) << 32
+        else:
+            return (base + opnd[row, IMM]) & np.int64(0xFFFFFFFF)
     return base + opnd[row, IMM]
 
 

@@ -410,17 +410,13 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
 
 
 @njit(cache=True)
-def _generic_window(regs, w, gmask, s_base, n_base, imm):
+def _generic_window(regs, w, gmask, opnd, arow):
     """``SP_GLOBAL`` when every lane of ``gmask`` has a global generic address, ``SP_SHARED`` when every
     one is in the shared window, else -1 (mixed, another window, or invalid: thread by thread)."""
     space = np.int64(-1)
     for lane in range(32):
         if (gmask >> lane) & 1:
-            a = imm
-            if s_base >= 0:
-                a += np.int64(regs[w, lane, s_base])
-                if n_base == 2:
-                    a += np.int64(regs[w, lane, s_base + 1]) << 32
+            a = lane_address(regs[w, lane], opnd, arow)
             lsp = SP_GLOBAL if 0 <= a < SHARED_WINDOW else (SP_SHARED if SHARED_WINDOW <= a < 2 * SHARED_WINDOW else -1)
             if lsp < 0 or (space >= 0 and lsp != space):
                 return np.int64(-1)
@@ -443,9 +439,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     size = esize * n
     o = code[p, O0:O0 + 2]
     arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
-    s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
     if generic:
-        space = _generic_window(regs, w, gmask, s_base, n_base, imm)
+        space = _generic_window(regs, w, gmask, opnd, arow)
         if space < 0:
             return False
     mem = smem if space == SP_SHARED else gmem
@@ -455,11 +450,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     for lane in range(32):                      # check every lane first: a fault changes nothing
         if not (gmask >> lane) & 1:
             continue
-        addr = imm
-        if s_base >= 0:
-            addr += np.int64(regs[w, lane, s_base])
-            if n_base == 2:
-                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
         if (off < lowest or off > mem.shape[0] - size
                 or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT])):
@@ -475,11 +466,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
-        addr = imm
-        if s_base >= 0:
-            addr += np.int64(regs[w, lane, s_base])
-            if n_base == 2:
-                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
         for j in range(n):
             row = opnd[drow, SLOT] + j if n > 1 else drow
