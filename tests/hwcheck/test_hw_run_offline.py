@@ -33,6 +33,7 @@ from warpsim.program.run import prepare
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIG_SMEM = os.path.join(HERE, "programs", "big_smem_convert.py")
 ELEMENTS = os.path.join(HERE, "programs", "elements_auto_copy.py")   # element access, copy(src, dst)
+ELEMENTWISE = os.path.join(HERE, "programs", "elementwise.py")       # register arithmetic, shfl, copy_if
 GEMM = example_programs()[0]
 
 
@@ -65,7 +66,7 @@ def test_examples_are_found():
     assert "gemm_smem.py" in names and "explain_config.py" not in names
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS], ids=os.path.basename)
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
 def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path):
     program = load_program(path)
     combos = param_choices(program, {}, sweep=True)
@@ -76,8 +77,10 @@ def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path
         compiled = compile_cuda(low.source, arch="sm_90", name=f"{program.name}.cu")
         assert compiled.log == "", f"{path} {params}: NVRTC warned:\n{compiled.log}"
         assert f".entry {KERNEL_NAME}(" in compiled.ptx
-        in_ptx = set(re.findall(r"^\s*((?:mma|ldmatrix|cvt\.rn|ld|st)\.[\w.]+)", compiled.ptx, re.M))
-        missing = sorted({i.ptx for i in t.stream if i.op not in (Op.MOV, Op.BAR)} - in_ptx)
+        in_ptx = set(re.findall(r"^\s*((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|slct|shfl)"
+                                r"\.[\w.]+)", compiled.ptx, re.M))
+        missing = sorted({i.ptx for i in t.stream if i.op not in (Op.MOV, Op.MOVL, Op.BAR) and i.ptx != "mov.b32"}
+                         - in_ptx)
         assert not missing, f"{path} {params}: instructions absent from the PTX: {missing}"
 
 
@@ -163,7 +166,7 @@ def test_emulated_kernel_agrees_with_the_executor_on_every_instruction_kind():
     assert (want != 0xFFFFFFFF).sum() > 0.9 * written
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS], ids=os.path.basename)
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
 def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path):
     for job in _all_jobs(path):
         trace, machine, _inputs, _t = prepare(job.program, job.params, seed=3)
