@@ -1,0 +1,379 @@
+"""The f32 MUFU approximations, bit-exact on sm_90: ``ex2 rcp rsqrt sqrt lg2 .approx{.ftz}.f32``.
+
+PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, "f32 MUFU"):
+
+- ptxas turns each ``.ftz`` form into one SFU instruction (``MUFU.EX2``, ``MUFU.RCP``, ``MUFU.RSQ``,
+  ``MUFU.SQRT``, ``MUFU.LG2``), which flushes subnormal inputs and results; each form without ``.ftz``
+  into the same instruction wrapped in exact scalings (``FSETP``/``FMUL``/``FADD``, IEEE, no flush) that
+  move subnormal inputs or results into its range. :func:`f32_ex2_approx` and the others compose
+  :func:`mufu_ex2` ... with ``warpsim.isa.fparith`` exactly as that SASS does.
+- Each MUFU result, for the inputs that are not special, depends only on a *key* of the input and is the
+  table's entry at that key, placed by an exponent rule (tested on all 2**32 inputs of the H200 by
+  ``python -m hwcheck.mufu32_probe``: every input with the same key gives the same normalised result):
+
+  ========  ==========================================  ====================================================
+  MUFU      key                                         result
+  ========  ==========================================  ====================================================
+  EX2       sign, 23 fraction bits of ``floor(|x|*2**23)``  ``2**n * table``, ``n`` the integer part
+  RCP       the mantissa                                the table's mantissa, exponent ``253 + t - e``
+  RSQ       exponent parity and mantissa                exponent ``(379 + t - e) / 2``
+  SQRT      exponent parity and mantissa                exponent ``(126 + t + e) / 2``
+  LG2       the mantissa (``x`` in [1, 2) and [0.5, 1)):  other exponents: ``e + lg2(m)`` in fixed point,
+            the table is the result itself              rounded toward zero, negative sums just below
+  ========  ==========================================  ====================================================
+
+The tables (``data/mufu32_sm90.npz``, 5 MB compressed) are the H200's results, written by
+``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
+in the file). They load on first use (:func:`mufu_tables`): a few hundred MB in memory for all five.
+The scalar models take their table as the last argument; :func:`mufu_batch` runs one over an array.
+
+>>> t = mufu_tables()
+>>> hex(f32_ex2_approx_ftz(0x3F800000, t[EX2])), hex(f32_rcp_approx_ftz(0x40000000, t[RCP]))
+('0x40000000', '0x3f000000')
+>>> hex(f32_lg2_approx_ftz(0x41000000, t[LG2])), hex(f32_sqrt_approx(0x40800000, t[SQRT]))
+('0x40400000', '0x40000000')
+>>> hex(f32_ex2_approx(0xC3000000, t[EX2]))          # 2**-128: a subnormal, as the SASS's squaring gives
+'0x200000'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+from numba import njit, prange
+
+from warpsim.isa.fparith import f32_add, f32_mul
+from warpsim.isa.fpcompare import CMP, fp_compare
+from warpsim.isa.rounding import RN
+
+__all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "mufu_tables", "mufu_batch",
+           "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
+           "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
+           "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
+           "f32_lg2_approx", "f32_lg2_approx_ftz", "build_tables"]
+
+TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2")
+EX2, RCP, RSQ, SQRT, LG2 = range(len(TABLE_NAMES))
+DATA = os.path.join(os.path.dirname(__file__), "data", "mufu32_sm90.npz")
+
+_NAN = np.uint32(0x7FFFFFFF)           # the canonical NaN every MUFU returns
+_INF = np.uint32(0x7F800000)
+_SIGN = np.uint32(0x80000000)
+_ONE = np.uint32(0x3F800000)
+_SMALLEST_NORMAL = np.uint32(0x00800000)   # 2**-126
+_GEU, _GT = CMP["geu"], CMP["gt"]
+
+
+# -- the MUFU instructions (flush subnormal inputs and results) -----------------------------------------------
+
+@njit(cache=True)
+def mufu_ex2(a, t):
+    """``MUFU.EX2``: ``2**x``. ``t``: the EX2 table (mantissas; ``x >= 0`` then ``x < 0``)."""
+    a = np.uint32(a)
+    s, e, m = a >> 31, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
+    if e == 0xFF:
+        return _NAN if m else (np.uint32(0) if s else _INF)
+    if e == 0:
+        return _ONE
+    sh = e - 127
+    if sh >= 8:                                   # |x| >= 256
+        return np.uint32(0) if s else _INF
+    mm = m | 0x800000
+    q = mm << sh if sh >= 0 else (mm >> -sh if sh > -24 else np.int64(0))
+    n, f = q >> 23, q & 0x7FFFFF
+    if s == 0:
+        eo = 127 + n
+        return _INF if eo >= 255 else np.uint32((eo << 23) | t[f])
+    eo = (127 if f == 0 else 126) - n
+    return np.uint32(0) if eo <= 0 else np.uint32((eo << 23) | t[0x800000 + f])
+
+
+@njit(cache=True)
+def mufu_rcp(a, t):
+    """``MUFU.RCP``: ``1/x``. ``t``: the RCP table, by mantissa: ``(exponent sum - 253) << 23 | mantissa``."""
+    a = np.uint32(a)
+    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), a & 0x7FFFFF
+    if e == 0xFF:
+        return _NAN if m else s
+    if e == 0:
+        return s | _INF
+    v = np.int64(t[m])
+    eo = 253 + (v >> 23) - e
+    return s if eo <= 0 else np.uint32(s | (eo << 23) | (v & 0x7FFFFF))
+
+
+@njit(cache=True)
+def mufu_rsq(a, t):
+    """``MUFU.RSQ``: ``1/sqrt(x)``. ``t`` by exponent parity and mantissa: ``(2*eo + e - 379) << 23 | mant``."""
+    a = np.uint32(a)
+    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
+    if e == 0xFF:
+        return _NAN if m or s else np.uint32(0)
+    if e == 0:
+        return s | _INF
+    if s:
+        return _NAN
+    v = np.int64(t[((e & 1) << 23) | m])
+    eo = (379 + (v >> 23) - e) >> 1
+    return np.uint32((eo << 23) | (v & 0x7FFFFF))
+
+
+@njit(cache=True)
+def mufu_sqrt(a, t):
+    """``MUFU.SQRT``: ``sqrt(x)``. ``t`` by exponent parity and mantissa: ``(2*eo - e - 126) << 23 | mant``."""
+    a = np.uint32(a)
+    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
+    if e == 0xFF:
+        return _NAN if m or s else _INF
+    if e == 0:
+        return s
+    if s:
+        return _NAN
+    v = np.int64(t[((e & 1) << 23) | m])
+    eo = (126 + (v >> 23) + e) >> 1
+    return np.uint32((eo << 23) | (v & 0x7FFFFF))
+
+
+@njit(cache=True)
+def mufu_lg2(a, t):
+    """``MUFU.LG2``: ``log2(x)``. ``t``: the results for ``x`` in [1, 2) then in [0.5, 1), by mantissa.
+
+    Other exponents ``k``: ``k + L`` (``L`` the [1, 2) entry) in fixed point, rounded toward zero; a negative
+    sum is first lowered by one unit below any result's precision (the H200 gives ``-125.99999`` for
+    ``2**-126``, not ``-126``).
+    """
+    a = np.uint32(a)
+    s, e, m = a >> 31, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
+    if e == 0xFF:
+        return _NAN if m or s else _INF
+    if e == 0:
+        return np.uint32(0xFF800000)
+    if s:
+        return _NAN
+    k = e - 127
+    if k == 0:
+        return t[m]
+    if k == -1:
+        return t[0x800000 + m]
+    lb = np.int64(t[m])                             # L = 0 or a normal float >= 2**-45
+    if lb == 0:
+        lfix = np.int64(0)
+    else:
+        lfix = ((lb & 0x7FFFFF) | 0x800000) << (((lb >> 23) & 0xFF) - 150 + 50)   # L * 2**50
+    v = (k << 50) + lfix
+    sign = np.int64(0)
+    if v < 0:
+        sign, v = np.int64(1), -v - 1
+    p = np.int64(63)
+    while (v >> p) == 0:
+        p -= 1
+    mant = v >> (p - 23) if p >= 23 else v << (23 - p)
+    return np.uint32((sign << 31) | ((p - 50 + 127) << 23) | (mant & 0x7FFFFF))
+
+
+# -- the PTX forms, as the SASS composes them ------------------------------------------------------------------
+
+@njit(cache=True)
+def _tiny(a):
+    """``!(|a| >= 2**-126)``, ``FSETP.GEU`` as the SASS tests it (false for NaN)."""
+    return not fp_compare(a & 0x7FFFFFFF, _SMALLEST_NORMAL, 8, 23, _GEU, False)
+
+
+@njit(cache=True)
+def f32_ex2_approx_ftz(a, t):
+    """``ex2.approx.ftz.f32``: ``MUFU.EX2``."""
+    return mufu_ex2(a, t)
+
+
+@njit(cache=True)
+def f32_ex2_approx(a, t):
+    """``ex2.approx.f32``: below -126, ``MUFU.EX2(x/2)`` squared (``FMUL``), so subnormal results survive."""
+    if fp_compare(a, np.uint32(0xC2FC0000), 8, 23, _GEU, False):
+        return mufu_ex2(a, t)
+    y = mufu_ex2(f32_mul(a, np.uint32(0x3F000000), RN, False, False), t)
+    return f32_mul(y, y, RN, False, False)
+
+
+@njit(cache=True)
+def f32_rcp_approx_ftz(a, t):
+    """``rcp.approx.ftz.f32``: ``MUFU.RCP``."""
+    return mufu_rcp(a, t)
+
+
+@njit(cache=True)
+def f32_rcp_approx(a, t):
+    """``rcp.approx.f32``: the input scaled by 2**24 below 2**-126 or by 1/4 above 2**126, the result back."""
+    scale = np.uint32(0x4B800000) if _tiny(a) else _ONE
+    if fp_compare(a & 0x7FFFFFFF, np.uint32(0x7E800000), 8, 23, _GT, False):
+        scale = np.uint32(0x3E800000)
+    r = mufu_rcp(f32_mul(a, scale, RN, False, False), t)
+    return f32_mul(scale, r, RN, False, False)
+
+
+@njit(cache=True)
+def f32_rsqrt_approx_ftz(a, t):
+    """``rsqrt.approx.ftz.f32``: ``MUFU.RSQ``."""
+    return mufu_rsq(a, t)
+
+
+@njit(cache=True)
+def f32_rsqrt_approx(a, t):
+    """``rsqrt.approx.f32``: below 2**-126 the input times 2**24 and the result times 2**12."""
+    if not _tiny(a):
+        return mufu_rsq(a, t)
+    return f32_mul(mufu_rsq(f32_mul(a, np.uint32(0x4B800000), RN, False, False), t), np.uint32(0x45800000),
+                   RN, False, False)
+
+
+@njit(cache=True)
+def f32_sqrt_approx_ftz(a, t):
+    """``sqrt.approx.ftz.f32``: ``MUFU.SQRT``."""
+    return mufu_sqrt(a, t)
+
+
+@njit(cache=True)
+def f32_sqrt_approx(a, t):
+    """``sqrt.approx.f32``: below 2**-126 the input times 2**24 and the result times 2**-12."""
+    if not _tiny(a):
+        return mufu_sqrt(a, t)
+    return f32_mul(mufu_sqrt(f32_mul(a, np.uint32(0x4B800000), RN, False, False), t), np.uint32(0x39800000),
+                   RN, False, False)
+
+
+@njit(cache=True)
+def f32_lg2_approx_ftz(a, t):
+    """``lg2.approx.ftz.f32``: ``MUFU.LG2``."""
+    return mufu_lg2(a, t)
+
+
+@njit(cache=True)
+def f32_lg2_approx(a, t):
+    """``lg2.approx.f32``: below 2**-126 the input times 2**24, and 24 subtracted (``FADD``)."""
+    if not _tiny(a):
+        return mufu_lg2(a, t)
+    y = mufu_lg2(f32_mul(a, np.uint32(0x4B800000), RN, False, False), t)
+    return f32_add(y, np.uint32(0xC1C00000), RN, False, False)
+
+
+# (op, ftz) -> (scalar model, table index)
+MUFU32_OPS = {("ex2", True): (f32_ex2_approx_ftz, EX2), ("ex2", False): (f32_ex2_approx, EX2),
+              ("rcp", True): (f32_rcp_approx_ftz, RCP), ("rcp", False): (f32_rcp_approx, RCP),
+              ("rsqrt", True): (f32_rsqrt_approx_ftz, RSQ), ("rsqrt", False): (f32_rsqrt_approx, RSQ),
+              ("sqrt", True): (f32_sqrt_approx_ftz, SQRT), ("sqrt", False): (f32_sqrt_approx, SQRT),
+              ("lg2", True): (f32_lg2_approx_ftz, LG2), ("lg2", False): (f32_lg2_approx, LG2)}
+
+
+# -- tables -----------------------------------------------------------------------------------------------------
+
+_LOADED: dict = {}
+_EMPTY = np.zeros(0, np.uint32)
+
+
+def _undiff(d: np.ndarray) -> np.ndarray:
+    return np.cumsum(d.view(np.uint32), dtype=np.uint32)
+
+
+def mufu_tables(names=TABLE_NAMES, path: str = DATA) -> tuple:
+    """The tables as a tuple indexed by ``EX2 .. LG2`` (uint32 arrays; those not in ``names`` are empty), loaded
+    once per process; ``FileNotFoundError`` naming the file and the command that writes it."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: the f32 MUFU tables are missing; "
+                                f"`python -m warpsim.isa.mufu32 --from PROBE_DIR` writes them")
+    out = []
+    for name in TABLE_NAMES:
+        if name not in names:
+            out.append(_EMPTY)
+            continue
+        key = (path, name)
+        if key not in _LOADED:
+            with np.load(path) as data:
+                _LOADED[key] = _undiff(data[name])
+        out.append(_LOADED[key])
+    return tuple(out)
+
+
+@njit(cache=True, parallel=True)
+def _batch(fn, a, t, out):
+    for i in prange(a.size):
+        out[i] = fn(a[i], t)
+
+
+def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
+    """``{op}.approx{.ftz}.f32`` over an array of register bits (uint32, any shape), in parallel.
+
+    >>> [hex(int(v)) for v in mufu_batch("rcp", np.array([0x40800000, 0x80000000], np.uint32), ftz=True)]
+    ['0x3e800000', '0xff800000']
+    """
+    if (op, bool(ftz)) not in MUFU32_OPS:
+        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
+                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
+    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    a = np.ascontiguousarray(a, dtype=np.uint32)
+    out = np.empty(a.size, np.uint32)
+    _batch(fn, a.ravel(), mufu_tables((TABLE_NAMES[index],))[index], out)
+    return out.reshape(a.shape)
+
+
+def build_tables(probe_dir: str) -> dict:
+    """The five tables (uint32) from a ``hwcheck.mufu32_probe`` output folder; ``ValueError`` where its data
+    breaks the structure the models rely on (a hypothesis that did not hold, an exponent rule violated)."""
+    def load(name, key):
+        with np.load(os.path.join(probe_dir, f"{name}.npz")) as d:
+            if key not in d.files:
+                raise ValueError(f"{probe_dir}/{name}.npz has no {key!r}: the probe's hypothesis failed there")
+            arr = d[key]
+        return np.cumsum(arr.view(np.uint64 if arr.dtype == np.int64 else np.uint32),
+                         dtype=np.uint64 if arr.dtype == np.int64 else np.uint32)
+
+    def check(ok, what):
+        if not np.all(ok):
+            raise ValueError(f"{probe_dir}: {what}")
+
+    ex2 = load("ex2", "ex2_signmag_F23")
+    pos, neg = ex2[:1 << 23], ex2[1 << 23:]
+    check((pos >> np.uint64(23)) == 127, "ex2: x >= 0 results not 2**n * [1, 2)")
+    check((neg[1:] >> np.uint64(23)) == 126, "ex2: x < 0 results not 2**-(n+1) * [1, 2)")
+    tables = {"ex2": (ex2 & np.uint64(0x7FFFFF)).astype(np.uint32)}
+    rcp = load("rcp", "rcp_F0")
+    check((rcp[1 << 23:] & np.uint64((1 << 40) - 1)) == rcp[:1 << 23], "rcp: not odd in the sign")
+    esum = (rcp[:1 << 23] >> np.uint64(23)) & np.uint64(0x3FF)
+    check((esum >= 253) & (esum <= 254), "rcp: exponent sum outside 253..254")
+    tables["rcp"] = (((esum - np.uint64(253)) << np.uint64(23)) | (rcp[:1 << 23] & np.uint64(0x7FFFFF))).astype(
+        np.uint32)
+    for name, base in (("rsqrt", 379), ("sqrt", 638)):
+        t = load(name, f"{name}_F0")
+        v = (t >> np.uint64(23)) & np.uint64(0xFFFF)
+        check((v >= base) & (v <= base + 3), f"{name}: exponent rule")
+        tables[name] = (((v - np.uint64(base)) << np.uint64(23)) | (t & np.uint64(0x7FFFFF))).astype(np.uint32)
+    lg2 = load("lg2", "lg2_126_128")
+    tables["lg2"] = np.concatenate([lg2[1 << 23:2 << 23], lg2[:1 << 23]])
+    return tables
+
+
+def _write(tables: dict, source: dict, path: str = DATA):
+    from warpsim.files import write_atomic
+    arrays = {name: np.diff(tables[name], prepend=np.uint32(0)).view(np.int32) for name in TABLE_NAMES}
+    write_atomic(path, lambda f: np.savez_compressed(f, source=np.array(json.dumps(source)), **arrays))
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m warpsim.isa.mufu32", description=__doc__.split("\n")[0])
+    ap.add_argument("--from", dest="probe", required=True, help="a `python -m hwcheck.mufu32_probe` output folder")
+    ap.add_argument("--source", default="", help="JSON: how the probe was run (command, GPU, driver, date)")
+    args = ap.parse_args(argv)
+    try:
+        tables = build_tables(args.probe)
+    except (OSError, ValueError) as e:
+        print(f"python -m warpsim.isa.mufu32: {e}", file=sys.stderr)
+        return 2
+    _write(tables, json.loads(args.source) if args.source else {})
+    print(f"wrote {DATA} ({os.path.getsize(DATA) / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
