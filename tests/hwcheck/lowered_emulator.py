@@ -25,6 +25,7 @@ import numpy as np
 
 from warpsim.isa import cvt_pack, mma_m16n8k8, mma_m16n8k16
 from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign
+from warpsim.isa.mufu32 import mufu_batch
 
 __all__ = ["LoweredKernel", "parse_kernel", "emulate_kernel"]
 
@@ -373,9 +374,7 @@ def _per_lane(op, values):
         return float_sign("neg", values[0])
     name, *_ = op.split(".")
     if name in ("ex2", "lg2"):
-        from warpsim.isa import mufu32
-        fn = getattr(mufu32, f"f32_{name}_approx_ftz")
-        return np.array([fn(int(x)) for x in values[0]], np.uint32)
+        return mufu_batch(name, values[0], ftz=True)
     return float_arith(name, *values, rnd="rn")
 
 

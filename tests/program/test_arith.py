@@ -12,9 +12,10 @@ from warpsim.cute import Copy_Atom, UniversalCopy, make_fragment_like, make_iden
 from warpsim.errors import ProgramError
 from warpsim.isa.fpcompare import CMP
 from warpsim.isa.fpops import FLOAT_OPS
+from warpsim.isa.mufu32 import EX2, LG2, f32_ex2_approx_ftz, f32_lg2_approx_ftz, mufu_tables
 from warpsim.isa.rounding import RN
-from warpsim.program import (allreduce, clear, copy, copy_if, equ, fma, fmax, reduce_max, reduce_sum, run_program,
-                             shfl_xor, where)
+from warpsim.program import (allreduce, clear, copy, copy_if, equ, exp2, fma, fmax, log2, reduce_max, reduce_sum,
+                             run_program, shfl_xor, where)
 
 N = 32 * 8
 SPECIAL = np.array([0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
@@ -76,6 +77,8 @@ CASES = {
                      lambda a, b: a if FLOAT_OPS["setp", "f32"].function(a, b, CMP["lt"], False) else b),
     "where(equ)": (lambda a, b: where(equ(a, 0.0), 1.0, b), 2,
                    lambda a, b: 0x3F800000 if FLOAT_OPS["setp", "f32"].function(a, 0, CMP["equ"], False) else b),
+    "exp2": (exp2, 1, lambda a: f32_ex2_approx_ftz(a, mufu_tables(("ex2",))[EX2])),
+    "log2": (log2, 1, lambda a: f32_lg2_approx_ftz(a, mufu_tables(("lg2",))[LG2])),
     "constant": (lambda a: a * 0.69314718, 1,
                  lambda a: FLOAT_OPS["mul", "f32"].function(a, 0x3F317218, RN, False, False)),
 }

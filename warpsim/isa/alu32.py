@@ -12,8 +12,8 @@ form (its PTX name)        sources  result, per lane
 ``div.rn.f32``             a, b     ``fparith.f32_div(a, b, RN)`` (IEEE division)
 ``max.f32``                a, b     ``fpcompare.f32_max`` (a NaN operand gives the other one)
 ``neg.f32``                a        ``fpcompare.f32_neg`` (the sign bit flipped, NaN too)
-``ex2.approx.ftz.f32``     a        the MUFU model of ``warpsim.isa.mufu32``
-``lg2.approx.ftz.f32``     a        the MUFU model of ``warpsim.isa.mufu32``
+``ex2.approx.ftz.f32``     a        ``mufu32.f32_ex2_approx_ftz`` (the H200's MUFU.EX2)
+``lg2.approx.ftz.f32``     a        ``mufu32.f32_lg2_approx_ftz`` (the H200's MUFU.LG2)
 ``set.{cmp}.s32.f32``      a, b     ``0xFFFFFFFF`` where ``a cmp b`` holds, else 0 (``fpcompare.f32_set``)
 ``slct.b32.s32``           a, b, c  ``a`` where ``c >= 0`` as a signed integer, else ``b``
 =========================  =======  ===============================================================
@@ -27,7 +27,7 @@ from a table, as it takes addresses).
 >>> import numpy as np
 >>> from warpsim.isa.faults import new_fault
 >>> regs = np.zeros((32, 4), np.uint32); regs[:, 0] = 0x3F800000; regs[:, 1] = np.arange(32, dtype=np.float32).view(np.uint32)
->>> warp_alu(regs, 2, np.array([0, 1, -1]), ALU_FORMS.index("add.rn.f32"), new_fault())
+>>> warp_alu(regs, 2, np.array([0, 1, -1]), ALU_FORMS.index("add.rn.f32"), NO_TABLES, new_fault())
 True
 >>> hex(int(regs[0, 2])), hex(int(regs[1, 2]))
 ('0x3f800000', '0x40000000')
@@ -44,14 +44,10 @@ from numba import njit
 from warpsim.isa import fparith, fpcompare
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, set_fault
 from warpsim.isa.fpcompare import CMP
+from warpsim.isa.mufu32 import EX2, LG2, f32_ex2_approx_ftz, f32_lg2_approx_ftz, mufu_tables
 from warpsim.isa.rounding import RN
 
-try:                                   # the f32 MUFU models land in their own module
-    from warpsim.isa import mufu32 as _mufu32
-except ImportError:                    # pragma: no cover - until warpsim.isa.mufu32 exists
-    _mufu32 = None
-
-__all__ = ["ALU_FORMS", "SET_COMPARISONS", "alu_sources", "alu_modelled", "warp_alu", "warp_shfl_bfly",
+__all__ = ["ALU_FORMS", "SET_COMPARISONS", "alu_sources", "alu_tables", "NO_TABLES", "warp_alu", "warp_shfl_bfly",
            "warp_mov_lanes", "SHFL_BFLY"]
 
 SET_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu")
@@ -64,21 +60,8 @@ _SOURCES = {"mov.b32": 1, "neg.f32": 1, "ex2.approx.ftz.f32": 1, "lg2.approx.ftz
 _MOV, _ADD, _SUB, _MUL, _FMA, _DIV, _MAX, _NEG, _EX2, _LG2, _SLCT = range(11)
 _SET = 11                                         # set.{SET_COMPARISONS[k]}: form _SET + k
 _SET_CMP = np.array([CMP[c] for c in SET_COMPARISONS], np.int64)
-
-
-def _mufu(name):
-    fn = getattr(_mufu32, name, None) if _mufu32 is not None else None
-    if fn is not None:
-        return fn, True
-
-    @njit(cache=True)
-    def missing(a):
-        return np.uint32(0)
-    return missing, False
-
-
-_ex2, _EX2_MODELLED = _mufu("f32_ex2_approx_ftz")
-_lg2, _LG2_MODELLED = _mufu("f32_lg2_approx_ftz")
+_EMPTY = np.zeros(0, np.uint32)
+NO_TABLES = (_EMPTY, _EMPTY)          # alu_tables of forms without MUFU instructions
 
 
 def alu_sources(form):
@@ -88,13 +71,19 @@ def alu_sources(form):
     return _SOURCES.get(form, 2)
 
 
-def alu_modelled(form):
-    """False for the MUFU forms while ``warpsim.isa.mufu32`` does not model them."""
-    return {"ex2.approx.ftz.f32": _EX2_MODELLED, "lg2.approx.ftz.f32": _LG2_MODELLED}.get(form, True)
+def alu_tables(forms):
+    """``(ex2 table, lg2 table)`` of ``warpsim.isa.mufu32`` that :func:`warp_alu` needs for ``forms``
+    (an empty array for a table none of them uses: the tables are large and load on first use)."""
+    forms = set(forms)
+    names = tuple(n for n, f in (("ex2", "ex2.approx.ftz.f32"), ("lg2", "lg2.approx.ftz.f32")) if f in forms)
+    if not names:
+        return NO_TABLES
+    tables = mufu_tables(names)
+    return tables[EX2], tables[LG2]
 
 
 @njit(cache=True)
-def _one(form, a, b, c):
+def _one(form, a, b, c, tables):
     if form == _MOV:
         return a
     if form == _ADD:
@@ -112,17 +101,18 @@ def _one(form, a, b, c):
     if form == _NEG:
         return fpcompare.f32_neg(a, False)
     if form == _EX2:
-        return _ex2(a)
+        return f32_ex2_approx_ftz(a, tables[0])
     if form == _LG2:
-        return _lg2(a)
+        return f32_lg2_approx_ftz(a, tables[1])
     if form == _SLCT:
         return a if np.int32(c) >= 0 else b
     return fpcompare.f32_set(a, b, _SET_CMP[form - _SET], False, False)
 
 
 @njit(cache=True)
-def warp_alu(regs_w, dst, src, form, fault):
-    """``regs_w[:, dst] = form(regs_w[:, src[0]], ...)`` for 32 lanes (``src``: int64[3], unused -1).
+def warp_alu(regs_w, dst, src, form, tables, fault):
+    """``regs_w[:, dst] = form(regs_w[:, src[0]], ...)`` for 32 lanes (``src``: int64[3], unused -1;
+    ``tables``: :func:`alu_tables` of the form).
 
     On a bad register or form nothing changes and ``fault`` is set; returns True when it executed.
     """
@@ -142,7 +132,7 @@ def warp_alu(regs_w, dst, src, form, fault):
         a = regs_w[lane, src[0]] if src[0] >= 0 else zero
         b = regs_w[lane, src[1]] if src[1] >= 0 else zero
         c = regs_w[lane, src[2]] if src[2] >= 0 else zero
-        regs_w[lane, dst] = np.uint32(_one(form, a, b, c))
+        regs_w[lane, dst] = np.uint32(_one(form, a, b, c, tables))
     return True
 
 

@@ -34,7 +34,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from warpsim.isa.alu32 import ALU_FORMS, alu_modelled, alu_sources
+from warpsim.isa.alu32 import ALU_FORMS, alu_sources
 from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.fragments import MMA_REGS
@@ -59,10 +59,12 @@ SPACES = {"shared": 0, "global": 1}
 
 @dataclass(frozen=True)
 class Encoded:
-    """``code`` (``int64[n, NCOLS]``) and ``addrs`` (``int64[rows, 32]``); see the module docstring."""
+    """``code`` (``int64[n, NCOLS]``) and ``addrs`` (``int64[rows, 32]``); see the module docstring.
+    ``forms``: the ALU forms the stream uses (the executor loads the MUFU tables they need)."""
 
     code: np.ndarray
     addrs: np.ndarray
+    forms: frozenset = frozenset()
 
     def __len__(self):
         return int(self.code.shape[0])
@@ -87,8 +89,6 @@ def _attributes(index, instr):
     if op == Op.ALU:
         if instr.form not in ALU_FORMS:
             raise _bad(index, instr, f"unknown form (forms: {', '.join(ALU_FORMS)})")
-        if not alu_modelled(instr.form):
-            raise _bad(index, instr, "not modelled yet (warpsim.isa.mufu32 does not provide it)")
         if len(instr.src) != alu_sources(instr.form) or len(instr.dst) != 1:
             raise _bad(index, instr, f"{len(instr.dst)} destination and {len(instr.src)} source registers "
                                      f"(expected 1 and {alu_sources(instr.form)})")
@@ -170,4 +170,4 @@ def encode(stream):
     code[:, PRED] = -1
     code[has_pred, PRED] = len(addrs) + np.arange(len(preds))
     table = np.array(addrs + preds, dtype=np.int64).reshape(len(addrs) + len(preds), 32)
-    return Encoded(code, table)
+    return Encoded(code, table, frozenset(i.form for i in stream if i.op == Op.ALU))

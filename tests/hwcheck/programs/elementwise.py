@@ -2,8 +2,8 @@
 
 Two warps; thread ``t`` loads row ``t`` of ``x`` (64x8 f32, rows 40.. skipped by ``copy_if``, their
 registers left 0), folds its 8 values as 2 rows x 4 columns into a row max and a row sum, combines them
-over its quad with ``shfl.sync.bfly``, then computes every form of the dialect but the MUFU ones
-(``add sub mul div fma max neg``, ``set``/``slct`` through ``where``, a per-lane mask) and stores its row
+over its quad with ``shfl.sync.bfly``, then computes every form of the dialect (``add sub mul div fma
+max neg ex2 lg2``, ``set``/``slct`` through ``where``, a per-lane mask) and stores its row
 of ``y`` where the row is even (``copy_if``).
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 import warpsim
 from warpsim.cute import Copy_Atom, UniversalCopy, make_fragment_like, make_identity_tensor, make_layout, make_tensor, \
     make_tiled_copy
-from warpsim.program import allreduce, copy_if, equ, fma, fmax, reduce_max, reduce_sum, where
+from warpsim.program import allreduce, copy_if, equ, exp2, fma, fmax, log2, reduce_max, reduce_sum, where
 
 
 def kernel(tid, *, x, y):
@@ -35,8 +35,8 @@ def kernel(tid, *, x, y):
     for i in range(8):
         v = where(coord[0, 0, i][1] < 6, f[i], -np.inf)                      # a mask known when tracing
         m_use = where(m[i % 2] == -np.inf, 0.0, m[i % 2])
-        f[i] = fma(v - m_use, 1.4426950408889634, -(s[i % 2] * 0.5))
-        f[i] = where(equ(f[i], 0.0), 1.0, 1.0 / f[i]) + f[i] * 3.0
+        f[i] = exp2(fma(v - m_use, 1.4426950408889634, -(s[i % 2] * 0.5)))
+        f[i] = where(equ(f[i], 0.0), 1.0, 1.0 / f[i]) + log2(f[i]) * 3.0
     copy_if(cp, [coord[0, 0, j][0] % 2 == 0 for j in range(8)], f, thr.partition_D(y))
 
 
