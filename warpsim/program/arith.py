@@ -286,7 +286,7 @@ def _rank2(t, what):
         raise ProgramError(f"{what}: expected a rank-2 f32 register tensor (rows, columns), got {t!r}")
 
 
-def _reduce(t, summary, op, what, mode):
+def _reduce(t, summary, op, what, mode, init):
     _rank2(t, what)
     if mode not in (0, 1):
         raise ProgramError(f"{what}: mode must be 0 or 1, got {mode!r}")
@@ -295,23 +295,26 @@ def _reduce(t, summary, op, what, mode):
     if int(size(summary)) != n_keep:
         raise ProgramError(f"{what}: the summary holds {int(size(summary))} elements, the tensor has {n_keep} "
                            f"along mode {keep}")
+    if init is not None and int(size(init)) != n_keep:
+        raise ProgramError(f"{what}: init holds {int(size(init))} elements, the tensor has {n_keep} along mode {keep}")
     for r in range(n_keep):
-        acc = summary[r]
+        acc = summary[r] if init is None else init[r]
         for c in range(n_fold):
             acc = op(acc, t[(r, c) if mode == 1 else (c, r)])
         summary[r] = acc
 
 
-def reduce_max(t, summary, mode=1):
+def reduce_max(t, summary, mode=1, init=None):
     """``summary[r] = max(summary[r], t[r, 0], t[r, 1], ...)`` (``max.f32`` in that order; ``mode=0``:
-    over ``t[0, r], t[1, r], ...``). Thread-local: combine lanes with :func:`allreduce`."""
-    _reduce(t, summary, fmax, "reduce_max", mode)
+    over ``t[0, r], t[1, r], ...``; ``init``: a tensor to start from instead of ``summary``).
+    Thread-local: combine lanes with :func:`allreduce`."""
+    _reduce(t, summary, fmax, "reduce_max", mode, init)
 
 
-def reduce_sum(t, summary, mode=1):
-    """``summary[r] = summary[r] + t[r, 0] + t[r, 1] + ...`` (``add.rn.f32`` in that order; ``mode`` as
-    :func:`reduce_max`). Thread-local."""
-    _reduce(t, summary, operator.add, "reduce_sum", mode)
+def reduce_sum(t, summary, mode=1, init=None):
+    """``summary[r] = summary[r] + t[r, 0] + t[r, 1] + ...`` (``add.rn.f32`` in that order; ``mode`` and
+    ``init`` as :func:`reduce_max`). Thread-local."""
+    _reduce(t, summary, operator.add, "reduce_sum", mode, init)
 
 
 def allreduce(t, op, width=4):
