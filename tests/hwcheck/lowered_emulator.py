@@ -25,7 +25,7 @@ import numpy as np
 
 from warpsim.isa import cvt_pack, mma_m16n8k8, mma_m16n8k16
 from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign
-from warpsim.isa.mufu32 import mufu_batch
+from warpsim.isa.mufu32 import MUFU32_OPS, TABLE_NAMES, mufu_tables
 
 __all__ = ["LoweredKernel", "parse_kernel", "emulate_kernel"]
 
@@ -330,7 +330,7 @@ class _Warp:
             (_, d), (_, a), (_, b), (_, c) = groups
             fn = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
             stack = lambda vals: np.stack(vals, axis=1).astype(np.uint32)    # [32, n]
-            result = fn(stack(read(a)), stack(read(b)), stack(read(c)), ab=ab, cd=cd, arch="sm90")
+            result = fn(stack(read(a)), stack(read(b)), stack(read(c)), ab=ab, cd=cd, arch="sm90", parallel=False)
             write(d, list(result.T))
         elif op.startswith("cvt."):
             m = re.fullmatch(r"cvt\.rn\.(f16|bf16)x2\.f32", op)
@@ -374,8 +374,10 @@ def _per_lane(op, values):
         return float_sign("neg", values[0])
     name, *_ = op.split(".")
     if name in ("ex2", "lg2"):
-        return mufu_batch(name, values[0], ftz=True)
-    return float_arith(name, *values, rnd="rn")
+        fn, index = MUFU32_OPS[(name, True)]
+        table = mufu_tables((TABLE_NAMES[index],))[index]
+        return np.array([fn(x, table) for x in values[0]], np.uint32)
+    return float_arith(name, *values, rnd="rn", parallel=False)
 
 
 def emulate_kernel(source, grid, block, args, shared_mem):
