@@ -25,6 +25,9 @@ Per CTA, as the recipe says:
    in ``dtype``, stored (rows >= n not); ``LSE = (l == 0 or NaN) ? +inf : m * softmax_scale + lg2(l) *
    0.69314718`` (the fast-math C++ form of ``ln``), stored by the thread holding column 0 of the row.
 
+``reference`` (what ``warpsim run`` checks against) applies the same arithmetic to whole arrays with the
+ISA's batched models, without fragments, layouts or instructions; O and LSE agree bit for bit.
+
 Differences from the C++ version: the K/V tiles are not double-buffered (one buffer each, filled between
 two barriers: the simulator runs warps in a fixed order, so prefetching changes no result), and global ->
 shared goes through registers (``ld.global.v4`` + ``st.shared.v4``; the zero fill by clearing the
@@ -45,6 +48,10 @@ from warpsim.cute import (
     make_identity_tensor, make_layout, make_smem_ptr, make_tensor, make_tiled_copy, make_tiled_copy_A,
     make_tiled_copy_B, make_tiled_mma, partition_fragment_C, size, tile_to_shape,
 )
+from warpsim.isa.cvt import cvt_convert
+from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign
+from warpsim.isa.mufu32 import mufu_batch
+from warpsim.program.reference import gemm_reference
 from warpsim.program import (
     allreduce, clear, convert, copy, copy_if, equ, exp2, fma, fmax, gemm, log2, reduce_max, reduce_sum, syncthreads,
     where,
@@ -263,6 +270,78 @@ def kernel(tid, *, dtype, d, causal, n, q, k, v, o, lse):
             lse_dst.compose(make_layout((1, rows))))
 
 
+NEG_INF, POS_INF, ONE = np.uint32(0xFF800000), np.uint32(0x7F800000), np.uint32(0x3F800000)
+
+
+def reference(params, inputs, arch):
+    """The expected O and LSE bits: the recipe's arithmetic on whole arrays, from the ISA's batched
+    models (``gemm_reference`` for the mma chains, ``float_arith``, ``mufu_batch``, ``cvt_convert``), with
+    no fragments, registers or instructions. A row's values live in the 4 lanes of a quad, lane ``t``
+    holding columns ``8i + 2t, 8i + 2t + 1``: the row max and sum are taken per lane in that order, then
+    combined over the quad (lane ``t`` with ``t ^ 2``, then ``t ^ 1``), as the program does."""
+    dtype, d, causal, n = params["dtype"], params["d"], params["causal"] == "yes", params["n"]
+    block = (n + BLOCK_M - 1) // BLOCK_M - 1
+    row0 = block * BLOCK_M
+    n_tiles = block + 1 if causal else (n + BLOCK_N - 1) // BLOCK_N
+    scale = np.float32(1 / np.sqrt(d))
+    sl2 = np.uint32(np.float32(scale * np.float32(1.4426950408889634)).view(np.uint32))
+    ss = np.uint32(scale.view(np.uint32))
+
+    def rows_of(x, start):                                       # 64 rows from ``start``, zero past n
+        out = np.zeros((BLOCK_M, d), np.uint16)
+        take = max(0, min(BLOCK_M, n - start))
+        out[:take] = np.asarray(x, np.uint16)[start:start + take]
+        return out
+
+    def f(op, *xs):
+        return float_arith(op, *(np.asarray(x, np.uint32) for x in xs), rnd="rn")
+
+    lane = (np.arange(BLOCK_N) % 8) // 2                         # the quad lane holding each column
+    order = [np.flatnonzero(lane == t) for t in range(4)]        # its columns, in fragment order
+    q = rows_of(inputs["q"], row0)
+    rows = row0 + np.arange(BLOCK_M)
+    m = np.full((BLOCK_M, 4), NEG_INF, np.uint32)                # per row and quad lane
+    l = np.zeros((BLOCK_M, 4), np.uint32)
+    acc_o = np.zeros((BLOCK_M, d), np.uint32)
+    for j in range(n_tiles):
+        k_t, v_t = rows_of(inputs["k"], j * BLOCK_N), rows_of(inputs["v"], j * BLOCK_N)
+        s = gemm_reference(q, k_t, ab=dtype, cd="f32", arch=arch)
+        cols = j * BLOCK_N + np.arange(BLOCK_N)
+        masked = (cols[None, :] >= n) | (causal & (cols[None, :] > rows[:, None]))
+        s = np.where(masked, NEG_INF, s).astype(np.uint32)
+        m_new = m.copy()
+        for t in range(4):
+            for c in order[t]:
+                m_new[:, t] = float_minmax("max", m_new[:, t], s[:, c])
+        for k in (2, 1):
+            m_new = float_minmax("max", m_new, m_new[:, np.arange(4) ^ k])
+        m_use = np.where(float_setp("eq", m_new, np.full_like(m_new, NEG_INF)), np.uint32(0), m_new)
+        alpha = mufu_batch("ex2", f("mul", f("sub", m, m_use), np.full_like(m, sl2)), ftz=True)
+        l = f("mul", l, alpha)
+        acc_o = f("mul", acc_o, alpha[:, (np.arange(d) % 8) // 2])
+        neg_max_scaled = float_sign("neg", f("mul", m_use, np.full_like(m_use, sl2)))
+        p = mufu_batch("ex2", f("fma", s, np.full_like(s, sl2), neg_max_scaled[:, lane]), ftz=True)
+        for t in range(4):
+            for c in order[t]:
+                l[:, t] = f("add", l[:, t], p[:, c])
+        p16 = cvt_convert(p, dst=dtype, src="f32", rnd="rn").astype(np.uint16)
+        acc_o = gemm_reference(p16, v_t.T, ab=dtype, cd="f32", arch=arch, c=acc_o)
+        m = m_new
+    for k in (2, 1):
+        l = f("add", l, l[:, np.arange(4) ^ k])
+    empty = float_setp("equ", l, np.zeros_like(l))
+    inv = np.where(empty, ONE, f("div", np.full_like(l, ONE), l))
+    o_block = cvt_convert(f("mul", acc_o, inv[:, (np.arange(d) % 8) // 2]), dst=dtype, src="f32", rnd="rn")
+    ln_l = f("mul", mufu_batch("lg2", l, ftz=True), np.full_like(l, np.float32(LN2).view(np.uint32)))
+    lse_block = np.where(empty, POS_INF, f("add", f("mul", m, np.full_like(m, ss)), ln_l))[:, 0]
+    o = np.zeros((n, d), np.uint16)
+    lse = np.zeros(n, np.uint32)
+    take = n - row0
+    o[row0:] = o_block[:take]
+    lse[row0:] = lse_block[:take]
+    return {"o": o, "lse": lse}
+
+
 def _inputs(p):
     return {name: ((p["n"], p["d"]), p["dtype"]) for name in ("q", "k", "v")}
 
@@ -278,5 +357,6 @@ program = warpsim.Program(
     inputs=_inputs,
     outputs=_outputs,
     smem_bytes=lambda p: flash_traits(p["dtype"], p["d"]).smem_bytes,
+    reference=reference,
     name="flash_fwd",
 )
