@@ -30,8 +30,9 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from hwcheck.campaign import (CASE_RECORDS, CHUNK, GpuRunner, build_cases, campaign_status, first_mismatches,
-                              group_totals, model_arch, run_campaign, summary_table, variant_totals, warm_up)
+from hwcheck.campaign import (CASE_RECORDS, CHUNK, build_cases, campaign_status, first_mismatches,
+                              group_totals, make_runner, model_arch, run_campaign, summary_table, variant_totals,
+                              warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from hwcheck.report import command_line, new_report, write_json_atomic
@@ -120,7 +121,7 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
         model = model_arch(gpu.info.compute_capability, arch) if instr == "mma" else DEFAULT_ARCH
         if instr == "mma":
             settings["simulator_arch"] = model
-        runner = GpuRunner(gpu, cases)
+        runner = make_runner(gpu, cases)
         settings.update(module_key=runner.module.key, compile_s=round(runner.module.compile_seconds, 3))
         settings["simulator_warmup_s"] = round(warm_up(cases, model), 3)
         run_campaign(cases, runner, count=count, seed=seed, chunk=chunk, arch=model, progress=progress,

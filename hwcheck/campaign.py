@@ -25,44 +25,46 @@ from __future__ import annotations
 
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
-from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, FloatCase
+from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, F64Case, FloatCase
+from hwcheck.int_cases import INT_CLASSES, IntCase, IntRunner, select_forms
 from hwcheck.kernels import module_source
 from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, get_arch, neighbours
 from warpsim.isa.inputs import CVT_CLASSES, EVIDENCE_CLASSES, MMA_CLASSES
 from warpsim.isa.mma import TYPE_COMBOS
 
 __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", "CHUNK", "CASE_RECORDS",
-           "CASE_INPUTS", "build_cases", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "Chunk",
+           "CASE_INPUTS", "build_cases", "make_runner", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "Chunk",
            "ChunkResult", "plan_chunks", "chunk_inputs", "compare_chunk", "run_chunk", "add_chunk", "run_case",
            "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status", "variant_totals",
            "variant_lines"]
 
-INSTRS = ("mma", "ldmatrix", "cvt", "float")
+INSTRS = ("mma", "ldmatrix", "cvt", "float", "f64", "int")
 SHAPES = ("m16n8k16", "m16n8k8")
 MMA_TYPES = tuple(f"{ab}.{cd}" for ab, cd in TYPE_COMBOS)   # f16.f32, bf16.f32, f16.f16
 CVT_TYPES = ("f16", "bf16")
 VARIANTS = ("x1", "x2", "x4", "x1.trans", "x2.trans", "x4.trans")
 CLASSES = {"mma": MMA_CLASSES + tuple(EVIDENCE_CLASSES), "ldmatrix": (LDMATRIX_CLASS,), "cvt": CVT_CLASSES,
-           "float": FLOAT_CLASSES}
-PER_THREAD = ("cvt", "float")   # one instruction per thread: counts are whole warps of 32
+           "float": FLOAT_CLASSES, "f64": FLOAT_CLASSES, "int": INT_CLASSES}
+PER_THREAD = ("cvt", "float", "f64", "int")   # one instruction per thread: counts are whole warps of 32
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
 _MODELS = {"80": SM80.name, "89": SM80.name, "90": SM90.name}   # compute capability -> tensor-core model
 
 
-def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes=None) -> list:
-    """The cases of a campaign, in a fixed order: shape, then type (or variant), then class.
+def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes=None, forms=None) -> list:
+    """The cases of a campaign, in a fixed order: shape, then type (or variant, or form), then class.
 
     ``variants``: ldmatrix's variants, or the float forms (``hwcheck.float_cases.FLOAT_FORMS``, PTX text
-    such as ``fma.rz.ftz.f32``) of ``instr == "float"``; default all.
+    such as ``fma.rz.ftz.f32``) of ``instr == "float"`` (``F64_FORMS`` of ``instr == "f64"``); default all.
+    ``forms``: glob patterns picking the integer forms (``hwcheck.int_cases.INT_FORMS``, e.g. ``bfe.*``) of ``instr == "int"``; default all.
 
     Raises ``ValueError`` naming the option and the allowed values for anything unknown.
     """
@@ -79,14 +81,18 @@ def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes
         types = list(CVT_TYPES if types is None else types)
         _check("--types", types, CVT_TYPES)
         return [CvtCase(to, cls) for to in types for cls in classes]
-    if instr == "float":
-        forms = list(FLOAT_FORMS if variants is None else variants)
+    if instr == "int":
+        return [IntCase(name, cls) for name in select_forms(forms) for cls in classes]
+    if instr in ("float", "f64"):
+        known, case, listed = ((FLOAT_FORMS, FloatCase, "FLOAT_FORMS") if instr == "float" else
+                               (F64_FORMS, F64Case, "F64_FORMS"))
+        forms = list(known if variants is None else variants)
         for form in forms:
-            if form not in FLOAT_FORMS:
-                raise ValueError(f"--variants: {form!r} is not a float form of the campaign (PTX text such as "
-                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f32; the list: hwcheck.float_cases.FLOAT_FORMS)")
-        _check("--variants", forms, FLOAT_FORMS)
-        return [FloatCase(form, cls) for form in forms for cls in classes]
+            if form not in known:
+                raise ValueError(f"--variants: {form!r} is not a form of the {instr} campaign (PTX text such as "
+                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f64; the list: hwcheck.float_cases.{listed})")
+        _check("--variants", forms, known)
+        return [case(form, cls) for form in forms for cls in classes]
     variants = list(VARIANTS if variants is None else variants)
     _check("--variants", variants, VARIANTS)
     return [LdmatrixCase(int(v[1]), v.endswith(".trans")) for v in variants]
@@ -156,6 +162,11 @@ class CaseResult:
                 "wall_s": round(self.wall_s, 3), "records_kept": len(self.records),
                 "mismatches": [r.as_dict() for r in self.records], "failing_inputs": self.failing_inputs,
                 **({} if self.variants is None else {"variant_mismatched_registers": dict(self.variants)})}
+
+
+def make_runner(gpu, cases):
+    """The GPU runner of ``cases``: :class:`IntRunner` (raw PTX) for int cases, else :class:`GpuRunner`."""
+    return IntRunner(gpu, cases) if cases and cases[0].instr == "int" else GpuRunner(gpu, cases)
 
 
 class GpuRunner:
@@ -234,8 +245,12 @@ def plan_chunks(case, count: int, chunk: int = CHUNK) -> tuple:
 
 
 def chunk_inputs(case, chunk: Chunk, seed: int):
-    """The inputs of ``chunk`` of ``case``: the documented seed formula (module docstring)."""
-    return case.inputs(chunk.n, np.random.default_rng([seed, case_id(case), chunk.index]))
+    """The inputs of ``chunk`` of ``case``: the documented seed formula (module docstring); an int case's
+    directed class takes its rows ``chunk.first ..`` of the fixed operand table."""
+    rng = np.random.default_rng([seed, case_id(case), chunk.index])
+    if case.instr == "int":
+        return case.inputs(chunk.n, rng, first=chunk.first)
+    return case.inputs(chunk.n, rng)
 
 
 def compare_chunk(case, chunk: Chunk, inputs, want, got, *, gen_s=0.0, sim_s=0.0, gpu_s=0.0) -> ChunkResult:
@@ -243,9 +258,12 @@ def compare_chunk(case, chunk: Chunk, inputs, want, got, *, gen_s=0.0, sim_s=0.0
     first_warp = case.warps(chunk.first)
     cmp = compare_registers(want, got, instruction=case.ptx, kind=case.kind, first_warp=first_warp,
                             limit=CASE_RECORDS)
+    records = list(cmp.records)
+    if case.instr == "int":   # each record names its operands
+        records = [replace(r, operands=case.operands(inputs, (r.warp - first_warp) * 32 + r.lane)) for r in records]
     failing = [{"warp": int(warp), "chunk": chunk.index, **case.warp_inputs(inputs, int(warp) - first_warp)}
                for warp in cmp.warps[:CASE_INPUTS]]
-    return ChunkResult(chunk, cmp.compared, cmp.mismatched, len(cmp.warps), list(cmp.records), failing,
+    return ChunkResult(chunk, cmp.compared, cmp.mismatched, len(cmp.warps), records, failing,
                        gen_s=gen_s, sim_s=sim_s, gpu_s=gpu_s)
 
 
@@ -286,8 +304,11 @@ def run_case(case, runner, *, count: int, seed: int = 0, chunk: int = CHUNK, arc
 
     ``runner.run(case, inputs)`` gives the GPU's registers. Pre-conditions: ``count >= 1``,
     ``chunk >= 32``; cvt and float counts and chunks are rounded up to a multiple of 32. At most
-    ``min(record_limit, CASE_RECORDS)`` mismatch records are kept; every mismatch is counted.
+    ``min(record_limit, CASE_RECORDS)`` mismatch records are kept; every mismatch is counted. An int case's
+    directed class runs its own fixed number of operand tuples (``case.planned``), whatever ``count``.
     """
+    if case.instr == "int":
+        count = case.planned(count)
     n_total, chunks = plan_chunks(case, count, chunk)
     result = CaseResult(case, n_total)
     variants = neighbours(get_arch(arch)) if case.cls in EVIDENCE_CLASSES else {}

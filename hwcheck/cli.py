@@ -2,10 +2,11 @@
 
 Subcommands:
 
-- ``hwcheck campaign --instr mma|ldmatrix|cvt|float [--shapes ...] [--types ...] [--variants ...]
-  [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
+- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int [--shapes ...] [--types ...] [--variants ...]
+  [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
   [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
-  (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`);
+  (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`); ``--instr int``
+  runs every integer PTX form (:mod:`hwcheck.int_cases`) as raw PTX on the GPU and in the PTX interpreter;
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
   results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.mufu`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs] [--seeds N]``: the acceptance
@@ -40,6 +41,7 @@ from hwcheck.errors import HwcheckError
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_ERROR"]
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+INT_COUNT = 4096   # --instr int: random operand tuples per form when --count is not given
 
 
 class _UsageError(Exception):
@@ -93,9 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--types", type=_csv, help="mma: f16.f32,bf16.f32,f16.f16 (ab.cd); cvt: f16,bf16")
     c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans; "
                    "float: PTX forms such as fma.rz.ftz.f32,min.NaN.f16x2 (default all modelled forms)")
-    c.add_argument("--classes", type=_csv, help="input classes (default all of the instruction's)")
-    c.add_argument("--count", type=_positive, required=True,
-                   help="instructions per case (cvt, float: per thread, rounded up to whole warps)")
+    c.add_argument("--forms", type=_csv, metavar="GLOB,...",
+                   help="int: integer PTX forms by glob, e.g. 'bfe.*,setp.*.s32' (default all)")
+    c.add_argument("--classes", type=_csv, help="input classes (default all of the instruction's; "
+                   "int: directed,random)")
+    c.add_argument("--count", type=_positive, default=None,
+                   help="instructions per case (cvt, float, int: per thread, rounded up to whole warps; int: "
+                        "random operand tuples per form, default 4096; the directed class has its own size)")
     c.add_argument("--seed", type=_at_least(0), default=0)
     c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
     c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
@@ -113,6 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--count", type=_positive, help="inputs per f32/f64 form (default 2**24; 16-bit forms: all 65536)")
     m.add_argument("--stride", type=_positive, default=1, help="step between input patterns (default 1)")
     m.add_argument("--out", required=True, metavar="FILE.npz", help="inputs and results per form")
+    sw = sub.add_parser("sweep", help="every input of the f32 MUFU forms (div: random pairs) on the GPU against "
+                                      "warpsim's model")
+    sw.add_argument("--forms", type=_csv, help="forms such as ex2.approx.ftz.f32,lg2.approx.f32 (default all)")
+    sw.add_argument("--exhaustive", action="store_true", help="all 2**32 inputs (the default when --count is not given)")
+    sw.add_argument("--start", type=_at_least(0), default=0, help="first input bit pattern (default 0)")
+    sw.add_argument("--count", type=_positive, help="inputs per form (default 2**32)")
+    sw.add_argument("--chunk-bits", type=_positive, default=28, help="inputs per chunk: 2**N (default 28)")
+    sw.add_argument("--report", metavar="FILE", help="write a JSON report")
     a = sub.add_parser("acceptance", help="the acceptance set of campaigns, one report each")
     a.add_argument("--out", required=True, metavar="DIR", help="directory for the reports")
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
@@ -155,13 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _campaign_options(args) -> dict:
     options = {}
-    if args.instr == "mma":
+    if args.forms is not None and args.instr != "int":
+        raise _UsageError("hwcheck campaign: --forms applies to --instr int only")
+    if args.count is None:
+        if args.instr != "int":
+            raise _UsageError("hwcheck campaign: the following arguments are required: --count")
+        args.count = INT_COUNT
+    if args.instr == "int":
+        if args.shapes is not None or args.types is not None or args.variants is not None:
+            raise _UsageError("hwcheck campaign: --shapes, --types and --variants do not apply to --instr int "
+                              "(use --forms)")
+        options.update(forms=args.forms, classes=args.classes)
+    elif args.instr == "mma":
         if args.variants is not None:
             raise _UsageError("hwcheck campaign: --variants applies to --instr ldmatrix only")
         options.update(shapes=args.shapes or None, types=args.types, classes=args.classes)
-    elif args.instr == "float":
+    elif args.instr in ("float", "f64"):
         if args.shapes is not None or args.types is not None:
-            raise _UsageError("hwcheck campaign: --shapes and --types do not apply to --instr float (use --variants)")
+            raise _UsageError(f"hwcheck campaign: --shapes and --types do not apply to --instr {args.instr} "
+                              f"(use --variants)")
         options.update(variants=args.variants, classes=args.classes)
     elif args.instr == "cvt":
         if args.variants is not None or args.shapes is not None:
@@ -184,6 +210,8 @@ def _cmd_campaign(args, argv) -> int:
     except ValueError as e:
         raise _UsageError(f"hwcheck campaign: {e}") from None
     if args.ray is not None:
+        if args.instr == "int":
+            raise _UsageError("hwcheck campaign: --ray does not run --instr int yet (it runs on one GPU in minutes)")
         return _campaign_on_ray(args, argv, cases)
     if args.workers is not None or args.simulate_only:
         raise _UsageError("hwcheck campaign: --workers and --simulate-only apply with --ray only")
@@ -281,6 +309,26 @@ def _cmd_run(args, argv) -> int:
     return _finish(outcome)
 
 
+def _cmd_sweep(args, argv) -> int:
+    from hwcheck.gpu import Gpu
+    from hwcheck.mufu_sweep import DIV_FORMS, SWEEP_FORMS, parse_forms, sweep
+    from hwcheck.report import command_line
+    if args.exhaustive and args.count is not None:
+        raise _UsageError("hwcheck sweep: --exhaustive and --count exclude each other")
+    try:
+        forms = parse_forms(args.forms or SWEEP_FORMS + DIV_FORMS)
+    except ValueError as e:
+        raise _UsageError(f"hwcheck sweep: {e}") from None
+    if args.start >= 1 << 32:
+        raise _UsageError(f"hwcheck sweep: --start {args.start} is not a 32-bit pattern")
+    gpu = Gpu.open()
+    code = sweep(gpu, forms, start=args.start, count=args.count or 1 << 32, chunk_bits=min(args.chunk_bits, 32),
+                 report=args.report, command=command_line(argv))
+    sys.stdout.write(f"sweep: {'PASS' if code == 0 else 'FAIL'}" + (f"; report: {args.report}\n" if args.report
+                                                                      else "\n"))
+    return code
+
+
 def _cmd_fuzz(args, argv) -> int:
     from hwcheck.campaign import model_arch
     from hwcheck.gpu import Gpu
@@ -298,6 +346,9 @@ def _cmd_fuzz(args, argv) -> int:
     sys.stdout.write(f"fuzz: {summary.programs} programs, {summary.mismatched_programs} mismatched, "
                      f"{summary.errors} errors, {summary.trace_records_compared} register records and "
                      f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
+    if summary.first_opcodes:
+        sys.stdout.write("failing programs by the opcode of their first mismatching register:\n")
+        sys.stdout.writelines(f"  {line}\n" for line in summary.opcode_lines())
     if args.report:
         sys.stdout.write(f"report: {args.report}\n")
     return code
@@ -348,7 +399,8 @@ def main(argv=None) -> int:
                 return ptx_cli.main(argv[1:])
         args = build_parser().parse_args(argv)
         command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
-                   "lower": _cmd_lower, "fuzz": _cmd_fuzz, "collect": _cmd_collect}[args.command]
+                   "lower": _cmd_lower, "fuzz": _cmd_fuzz, "collect": _cmd_collect,
+                   "sweep": _cmd_sweep}[args.command]
         return command(args, argv)
     except _UsageError as e:
         sys.stderr.write(f"{e}\n")

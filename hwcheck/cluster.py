@@ -38,7 +38,7 @@ import ray
 import ray.exceptions
 
 from hwcheck.acceptance import Outcome, campaign_report
-from hwcheck.campaign import (CASE_RECORDS, CHUNK, CaseResult, GpuRunner, add_chunk, campaign_status, chunk_inputs,
+from hwcheck.campaign import (CASE_RECORDS, CHUNK, CaseResult, add_chunk, campaign_status, chunk_inputs,
                               compare_chunk, first_mismatches, model_arch, plan_chunks, summary_table, warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.report import write_json_atomic
@@ -74,7 +74,7 @@ def _make_runner(kind, cases, arch):
     if kind == "gpu":
         from hwcheck.gpu import Gpu
         gpu = Gpu.open()
-        return GpuRunner(gpu, cases), gpu.info.as_dict()
+        return make_runner(gpu, cases), gpu.info.as_dict()
     return SimulatorRunner(arch), None
 
 

@@ -80,6 +80,7 @@ class Mismatch:
     line: str | None = None
     index: int | None = None        # a program's: the instruction's position in its stream
     tensor: str | None = None       # a program's: the register tensor slots the register holds
+    operands: str | None = None     # an instruction form's: the operands of the lane, ``a=0x... b=0x...``
 
     def as_dict(self) -> dict:
         """The JSON record: bits in hex and decoded (``index`` and ``tensor`` for a program's register)."""
@@ -93,12 +94,16 @@ class Mismatch:
             "expected_value": decode_register(self.expected, self.kind),
             "actual_value": decode_register(self.actual, self.kind),
         })
+        if self.operands is not None:
+            record["operands"] = self.operands
         return record
 
     def __str__(self) -> str:
         where = f" ({self.line})" if self.line else ""
         what = f"instruction {self.index} {self.instruction}" if self.index is not None else self.instruction
         register = f"{self.register} ({self.tensor})" if self.tensor else self.register
+        if self.operands is not None:
+            register += f" [{self.operands}]"
         return (f"{what}{where}: warp {self.warp} lane {self.lane} {register}: "
                 f"expected {self.expected:#010x} ({decode_register(self.expected, self.kind)}), "
                 f"got {self.actual:#010x} ({decode_register(self.actual, self.kind)})")

@@ -31,16 +31,18 @@ from hwcheck.kernels import CVT_THREADS, Kernel
 from warpsim.isa.cvt import FLOAT_CODES, INT_TYPES, cvt_convert
 from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign, float_testp
 from warpsim.isa.fpcompare import CMP, TESTP
+from warpsim.isa.fp64 import float64_batch
 from warpsim.isa.fpinputs import FLOAT_CLASSES, float_operands
 from warpsim.isa.mufu16 import MUFU16_FORMS, X2_FORMS, float_mufu16
 
-__all__ = ["FloatForm", "parse_form", "FLOAT_FORMS", "float_kernel", "simulate_form", "FloatCase", "FLOAT_CLASSES"]
+__all__ = ["FloatForm", "parse_form", "FLOAT_FORMS", "F64_FORMS", "float_kernel", "simulate_form", "FloatCase",
+           "F64Case", "FLOAT_CLASSES"]
 
 _MUFU16 = frozenset(MUFU16_FORMS) | frozenset(X2_FORMS.values())   # ex2/tanh.approx on 16-bit types: H200 tables
 _ARITH = {"add": 2, "sub": 2, "mul": 2, "fma": 3, "div": 2, "sqrt": 1, "rcp": 1}
-_TYPES = ("f32", "f16", "bf16", "f16x2", "bf16x2")
+_TYPES = ("f32", "f16", "bf16", "f16x2", "bf16x2", "f64")
 _REG = {"f32": "f32", "f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32", "tf32": "b32",
-        "s32": "b32", "u32": "b32", "s64": "b64", "u64": "b64", "s16": "b16", "u16": "b16"}
+        "s32": "b32", "u32": "b32", "s64": "b64", "u64": "b64", "s16": "b16", "u16": "b16", "f64": "f64"}
 # register kind -> (C type of the array element, asm constraint, C type of the asm operand, load, store)
 _C = {
     "f32": ("unsigned", "f", "float", "__uint_as_float({})", "__float_as_uint({})"),
@@ -70,7 +72,7 @@ class FloatForm:
 
     @property
     def regs(self) -> int:
-        return 2 if self.dest == "b64" else 1
+        return 2 if self.dest in ("b64", "f64") else 1
 
     @property
     def first_sm(self) -> int:
@@ -78,6 +80,8 @@ class FloatForm:
         ``.xorsign.abs`` needs sm_86; add/sub/mul/ex2/tanh on bf16 and cvt from an integer to bf16 need sm_90."""
         if "xorsign" in self.mods:
             return 86
+        if self.op == "cvt" and "bf16" in (self.type, self.src_type) and "f64" in (self.type, self.src_type):
+            return 90
         if self.type in ("bf16", "bf16x2") and (self.op in ("add", "sub", "mul", "ex2", "tanh")
                                                 or self.src_type in INT_TYPES):
             return 90
@@ -87,7 +91,7 @@ class FloatForm:
     def compare_kind(self) -> str:
         """How a mismatching register is shown (``hwcheck.compare`` kinds)."""
         t = self.type
-        if self.dest in ("pred", "pred2", "b64") or t in INT_TYPES:
+        if self.dest in ("pred", "pred2", "b64", "f64") or t in INT_TYPES:
             return "b32"
         if t in ("f16", "f16x2"):
             return "f16x2"
@@ -164,6 +168,24 @@ def _forms() -> tuple:
 FLOAT_FORMS = _forms()
 
 
+def _f64_forms() -> tuple:
+    modes = ("rn", "rz", "rm", "rp")
+    forms = [f"{op}.{m}.f64" for op in ("add", "sub", "mul", "fma", "div", "sqrt", "rcp") for m in modes]
+    forms += [f"{op}.f64" for op in ("min", "max", "abs", "neg", "copysign")]
+    forms += [f"setp.{c}.f64" for c in CMP] + [f"testp.{c}.f64" for c in TESTP]
+    forms += [f"cvt.{m}.f32.f64" for m in modes] + ["cvt.rn.ftz.f32.f64", "cvt.rz.sat.f32.f64",
+                                                    "cvt.f64.f32", "cvt.ftz.f64.f32", "cvt.f64.f16", "cvt.f64.bf16"]
+    forms += [f"cvt.{m}.f16.f64" for m in modes] + ["cvt.rn.bf16.f64", "cvt.rz.bf16.f64"]
+    forms += [f"cvt.{m}.s32.f64" for m in ("rni", "rzi", "rmi", "rpi")] + [
+        "cvt.rni.u32.f64", "cvt.rzi.s64.f64", "cvt.rni.u64.f64", "cvt.rpi.s16.f64"]
+    forms += [f"cvt.{m}.f64.s64" for m in modes] + ["cvt.rn.f64.s32", "cvt.rn.f64.u32", "cvt.rz.f64.u64"]
+    forms += [f"cvt.{m}.f64.f64" for m in ("rni", "rzi", "rmi", "rpi")]
+    return tuple(forms)
+
+
+F64_FORMS = _f64_forms()   # ``--instr f64``: the f64 family (warpsim.isa.fp64, cvt), apart from FLOAT_FORMS
+
+
 def float_kernel(form: FloatForm, prefix: str = "hwcheck_float_") -> Kernel:
     """The kernel running ``form`` once per thread (launch ``CVT_THREADS`` per block), named ``prefix``
     followed by the form with ``_`` for ``.``."""
@@ -208,6 +230,14 @@ def simulate_form(form: FloatForm, ops) -> np.ndarray:
     """warpsim's result bits of ``form`` on operand arrays ``ops`` (uint32, or uint64 for b64 results)."""
     mods, t = form.mods, form.type
     flag = lambda m: m in mods   # noqa: E731
+    if t == "f64" and form.op != "cvt":
+        ops = [np.asarray(x, np.uint64) for x in ops]
+        rnd = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), "rn")
+        if form.op == "setp":
+            return float64_batch("setp", *ops, cmp=mods[0]).astype(np.uint32)
+        if form.op == "testp":
+            return float64_batch("testp", *ops, cls=mods[0]).astype(np.uint32)
+        return float64_batch(form.op, *ops, rnd=rnd)
     if form.op in _ARITH:
         rnd = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), "rn")
         return float_arith(form.op, *ops, type=t, rnd=rnd, ftz=flag("ftz"), sat=flag("sat"), relu=flag("relu"))
@@ -229,7 +259,7 @@ def simulate_form(form: FloatForm, ops) -> np.ndarray:
         lo = cvt_convert(ops[1], dst=t[:-2], src="f32", **kw)
         return ((hi << np.uint64(16)) | lo).astype(np.uint32)
     out = cvt_convert(ops[0], dst=t, src=form.src_type, **kw)
-    return out if form.dest == "b64" else out.astype(np.uint32)
+    return out if form.dest in ("b64", "f64") else out.astype(np.uint32)
 
 
 @dataclass(frozen=True)
@@ -294,3 +324,11 @@ class FloatCase:
     def warp_inputs(self, inputs, warp: int) -> dict:
         lanes = slice(32 * warp, 32 * warp + 32)
         return {name: [f"{int(v):x}" for v in x[lanes]] for name, x in zip("abc", inputs)}
+
+
+@dataclass(frozen=True)
+class F64Case(FloatCase):
+    """One form of ``F64_FORMS`` (``--instr f64``) on inputs of class ``cls``."""
+
+    instr = "f64"
+

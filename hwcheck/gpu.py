@@ -172,6 +172,23 @@ class Gpu:
         return GpuModule(raw, module_key(source, self.info.arch, self.info.cupy_version),
                          time.perf_counter() - start)
 
+    def ptx_module(self, text: str) -> GpuModule:
+        """Load PTX ``text`` (the driver's JIT assembles it for this device: ``cuModuleLoadData``) as a CuPy
+        ``cupy.cuda.function.Module``, which :meth:`launch` takes as a ``RawModule``; every ``.entry`` is looked up
+        once here, so a module the driver refuses fails before any launch."""
+        import re
+        from importlib import import_module
+        start = time.perf_counter()
+        try:
+            raw = import_module("cupy.cuda.function").Module()
+            raw.load(text.encode() + b"\0")
+            for name in re.findall(r"\.entry\s+(\w+)", text):
+                raw.get_function(name)
+        except Exception as e:   # CUDA driver errors (cuModuleLoadData, cuModuleGetFunction)
+            raise HwcheckError(f"hwcheck: the GPU driver refused the PTX module for {self.info.arch}: "
+                               f"{_one_line(e)}") from None
+        return GpuModule(raw, module_key(text, self.info.arch, self.info.cupy_version), time.perf_counter() - start)
+
     def put(self, array: np.ndarray):
         """A device copy of a numpy array."""
         return self.cupy.asarray(np.ascontiguousarray(array))

@@ -40,6 +40,8 @@ F32_FORMS = ("ex2.approx.ftz.f32", "ex2.approx.f32", "rcp.approx.ftz.f32", "rcp.
              "lg2.approx.ftz.f32", "lg2.approx.f32", "sin.approx.ftz.f32", "sin.approx.f32",
              "cos.approx.ftz.f32", "cos.approx.f32", "tanh.approx.f32")
 
+DIV_FORMS = ("div.approx.f32", "div.approx.ftz.f32", "div.full.f32", "div.full.ftz.f32")
+
 _rng = np.random.default_rng(2026)
 EDGE_MANTISSAS = np.unique(np.concatenate([
     np.array([0, 1, 2, 3, 4, 0x7FFFFF, 0x7FFFFE, 0x7FFFFD, 0x400000, 0x3FFFFF, 0x400001, 0x200000, 0x600000],
@@ -141,9 +143,9 @@ HYPOTHESES = {
 
 _F_VALUES = {"ex2_floor": (21, 22, 23, 24, 25), "ex2_rn": (22, 23, 24, 25), "ex2_signmag": (22, 23, 24, 25),
              "rcp": (0,), "rsqrt": (0,), "sqrt": (0,),
-             "sin": (19, 20, 21, 22, 23, 24, 25), "sin_signmag": (20, 22, 23, 24),
-             "cos": (19, 20, 21, 22, 23, 24, 25), "cos_signmag": (20, 22, 23, 24),
-             "tanh_top": (8, 10, 12, 14, 16)}
+             "sin": (25,), "sin_signmag": (25, 26, 27),
+             "cos": (25,), "cos_signmag": (25, 26, 27),
+             "tanh_top": (8,)}
 
 _TEST = r"""
 extern "C" __global__ void scatter_%(name)s(const unsigned* out, unsigned long long* table, int F) {
@@ -168,6 +170,34 @@ extern "C" __global__ void count_%(name)s(const unsigned* out, const unsigned lo
       unsigned long long k = atomicAdd(&counts[1], 1ULL);
       if (k < 16) { first[2 * k] = x; first[2 * k + 1] = y; }
     }
+  }
+}
+"""
+
+_TANH_RUNS = r"""
+extern "C" __global__ void low_bits(const unsigned* out, unsigned long long* counts) {
+  // counts[(x >> 23) * 16 + s] += y(x) != y(x with its low s bits cleared), s = 1..15
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < (1ULL << 32);
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)i, y = out[i];
+    for (int s = 1; s < 16; ++s)
+      if (out[x & ~((1u << s) - 1)] != y) atomicAdd(&counts[(x >> 23) * 16 + s], 1ULL);
+  }
+}
+extern "C" __global__ void odd(const unsigned* out, unsigned long long* counts) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < (1ULL << 31);
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)i;
+    if (ex(x) == 255 && mant(x)) continue;
+    if (out[x | 0x80000000u] != (out[x] ^ 0x80000000u)) atomicAdd(&counts[0], 1ULL);
+  }
+}
+extern "C" __global__ void identity(const unsigned* out, unsigned long long* counts) {
+  // counts[x >> 23] += y == x
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < (1ULL << 32);
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)i;
+    if (out[i] == x) atomicAdd(&counts[x >> 23], 1ULL);
   }
 }
 """
@@ -197,11 +227,12 @@ def _sass(forms, log):
     parts = []
     with tempfile.TemporaryDirectory() as d:
         for form in forms:
+            body = f" {form} %f2, %f0, %f1;" if form.startswith("div") else f" {form} %f2, %f0;"
             src = "\n".join([".version 8.0", ".target sm_90", ".address_size 64",
-                             ".visible .entry k(.param .u64 p) {", " .reg .f32 %f<2>; .reg .b64 %rd<2>;",
+                             ".visible .entry k(.param .u64 p) {", " .reg .f32 %f<3>; .reg .b64 %rd<2>;",
                              " ld.param.u64 %rd0, [p]; cvta.to.global.u64 %rd0, %rd0;",
-                             " ld.global.f32 %f0, [%rd0];", f" {form} %f1, %f0;",
-                             " st.global.f32 [%rd0+4], %f1;", " ret;", "}", ""])
+                             " ld.global.f32 %f0, [%rd0]; ld.global.f32 %f1, [%rd0+8];", body,
+                             " st.global.f32 [%rd0+4], %f2;", " ret;", "}", ""])
             ptx, cubin = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
             with open(ptx, "w") as f:
                 f.write(src)
@@ -234,13 +265,14 @@ def module_source() -> str:
     """The CUDA source of every kernel the probe runs."""
     names = {form: form.replace(".", "_") for form in F32_FORMS}
     src = _PRELUDE + "".join(_RUN % {"name": names[f], "form": f} for f in F32_FORMS)
-    return src + "".join(_TEST % {"name": h, "body": HYPOTHESES[h][2]} for h in HYPOTHESES) + _LG2
+    return src + "".join(_TEST % {"name": h, "body": HYPOTHESES[h][2]} for h in HYPOTHESES) + _LG2 + _TANH_RUNS
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hwcheck.mufu32_probe", description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--ops", default="ex2,rcp,rsqrt,sqrt,lg2,sin,cos,tanh")
+    ap.add_argument("--sass-only", nargs="*", metavar="FORM", help="only write the SASS of these forms")
     args = ap.parse_args(argv)
     import cupy as cp
     os.makedirs(args.out, exist_ok=True)
@@ -250,8 +282,10 @@ def main(argv=None) -> int:
         print(f"[{time.perf_counter() - t0:7.1f} s] {msg}", flush=True)
 
     with open(os.path.join(args.out, "sass.txt"), "w") as f:
-        f.write(_sass(F32_FORMS, log))
+        f.write(_sass(args.sass_only or (F32_FORMS + DIV_FORMS), log))
     log("sass written")
+    if args.sass_only:
+        return 0
     names = {form: form.replace(".", "_") for form in F32_FORMS}
     mod = cp.RawModule(code=module_source(), options=("-std=c++17",))
     grid, block = 132 * 64, 256
@@ -307,10 +341,54 @@ def main(argv=None) -> int:
                 if c[1] == 0 and (best is None or kbits < best[0]):
                     best = (kbits, F, cp.asnumpy(table))
                 del table
-            if best is not None:
+            if best is not None and h.endswith("signmag") and op in ("sin", "cos"):
+                t, F = best[2], best[1]
+                n = 1 << F
+                pos, neg = t[:n], t[n:]
+                hit = pos != np.uint64(0xFFFFFFFFFFFFFFFF)
+                sym = neg ^ (np.uint64(0x80000000) if op == "sin" else np.uint64(0))
+                line = (f"{h} F={F}: keys hit {int(hit.sum())}/{n}; odd/even in the sign: "
+                        f"{int(np.sum((sym != pos) & hit))} differ")
+                q = n >> 2
+                k = np.arange(1, q + 1)
+                if op == "sin":
+                    line += (f"; sin(1/2-t)=sin(t): {int(np.sum(pos[2 * q - k] != pos[k]))} differ; "
+                             f"sin(t+1/2)=-sin(t): {int(np.sum(pos[2 * q + np.arange(2 * q)] != (pos[:2 * q] ^ np.uint64(0x80000000))))} differ")
+                log(line)
+                summary.append(line)
+                arrays[f"{h}_F{F}_pos"] = _diff_pack(pos.astype(np.uint32))
+            elif best is not None:
                 arrays[f"{h}_F{best[1]}"] = _diff_pack(best[2])
         if op == "tanh":
-            for lo, hi in ((0x3D000000, 0x3D400000), (0x3F000000, 0x3F400000)):
+            runs = cp.zeros(512 * 16, dtype=cp.uint64)
+            mod.get_function("low_bits")((grid,), (block,), (full, runs))
+            ident = cp.zeros(512, dtype=cp.uint64)
+            mod.get_function("identity")((grid,), (block,), (full, ident))
+            arrays["tanh_low_bits"] = cp.asnumpy(runs).reshape(512, 16)
+            arrays["tanh_identity"] = cp.asnumpy(ident)
+            r = arrays["tanh_low_bits"]
+            for se in range(0, 256):
+                free = [sb for sb in range(1, 16) if r[se, sb] == 0]
+                line = (f"tanh exponent {se}: low bits free {max(free) if free else 0}, identity "
+                        f"{int(arrays['tanh_identity'][se])}/{1 << 23}")
+                summary.append(line)
+            log("tanh runs: " + "; ".join(summary[-256:][i] for i in (0, 100, 110, 115, 120, 125, 126, 127, 130)))
+            sym = cp.zeros(1, dtype=cp.uint64)
+            mod.get_function("odd")((grid,), (block,), (full, sym))
+            line = f"tanh odd in the sign: {int(sym[0])} inputs differ"
+            log(line)
+            summary.append(line)
+            for e in range(256):
+                row = r[e]
+                if arrays["tanh_identity"][e] == 1 << 23:
+                    continue
+                band = full[e << 23:(e + 1) << 23]
+                if bool((band == band[0]).all()):
+                    arrays[f"tanh_const_e{e}"] = np.array([int(band[0])], np.uint32)
+                    continue
+                s_e = max([sb for sb in range(1, 16) if row[sb] == 0] + [0])
+                arrays[f"tanh_e{e}_s{s_e}"] = _diff_pack(cp.asnumpy(band[::1 << s_e]))
+            for lo, hi in ():
                 arrays[f"tanh_{lo:08x}"] = _diff_pack(cp.asnumpy(full[lo:hi]))
         if op in ("sin", "cos"):
             arrays[f"{op}_t0"] = cp.asnumpy(full[0x3E000000:0x3E000000 + (1 << 20)])

@@ -14,8 +14,11 @@
 - every ``%r``/``%rd`` register is stored to ``out`` at the end.
 
 :func:`fuzz` runs ``count`` programs through :func:`hwcheck.ptx_run.run_one` (buffers and the register trace of
-the instrumented copy), never stopping at a mismatch, and writes a JSON report (atomically) holding the counts
-and the PTX text and records of the first failing programs.
+the instrumented copy), never stopping at a mismatch, and writes a JSON report (atomically) holding the counts,
+the PTX text and records of the first failing programs (register records before buffer records), and for
+EVERY failing program its earliest mismatching register record by dynamic step, with the PTX instruction text
+and line (``first_mismatches``); ``totals.first_opcodes`` counts the failing programs by the opcode of that
+instruction, so the instruction forms to look at (``hwcheck campaign --instr int --forms ...``) stand out.
 
 >>> program(3) == program(3) and program(3) != program(4)
 True
@@ -30,12 +33,12 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "open_cupy_ptx", "CHUNK", "KERNEL", "R32",
-           "R64", "IN_WORDS", "OUT_WORDS"]
+__all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "first_record", "open_cupy_ptx", "CHUNK",
+           "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "ERROR"]
 
 KERNEL = "fuzz"
 R32, R64, PREDS = 12, 6, 4           # %r0..%r11, %rd0..%rd5, %p0..%p3 (the body's registers)
@@ -312,25 +315,59 @@ class FuzzTotals:
     sim_s: float = 0.0
     gpu_s: float = 0.0
     wall_s: float = 0.0
+    first_opcodes: dict = field(default_factory=dict)   # opcode of each failing program's first wrong register -> programs
 
     def add(self, other: "FuzzTotals"):
         for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+            if f.name == "first_opcodes":
+                for op, n in other.first_opcodes.items():
+                    self.first_opcodes[op] = self.first_opcodes.get(op, 0) + n
+            else:
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     def as_dict(self):
-        return {f.name: round(v, 3) if isinstance(v := getattr(self, f.name), float) else v for f in fields(self)}
+        out = {f.name: round(v, 3) if isinstance(v := getattr(self, f.name), float) else v for f in fields(self)}
+        out["first_opcodes"] = dict(sorted(self.first_opcodes.items(), key=lambda kv: (-kv[1], kv[0])))
+        return out
+
+    def opcode_lines(self) -> list:
+        """The per-opcode summary, most programs first: ``bfe.s32: 812 programs``.
+
+        >>> FuzzTotals(first_opcodes={"prmt.b32": 2, "bfe.s32": 5}).opcode_lines()
+        ['bfe.s32: 5 programs', 'prmt.b32: 2 programs']
+        """
+        return [f"{op}: {n} program{'s' * (n != 1)}" for op, n in self.as_dict()["first_opcodes"].items()]
+
+
+NO_REGISTER = "(no register differs: buffers only)"   # first_opcodes keys of failing programs without a register record
+ERROR = "(error)"
+_FIRST_KEYS = ("seed", "cta", "warp", "lane", "thread", "step", "register", "instruction", "ptx_line", "ptx", "what",
+               "expected", "actual")
+
+
+def first_record(seed: int, error, run) -> dict:
+    """One failing program's line of the report: its seed and the earliest (by dynamic step) mismatching register
+    record, with the PTX instruction text and line; or its error, or its first buffer record."""
+    if error is not None:
+        return {"seed": seed, "opcode": ERROR, "error": error}
+    if run.first_register is not None:
+        first = run.first_register
+        return {"opcode": first.get("instruction", NO_REGISTER),
+                **{k: first[k] for k in _FIRST_KEYS if k in first}, "seed": seed}
+    return {"seed": seed, "opcode": NO_REGISTER, "buffer": next((r for r in run.records if "buffer" in r), None)}
 
 
 CHUNK = 100                            # programs per task of a worker
 
 
 def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP):
-    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(FuzzTotals, failing programs)``; never
-    stops at a mismatch or at an error of one program (an error is counted and kept like a mismatch)."""
+    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(FuzzTotals, failing programs (the first
+    ``keep``, whole), first records (every failing program's, :func:`first_record`))``; never stops at a mismatch
+    or at an error of one program (an error is counted and kept like a mismatch)."""
     from hwcheck.errors import HwcheckError
     from hwcheck.ptx_run import PtxRun, run_one
     from warpsim.errors import WarpsimError
-    totals, failing = FuzzTotals(), []
+    totals, failing, firsts = FuzzTotals(), [], []
     with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder, open(os.devnull, "w") as quiet:
         for s in range(first, first + count):
             prog = program(s)
@@ -354,12 +391,16 @@ def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int 
             bad = run.mismatched > 0 or any(r.instrumented_bad for r in run.seeds)
             totals.mismatched_programs += bad
             totals.errors += error is not None
+            if bad or error:
+                firsts.append(first_record(s, error, run))
+                op = firsts[-1]["opcode"]
+                totals.first_opcodes[op] = totals.first_opcodes.get(op, 0) + 1
             if (bad or error) and len(failing) < keep:
-                failing.append({"seed": s, "block": prog.block, "error": error,
+                failing.append({"seed": s, "block": prog.block, "error": error, "first_mismatch": firsts[-1],
                                 "mismatches": run.records, "ptx": prog.text})
                 if log is not None:
                     log.write(f"fuzz: program {s}: {error or f'{run.mismatched} mismatches'}\n")
-    return totals, failing
+    return totals, failing, firsts
 
 
 _WORKER_GPU = None
@@ -390,11 +431,12 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None,
     """
     log = sys.stderr if log is None else log
     start = time.perf_counter()
-    totals, failing = FuzzTotals(), []
+    totals, failing, firsts = FuzzTotals(), [], []
 
-    def add(part, bad):
+    def add(part, bad, first):
         totals.add(part)
         failing.extend(bad[:KEEP - len(failing)])
+        firsts.extend(first)
         log.write(f"fuzz: {totals.programs}/{count} programs, {totals.mismatched_programs} mismatched, "
                   f"{totals.errors} errors, {time.perf_counter() - start:.0f} s\n")
         log.flush()
@@ -414,6 +456,6 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None,
         data = new_report(command, gpu_info)
         data.update(status=status, kind="ptx-fuzz", settings={"count": count, "first_seed": seed,
                                                               "simulator_arch": arch, "workers": workers},
-                    totals=totals.as_dict(), failing_programs=failing)
+                    totals=totals.as_dict(), failing_programs=failing, first_mismatches=firsts)
         write_json_atomic(report, data)
     return totals, {"pass": 0, "fail": 1, "error": 3}[status]

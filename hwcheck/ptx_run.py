@@ -320,6 +320,7 @@ class PtxRun:
     seeds: list = field(default_factory=list)
     records: list = field(default_factory=list)
     wall_s: float = 0.0
+    first_register: dict | None = None   # the first seed's earliest mismatching register record, with its PTX text
 
     @property
     def mismatched(self):
@@ -333,7 +334,8 @@ class PtxRun:
                          for k, v in j.specs.items()},
                 "simulator_arch": self.arch, "trace_sites": self.sites, "seeds_run": len(self.seeds),
                 "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3),
-                "seeds": [s.as_dict() for s in self.seeds], "mismatches": self.records}
+                "seeds": [s.as_dict() for s in self.seeds], "first_mismatching_register": self.first_register,
+                "mismatches": self.records}
 
 
 def _compare_printf(want: str, got: str) -> dict:
@@ -357,6 +359,16 @@ def _buffers_equal(a: dict, b: dict, skip=()) -> int:
         y = b[name]
         bad += int(np.count_nonzero(np.ascontiguousarray(x).view(np.uint8) != np.ascontiguousarray(y).view(np.uint8)))
     return bad
+
+
+def _ptx_line(text: str, line) -> str | None:
+    """Line ``line`` (1-based) of ``text``, stripped; None where there is none.
+
+    >>> _ptx_line("a;\\n  bfe.s32 %r1, %r2, 3, 4;\\n", 2)
+    'bfe.s32 %r1, %r2, 3, 4;'
+    """
+    lines = text.splitlines()
+    return lines[line - 1].strip() if isinstance(line, int) and 1 <= line <= len(lines) else None
 
 
 PTX_DIR_ENV = "HWCHECK_PTX_DIR"
@@ -480,6 +492,9 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             result.unchecked, result.truncated_threads = tc.unchecked, tc.full_threads
             result.compared_to_step = tc.compared_to_step
             run.records.extend({"seed": seed, **r} for r in tc.records)
+            if tc.first is not None and run.first_register is None:
+                run.first_register = {"seed": seed, **tc.first, "ptx": _ptx_line(text, tc.first.get("ptx_line"))}
+        run.records.sort(key=lambda r: "step" not in r)    # register records first: they name the instruction
         run.seeds.append(result)
         log.write(result.line(job.label) + "\n")
         log.flush()

@@ -90,6 +90,7 @@ class TraceComparison:
     full_threads: int
     compared_to_step: int | None
     records: list
+    first: dict | None = None     # the mismatching register record of the smallest dynamic step (ties: thread)
 
 
 def _pairs(ins, regions, sim_head, gpu_head):
@@ -159,7 +160,8 @@ def compare_traces(ins, sim_trace, gpu_trace, regions: Regions, block, grid, lim
     Per thread the records both machines wrote are compared (site, step, and the register's bits); a
     thread whose record counts differ is a mismatch at the first record one of them lacks. Records of
     sites that are not deterministic are counted as unchecked. ``compared_to_step``: where a thread's
-    buffer filled, the smallest last recorded step among such threads (None when none filled).
+    buffer filled, the smallest last recorded step among such threads (None when none filled). ``first``: the
+    mismatching record of the smallest dynamic step over all threads (where the machines first part ways).
     """
     threads = int(np.prod(grid)) * int(np.prod(block))
     words = ins.thread_bytes // 4
@@ -202,13 +204,19 @@ def compare_traces(ins, sim_trace, gpu_trace, regions: Regions, block, grid, lim
         records.append({**_where(t, threads_per_cta, grid), "what": "the machines recorded different numbers of "
                         f"register writes", "expected_records": int(ns[t]), "actual_records": int(ng[t]),
                         "expected_steps": int(sh[t, 0]), "actual_steps": int(gh[t, 0])})
+    first = None
+    if bad.any():
+        t_idx, r_idx = np.nonzero(bad)
+        k = int(np.lexsort((t_idx, srec[t_idx, r_idx, 1]))[0])
+        first = _record(ins, t_idx[k], r_idx[k], srec[t_idx[k], r_idx[k]], grec[t_idx[k], r_idx[k]],
+                        threads_per_cta, grid)
     full = (ns >= ins.capacity) | (ng >= ins.capacity)
     to_step = None
     if full.any():
         last = srec[np.flatnonzero(full), ins.capacity - 1, 1]
         to_step = int(last.min())
     return TraceComparison(int(valid.sum()), int(bad.sum() + count_bad.sum()), int(reloc.sum()),
-                           int((valid & ~det).sum()), int(full.sum()), to_step, records)
+                           int((valid & ~det).sum()), int(full.sum()), to_step, records, first)
 
 
 def _where(t, threads_per_cta, grid):

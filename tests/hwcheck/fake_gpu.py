@@ -11,7 +11,7 @@ the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, sh
 
 import numpy as np
 
-from hwcheck.float_cases import FLOAT_FORMS, float_kernel, parse_form, simulate_form
+from hwcheck.float_cases import F64_FORMS, FLOAT_FORMS, float_kernel, parse_form, simulate_form
 from hwcheck.gpu import GpuInfo, GpuModule
 from hwcheck.lower import KERNEL_NAME
 from lowered_emulator import emulate_kernel
@@ -55,7 +55,7 @@ class FakeGpu:
             self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
 
 
-_FLOAT_KERNELS = {float_kernel(parse_form(f)).name: parse_form(f) for f in FLOAT_FORMS}
+_FLOAT_KERNELS = {float_kernel(parse_form(f)).name: parse_form(f) for f in FLOAT_FORMS + F64_FORMS}
 
 
 def emulate_launch(source, name, grid, block, args, shared_mem=0):

@@ -14,7 +14,7 @@ import pytest
 from fake_gpu import FakeGpu
 from hwcheck.campaign import GpuRunner, build_cases, run_campaign
 from hwcheck.cli import EXIT_USAGE, main
-from hwcheck.float_cases import FLOAT_CLASSES, FLOAT_FORMS, float_kernel, parse_form, simulate_form
+from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, float_kernel, parse_form, simulate_form
 from hwcheck.kernels import module_source
 from hwcheck.nvrtc import NvrtcError, compile_cuda
 from hwcheck.progress import Progress
@@ -94,7 +94,7 @@ def test_forms_parse_and_reject():
     assert parse_form("cvt.rz.relu.f16x2.f32").sources == ("f32", "f32")
     assert parse_form("testp.normal.f32").dest == "pred"
     assert parse_form("tanh.approx.bf16x2").sources == ("b32",) and parse_form("ex2.approx.f16").dest == "b16"
-    for bad in ("fma.rn.f64", "cvt.rn.f32.tf32", "setp.lg.f32", "ex2.approx.f32", "ex2.approx.bf16",
+    for bad in ("fma.rn.f128", "cvt.rn.f32.tf32", "setp.lg.f32", "ex2.approx.f32", "ex2.approx.bf16",
                 "tanh.approx.ftz.f16", "cvt"):
         with pytest.raises(ValueError, match="not one warpsim models"):
             parse_form(bad)
@@ -102,7 +102,7 @@ def test_forms_parse_and_reject():
 
 @pytest.mark.parametrize("argv, message", [
     (["--types", "f32"], "hwcheck campaign: --shapes and --types do not apply to --instr float"),
-    (["--variants", "fma.rn.f64"], "hwcheck campaign: --variants: 'fma.rn.f64' is not a float form"),
+    (["--variants", "fma.rn.f64"], "hwcheck campaign: --variants: 'fma.rn.f64' is not a form of the float campaign"),
     (["--classes", "ordinary"], "hwcheck campaign: --classes: 'ordinary' is not one of random-bits"),
 ])
 def test_cli_float_usage_errors(capsys, argv, message):
@@ -119,3 +119,61 @@ def test_inputs_are_reproducible_and_of_each_class():
     a, b = a1
     ea, eb = (a >> 23) & 0xFF, (b >> 23) & 0xFF
     assert np.mean((eb > 0) & (ea.astype(int) - eb.astype(int) >= 22)) > 0.5   # b is about half an ulp of a
+
+
+# ---- the f64 family: hwcheck campaign --instr f64 ----------------------------------------------------------
+
+def test_every_f64_kernel_compiles_and_sm80_lacks_only_bf16(nvrtc):
+    kernels = [float_kernel(parse_form(f)) for f in F64_FORMS]
+    assert len({k.name for k in kernels}) == len(F64_FORMS) >= 85 and not set(F64_FORMS) & set(FLOAT_FORMS)
+    c = compile_cuda(module_source(kernels), arch="sm_90", name="f64_campaign.cu")
+    assert c.log == "", c.log
+    functions = _functions(c.ptx)
+    for k in kernels:
+        assert functions[k.name].count(k.ptx + " ") == 1, k.name
+    on80 = [parse_form(f) for f in F64_FORMS if parse_form(f).first_sm == 80]
+    later = [parse_form(f) for f in F64_FORMS if parse_form(f).first_sm > 80]
+    assert [f.text for f in later] == ["cvt.f64.bf16", "cvt.rn.bf16.f64", "cvt.rz.bf16.f64"]
+    assert compile_cuda(module_source([float_kernel(f) for f in on80]), arch="sm_80", name="d80.cu").log == ""
+    for form in later:
+        with pytest.raises(NvrtcError):
+            compile_cuda(float_kernel(form).source, arch="sm_80", name="later.cu")
+
+
+def test_every_f64_case_matches_when_the_gpu_is_the_simulator():
+    cases = build_cases("f64")
+    assert len(cases) == len(F64_FORMS) * len(FLOAT_CLASSES) and {c.instr for c in cases} == {"f64"}
+    gpu = FakeGpu()
+    results = run_campaign(cases, GpuRunner(gpu, cases), count=64, chunk=64,
+                           progress=Progress(io.StringIO(), tty=False))
+    for r in results:
+        assert r.count == 64 and r.mismatched == 0, (r.case, r.records[:1])
+        assert r.compared == 64 * r.case.regs
+    assert {r.case.regs for r in results} == {1, 2}
+
+
+def test_an_f64_difference_names_the_form_and_the_word():
+    cases = build_cases("f64", variants=["fma.rz.f64"], classes=["specials"])
+
+    def corrupt(name, out):
+        out.view(np.uint32)[2 * 5 + 1] ^= 0x80000000           # lane 5's high word: the sign
+    results = run_campaign(cases, GpuRunner(FakeGpu(corrupt=corrupt), cases), count=32, chunk=32,
+                           progress=Progress(io.StringIO(), tty=False))
+    rec, = results[0].records
+    assert (rec.lane, rec.instruction, rec.actual) == (5, "fma.rz.f64", rec.expected ^ 0x80000000)
+
+
+def test_f64_simulation_is_the_isa_model():
+    x = np.array([0x3FF0000000000000, 0x7FF0000000000001], np.uint64)
+    assert simulate_form(parse_form("add.rm.f64"), (x, x)).tolist() == [0x4000000000000000, 0x7FF8000000000001]
+    assert simulate_form(parse_form("setp.nan.f64"), (x, x)).tolist() == [0, 1]
+    assert simulate_form(parse_form("cvt.rn.f32.f64"), (x,)).tolist() == [0x3F800000, 0x7FFFFFFF]
+    one = np.array([0x3F800000], np.uint32)
+    assert simulate_form(parse_form("cvt.f64.f32"), (one,)).tolist() == [0x3FF0000000000000]
+
+
+def test_cli_f64_usage_errors(capsys):
+    status = main(["campaign", "--instr", "f64", "--count", "32", "--variants", "fma.rn.f32"])
+    err = capsys.readouterr().err
+    assert status == EXIT_USAGE and "'fma.rn.f32' is not a form of the f64 campaign" in err, err
+

@@ -82,6 +82,45 @@ def test_a_planted_bug_is_found_and_its_program_kept(tmp_path):
     assert data["status"] == "fail" and "popc.b32" in first["ptx"] and first["ptx"] == program(first["seed"]).text
     registers = [m for m in first["mismatches"] if "register" in m]
     assert registers and registers[0]["instruction"] == "popc.b32"
+    # register records come before buffer records
+    kinds = ["step" not in m for m in first["mismatches"]]
+    assert kinds == sorted(kinds)
+    # every failing program has its earliest wrong register, with the PTX line as the program has it
+    firsts = data["first_mismatches"]
+    assert len(firsts) == summary.mismatched_programs == data["totals"]["first_opcodes"]["popc.b32"]
+    for f in firsts:
+        lines = program(f["seed"]).text.splitlines()
+        assert f["opcode"] == f["instruction"] == "popc.b32" and f["ptx"] == lines[f["ptx_line"] - 1].strip()
+        assert f["ptx"].startswith("popc.b32 ") and f["expected"] != f["actual"]
+    assert summary.opcode_lines() == [f"popc.b32: {len(firsts)} program{'s' * (len(firsts) != 1)}"]
+
+
+def test_the_first_record_is_the_earliest_step(tmp_path):
+    """Two planted bugs: the record kept as first is the one of the smallest dynamic step of its program."""
+    from hwcheck.ptx_run import PtxJob, PtxRun, parse_ptx_arg, run_one
+
+    class TwoBugs(SimulatorAsGpu):
+        def load(self, text):
+            return super().load(text.replace("popc.b32", "clz.b32").replace("brev.b32", "not.b32"))
+    quiet = open(os.devnull, "w")
+    for seed in (s for s in range(300) if "popc.b32" in program(s).text and "brev.b32" in program(s).text):
+        prog = program(seed)
+        path = tmp_path / f"k{seed}.ptx"
+        path.write_text(prog.text)
+        n = prog.block
+        specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * 16}", f"out=zeros:u32:{n * OUT_WORDS}"))
+        run = PtxRun(PtxJob(str(path), KERNEL, (1, 1, 1), (n, 1, 1), 0, specs))
+        run_one(TwoBugs(), run.job, seeds=1, first_seed=seed, arch="sm90", log=quiet, run=run)
+        wrong = [r for r in run.records if "step" in r]
+        if len({r["instruction"] for r in wrong}) == 2:
+            break
+    else:
+        pytest.skip("no generated program among the first 300 executes both planted bugs")
+    first = run.first_register
+    # the kept records are the first threads'; the first record is the smallest step of any thread
+    assert first["step"] <= min(r["step"] for r in wrong) and first["expected"] != first["actual"]
+    assert first["instruction"] in ("popc.b32", "brev.b32")
+    assert first["ptx"] == prog.text.splitlines()[first["ptx_line"] - 1].strip()
 
 
 def test_a_64_bit_immediate_above_2_63_is_its_bit_pattern():
@@ -101,5 +140,5 @@ def test_workers_split_the_programs_and_merge_the_totals(monkeypatch):
     one, code1 = fuzz(_PopcIsClz(), 6, seed=40, log=quiet)
     two, code2 = fuzz(None, 6, seed=40, log=quiet, workers=2, make_gpu_ptx=_PopcIsClz)
     assert code1 == code2 == 1 and one.programs == two.programs == 6
-    for key in ("mismatched_programs", "errors", "trace_records_compared", "global_elements_compared"):
+    for key in ("mismatched_programs", "errors", "trace_records_compared", "global_elements_compared", "first_opcodes"):
         assert getattr(one, key) == getattr(two, key), key

@@ -59,7 +59,7 @@ def encode(x, fmt):
         m = x / ulp_min
         assert m.denominator == 1
         return int(m)
-    e = math.floor(math.log2(x))
+    e = _log2_floor_estimate(x)
     while Fraction(2) ** e > x:
         e -= 1
     while Fraction(2) ** (e + 1) <= x:
@@ -67,6 +67,12 @@ def encode(x, fmt):
     m = x / Fraction(2) ** (e - fb)
     assert m.denominator == 1 and (1 << fb) <= m < (2 << fb)
     return ((e + bias) << fb) | (int(m) - (1 << fb))
+
+
+def _log2_floor_estimate(x):
+    """``floor(log2(x))`` of a positive Fraction, within one (the callers correct it): from the bit
+    lengths, since ``float(x)`` overflows for f64 products."""
+    return x.numerator.bit_length() - x.denominator.bit_length()
 
 
 def to_bits(x, neg, fmt, mode):
@@ -79,7 +85,7 @@ def to_bits(x, neg, fmt, mode):
     if a == 0:
         return sign_bit if neg else 0
     # the grid of representable magnitudes around a: spacing of a's binade (subnormal spacing below 2**emin)
-    e = math.floor(math.log2(a)) if a >= Fraction(2) ** emin else emin
+    e = _log2_floor_estimate(a) if a >= Fraction(2) ** emin else emin
     while Fraction(2) ** e > a and e > emin:
         e -= 1
     while Fraction(2) ** (e + 1) <= a:

@@ -64,6 +64,18 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="cls"):
         float_operands("ordinary", 4, ("f32",), op="add", rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="kind"):
-        float_operands("ties", 4, ("f64",), op="add", rng=np.random.default_rng(0))
+        float_operands("ties", 4, ("f128",), op="add", rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="Generator"):
         float_operands("ties", 4, ("f32",), op="add", rng=0)
+
+
+def test_f64_operands_are_uint64_and_cover_each_class():
+    rng = np.random.default_rng(4)
+    for cls in FLOAT_CLASSES:
+        for op in ("add", "fma", "mul", "div"):
+            ops = float_operands(cls, 256, ("f64",) * (3 if op == "fma" else 2), op=op, rng=rng)
+            assert all(x.dtype == np.uint64 and x.shape == (256,) for x in ops)
+    (s,) = float_operands("subnormal", 256, ("f64",), op="add", rng=rng)
+    assert (((s >> np.uint64(52)) & np.uint64(0x7FF)) == 0).sum() > 100
+    (t,) = float_operands("ties", 256, ("f64",), op="cvt", dst="f32", rng=rng)
+    assert ((t & np.uint64((1 << 29) - 1)) == np.uint64(1 << 28)).sum() > 100     # f32 midpoints

@@ -4,50 +4,42 @@ against the same models).
 
 Each test runs one case of test_ptx_float with its kernel launched by CuPy instead of the interpreter
 (``test_ptx_float.run`` replaced), so a mismatch reads "got" (the GPU) against "isa". The PTX targets
-sm_90 (bf16 arithmetic needs it) with the PTX ISA version the driver supports.
+sm_90 (bf16 arithmetic needs it) with the PTX ISA version the driver supports; each kernel text is loaded
+from its own file (``ptx_gpu``: CuPy memoizes modules by path). ``test_ptx_gpu_harness`` runs this file's
+cases offline on a fake CuPy that memoizes as CuPy does.
 Run: ``python -m pytest -q -m gpu tests/ptx/test_ptx_float_gpu.py``.
 """
 
 import numpy as np
 import pytest
 import test_ptx_float as cases
+from ptx_gpu import for_sm90, gpu_or_skip, launch, ptx_function
 
 pytestmark = pytest.mark.gpu
-# CUDA driver version (major * 1000 + minor * 10) -> the newest PTX ISA version it reads
-_PTX_ISA = ((13000, "9.0"), (12090, "8.8"), (12080, "8.7"), (12050, "8.5"), (12040, "8.4"), (12030, "8.3"),
-            (12020, "8.2"), (12010, "8.1"), (12000, "8.0"))
 
 
-@pytest.fixture
-def on_gpu(monkeypatch, tmp_path):
-    cp = pytest.importorskip("cupy", reason="CuPy is not installed")
-    try:
-        cc = cp.cuda.Device(0).compute_capability
-        driver = cp.cuda.runtime.driverGetVersion()
-    except Exception as e:                       # noqa: BLE001 -- no driver / no device: skip with its words
-        pytest.skip(f"no CUDA GPU: {e}")
-    if int(cc) < 90:
-        pytest.skip(f"the float kernels target sm_90 (bf16 arithmetic); this GPU is sm_{cc}")
-    version = next((v for d, v in _PTX_ISA if driver >= d), None)
-    if version is None:
-        pytest.skip(f"CUDA driver {driver} is older than 12.0")
+def gpu_runner(cp, version, directory):
+    """A stand-in for ``test_ptx_float.run`` launching the kernel on the GPU (``cp``: CuPy or a fake of it).
 
+    Every kernel text gets its own file (``ptx_gpu.ptx_function``): CuPy memoizes modules by path, and
+    one path for all kernels of a test ran the test's first kernel for every case after it.
+    """
     def gpu_run(body, a=None, b=None, c=None, a64=None):
-        text = cases.kernel(cases.LOADS + body + cases.STORES, params=cases._PARAMS)
-        text = text.replace(".version 8.0", f".version {version}").replace(".target sm_80", ".target sm_90")
-        path = tmp_path / "k.ptx"
-        path.write_text(text)
-        fn = cp.RawModule(path=str(path)).get_function("k")
+        text = for_sm90(cases.kernel(cases.LOADS + body + cases.STORES, params=cases._PARAMS), version)
+        fn = ptx_function(cp, directory, text)
         z32 = np.zeros(cases.N, np.uint32)
         host = [z32 if x is None else x.astype(np.uint32) for x in (a, b, c)]
         host += [np.zeros(cases.N, np.uint64) if a64 is None else a64.astype(np.uint64), z32,
                  np.zeros(cases.N, np.uint64)]
-        dev = [cp.asarray(x) for x in host]
-        fn((1,), (cases.N,), tuple(dev))
-        cp.cuda.Device().synchronize()
-        return cp.asnumpy(dev[4]), cp.asnumpy(dev[5])
+        out = launch(cp, fn, cases.N, host)
+        return out[4], out[5]
+    return gpu_run
 
-    monkeypatch.setattr(cases, "run", gpu_run)
+
+@pytest.fixture
+def on_gpu(monkeypatch, tmp_path):
+    cp, version = gpu_or_skip()
+    monkeypatch.setattr(cases, "run", gpu_runner(cp, version, tmp_path))
 
 
 @pytest.mark.parametrize("op,rnd,extra", cases.F32_ARITH)

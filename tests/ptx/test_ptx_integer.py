@@ -27,8 +27,8 @@ CASES32 = [
     ("mad.hi.u32", "mad.hi.u32 %d, %a, %b, %c;", "(u32)(((u64)a * b) >> 32) + c"),
     ("div.u32", "div.u32 %d, %a, %b;", "b ? a / b : 0xFFFFFFFFu"),
     ("div.s32", "div.s32 %d, %a, %b;", "sb == 0 ? 0xFFFFFFFFu : (sa == INT32_MIN && sb == -1) ? (u32)INT32_MIN : (u32)(sa / sb)"),
-    ("rem.u32", "rem.u32 %d, %a, %b;", "b ? a % b : a"),
-    ("rem.s32", "rem.s32 %d, %a, %b;", "sb == 0 ? a : (sa == INT32_MIN && sb == -1) ? 0 : (u32)(sa % sb)"),
+    ("rem.u32", "rem.u32 %d, %a, %b;", "b ? a % b : 0xFFFFFFFFu"),   # by 0: all ones (H200)
+    ("rem.s32", "rem.s32 %d, %a, %b;", "sb == 0 ? 0xFFFFFFFFu : (sa == INT32_MIN && sb == -1) ? 0 : (u32)(sa % sb)"),
     ("min.s32", "min.s32 %d, %a, %b;", "sa < sb ? a : b"),
     ("max.s32", "max.s32 %d, %a, %b;", "sa > sb ? a : b"),
     ("min.u32", "min.u32 %d, %a, %b;", "a < b ? a : b"),
@@ -80,7 +80,7 @@ CASES64 = [
     ("mul.hi.u64", "mul.hi.u64 %d, %a, %b;", "(u64)(((unsigned __int128)a * b) >> 64)"),
     ("mul.hi.s64", "mul.hi.s64 %d, %a, %b;", "(u64)(((__int128)sa * sb) >> 64)"),
     ("div.s64", "div.s64 %d, %a, %b;", "sb == 0 ? ~0ull : (sa == INT64_MIN && sb == -1) ? (u64)INT64_MIN : (u64)(sa / sb)"),
-    ("rem.u64", "rem.u64 %d, %a, %b;", "b ? a % b : a"),
+    ("rem.u64", "rem.u64 %d, %a, %b;", "b ? a % b : ~0ull"),
     ("min.s64", "min.s64 %d, %a, %b;", "sa < sb ? a : b"),
     ("max.u64", "max.u64 %d, %a, %b;", "a > b ? a : b"),
     ("shr.s64", "cvt.u32.u64 %w, %b;\n and.b32 %w, %w, 127;\n shr.s64 %d, %a, %w;", "(u64)(sa >> ((b & 127) > 63 ? 63 : (b & 127)))"),
@@ -91,7 +91,7 @@ CASES64 = [
     ("mul.wide.s32", "cvt.u32.u64 %w, %a;\n cvt.u32.u64 %w2, %b;\n mul.wide.s32 %d, %w, %w2;", "(u64)((i64)(i32)a * (i32)b)"),
     ("mad.wide.u32", "cvt.u32.u64 %w, %a;\n cvt.u32.u64 %w2, %b;\n mad.wide.u32 %d, %w, %w2, %c;", "(u64)(u32)a * (u32)b + c"),
     ("cvt.s64.s16", "cvt.u16.u64 %h, %a;\n cvt.s64.s16 %d, %h;", "(u64)(i64)(int16_t)a"),
-    ("bfe.u64", "cvt.u32.u64 %w, %b;\n cvt.u32.u64 %w2, %c;\n bfe.u64 %d, %a, %w, %w2;", "bfe64(a, b & 0xFF, c & 0xFF)"),
+    ("bfe.u64", "cvt.u32.u64 %w, %b;\n cvt.u32.u64 %w2, %c;\n bfe.u64 %d, %a, %w, %w2;", "bfe64(a, (u32)b, (u32)c)"),  # 64 bits: fields whole (H200)
     ("bfind.s64", "bfind.s64 %w, %a;\n cvt.u64.u32 %d, %w;",
      "(sa < 0 ? ~a : a) ? 63 - __builtin_clzll(sa < 0 ? ~a : a) : 0xFFFFFFFFull"),
     ("addc.u64", "add.cc.u64 %t64, %a, %b;\n addc.u64 %d, %c, 0;", "c + ((a + b) < a)"),
@@ -105,7 +105,7 @@ static u32 bfe32(u32 a, u32 pos, u32 len, int sgn) {
   for (u32 i = 0; i < 32; ++i) d |= ((i < len && pos + i <= 31) ? (a >> (pos + i)) & 1 : sbit) << i;
   return d; }
 static u64 bfe64(u64 a, u32 pos, u32 len) {
-  u64 d = 0; for (u32 i = 0; i < 64; ++i) if (i < len && pos + i <= 63) d |= ((a >> (pos + i)) & 1) << i;
+  u64 d = 0; for (u32 i = 0; i < 64; ++i) if (i < len && (u64)pos + i <= 63) d |= ((a >> (pos + i)) & 1) << i;
   return d; }
 static u32 bfi32(u32 a, u32 b, u32 pos, u32 len) {
   for (u32 i = 0; i < len && pos + i <= 31; ++i) b = (b & ~(1u << (pos + i))) | (((a >> i) & 1) << (pos + i));

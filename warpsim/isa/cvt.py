@@ -19,8 +19,15 @@ models, each rounding the exact input once (``rounding.round_bits``) and then ap
   zero-extended to a uint64.
 - ``cvt_int_to_float(bits, src, dst, rnd)``: an integer register (its low ``width`` bits, sign-
   extended for signed types) rounded to a float format with ``.rn .rz .rm .rp``.
-- ``cvt_round_int(bits, fmt, rnd, ftz)``: ``cvt.{rni,rzi,rmi,rpi}.f32.f32`` (and f16): the float
+- ``cvt_round_int(bits, fmt, rnd, ftz)``: ``cvt.{rni,rzi,rmi,rpi}.f32.f32`` (and f16, f64): the float
   rounded to an integral value in its own format, the sign of a zero kept.
+
+f64 (``FLOAT_CODES["f64"]``, a 64-bit register's bits in an int64) goes through the same three models:
+narrowing rounds once, widening is exact, ``.ftz`` concerns f32 inputs and results only (PTX: ".ftz ...
+applies only to single precision inputs and results"). A NaN converted *to* f64 keeps its sign and
+payload, quietened (f32 ``0x7FC00001 -> 0x7FF8000020000000``); ``cvt.rni.f64.f64`` of a NaN gives it
+quietened: assumed, as for warpsim.isa.fp64's arithmetic (docs/numerics.md, "f64"). A NaN converted from
+f64 to a narrower format gives that format's canonical NaN, as every other source does.
 
 PTX ISA, "cvt": "the value converted from input a is stored in the upper half of d and the value
 converted from input b is stored in the lower half of d". Each conversion rounds to nearest, ties
@@ -153,7 +160,7 @@ def cvt_pack(a, b, *, to="f16"):
 # ---- every other form ---------------------------------------------------------------------------
 
 # float type -> (exp_bits, frac_bits, shift): shift = bits below the format in its register (tf32: 13)
-FLOAT_CODES = {"f32": (8, 23, 0), "f16": (5, 10, 0), "bf16": (8, 7, 0), "tf32": (8, 10, 13)}
+FLOAT_CODES = {"f32": (8, 23, 0), "f16": (5, 10, 0), "bf16": (8, 7, 0), "tf32": (8, 10, 13), "f64": (11, 52, 0)}
 # integer type -> (width, signed)
 INT_TYPES = {"s8": (8, True), "s16": (16, True), "s32": (32, True), "s64": (64, True),
              "u8": (8, False), "u16": (16, False), "u32": (32, False), "u64": (64, False)}
@@ -202,7 +209,19 @@ def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite):
         return t - (np.int64(1) << d_shift) if satfinite else t
     if d_shift:                                                  # .rn/.rz: f32's canonical NaN, cut
         return finish(np.int64(0x7FFFE000), 8, 23, False, sat, relu)
+    if d_eb == 11:                                               # to f64: the payload, quietened (assumed)
+        return finish(_f64_nan(x, s_eb, s_fb), 11, 52, False, sat, relu)
     return finish(canonical_nan(d_eb, d_fb), d_eb, d_fb, False, sat, relu)
+
+
+@njit(cache=True, inline="always")
+def _f64_nan(x, s_eb, s_fb):
+    """The f64 NaN made from the NaN bits ``x`` of a format: sign and fraction kept (the fraction moved to
+    the top of f64's), quietened (fraction bit 51 set). Assumed: PTX "NaN payloads are supported for
+    double-precision instructions"; warpsim.isa.fp64 and docs/numerics.md ("f64") say what is proven."""
+    neg = (x >> (s_eb + s_fb)) & 1
+    frac = (x & ((np.int64(1) << s_fb) - 1)) << (52 - s_fb)
+    return (neg << 63) | (np.int64(0x7FF) << 52) | frac | (np.int64(1) << 51)
 
 
 @njit(cache=True, inline="always")
@@ -295,7 +314,7 @@ def cvt_round_int(bits, eb, fb, rnd, ftz):
         x = flush_subnormal(x, eb, fb)
     neg, sig, exp, cls = decode(x, eb, fb)
     if cls == NAN:
-        return canonical_nan(eb, fb)
+        return _f64_nan(x, eb, fb) if eb == 11 else canonical_nan(eb, fb)
     if cls == INF or exp >= fb:
         return x
     if sig == 0:

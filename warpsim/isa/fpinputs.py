@@ -1,9 +1,9 @@
 """Input generators for the float instruction campaigns: register bits per operand kind and class.
 
 ``float_operands(cls, count, kinds, *, op, rng) -> tuple of arrays``: one array per source operand,
-``uint32[count]`` (``uint64[count]`` for 64-bit integer kinds). ``kinds`` name each operand's
-register contents: ``f32``, ``f16``, ``bf16`` (16-bit values in the low half), ``f16x2``, ``bf16x2``
-(two values, each half generated on its own), ``s32 u32 s64 u64`` (integers). ``op`` is the PTX
+``uint32[count]`` (``uint64[count]`` for ``f64`` and the 64-bit integer kinds). ``kinds`` name each
+operand's register contents: ``f64``, ``f32``, ``f16``, ``bf16`` (16-bit values in the low half), ``f16x2``,
+``bf16x2`` (two values, each half generated on its own), ``s32 u32 s64 u64`` (integers). ``op`` is the PTX
 opcode (``add``, ``fma``, ``cvt`` ...): the ``ties`` class builds its ties for it. Classes:
 
 - ``random-bits``: every bit pattern equally likely (NaNs of any payload, infinities, subnormals);
@@ -32,9 +32,9 @@ import numpy as np
 __all__ = ["FLOAT_CLASSES", "OPERAND_KINDS", "float_operands"]
 
 FLOAT_CLASSES = ("random-bits", "specials", "subnormal", "ties", "huge-tiny")
-_FMT = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7), "tf32": (8, 10)}
+_FMT = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7), "tf32": (8, 10), "f64": (11, 52)}
 _INT = {"s32": 32, "u32": 32, "s64": 64, "u64": 64}
-OPERAND_KINDS = ("f32", "f16", "bf16", "f16x2", "bf16x2", *_INT)
+OPERAND_KINDS = ("f32", "f16", "bf16", "f16x2", "bf16x2", "f64", *_INT)
 
 
 def _compose(fmt, sign, exp_field, frac):
@@ -135,20 +135,29 @@ def _ties(fmt, nops, op, n, rng):
     return ops
 
 
-def _cvt_ties(dst, n, rng):
-    """f32 bits at midpoints of ``dst`` (f16, bf16, tf32; else integers: ``x.5``), some one f32 ulp off."""
-    if dst in ("f16", "bf16", "tf32"):
+def _cvt_ties(dst, n, rng, src="f32"):
+    """``src`` (f32 or f64) bits at midpoints of ``dst`` (f16, bf16, tf32, f32 from f64; else integers:
+    ``x.5``), some one ``src`` ulp off."""
+    seb, sfb = _FMT[src]
+    sbias = (1 << (seb - 1)) - 1
+    if dst in ("f16", "bf16", "tf32") or (dst == "f32" and src == "f64"):
         eb, fb = _FMT[dst]
-        drop = 23 - fb                                     # f32 fraction bits below the destination's
-        lo, hi = (101, 143) if dst == "f16" else (1, 253)
-        x = _random_exp("f32", n, rng, lo, hi)
+        drop = sfb - fb                                    # source fraction bits below the destination's
+        dbias = (1 << (eb - 1)) - 1
+        if src == "f32":                                   # (the campaigns' inputs of 2026-12-01: kept)
+            lo, hi = (101, 143) if dst == "f16" else (1, 253)
+        else:                                              # normal in dst, and a few binades below
+            lo, hi = sbias - dbias - 10, sbias + dbias - 1
+        x = _random_exp(src, n, rng, max(lo, 1), hi)
         x = (x & ~np.uint64((1 << drop) - 1)) | np.uint64(1 << (drop - 1))
     else:
         k = rng.integers(-(1 << 20), 1 << 20, n)
-        x = (np.abs(k) + 0.5).astype(np.float32).view(np.uint32).astype(np.uint64)
-        x |= (k < 0).astype(np.uint64) << np.uint64(31)
+        ftype, utype = (np.float32, np.uint32) if src == "f32" else (np.float64, np.uint64)
+        x = (np.abs(k) + 0.5).astype(ftype).view(utype).astype(np.uint64)
+        x |= (k < 0).astype(np.uint64) << np.uint64(seb + sfb)
     nudge = rng.integers(-1, 2, n) * (rng.random(n) < 0.25)
-    return (x.astype(np.int64) + nudge).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    x = (x.astype(np.int64) + nudge).astype(np.uint64)
+    return x & np.uint64(0xFFFFFFFF) if src == "f32" else x
 
 
 def _ints(kind, cls, n, rng):
@@ -180,8 +189,9 @@ def float_operands(cls, count, kinds, *, op, dst=None, rng):
     kind = kinds[0]
     if kind in _INT:
         return tuple(_ints(k, cls, count, rng).astype(np.uint64 if _INT[k] == 64 else np.uint32) for k in kinds)
-    if cls == "ties" and op == "cvt" and kind == "f32":
-        return tuple(_cvt_ties(dst, count, rng).astype(np.uint32) for _ in kinds)
+    if cls == "ties" and op == "cvt" and kind in ("f32", "f64"):
+        return tuple(_cvt_ties(dst, count, rng, kind).astype(np.uint32 if kind == "f32" else np.uint64)
+                     for _ in kinds)
     base = kind[:-2] if kind.endswith("x2") else kind
     halves = [1] if kind in ("f16x2", "bf16x2") else []
 
@@ -195,4 +205,4 @@ def float_operands(cls, count, kinds, *, op, dst=None, rng):
     if halves:
         hi = one_set()
         ops = [(h << np.uint64(16)) | lo for h, lo in zip(hi, ops)]
-    return tuple(x.astype(np.uint32) for x in ops)
+    return tuple(x.astype(np.uint64 if base == "f64" else np.uint32) for x in ops)

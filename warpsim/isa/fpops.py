@@ -1,7 +1,7 @@
 """The float instructions' scalar functions, found by walking their modules: one entry per (opcode, type).
 
-Every scalar model in ``fparith`` and ``fpcompare`` is an ``@njit`` function named ``{type}_{op}``
-(``f32_fma``, ``f16x2_min``, ``bf16_setp`` ...) taking register bits first, then its modifiers as
+Every scalar model in ``fparith``, ``fpcompare`` and ``fp64`` is an ``@njit`` function named ``{type}_{op}``
+(``f32_fma``, ``f16x2_min``, ``bf16_setp``, ``f64_fma`` ...) taking register bits first, then its modifiers as
 ints/bools in a fixed order. ``FLOAT_OPS`` maps ``(op, type)`` to a :class:`FloatOp` that records the
 function and its parameter names, so that a dispatcher (the PTX interpreter) can check a decoded
 instruction's modifiers against what the model takes, and call it as
@@ -21,6 +21,8 @@ in ``FloatOp.implied`` (``("approx",)`` or ``("approx", "ftz")``), part of the f
 ('ftz', 'nan_mode', 'xorsign_abs')
 >>> hex(FLOAT_OPS[("add", "f32")].function(0x3F800000, 0x3F800000, 0, False, False))
 '0x40000000'
+>>> FLOAT_OPS[("fma", "f64")].modifiers, FLOAT_OPS[("abs", "f64")].modifiers
+(('rnd',), ())
 >>> op = FLOAT_OPS[("ex2", "bf16x2")]
 >>> op.sources, op.modifiers, op.implied
 (('a',), (), ('approx', 'ftz'))
@@ -30,13 +32,13 @@ import inspect
 import re
 from dataclasses import dataclass
 
-from warpsim.isa import fparith, fpcompare, mufu16
+from warpsim.isa import fp64, fparith, fpcompare, mufu16
 
 __all__ = ["FloatOp", "FLOAT_OPS", "SOURCE_NAMES", "MODIFIER_NAMES"]
 
 SOURCE_NAMES = ("a", "b", "c")   # parameters holding register bits; the rest are modifiers
 MODIFIER_NAMES = ("rnd", "ftz", "sat", "relu", "nan_mode", "xorsign_abs", "cmp", "cls", "as_float")
-_NAME = re.compile(r"^(f32|f16|bf16|f16x2|bf16x2)_([a-z0-9]+?)((?:_approx)?(?:_ftz)?)$")
+_NAME = re.compile(r"^(f64|f32|f16|bf16|f16x2|bf16x2)_([a-z0-9]+?)((?:_approx)?(?:_ftz)?)$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class FloatOp:
 
 def _walk():
     ops = {}
-    for module in (fparith, fpcompare, mufu16):
+    for module in (fparith, fpcompare, mufu16, fp64):
         for name in module.__all__:
             match = _NAME.match(name)
             if match is None:

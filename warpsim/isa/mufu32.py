@@ -1,4 +1,4 @@
-"""The f32 MUFU approximations, bit-exact on sm_90: ``ex2 rcp rsqrt sqrt lg2 .approx{.ftz}.f32``.
+"""The f32 MUFU approximations, bit-exact on sm_90: ``ex2 rcp rsqrt sqrt lg2 .approx{.ftz}.f32``, ``tanh.approx.f32``.
 
 PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, "f32 MUFU"):
 
@@ -20,11 +20,13 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
   SQRT      exponent parity and mantissa                exponent ``(126 + t + e) / 2``
   LG2       the mantissa (``x`` in [1, 2) and [0.5, 1)):  other exponents: ``e + lg2(m)`` in fixed point,
             the table is the result itself              rounded toward zero, negative sums just below
+  TANH      exponent 119..129 and the mantissa without  the table's entry, the input's sign; below: the
+            its low 2..6 bits (their number by exponent)  input itself, above: +-1
   ========  ==========================================  ====================================================
 
-The tables (``data/mufu32_sm90.npz``, 5 MB compressed) are the H200's results, written by
+The tables (``data/mufu32_sm90.npz``, 3.6 MB compressed) are the H200's results, written by
 ``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
-in the file). They load on first use (:func:`mufu_tables`): a few hundred MB in memory for all five.
+in the file). They load on first use (:func:`mufu_tables`): about 300 MB in memory for all six.
 The scalar models take their table as the last argument; :func:`mufu_batch` runs one over an array.
 
 >>> t = mufu_tables()
@@ -45,18 +47,20 @@ import sys
 import numpy as np
 from numba import njit, prange
 
+from warpsim.isa.floats import bit_length
 from warpsim.isa.fparith import f32_add, f32_mul
-from warpsim.isa.fpcompare import CMP, fp_compare
 from warpsim.isa.rounding import RN
 
 __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "mufu_tables", "mufu_batch",
-           "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
+           "mufu_range", "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
-           "f32_lg2_approx", "f32_lg2_approx_ftz", "build_tables"]
+           "f32_lg2_approx", "f32_lg2_approx_ftz", "mufu_tanh", "f32_tanh_approx", "f32_div_approx", "f32_div_approx_ftz", "f32_div_full",
+           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH"]
 
-TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2")
-EX2, RCP, RSQ, SQRT, LG2 = range(len(TABLE_NAMES))
+TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")
+EX2, RCP, RSQ, SQRT, LG2, TANH = range(len(TABLE_NAMES))
+TANH_FIRST, TANH_LAST = 119, 129     # MUFU.TANH's table exponents; below: the input itself, above: +-1
 DATA = os.path.join(os.path.dirname(__file__), "data", "mufu32_sm90.npz")
 
 _NAN = np.uint32(0x7FFFFFFF)           # the canonical NaN every MUFU returns
@@ -64,7 +68,6 @@ _INF = np.uint32(0x7F800000)
 _SIGN = np.uint32(0x80000000)
 _ONE = np.uint32(0x3F800000)
 _SMALLEST_NORMAL = np.uint32(0x00800000)   # 2**-126
-_GEU, _GT = CMP["geu"], CMP["gt"]
 
 
 # -- the MUFU instructions (flush subnormal inputs and results) -----------------------------------------------
@@ -167,19 +170,34 @@ def mufu_lg2(a, t):
     sign = np.int64(0)
     if v < 0:
         sign, v = np.int64(1), -v - 1
-    p = np.int64(63)
-    while (v >> p) == 0:
-        p -= 1
+    p = bit_length(v) - 1
     mant = v >> (p - 23) if p >= 23 else v << (23 - p)
     return np.uint32((sign << 31) | ((p - 50 + 127) << 23) | (mant & 0x7FFFFF))
+
+
+@njit(cache=True)
+def mufu_tanh(a, t):
+    """``MUFU.TANH``: ``tanh(x)``, odd in the sign bit for bit. ``t``: per exponent 119..129 the number of low
+    mantissa bits the result ignores (``t[0:11]``), the entries' offsets (``t[11:22]``), then the entries."""
+    a = np.uint32(a)
+    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
+    if e == 0xFF:
+        return _NAN if m else s | _ONE
+    if e < TANH_FIRST:
+        return a                                   # |x| < 2**-8, subnormals and zeros too: the input itself
+    if e > TANH_LAST:
+        return s | _ONE
+    i = e - TANH_FIRST
+    return s | t[22 + np.int64(t[11 + i]) + (m >> np.int64(t[i]))]
 
 
 # -- the PTX forms, as the SASS composes them ------------------------------------------------------------------
 
 @njit(cache=True)
 def _tiny(a):
-    """``!(|a| >= 2**-126)``, ``FSETP.GEU`` as the SASS tests it (false for NaN)."""
-    return not fp_compare(a & 0x7FFFFFFF, _SMALLEST_NORMAL, 8, 23, _GEU, False)
+    """``!(|a| >= 2**-126)``, ``FSETP.GEU`` as the SASS tests it (false for NaN): on the bits, ``|a|`` below
+    the smallest normal's pattern."""
+    return (np.uint32(a) & 0x7FFFFFFF) < _SMALLEST_NORMAL
 
 
 @njit(cache=True)
@@ -191,7 +209,8 @@ def f32_ex2_approx_ftz(a, t):
 @njit(cache=True)
 def f32_ex2_approx(a, t):
     """``ex2.approx.f32``: below -126, ``MUFU.EX2(x/2)`` squared (``FMUL``), so subnormal results survive."""
-    if fp_compare(a, np.uint32(0xC2FC0000), 8, 23, _GEU, False):
+    a = np.uint32(a)
+    if a <= 0xC2FC0000 or a > 0xFF800000:       # not below -126 (``FSETP.GEU``: positive, >= -126, or NaN)
         return mufu_ex2(a, t)
     y = mufu_ex2(f32_mul(a, np.uint32(0x3F000000), RN, False, False), t)
     return f32_mul(y, y, RN, False, False)
@@ -206,9 +225,13 @@ def f32_rcp_approx_ftz(a, t):
 @njit(cache=True)
 def f32_rcp_approx(a, t):
     """``rcp.approx.f32``: the input scaled by 2**24 below 2**-126 or by 1/4 above 2**126, the result back."""
-    scale = np.uint32(0x4B800000) if _tiny(a) else _ONE
-    if fp_compare(a & 0x7FFFFFFF, np.uint32(0x7E800000), 8, 23, _GT, False):
+    mag = np.uint32(a) & 0x7FFFFFFF
+    if _tiny(a):
+        scale = np.uint32(0x4B800000)
+    elif 0x7E800000 < mag <= 0x7F800000:          # ``FSETP.GT |a|, 2**126`` (false for NaN)
         scale = np.uint32(0x3E800000)
+    else:                                         # times 1.0 twice: the same bits (MUFU's NaN is canonical)
+        return mufu_rcp(a, t)
     r = mufu_rcp(f32_mul(a, scale, RN, False, False), t)
     return f32_mul(scale, r, RN, False, False)
 
@@ -258,12 +281,62 @@ def f32_lg2_approx(a, t):
     return f32_add(y, np.uint32(0xC1C00000), RN, False, False)
 
 
+@njit(cache=True)
+def f32_tanh_approx(a, t):
+    """``tanh.approx.f32``: ``MUFU.TANH`` (PTX has no ``.ftz`` form; subnormal inputs come back unchanged)."""
+    return mufu_tanh(a, t)
+
+
+@njit(cache=True)
+def f32_div_approx_ftz(a, b, t):
+    """``div.approx.ftz.f32``: ``a * MUFU.RCP(b)`` (``FMUL.FTZ``). ``t``: the RCP table."""
+    return f32_mul(a, mufu_rcp(b, t), RN, True, False)
+
+
+@njit(cache=True)
+def f32_div_approx(a, b, t):
+    """``div.approx.f32``: for ``|b| < 2**-126`` both operands times 2**24 first; ``MUFU.RCP(b) * a``."""
+    if _tiny(b):
+        a = f32_mul(a, np.uint32(0x4B800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x4B800000), RN, False, False)
+    return f32_mul(mufu_rcp(b, t), a, RN, False, False)
+
+
+@njit(cache=True)
+def f32_div_full(a, b, t):
+    """``div.full.f32``: for ``|b| > 2**126`` both operands times 1/4, for ``|b| < 2**-126`` times 2**24;
+    ``MUFU.RCP(b) * a``."""
+    mag = np.uint32(b) & 0x7FFFFFFF
+    if 0x7E800000 < mag <= 0x7F800000:
+        a = f32_mul(a, np.uint32(0x3E800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x3E800000), RN, False, False)
+    if _tiny(b):
+        a = f32_mul(a, np.uint32(0x4B800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x4B800000), RN, False, False)
+    return f32_mul(mufu_rcp(b, t), a, RN, False, False)
+
+
+@njit(cache=True)
+def f32_div_full_ftz(a, b, t):
+    """``div.full.ftz.f32``: for ``|b| > 2**126`` both operands times 1/4 (``FMUL.FTZ``); ``MUFU.RCP(b) * a``
+    (``FMUL.FTZ``)."""
+    mag = np.uint32(b) & 0x7FFFFFFF
+    if 0x7E800000 < mag <= 0x7F800000:
+        a = f32_mul(a, np.uint32(0x3E800000), RN, True, False)
+        b = f32_mul(b, np.uint32(0x3E800000), RN, True, False)
+    return f32_mul(mufu_rcp(b, t), a, RN, True, False)
+
+
 # (op, ftz) -> (scalar model, table index)
 MUFU32_OPS = {("ex2", True): (f32_ex2_approx_ftz, EX2), ("ex2", False): (f32_ex2_approx, EX2),
               ("rcp", True): (f32_rcp_approx_ftz, RCP), ("rcp", False): (f32_rcp_approx, RCP),
               ("rsqrt", True): (f32_rsqrt_approx_ftz, RSQ), ("rsqrt", False): (f32_rsqrt_approx, RSQ),
               ("sqrt", True): (f32_sqrt_approx_ftz, SQRT), ("sqrt", False): (f32_sqrt_approx, SQRT),
-              ("lg2", True): (f32_lg2_approx_ftz, LG2), ("lg2", False): (f32_lg2_approx, LG2)}
+              ("lg2", True): (f32_lg2_approx_ftz, LG2), ("lg2", False): (f32_lg2_approx, LG2),
+              ("tanh", False): (f32_tanh_approx, TANH)}
+# div (kind, ftz) -> scalar model of (a, b, the RCP table)
+DIV32_OPS = {("approx", True): f32_div_approx_ftz, ("approx", False): f32_div_approx,
+             ("full", True): f32_div_full_ftz, ("full", False): f32_div_full}
 
 
 # -- tables -----------------------------------------------------------------------------------------------------
@@ -301,19 +374,64 @@ def _batch(fn, a, t, out):
         out[i] = fn(a[i], t)
 
 
+@njit(cache=True, parallel=True)
+def _range(fn, start, t, out):
+    for i in prange(out.size):
+        out[i] = fn(np.uint32((start + i) & 0xFFFFFFFF), t)
+
+
+def _model(op, ftz):
+    if (op, bool(ftz)) not in MUFU32_OPS:
+        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
+                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
+    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    return fn, mufu_tables((TABLE_NAMES[index],))[index]
+
+
+def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np.ndarray:
+    """``out[i]`` = the model's result for input bits ``start + i`` (mod 2**32); the exhaustive sweep's half.
+
+    >>> hex(int(mufu_range("ex2", 0x3F800000, np.empty(1, np.uint32), ftz=True)[0]))
+    '0x40000000'
+    """
+    fn, table = _model(op, ftz)
+    _range(fn, np.int64(start), table, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _batch2(fn, a, b, t, out):
+    for i in prange(a.size):
+        out[i] = fn(a[i], b[i], t)
+
+
+def div_batch(kind: str, a: np.ndarray, b: np.ndarray, *, ftz: bool = False) -> np.ndarray:
+    """``div.{kind}{.ftz}.f32 d, a, b`` (``kind`` ``approx`` or ``full``) over arrays of bits, in parallel.
+
+    >>> [hex(int(v)) for v in div_batch("full", np.array([0x40400000], np.uint32), np.array([0x40000000], np.uint32))]
+    ['0x3fc00000']
+    """
+    if (kind, bool(ftz)) not in DIV32_OPS:
+        raise ValueError(f"div.{kind}: not a div form warpsim models (approx, full)")
+    a = np.ascontiguousarray(a, dtype=np.uint32)
+    b = np.ascontiguousarray(b, dtype=np.uint32)
+    if a.shape != b.shape:
+        raise ValueError(f"div.{kind}: operand shapes differ: {a.shape} and {b.shape}")
+    out = np.empty(a.size, np.uint32)
+    _batch2(DIV32_OPS[(kind, bool(ftz))], a.ravel(), b.ravel(), mufu_tables(("rcp",))[RCP], out)
+    return out.reshape(a.shape)
+
+
 def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
     """``{op}.approx{.ftz}.f32`` over an array of register bits (uint32, any shape), in parallel.
 
     >>> [hex(int(v)) for v in mufu_batch("rcp", np.array([0x40800000, 0x80000000], np.uint32), ftz=True)]
     ['0x3e800000', '0xff800000']
     """
-    if (op, bool(ftz)) not in MUFU32_OPS:
-        raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
-                         f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
-    fn, index = MUFU32_OPS[(op, bool(ftz))]
+    fn, table = _model(op, ftz)
     a = np.ascontiguousarray(a, dtype=np.uint32)
     out = np.empty(a.size, np.uint32)
-    _batch(fn, a.ravel(), mufu_tables((TABLE_NAMES[index],))[index], out)
+    _batch(fn, a.ravel(), table, out)
     return out.reshape(a.shape)
 
 
@@ -350,6 +468,20 @@ def build_tables(probe_dir: str) -> dict:
         tables[name] = (((v - np.uint64(base)) << np.uint64(23)) | (t & np.uint64(0x7FFFFF))).astype(np.uint32)
     lg2 = load("lg2", "lg2_126_128")
     tables["lg2"] = np.concatenate([lg2[1 << 23:2 << 23], lg2[:1 << 23]])
+    with np.load(os.path.join(probe_dir, "tanh.npz")) as d:
+        ident, names = d["tanh_identity"], set(d.files)
+        check(ident[:TANH_FIRST] == 1 << 23, f"tanh: not the identity below exponent {TANH_FIRST}")
+        check(np.array([int(d[f"tanh_const_e{e}"][0]) for e in range(TANH_LAST + 1, 255)]) == 0x3F800000,
+              f"tanh: not 1.0 above exponent {TANH_LAST}")
+        shifts, parts = [], []
+        for e in range(TANH_FIRST, TANH_LAST + 1):
+            key = next((k for k in names if k.startswith(f"tanh_e{e}_s")), None)
+            if key is None:
+                raise ValueError(f"{probe_dir}/tanh.npz: no table for exponent {e}")
+            shifts.append(int(key.rsplit("_s", 1)[1]))
+            parts.append(np.cumsum(d[key].view(np.uint32), dtype=np.uint32))
+    offsets = np.cumsum([0] + [p.size for p in parts[:-1]])
+    tables["tanh"] = np.concatenate([np.array(shifts, np.uint32), offsets.astype(np.uint32)] + parts)
     return tables
 
 

@@ -100,10 +100,15 @@ def _sdiv(a, b, bits):
 
 @njit(cache=True)
 def bfe(a, pos, length, bits, signed):
-    """``bfe``: ``length`` bits of ``a`` from ``pos`` (both taken mod 256), sign- or zero-extended;
-    positions past the msb repeat the sign bit (signed) or read 0."""
-    pos &= 0xFF
-    length &= 0xFF
+    """``bfe``: ``length`` bits of ``a`` from ``pos``, sign- or zero-extended; positions past the msb repeat
+    the sign bit (signed) or read 0. ``pos`` and ``length`` are taken mod 256 for 32-bit ``a`` (PTX ISA); for
+    64-bit ``a`` the H200 takes them whole, as unsigned 32-bit values (``bfe.u64 d, 1, 0, 256`` is 1, not 0:
+    conformance/h200/h200-int-forms.json)."""
+    if bits == 64:
+        pos, length = zext(pos, 32), zext(length, 32)
+    else:
+        pos &= 0xFF
+        length &= 0xFF
     msb = bits - 1
     sbit = np.int64(0)
     if signed and length > 0:
@@ -120,9 +125,13 @@ def bfe(a, pos, length, bits, signed):
 
 @njit(cache=True)
 def bfi(a, b, pos, length, bits):
-    """``bfi``: ``b`` with ``length`` low bits of ``a`` inserted at ``pos`` (mod 256, clipped at the msb)."""
-    pos &= 0xFF
-    length &= 0xFF
+    """``bfi``: ``b`` with ``length`` low bits of ``a`` inserted at ``pos`` (clipped at the msb; ``pos`` and
+    ``length`` mod 256 for 32 bits, whole unsigned 32-bit values for 64 bits, as in :func:`bfe`)."""
+    if bits == 64:
+        pos, length = zext(pos, 32), zext(length, 32)
+    else:
+        pos &= 0xFF
+        length &= 0xFF
     d = b
     for i in range(length):
         if pos + i > bits - 1:
@@ -277,9 +286,7 @@ def alu(op, tk, tb, mode, a, b, c, e):
     if op == Op.MAD:
         return _mul(a, b, tk, tb, mode) + c
     if op == Op.DIV or op == Op.REM:
-        if zext(b, tb) == 0:
-            if op == Op.REM:
-                return a
+        if zext(b, tb) == 0:             # the H200: all ones for div and rem (h200-int-forms.json)
             return np.int64(-1)
         q, r = _sdiv(a, b, tb) if signed else _udiv(a, b, tb)
         return q if op == Op.DIV else r

@@ -9,12 +9,14 @@ its own fast path), and ``mov``/``selp`` of ``.f32``/``.f64`` with a float immed
 
 Which forms exist is read from the isa: an arithmetic, min/max, sign or comparison instruction is
 decoded when ``warpsim.isa.fpops.FLOAT_OPS`` has its ``(op, type)`` model and every modifier it
-carries is one of that model's parameters; cvt forms are those ``warpsim.isa.cvt`` models
-(f32, f16, bf16, tf32 and the integers). Everything else with a float type is refused at load:
+carries is one of that model's parameters (f64: ``warpsim.isa.fp64``, rounding ``.rn .rz .rm .rp``, no
+``.ftz``/``.sat``); cvt forms are those ``warpsim.isa.cvt`` models (f64, f32, f16, bf16, tf32 and the
+integers). Everything else with a float type is refused at load:
 
-- the MUFU approximations (``ex2 lg2 rsqrt sin cos tanh``, ``.approx``, ``div.full``) and f64
-  arithmetic: ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md) --
-  except the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
+- the MUFU approximations (``sin cos tanh`` on f32, ``div.approx``, ``div.full``, f64 ``.approx`` such as
+  ``rcp.approx.ftz.f64``): ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md) --
+  except ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` (``warpsim.isa.mufu32``: tables of the H200's
+  results, the SASS's scalings around them) and the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
   ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
   for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
@@ -42,15 +44,14 @@ from warpsim.ptx.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS
 from warpsim.ptx.opcodes import BOOL, TK_BF, TK_BF16X2, TK_F, TK_F16X2, TYPES, Op
 from warpsim.ptx.rows import K_IMM, K_NONE
 
-__all__ = ["FloatDecoder", "MUFU_NAMES", "MUFU_REASON", "F64_REASON"]
+__all__ = ["FloatDecoder", "MUFU_NAMES", "MUFU_REASON"]
 
 MUFU_NAMES = ("ex2", "lg2", "rsqrt", "sin", "cos", "tanh")
-MUFU_REASON = "the MUFU approximations are not modelled bit-exactly yet; see docs/numerics.md"
-F64_REASON = ("f64 arithmetic is not modelled bit-exactly yet (warpsim.isa models f32, f16 and bf16); "
-              "see docs/numerics.md")
+MUFU32_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")   # .approx{.ftz}.f32 (tanh: no .ftz): isa.mufu32
+MUFU_REASON = "this MUFU approximation is not modelled bit-exactly yet; see docs/numerics.md"
 _FLOAT_KINDS = (TK_F, TK_BF, TK_F16X2, TK_BF16X2)
 _ARITH = {"add", "sub", "mul", "mad", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign"}
-_NEEDS_ROUNDING = {"fma", "mad", "div", "sqrt", "rcp"}     # f32 forms that PTX gives no default
+_NEEDS_ROUNDING = {"fma", "mad", "div", "sqrt", "rcp"}     # f32/f64 forms that PTX gives no default
 # instruction modifiers -> the isa's parameter names
 _FLAG_MODS = {"ftz": "ftz", "sat": "sat", "relu": "relu", "NaN": "nan_mode", "satfinite": "satfinite"}
 _FROUND = ("rn", "rz", "rm", "rp")
@@ -73,6 +74,12 @@ class FloatDecoder:
         if name in ("ex2", "tanh") and types and (name, types[-1]) in ISA_FLOAT_OPS:
             self.float_mufu16(fn, ins, mods, types[-1])
             return True
+        if name in MUFU32_NAMES and "approx" in mods and types == ["f32"]:
+            self.float_mufu32(fn, ins, mods)
+            return True
+        if name == "div" and ("approx" in mods or "full" in mods) and types == ["f32"]:
+            self.float_div32(fn, ins, mods)
+            return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
         if name == "cvt":
@@ -84,8 +91,6 @@ class FloatDecoder:
             return self.float_move(fn, ins, t)
         if name not in _ARITH and name not in ("setp", "set", "testp"):
             return False
-        if t == "f64":
-            raise self.error(ins.token, f"{_name(ins)}: {F64_REASON}", UnsupportedType)
         if name == "setp":
             self.float_setp(fn, ins, mods, t)
         elif name == "set":
@@ -130,8 +135,8 @@ class FloatDecoder:
                 raise self.error(ins.token, f"{_name(ins)}: needs a rounding modifier "
                                             f"(.{' .'.join(_FROUND)})")
             return ROUNDING["rn"]
-        if given[0] not in _FROUND or (t != "f32" and given[0] != "rn"):
-            allowed = ".rn .rz .rm .rp" if t == "f32" else ".rn"
+        if given[0] not in _FROUND or (t not in ("f32", "f64") and given[0] != "rn"):
+            allowed = ".rn .rz .rm .rp" if t in ("f32", "f64") else ".rn"
             raise self.error(ins.token, f"{_name(ins)}: .{given[0]} is not a rounding of .{t} ({allowed})",
                              UnsupportedType)
         return ROUNDING[given[0]]
@@ -157,7 +162,7 @@ class FloatDecoder:
         flags = self.float_flags(ins, mods, model)
         rnd = 0
         if "rnd" in model.modifiers:
-            rnd = self.rounding(ins, mods, t, required=t == "f32" and ins.opcode in _NEEDS_ROUNDING)
+            rnd = self.rounding(ins, mods, t, required=t in ("f32", "f64") and ins.opcode in _NEEDS_ROUNDING)
         elif any(m in ROUNDING for m in mods):
             raise self.error(ins.token, f"{_name(ins)}: {op}.{t} takes no rounding modifier")
         self.count(ins, ins.operands, len(model.sources) + 1)
@@ -176,6 +181,32 @@ class FloatDecoder:
         d, a = ins.operands
         rows = [self.operand(fn, d), self.float_operand(fn, a, t)]
         self.emit(fn, ins, Op.FARITH, (t, None), (FOPS.index(ins.opcode), 0, 0, 0), rows)
+
+    def float_mufu32(self, fn, ins, mods):
+        """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``: the H200's MUFU (``warpsim.isa.mufu32``)."""
+        extra = [m for m in mods if m not in ("approx", "f32") and (m != "ftz" or ins.opcode == "tanh")]
+        if extra:
+            takes = "no other modifier" if ins.opcode == "tanh" else "it takes .ftz"
+            raise self.error(ins.token, f"{_name(ins)}: .{extra[0]} is not a modifier of {ins.opcode}.approx.f32 "
+                                        f"({takes})", UnsupportedType)
+        self.count(ins, ins.operands, 2)
+        d, a = ins.operands
+        flags = FLAGS["approx"] | (FLAGS["ftz"] if "ftz" in mods else 0)
+        rows = [self.operand(fn, d), self.float_operand(fn, a, "f32")]
+        self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index(ins.opcode), 0, flags, 0), rows)
+
+    def float_div32(self, fn, ins, mods):
+        """``div.approx{.ftz}.f32`` and ``div.full{.ftz}.f32``: ``MUFU.RCP`` and the SASS's scalings."""
+        kind = "approx" if "approx" in mods else "full"
+        extra = [m for m in mods if m not in (kind, "ftz", "f32")]
+        if extra:
+            raise self.error(ins.token, f"{_name(ins)}: .{extra[0]} is not a modifier of div.{kind}.f32 "
+                                        f"(it takes .ftz)", UnsupportedType)
+        self.count(ins, ins.operands, 3)
+        d, a, b = ins.operands
+        flags = FLAGS[kind] | (FLAGS["ftz"] if "ftz" in mods else 0)
+        rows = [self.operand(fn, d), self.float_operand(fn, a, "f32"), self.float_operand(fn, b, "f32")]
+        self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index("div"), 0, flags, 0), rows)
 
     def comparison(self, ins, mods):
         cmp = next((m for m in mods if m in FCMP), None)
@@ -206,7 +237,7 @@ class FloatDecoder:
             raise self.error(ins.token, f"{_name(ins)}: set with .and/.or/.xor is not modelled (use setp)",
                              UnsupportedType)
         model = self.model(ins, "set", st)
-        dtypes = ("u32", "s32", "f32") if st == "f32" else ("u32", st)
+        dtypes = ("u32", "s32", "f32") if st in ("f32", "f64") else ("u32", st)
         if dt not in dtypes:
             raise self.error(ins.token, f"{_name(ins)}: the destination of set on .{st} is one of "
                                         f".{' .'.join(dtypes)}", UnsupportedType)
@@ -247,9 +278,9 @@ class FloatDecoder:
         x2 = dt in ("f16x2", "bf16x2")
         if x2 and st == "f32" and "rn" in mods and "relu" not in mods and "satfinite" not in mods:
             return False                                   # the tensor-core programs' pack: its own path
-        if "f64" in types:
-            raise self.error(ins.token, f"{_name(ins)}: {F64_REASON}", UnsupportedType)
         name = _name(ins)
+        if "f64" in types:
+            self._check_f64_cvt(ins, name, dt, st, mods)
         given = [m for m in mods if m not in types]
         irnd = [m for m in given if m in INT_ROUNDING]
         frnd = [m for m in given if m in ROUNDING]
@@ -306,6 +337,14 @@ class FloatDecoder:
         row_types = ("b32" if dt == "tf32" else dt, st)              # tf32: an f32 register
         self.emit(fn, ins, Op.FCVT, row_types, (CVT_KINDS.index(kind), rnd, flags, fmts), rows)
         return True
+
+    def _check_f64_cvt(self, ins, name, dt, st, mods):
+        """Refuse the cvt forms with an f64 side that PTX lacks: tf32 is made from f32 only, and ``.ftz``
+        needs an f32 side (PTX "cvt": ".ftz ... may be specified only when either .dtype or .atype is .f32")."""
+        if dt == "tf32":
+            raise self.error(ins.token, f"{name}: cvt to .tf32 takes an .f32 source", UnsupportedType)
+        if "ftz" in mods and "f32" not in (dt, st):
+            raise self.error(ins.token, f"{name}: .ftz needs an .f32 source or destination", UnsupportedType)
 
     def _check_narrow_half(self, ins, name, dt, rnd, flags):
         """Refuse the f32 -> f16/bf16 forms PTX lacks (and the H200's driver JIT refuses as invalid PTX).

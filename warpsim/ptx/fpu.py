@@ -1,7 +1,7 @@
 """Float instructions of PTX on one thread's values (``@njit``), every result from :mod:`warpsim.isa`.
 
 Nothing here computes a float: each branch calls the isa's scalar model of the instruction
-(``fparith``, ``fpcompare``, ``cvt``, ``mufu16`` for ``ex2``/``tanh.approx`` on 16-bit types; for
+(``fparith``, ``fpcompare``, ``fp64`` for ``.f64``, ``cvt``, ``mufu16`` for ``ex2``/``tanh.approx`` on 16-bit types; for
 ``add sub mul fma .rn .f32`` its host fast path ``hostfloat``, the same bits), so the interpreter and the isa agree by construction
 (their rules and evidence: docs/numerics.md). :func:`float_result` takes the decoded row's fields
 and the source operands' bits and returns the destination bits ``(d, q)`` (``q``: the second
@@ -21,7 +21,9 @@ predicate of ``setp``, 0 for the others). The row's fields (filled by
 The type is in ``TK, TB`` (``cvt``: destination; its source in ``SK, SB``).
 
 >>> from warpsim.ptx.opcodes import TK_F
->>> d, q = float_result(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0x3F800000, 0x3F800000, 0)
+>>> from warpsim.isa.mufu32 import mufu_tables
+>>> d, q = float_result(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0x3F800000, 0x3F800000, 0,
+...                     mufu_tables(()))
 >>> hex(d)
 '0x40000000'
 """
@@ -29,25 +31,34 @@ The type is in ``TK, TB`` (``cvt``: destination; its source in ``SK, SB``).
 import numpy as np
 from numba import njit
 
+from warpsim.isa import fp64 as f64
 from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu16 as mu
+from warpsim.isa import mufu32 as m32
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 
-__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "float_result"]
+__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "float_result", "kernel_mufu_tables"]
 
 # FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
-FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh")
-_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN, _EX2, _TANH = range(len(FOPS))
+FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh", "lg2",
+        "rsqrt")
+(_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN, _EX2, _TANH, _LG2,
+ _RSQRT) = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
-FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64}
-_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE = FLAGS.values()
+FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64,
+         "approx": 128, "full": 256}
+_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL = FLAGS.values()
+# the f32 MUFU forms (``.approx``, M2 & APPROX): FOPS index -> warpsim.isa.mufu32 table index
+MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.index("rsqrt"): m32.RSQ,
+                FOPS.index("sqrt"): m32.SQRT, FOPS.index("lg2"): m32.LG2, FOPS.index("tanh"): m32.TANH,
+                FOPS.index("div"): m32.RCP}
 # FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
 CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
-FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32
+FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32 f64
 _FMT = tuple(FLOAT_CODES[f] for f in FORMATS)      # (exp_bits, frac_bits, shift) per index
 
 
@@ -64,8 +75,30 @@ def _bool(op, t, c):
 
 
 @njit(cache=True)
-def _f32(fop, a, b, c, rnd, flags):
+def _mufu32(fop, a, b, ftz, full, mt):
+    """The f32 ``.approx`` forms and ``div.full`` (``warpsim.isa.mufu32``; ``mt``: its tables)."""
+    if fop == _DIV:
+        if full:
+            return m32.f32_div_full_ftz(a, b, mt[m32.RCP]) if ftz else m32.f32_div_full(a, b, mt[m32.RCP])
+        return m32.f32_div_approx_ftz(a, b, mt[m32.RCP]) if ftz else m32.f32_div_approx(a, b, mt[m32.RCP])
+    if fop == _EX2:
+        return m32.f32_ex2_approx_ftz(a, mt[m32.EX2]) if ftz else m32.f32_ex2_approx(a, mt[m32.EX2])
+    if fop == _RCP:
+        return m32.f32_rcp_approx_ftz(a, mt[m32.RCP]) if ftz else m32.f32_rcp_approx(a, mt[m32.RCP])
+    if fop == _RSQRT:
+        return m32.f32_rsqrt_approx_ftz(a, mt[m32.RSQ]) if ftz else m32.f32_rsqrt_approx(a, mt[m32.RSQ])
+    if fop == _SQRT:
+        return m32.f32_sqrt_approx_ftz(a, mt[m32.SQRT]) if ftz else m32.f32_sqrt_approx(a, mt[m32.SQRT])
+    if fop == _TANH:
+        return m32.f32_tanh_approx(a, mt[m32.TANH])
+    return m32.f32_lg2_approx_ftz(a, mt[m32.LG2]) if ftz else m32.f32_lg2_approx(a, mt[m32.LG2])
+
+
+@njit(cache=True)
+def _f32(fop, a, b, c, rnd, flags, mt):
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
+    if flags & (_APPROX | _FULL):
+        return _mufu32(fop, np.uint32(a), np.uint32(b), ftz, (flags & _FULL) != 0, mt)
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
     if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
         if fop == _FMA:
@@ -96,6 +129,34 @@ def _f32(fop, a, b, c, rnd, flags):
     if fop == _NEG:
         return fc.f32_neg(a, ftz)
     return fc.f32_copysign(a, b)
+
+
+@njit(cache=True)
+def _f64(fop, a, b, c, rnd):
+    """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags."""
+    if fop == _ADD:
+        return f64.f64_add(a, b, rnd)
+    if fop == _SUB:
+        return f64.f64_sub(a, b, rnd)
+    if fop == _MUL:
+        return f64.f64_mul(a, b, rnd)
+    if fop == _FMA:
+        return f64.f64_fma(a, b, c, rnd)
+    if fop == _DIV:
+        return f64.f64_div(a, b, rnd)
+    if fop == _SQRT:
+        return f64.f64_sqrt(a, rnd)
+    if fop == _RCP:
+        return f64.f64_rcp(a, rnd)
+    if fop == _MIN:
+        return f64.f64_min(a, b)
+    if fop == _MAX:
+        return f64.f64_max(a, b)
+    if fop == _ABS:
+        return f64.f64_abs(a)
+    if fop == _NEG:
+        return f64.f64_neg(a)
+    return f64.f64_copysign(a, b)
 
 
 @njit(cache=True)
@@ -188,6 +249,8 @@ def _compare(tk, tb, cmp, a, b, ftz):
         return fc.bf16x2_setp(a, b, cmp)
     if tk == TK_BF:
         return fc.bf16_setp(a, b, cmp), False
+    if tb == 64:
+        return f64.f64_setp(a, b, cmp), False
     if tb == 16:
         return fc.f16_setp(a, b, cmp, ftz), False
     return fc.f32_setp(a, b, cmp, ftz), False
@@ -210,15 +273,18 @@ def _cvt(kind, rnd, flags, fmts, tk, tb, sk, sb, a, b):
 
 
 @njit(cache=True)
-def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
+def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     """The destination bits ``(d, q)`` of float instruction ``op`` (see the module docstring) on
-    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand)."""
+    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand); ``mt``: the f32 MUFU tables
+    (``warpsim.isa.mufu32.mufu_tables``; empty arrays where the kernel uses none)."""
     if op == Op.FARITH:
         x2 = tk == TK_F16X2 or tk == TK_BF16X2
         if not x2 and tb == 16:
             a, b, c = a & 0xFFFF, b & 0xFFFF, c & 0xFFFF
         if tk == TK_F and tb == 32:
-            d = np.int64(_f32(m0, a, b, c, m1, m2))
+            d = np.int64(_f32(m0, a, b, c, m1, m2, mt))
+        elif tb == 64:
+            d = np.int64(_f64(m0, a, b, c, m1))
         elif tk == TK_BF or tk == TK_BF16X2:
             d = np.int64(_bf16(m0, a, b, c, m1, m2, x2))
         else:
@@ -236,7 +302,21 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
             return np.int64(fc.f16x2_set(a, b, m0, ftz, as_float)), np.int64(0)
         if tk == TK_BF16X2:
             return np.int64(fc.bf16x2_set(a, b, m0, as_float)), np.int64(0)
+        if tb == 64:
+            return np.int64(f64.f64_set(a, b, m0, as_float)), np.int64(0)
         return np.int64(fc.f32_set(a, b, m0, ftz, as_float)), np.int64(0)
     if op == Op.FTESTP:
+        if tb == 64:
+            return np.int64(f64.f64_testp(a, m0)), np.int64(0)
         return np.int64(fc.f32_testp(a & 0xFFFFFFFF, m0)), np.int64(0)
     return _cvt(m0, m1, m2, m3, tk, tb, sk, sb, a, b), np.int64(0)
+
+
+def kernel_mufu_tables(code) -> tuple:
+    """The f32 MUFU tables a decoded kernel's rows need (``float_result``'s ``mt``): loaded for the
+    ``.approx`` f32 forms it has, empty for the rest."""
+    from warpsim.ptx.rows import M0, M2, OP, TB, TK
+    rows = code[(code[:, OP] == Op.FARITH) & (code[:, TK] == TK_F) & (code[:, TB] == 32)
+                & ((code[:, M2] & (_APPROX | _FULL)) != 0)]
+    names = {m32.TABLE_NAMES[MUFU32_TABLE[int(f)]] for f in rows[:, M0]}
+    return m32.mufu_tables(names) if names else m32.mufu_tables(())

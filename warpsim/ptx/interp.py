@@ -37,7 +37,8 @@ __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAUL
 
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
-            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault):
+            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault,
+            mt):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -99,7 +100,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         ctx[13] = steps
                         return False
                     continue
-                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
+                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
                     continue
                 if op == Op.LD or op == Op.ST:
                     if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map,
@@ -119,7 +120,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         continue
                     if not thread_op(p, op, t, lane, w, code, opnd, copies, regs[w, lane], pc, status, stack,
                                     depth, ccf, smem, gmem, ends, local, const, kparam, fparam, pend, npend, groups,
-                                    pend_map, ctx, clocks[w], prbuf, prrec, nprint, fault):
+                                    pend_map, ctx, clocks[w], prbuf, prrec, nprint, fault, mt):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps

@@ -37,6 +37,7 @@ from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_
                                 MAX_PENDING, RUNNING, WAITING, run_cta)
 from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, object_ends, redzone, round_up)
+from warpsim.ptx.fpu import kernel_mufu_tables
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.syntax import type_bytes
@@ -332,6 +333,7 @@ class PtxRun:
                                  [(off, n) for _, _, off, n, _ in d.params])
         self._arch = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
                               np.int64)
+        self._mufu = kernel_mufu_tables(d.code)
         self._state = _State(warps * 32, d, m)
         ctx = np.zeros(16, np.int64)
         ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, smem
@@ -390,7 +392,8 @@ class PtxRun:
             done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
-                           state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault)
+                           state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault,
+                           self._mufu)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, self._kparam, self._quiet))
             if done:
                 self._next += 1

@@ -124,7 +124,7 @@ def lane_address(r, opnd, row):
 
 @njit(cache=True)
 def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, ends, local,
-             const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault):
+             const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault, mt):
     """One thread's instruction (not warp-collective); advances its pc. False on a fault."""
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
@@ -210,7 +210,7 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
         b = get(r, opnd, o[first + 1]) if n > first + 1 else np.int64(0)
         c = get(r, opnd, o[first + 2]) if n > first + 2 else np.int64(0)
         d, q = float_result(op, tk, tb, code[p, M0], code[p, M1], code[p, M2], code[p, M3], code[p, SK],
-                            code[p, SB], a, b, c)
+                            code[p, SB], a, b, c, mt)
         put(r, opnd, o[0], d)
         if op == Op.FSETP:
             put(r, opnd, o[1], q)

@@ -275,7 +275,7 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
 
 
 @njit(cache=True)
-def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
+def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     """The common per-thread instructions for a whole group at once (integer ALU without carries,
     setp, selp, mov, integer cvt, cvta, bra, fences, and every float instruction). Returns False for any other instruction,
     which then runs thread by thread in ``thread_op``."""
@@ -394,7 +394,7 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc):
                     a = _val(regs, w, lane, k1, s1, n1, i1, g1)
                     b = _val(regs, w, lane, k2, s2, n2, i2, g2)
                     c = _val(regs, w, lane, k3, s3, n3, i3, g3)
-                d, q = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c)
+                d, q = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt)
                 _set(regs, w, lane, k0, s0, n0, d)
                 if setp:
                     _set(regs, w, lane, k1, s1, n1, q)

@@ -1,0 +1,169 @@
+"""``hwcheck sweep``: every input of the f32 MUFU forms, on the GPU and through warpsim's model, compared.
+
+The binary forms :data:`DIV_FORMS` (``div.approx``, ``div.full``, with and without ``.ftz``) cannot be swept;
+they get ``count`` (default :data:`DIV_COUNT`) random pairs per form from :func:`div_pairs`: random bits,
+divisors near 2**126 and 2**-126, subnormal and special divisors, quotients near 1.
+
+For each form (``ex2 rcp rsqrt sqrt lg2 .approx{.ftz}.f32``, ``tanh.approx.f32``; :data:`SWEEP_FORMS`) the GPU computes the
+results of ``count`` consecutive input patterns from ``start`` (default: all 2**32) in chunks of
+``2**chunk_bits``; each chunk comes to the host and ``warpsim.isa.mufu32.mufu_range`` computes the same
+inputs on the host's CPUs (Numba, parallel); every differing input is counted and the first
+:data:`KEEP` are kept with both results. A progress line per chunk goes to ``log``; the JSON report
+(``hwcheck.report``, written atomically) holds per form the inputs compared, the mismatches and the
+first failing inputs.
+
+>>> parse_forms(["ex2.approx.ftz.f32", "lg2.approx.f32"])
+[('ex2', True), ('lg2', False)]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from hwcheck.report import new_report, write_json_atomic
+
+__all__ = ["SWEEP_FORMS", "KEEP", "parse_forms", "sweep", "sweep_source"]
+
+SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2") for ftz in (".ftz", "")
+                    ) + ("tanh.approx.f32",)
+DIV_FORMS = ("div.approx.f32", "div.approx.ftz.f32", "div.full.f32", "div.full.ftz.f32")   # binary: random pairs
+DIV_COUNT = 1 << 26
+KEEP = 16
+
+_DIV_KERNEL = r"""
+extern "C" __global__ void sweep_%(name)s(unsigned* out, const unsigned* a, const unsigned* b,
+                                        unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    float y;
+    asm volatile("%(form)s %%0, %%1, %%2;" : "=f"(y) : "f"(__uint_as_float(a[i])), "f"(__uint_as_float(b[i])));
+    out[i] = __float_as_uint(y);
+  }
+}
+"""
+
+_SPECIALS = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x807FFFFF, 0x00800000,
+                      0x7F7FFFFF, 0x7E800000, 0x7E800001, 0x3F800000, 0xBF800000], np.uint32)
+
+
+def div_pairs(seed: int, n: int):
+    """``n`` (a, b) pairs of bits for the div forms, reproducible from ``seed``.
+
+    >>> a, b = div_pairs(0, 1000); a.dtype, a.shape == b.shape == (1000,)
+    (dtype('uint32'), True)
+    """
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    kind = rng.integers(0, 10, n)
+    sign = rng.integers(0, 2, n, dtype=np.uint64).astype(np.uint32) << np.uint32(31)
+    mant = rng.integers(0, 1 << 23, n, dtype=np.uint64).astype(np.uint32)
+    huge = sign | (rng.integers(252, 255, n, dtype=np.uint64).astype(np.uint32) << np.uint32(23)) | mant
+    tiny = sign | (rng.integers(0, 3, n, dtype=np.uint64).astype(np.uint32) << np.uint32(23)) | mant
+    near = (a & np.uint32(0x80000000)) | ((a & np.uint32(0x7FFFFFFF)) + rng.integers(-4, 5, n).astype(np.uint32))
+    b = np.where(kind < 2, huge, np.where(kind < 4, tiny, np.where(kind == 4, _SPECIALS[mant % _SPECIALS.size],
+                                                                   np.where(kind == 5, near, b))))
+    a = np.where(kind == 6, _SPECIALS[mant % _SPECIALS.size], a)
+    return a.astype(np.uint32), b.astype(np.uint32)
+
+
+_KERNEL = r"""
+extern "C" __global__ void sweep_%(name)s(unsigned* out, unsigned long long start, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    float y;
+    asm volatile("%(form)s %%0, %%1;" : "=f"(y) : "f"(__uint_as_float((unsigned)(start + i))));
+    out[i] = __float_as_uint(y);
+  }
+}
+"""
+
+
+def parse_forms(texts) -> list:
+    """``(op, ftz)`` of each form named (``op`` ``div.approx``/``div.full`` for the div forms); ``ValueError``
+    naming one that is neither in :data:`SWEEP_FORMS` nor in :data:`DIV_FORMS`."""
+    out = []
+    for text in texts:
+        if text not in SWEEP_FORMS + DIV_FORMS:
+            raise ValueError(f"--forms: {text!r} is not one of the swept forms: {', '.join(SWEEP_FORMS + DIV_FORMS)}")
+        parts = text.split(".")
+        out.append((".".join(parts[:2]) if parts[0] == "div" else parts[0], ".ftz" in text))
+    return out
+
+
+def _text(op, ftz):
+    return f"{op}{'' if op.startswith('div') else '.approx'}{'.ftz' if ftz else ''}.f32"
+
+
+def _name(op, ftz):
+    return f"{op.replace('.', '_')}_{int(ftz)}"
+
+
+def sweep_source(forms) -> str:
+    """The CUDA source of the GPU half: one kernel per form, the PTX instruction in inline assembly."""
+    return "".join((_DIV_KERNEL if op.startswith("div") else _KERNEL) % {"name": _name(op, ftz), "form": _text(op, ftz)}
+                   for op, ftz in forms)
+
+
+def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int = 28, report=None, command="",
+          log=None) -> int:
+    """Compare ``forms`` (``(op, ftz)`` pairs) on ``count`` inputs from ``start``; returns 0 when every result
+    matched, 1 otherwise; writes the report when ``report`` names a file."""
+    from warpsim.isa.mufu32 import div_batch, mufu_range
+    log = sys.stderr if log is None else log
+    cp = gpu.cupy
+    module = gpu.module(sweep_source(forms))
+    chunk = min(1 << chunk_bits, count)
+    dev = cp.empty(chunk, dtype=cp.uint32)
+    host, model = np.empty(chunk, np.uint32), np.empty(chunk, np.uint32)
+    results, t0 = {}, time.perf_counter()
+    for op, ftz in forms:
+        text = _text(op, ftz)
+        kernel = module.raw.get_function(f"sweep_{_name(op, ftz)}")
+        bad, first, done = 0, [], 0
+        if op.startswith("div"):
+            total = min(count, DIV_COUNT) if count == 1 << 32 else count
+            while done < total:
+                n = min(chunk, total - done)
+                a, b = div_pairs(done // chunk, n)
+                kernel((1024 * 132,), (256,), (dev, cp.asarray(a), cp.asarray(b), np.uint64(n)))
+                dev[:n].get(out=host[:n])
+                model[:n] = div_batch(op.split(".")[1], a, b, ftz=ftz)
+                diff = np.flatnonzero(host[:n] != model[:n])
+                bad += diff.size
+                for i in diff[:KEEP - len(first)]:
+                    first.append({"input": f"a=0x{int(a[i]):08x} b=0x{int(b[i]):08x}", "gpu": f"0x{int(host[i]):08x}",
+                                  "model": f"0x{int(model[i]):08x}"})
+                done += n
+                log.write(f"sweep {text}: {done}/{total} random pairs, {bad} mismatches, "
+                          f"{time.perf_counter() - t0:.0f} s\n")
+                log.flush()
+            results[text] = {"inputs": done, "random_pairs": True, "mismatches": bad, "first_mismatches": first}
+            continue
+        while done < count:
+            n = min(chunk, count - done)
+            s = (start + done) & 0xFFFFFFFF
+            kernel((1024 * 132,), (256,), (dev, np.uint64(s), np.uint64(n)))
+            dev[:n].get(out=host[:n])
+            mufu_range(op, s, model[:n], ftz=ftz)
+            diff = np.flatnonzero(host[:n] != model[:n])
+            bad += diff.size
+            for i in diff[:KEEP - len(first)]:
+                first.append({"input": f"0x{(s + int(i)) & 0xFFFFFFFF:08x}", "gpu": f"0x{int(host[i]):08x}",
+                              "model": f"0x{int(model[i]):08x}"})
+            done += n
+            log.write(f"sweep {text}: {done}/{count} inputs, {bad} mismatches, "
+                      f"{time.perf_counter() - t0:.0f} s\n")
+            log.flush()
+        results[text] = {"inputs": done, "start": f"0x{start:08x}", "mismatches": bad, "first_mismatches": first}
+    status = "fail" if any(r["mismatches"] for r in results.values()) else "pass"
+    if report is not None:
+        data = new_report(command, gpu.info.as_dict())
+        data.update(status=status, kind="mufu32-sweep", settings={"start": start, "count": count,
+                                                                  "chunk_bits": chunk_bits},
+                    forms=results, wall_s=round(time.perf_counter() - t0, 1))
+        write_json_atomic(report, data)
+    return 0 if status == "pass" else 1
