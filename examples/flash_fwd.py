@@ -161,8 +161,8 @@ def kernel(tid, *, dtype, d, causal, n, q, k, v, o, lse):
     # 1. Q: global -> shared (rows >= n zero-filled) -> registers
     gmem_thr_copy = traits.gmem_tiled_copy.get_slice(tid)
     tQcQ = gmem_thr_copy.partition_S(make_identity_tensor((BLOCK_M, d)))      # (CPY, CPY_M, CPY_K) -> (row, col)
-    copy_if(traits.gmem_tiled_copy, row_predicates(tQcQ, row0, n), gmem_thr_copy.partition_S(gmem_tile(q, row0, d, dtype)),
-            gmem_thr_copy.partition_D(sQ))
+    tQgQ = gmem_thr_copy.partition_S(gmem_tile(q, row0, d, dtype))
+    copy_if(traits.gmem_tiled_copy, row_predicates(tQcQ, row0, n), tQgQ, gmem_thr_copy.partition_D(sQ))
     tKsK, tVsV = gmem_thr_copy.partition_D(sK), gmem_thr_copy.partition_D(sV)
     syncthreads()
 

@@ -69,7 +69,8 @@ def _checked_programs(report):
     """``(expected runs, programs awaiting hardware)``: today's example runs less those of the programs in
     ``PROGRAMS_AWAITING_HARDWARE`` that the report does not hold."""
     expected = _expected_programs()
-    awaiting = ({name for name, _params in expected} - {run["name"] for run in report["runs"]}) & PROGRAMS_AWAITING_HARDWARE
+    awaiting = {name for name, _params in expected} - {run["name"] for run in report["runs"]}
+    awaiting &= PROGRAMS_AWAITING_HARDWARE
     return {key: value for key, value in expected.items() if key[0] not in awaiting}, awaiting
 
 
