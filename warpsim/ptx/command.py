@@ -1,7 +1,11 @@
 """``warpsim run`` for a user's kernel: a ``.cu`` (nvcc), a ``.ptx``, or a CuTe DSL ``.py`` file.
 
 ``warpsim run SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] [--arg NAME=VALUE ...] [--smem BYTES]
-[--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--cta I] [--dump NAME,... --out DIR] [--ray [ADDRESS] | --no-ray]``
+[--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--cta I] [--dump NAME,... --out DIR] [--ray [ADDRESS] | --no-ray]
+[--strict]``
+
+``--strict`` runs ``warpsim check`` on the kernel first (:mod:`warpsim.commands.check`): with findings, it
+prints them and exits 1 without launching.
 
 ``--ray`` runs the grid's CTAs as Ray tasks (:mod:`warpsim.ptx.grid`): the buffers are the sequential
 launch's, bit for bit, or the command stops with an error naming the CTA and the byte that make the
@@ -72,6 +76,9 @@ def add_arguments(parser):
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                         help="run the grid's CTAs in parallel on a Ray cluster (ADDRESS, or the one Ray finds, else "
                              "a new local one); CTAs that depend on each other are refused (see --no-ray)")
+    parser.add_argument("--strict", action="store_true",
+                        help="run the type-provenance check first (warpsim check) and do not launch a kernel "
+                             "with findings (exit 1)")
     parser.add_argument("--no-ray", action="store_true",
                         help="run the CTAs in sequence in this process (the default; the way out for dependent CTAs)")
 

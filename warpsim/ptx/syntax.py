@@ -396,9 +396,10 @@ class _Parser:
         return data
 
     # bodies -------------------------------------------------------------------------------------------
-    def body(self, f, renames):
-        """Statements up to the matching ``}``; ``renames`` maps names of enclosing scopes."""
-        loc = None
+    def body(self, f, renames, loc=None):
+        """Statements up to the matching ``}``; ``renames`` maps names of enclosing scopes, ``loc`` is the
+        ``.loc`` in force (a ``{ }`` scope inherits it: nvcc writes inline asm as ``{ cvt...; }`` after the
+        ``.loc`` of its source line). Returns the ``.loc`` in force at the ``}``."""
         while True:
             tok = self.peek()
             if tok is None:
@@ -406,11 +407,11 @@ class _Parser:
             text = tok.text
             if text == "}":
                 self.next()
-                return
+                return loc
             if text == "{":
                 self.next()
                 self.scope_count += 1
-                self.body(f, dict(renames, __scope__=self.scope_count))
+                loc = self.body(f, dict(renames, __scope__=self.scope_count), loc)
                 continue
             if text == ".reg":
                 self.next()
