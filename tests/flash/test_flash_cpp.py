@@ -124,6 +124,14 @@ def test_the_ptx_is_the_recipes(fast_math, need_nvcc):
             assert ".ftz" not in body.replace("ex2.approx.ftz.f32", ""), name
 
 
+@pytest.mark.parametrize("fast_math", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["plain", "fast_math"])
+def test_type_provenance_is_silent(fast_math, need_nvcc):
+    """``warpsim check``: P is packed in the input type and every mma operand is what it reads as."""
+    from warpsim.commands.check import check_source
+    names, findings = check_source(flash.SOURCES[fast_math], arch="sm_90")
+    assert sorted(names) == sorted(flash.kernel_name(*v) for v in VARIANTS) and findings == []
+
+
 # ------------------------------------------------------------------------------------------- simulated runs
 
 def _assert_close(dtype, d, causal, *, B=1, H=1, N=64, fast_math=False, seed=0):
