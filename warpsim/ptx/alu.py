@@ -19,11 +19,12 @@ from numba import njit
 
 from warpsim.ptx.opcodes import TK_S, Op
 
-__all__ = ["mask", "sext", "zext", "ult", "mul_hi_u64", "mul_hi_s64", "field", "bfe", "bfi", "BFE_FOLDED", "prmt",
+__all__ = ["mask", "sext", "zext", "ult", "mul_hi_u64", "mul_hi_s64", "field", "bfe", "bfi", "BFE_FOLDED", "BFI_FOLDED", "prmt",
            "popc", "clz", "brev", "shf", "lop3", "bfind", "alu", "compare"]
 
 _MIN64 = np.int64(-(1 << 63))
 BFE_FOLDED = 1    # the mode of a bfe.s32 the driver's ptxas folds to all ones (immediate pos >= 32, len >= 1)
+BFI_FOLDED = 1    # the mode of a bfi.b32 whose known length ptxas takes mod 32 (known 0 < pos < 32, len >= 32)
 
 
 @njit(cache=True, inline="always")
@@ -331,6 +332,8 @@ def alu(op, tk, tb, mode, a, b, c, e):
             return np.int64(-1)
         return bfe(a, b, c, tb, signed)
     if op == Op.BFI:
+        if mode == BFI_FOLDED:                     # ptxas's mask ((1 << len) - 1) << pos with len mod 32
+            return bfi(a, b, c & 0xFF, (e & 0xFF) & 31, tb)
         return bfi(a, b, c, e, tb)
     if op == Op.PRMT:
         return prmt(a, b, c, mode)

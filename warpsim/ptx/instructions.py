@@ -12,7 +12,7 @@ from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
-from warpsim.ptx.alu import BFE_FOLDED
+from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
@@ -34,6 +34,19 @@ def _folded_bfe(t, ops, known) -> bool:
         return False
     pos, length = value(ops[2]), value(ops[3])
     return pos is not None and length is not None and pos & 0xFF >= 32 and length & 0xFF >= 1
+
+
+def _folded_bfi(t, ops, known) -> bool:
+    """Whether the driver's ptxas folds this ``bfi.b32`` into a shift and a mask it computes with the length mod 32:
+    position and length known at compile time (as for :func:`_folded_bfe`), the position's low byte in 1..31 and
+    the length's >= 32 (``bfi.b32 d, a, b, 1, 32`` is ``b``; ptxas 13 for sm_90, SHF + LOP3; the H200's fuzz
+    campaign: docs/ptx.md). Position 0 with a length >= 32 is a plain copy of ``a``, as the ISA says."""
+    def value(op):
+        return op.value if op.kind == "imm" else known.get(op.name) if op.kind == "reg" else None
+    if t != "b32" or len(ops) != 5:
+        return False
+    pos, length = value(ops[3]), value(ops[4])
+    return pos is not None and length is not None and 0 < pos & 0xFF < 32 and length & 0xFF >= 32
 
 
 def name_of(ins):
@@ -94,6 +107,8 @@ class InstructionDecoder(FloatDecoder):
             m0 = int("shiftamt" in mods)
         elif op == Op.BFE:
             m0 = BFE_FOLDED if _folded_bfe(t, ops, fn.known.get(id(ins), {})) else 0
+        elif op == Op.BFI:
+            m0 = BFI_FOLDED if _folded_bfi(t, ops, fn.known.get(id(ins), {})) else 0
         else:
             m0 = mode
         arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
