@@ -311,12 +311,12 @@ def _cmd_run(args, argv) -> int:
 
 def _cmd_sweep(args, argv) -> int:
     from hwcheck.gpu import Gpu
-    from hwcheck.mufu_sweep import DIV_FORMS, SWEEP_FORMS, parse_forms, sweep
+    from hwcheck.mufu_sweep import DIV_FORMS, HALF_FORMS, SWEEP_FORMS, parse_forms, sweep
     from hwcheck.report import command_line
     if args.exhaustive and args.count is not None:
         raise _UsageError("hwcheck sweep: --exhaustive and --count exclude each other")
     try:
-        forms = parse_forms(args.forms or SWEEP_FORMS + DIV_FORMS)
+        forms = parse_forms(args.forms or SWEEP_FORMS + DIV_FORMS + HALF_FORMS)
     except ValueError as e:
         raise _UsageError(f"hwcheck sweep: {e}") from None
     if args.start >= 1 << 32:

@@ -1,13 +1,17 @@
 """An instrumented copy of a PTX kernel that records every register it writes into a trace buffer.
 
-:func:`instrument` rewrites the text of one ``.entry`` and changes nothing else: the kernel gains a last
-parameter ``.param .u64 __warpsim_trace`` (a global buffer), a prologue, and after each instruction of
-the entry's body that writes registers a few instructions that store each destination register:
+:func:`instrument` rewrites the text of one ``.entry`` and of the ``.func`` bodies it calls, and changes
+nothing else they compute: the kernel gains two last parameters, ``.param .u64 __warpsim_trace`` and
+``.param .u64 __warpsim_shared`` (global buffers), the module two ``.global .u64`` variables holding their
+addresses (``__warpsim_trace_ptr``, ``__warpsim_shared_ptr``) and the function ``__warpsim_exit`` of
+:mod:`hwcheck.shared_capture` (each CTA's final shared memory), each instrumented function a prologue, and
+after each instruction that writes registers a few instructions that store each destination register:
 
 - a *record* is 16 bytes, four ``u32``: ``site`` (which instruction and which destination, an index
   into :attr:`Instrumented.sites`), ``step`` (this thread's dynamic step: how many register-writing
-  instructions it had executed before this one), and the register's bits ``lo``, ``hi`` (``hi`` is 0
-  for registers of 32 bits or fewer; a 16-bit register is zero-extended; a predicate is 0 or 1);
+  instructions it had executed before this one, in the entry and the functions it called), and the
+  register's bits ``lo``, ``hi`` (``hi`` is 0 for registers of 32 bits or fewer; a 16-bit register is
+  zero-extended; a predicate is 0 or 1);
 - each thread owns ``header_bytes + capacity * 16`` bytes of the buffer, in linear thread order over the grid
   (``tid`` x fastest within a CTA, CTAs x fastest): a 32-byte header ``[steps, records, 0, 0,
   shared window lo, hi, local window lo, hi]``, the shared-space address (``u64``) of each ``.shared``
@@ -15,15 +19,23 @@ the entry's body that writes registers a few instructions that store each destin
   variables, the local-space and the generic address (``u64`` each) of the first one, its *depot*
   (:attr:`Instrumented.depot`; nvcc's ``__local_depotN``, the thread's stack frame), the whole padded
   to 16 bytes, then up to ``capacity`` records. ``steps`` and ``records`` are stored at every
-  ``ret``/``exit`` of the entry; the windows (``cvta.shared``/``cvta.local`` of address 0) and the
+  ``ret``/``exit``; the windows (``cvta.shared``/``cvta.local`` of address 0) and the
   depot's addresses let a comparison relate addresses across machines;
 - only steps in the window ``[first, last)`` are recorded, and at most ``capacity`` records: a full
   buffer keeps the first records and drops the rest (the header's ``steps`` still counts them all).
 
+Called functions: a ``.func`` has neither the parameter nor the entry's registers, so the thread's counts
+travel through its header: the caller stores ``steps`` and ``records`` there before a ``call`` and loads
+them back after it; the callee's prologue finds its thread's slot from ``__warpsim_trace_ptr`` (its thread
+and CTA indices) and loads them, and it stores them at each ``ret``. Its records name it
+(:attr:`Site.function`). Every place a thread leaves the kernel (``ret``/``exit`` of the entry, ``exit`` of
+a function) calls ``__warpsim_exit``.
+
 The records of an instruction follow it directly (on the lines after it, or on its line when
-another statement follows there). A guarded instruction (``@%p``) is recorded, and counted as a step, only where its guard is true; an
-instruction that overwrites its own guard has the guard copied first. Registers written by called
-``.func`` bodies are not recorded (their ``call`` writes no register). Values that differ between
+another statement follows there). A guarded instruction (``@%p``) is recorded, and counted as a step, only
+where its guard is true; an instruction that overwrites its own guard has the guard copied first. A
+``call`` writes no register (its results are ``.param`` variables; the ``ld.param`` that reads one is
+recorded). Values that differ between
 machines by nature (``%clock``, ``%clock64``, ``%globaltimer``, ``%smid``, ...) are recorded but their
 sites are marked ``deterministic=False``; so are an ``atom``'s results (the old value depends on the
 order in which threads reach the location, which the GPU does not fix; memory's final contents are
@@ -43,8 +55,8 @@ compared as buffers).
 >>> ins = instrument(text, "k", capacity=8)
 >>> [(s.register, s.opcode) for s in ins.sites]
 [('%r1', 'mov.u32'), ('%p1', 'setp.lt.u32'), ('%r1', 'add.u32')]
->>> ins.thread_bytes, ".param .u64 __warpsim_trace" in ins.text
-(160, True)
+>>> ins.thread_bytes, ".param .u64 __warpsim_trace" in ins.text, ins.capture.regions
+(160, True, ())
 """
 
 from __future__ import annotations
@@ -52,11 +64,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hwcheck.shared_capture import (EXIT_FUNCTION, SHARED_PARAM, SHARED_POINTER, SharedCapture, exit_function,
+                                    plan_capture)
+from hwcheck.shared_capture import prologue as shared_prologue
 from warpsim.ptx.syntax import Instruction, parse_module, type_bytes
 
 __all__ = ["TRACE_PARAM", "HEADER_BYTES", "RECORD_BYTES", "Site", "Instrumented", "instrument", "writes_registers"]
 
 TRACE_PARAM = "__warpsim_trace"
+TRACE_POINTER = "__warpsim_trace_ptr"     # a .global .u64: the trace buffer, for the called .func bodies
 HEADER_BYTES = 32
 RECORD_BYTES = 16
 NO_DESTINATION = {"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "call", "cp", "membar", "fence",
@@ -85,6 +101,7 @@ class Site:
     loc: tuple | None
     inlined_at: tuple | None
     deterministic: bool = True
+    function: str = ""              # the .entry or .func whose body holds the instruction
 
     def source(self, files) -> str | None:
         """``file:line`` of the ``.loc`` (``files``: the module's ``.file`` table), with its inlining site."""
@@ -109,6 +126,7 @@ class Instrumented:
     files: dict
     shared: tuple = ()              # (name, bytes or None for .extern) of each .shared variable, in header order
     depot: tuple = ()               # (name, bytes) of the entry's first .local variable; () when it has none
+    capture: SharedCapture = SharedCapture(())   # the final shared memory captured (hwcheck.shared_capture)
 
     @property
     def header_bytes(self) -> int:
@@ -173,15 +191,9 @@ _DECLS = ("\t.reg .b32 %__ws, %__wn, %__wl, %__wh, %__wsite, %__wt<6>;\n\t.reg .
           "\t.reg .pred %__wq, %__wg;\n\t.reg .b16 %__wt16;\n")
 
 
-def _prologue(capacity: int, thread_bytes: int, shared, depot) -> list:
-    addresses = [f"mov.u64 %__wx0, {name}; st.global.u64 [%__wbase+{HEADER_BYTES + 8 * k}], %__wx0;"
-                 for k, (name, _) in enumerate(shared)]
-    if depot:
-        at = HEADER_BYTES + 8 * len(shared)
-        addresses.append(f"mov.u64 %__wx0, {depot[0]}; cvta.local.u64 %__wx1, %__wx0; "
-                         f"st.global.u64 [%__wbase+{at}], %__wx0; st.global.u64 [%__wbase+{at + 8}], %__wx1;")
+def _thread_base(thread_bytes: int) -> list:
+    """Instructions that add this thread's offset in the trace buffer to ``%__wbase``."""
     return [
-        f"ld.param.u64 %__wbase, [{TRACE_PARAM}];", "cvta.to.global.u64 %__wbase, %__wbase;",
         "mov.u32 %__wt0, %ctaid.z;", "mov.u32 %__wt1, %nctaid.y;", "mov.u32 %__wt2, %ctaid.y;",
         "mad.lo.s32 %__wt0, %__wt0, %__wt1, %__wt2;", "mov.u32 %__wt1, %nctaid.x;", "mov.u32 %__wt2, %ctaid.x;",
         "mad.lo.s32 %__wt0, %__wt0, %__wt1, %__wt2;",                   # linear CTA index
@@ -191,11 +203,33 @@ def _prologue(capacity: int, thread_bytes: int, shared, depot) -> list:
         "mov.u32 %__wt5, %tid.x;", "mad.lo.s32 %__wt4, %__wt4, %__wt1, %__wt5;",   # linear thread in the CTA
         "mad.lo.s32 %__wt0, %__wt0, %__wt3, %__wt4;",                   # linear thread in the grid
         f"mul.wide.u32 %__wo, %__wt0, {thread_bytes};", "add.s64 %__wbase, %__wbase, %__wo;",
+    ]
+
+
+def _prologue(thread_bytes: int, shared, depot, capture, kernel: str) -> list:
+    addresses = [f"mov.u64 %__wx0, {name}; st.global.u64 [%__wbase+{HEADER_BYTES + 8 * k}], %__wx0;"
+                 for k, (name, _) in enumerate(shared)]
+    if depot:
+        at = HEADER_BYTES + 8 * len(shared)
+        addresses.append(f"mov.u64 %__wx0, {depot[0]}; cvta.local.u64 %__wx1, %__wx0; "
+                         f"st.global.u64 [%__wbase+{at}], %__wx0; st.global.u64 [%__wbase+{at + 8}], %__wx1;")
+    return [
+        *shared_prologue(capture, kernel, True, ("%__wt0", "%__wt1", "%__wt2"), "%__wx1", "%__wx0"),
+        f"ld.param.u64 %__wbase, [{TRACE_PARAM}];", "cvta.to.global.u64 %__wbase, %__wbase;",
+        f"st.global.u64 [{TRACE_POINTER}], %__wbase;", *_thread_base(thread_bytes),
         "mov.u32 %__ws, 0;", "mov.u32 %__wn, 0;",
         "mov.u64 %__wx0, 0;", "cvta.shared.u64 %__wx1, %__wx0;", "cvta.local.u64 %__wx2, %__wx0;",
         "st.global.v2.u32 [%__wbase], {%__ws, %__wn};",
         "st.global.u64 [%__wbase+16], %__wx1;", "st.global.u64 [%__wbase+24], %__wx2;", *addresses,
     ]
+
+
+def _func_prologue(thread_bytes: int, capture, name: str) -> list:
+    """A called ``.func``'s: the addresses of its ``.shared`` variables for the capture, its thread's trace slot,
+    and the step and record counts its caller stored there."""
+    return [*shared_prologue(capture, name, False, ("%__wt0", "%__wt1", "%__wt2"), "%__wx1", "%__wx0"),
+            f"ld.global.u64 %__wbase, [{TRACE_POINTER}];", *_thread_base(thread_bytes),
+            "ld.global.v2.u32 {%__ws, %__wn}, [%__wbase];"]
 
 
 def _record(site: int, copy: list, guard: str | None, window: tuple, capacity: int, header: int) -> list:
@@ -241,6 +275,137 @@ def _entry_param_end(text: str, kernel: str):
     return i - 1, bool(text[m.end():i - 1].strip())
 
 
+def _function_brace(text: str, name: str) -> int:
+    """The index of the ``{`` that opens the body of function ``name`` in ``text`` (not a declaration)."""
+    for m in re.finditer(r"\.(?:entry|func)\s*(?:\([^)]*\))?\s*" + re.escape(name) + r"(?![\w$])", text):
+        i = m.end()
+        while text[i].isspace():
+            i += 1
+        if text[i] == "(":
+            i = text.index(")", i) + 1
+        body, decl = text.find("{", i), text.find(";", i)
+        if body >= 0 and (decl < 0 or body < decl):
+            return body
+    raise ValueError(f"instrument: no body of {name} in the text")
+
+
+def _body_end(text: str, brace: int) -> int:
+    """The index of the ``}`` that closes the body opened at ``brace`` (comments skipped)."""
+    depth, i = 0, brace
+    while True:
+        if text.startswith("//", i):
+            i = text.index("\n", i)
+        elif text.startswith("/*", i):
+            i = text.index("*/", i) + 1
+        elif text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+
+
+_FIRST_FUNCTION = re.compile(r"^[ \t]*(?:\.(?:visible|extern|weak|common)\s+)*\.(?:entry|func)\b", re.MULTILINE)
+
+
+class _Rewrite:
+    """Insertions into the lines of a PTX text: ``before[(line, column)]`` text, ``after[line]`` lines."""
+
+    def __init__(self, text: str):
+        self.lines = text.split("\n")
+        self.before, self.after = {}, {}
+
+    def at(self, line: int, col: int, text: str):
+        self.before[(line, col)] = text + self.before.get((line, col), "")
+
+    def at_statement(self, tok, text: str):
+        """``text`` before the statement whose opcode is ``tok`` (before its guard)."""
+        self.at(tok.line, _statement_start(self.lines[tok.line - 1], tok.col), text)
+
+    def after_statement(self, tok, block: list):
+        end, col = _statement_end(self.lines, tok.line, tok.col - 1)
+        if re.sub(r"//.*|/\*.*?\*/", "", self.lines[end - 1][col:]).strip():
+            self.at(end, col, " " + " ".join(block))            # more on the line: insert right after the ';'
+        else:
+            self.after.setdefault(end, []).extend(block)
+
+    def text(self) -> str:
+        out = []
+        for n, line in enumerate(self.lines, 1):
+            for (_, c) in sorted((k for k in self.before if k[0] == n), reverse=True):
+                line = line[:c] + self.before[(n, c)] + line[c:]
+            out.append(line)
+            out.extend("\t" + s for s in self.after.get(n, ()))
+        return "\n".join(out)
+
+
+def _callee(ins: Instruction):
+    return next((o.name for o in ins.operands if o.kind == "sym"), None) if ins.opcode == "call" else None
+
+
+def _reachable(module, kernel: str) -> list:
+    """The names of the functions with a body that ``kernel`` calls, directly or not, in first-call order."""
+    seen, todo = [], [kernel]
+    while todo:
+        f = module.functions[todo.pop(0)]
+        for ins in f.body:
+            n = _callee(ins) if isinstance(ins, Instruction) else None
+            g = module.functions.get(n)
+            if g is not None and not g.declared_only and n not in seen and n != kernel:
+                seen.append(n)
+                todo.append(n)
+    return seen
+
+
+def _instrument_body(f, entry: bool, rw: _Rewrite, sites: list, window: tuple, capacity: int, header: int,
+                     defined: set):
+    """Add the records of ``f``'s register-writing instructions, and what its exits and calls need, to ``rw``."""
+    types = {r.name: r.type for r in f.regs}
+    for item in f.body:
+        if not isinstance(item, Instruction):
+            continue
+        tok = item.token
+        full = ".".join((item.opcode, *item.mods))
+        guard = None if item.guard is None else ("!" if item.guard_neg else "") + _plain(item.guard)
+        when = f"@{guard} " if guard else ""
+        if item.opcode in ("ret", "exit"):
+            leave = item.opcode == "exit" or entry
+            rw.at_statement(tok, f"{when}st.global.v2.u32 [%__wbase], {{%__ws, %__wn}}; "
+                                 + (f"{when}call {EXIT_FUNCTION}; " if leave else ""))
+            continue
+        if _callee(item) in defined:          # the callee continues this thread's counts from its slot
+            rw.at_statement(tok, "st.global.v2.u32 [%__wbase], {%__ws, %__wn}; ")
+            rw.after_statement(tok, ["ld.global.v2.u32 {%__ws, %__wn}, [%__wbase];"])
+            continue
+        dests = writes_registers(item)
+        if not dests:
+            continue
+        if item.guard is not None and item.guard in dests:
+            rw.at_statement(tok, f"mov.pred %__wg, {_plain(item.guard)}; ")
+            guard = ("!" if item.guard_neg else "") + "%__wg"
+        deterministic = item.opcode != "atom" and not any(
+            o.kind == "sreg" and o.name.split(".")[0] in NONDETERMINISTIC for o in item.operands[1:])
+        block = []
+        for reg in dests:
+            copy = _copy(_plain(reg), types.get(reg, ""))
+            if copy is None:
+                continue
+            loc = item.loc
+            sites.append(Site(len(sites), _plain(reg), types[reg], full, tok.line,
+                              None if loc is None else (loc.file, loc.line),
+                              None if loc is None or loc.inlined_at is None else (loc.inlined_at.file,
+                                                                                  loc.inlined_at.line),
+                              deterministic, f.name))
+            block += _record(sites[-1].index, copy, guard, window, capacity, header)
+        block.append(f"@{guard} add.u32 %__ws, %__ws, 1;" if guard else "add.u32 %__ws, %__ws, 1;")
+        rw.after_statement(tok, block)
+    start = next((i for i in f.body), None)
+    if start is None:
+        raise ValueError(f"instrument: function {f.name} has an empty body")
+    return start
+
+
 def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = (0, 0xFFFFFFFF),
                filename: str = "<ptx>") -> Instrumented:
     """The instrumented copy of ``kernel`` in the PTX ``text`` (see the module docstring).
@@ -257,77 +422,43 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
     f = module.functions.get(kernel)
     if f is None or not f.entry or f.declared_only:
         raise ValueError(f"instrument: no kernel {kernel!r} in {filename}")
-    types = {r.name: r.type for r in f.regs}
     shared = tuple((v.name, None if v.extern else v.count * type_bytes(v.type) * v.vector)
                    for v in module.variables if v.space == "shared")
     depot = next(((v.name, v.count * type_bytes(v.type) * v.vector) for v in f.locals if v.space == "local"), ())
     header = Instrumented("", kernel, (), capacity, (first, last), {}, shared, depot).header_bytes
     thread_bytes = header + capacity * RECORD_BYTES
-    lines = text.split("\n")
-    before, after = {}, {}          # (line, col) -> text to insert; line -> lines to add after
+    callees = _reachable(module, kernel)
+    capture = plan_capture(module, kernel, callees)
+    rw = _Rewrite(text)
     sites = []
-    for item in f.body:
-        if not isinstance(item, Instruction):
-            continue
-        tok = item.token
-        full = ".".join((item.opcode, *item.mods))
-        guard = None if item.guard is None else ("!" if item.guard_neg else "") + _plain(item.guard)
-        if item.opcode in ("ret", "exit"):
-            pre = f"{'@' + guard + ' ' if guard else ''}st.global.v2.u32 [%__wbase], {{%__ws, %__wn}}; "
-            before[(tok.line, _statement_start(lines[tok.line - 1], tok.col))] = pre
-            continue
-        dests = writes_registers(item)
-        if not dests:
-            continue
-        if item.guard is not None and item.guard in dests:
-            before[(tok.line, _statement_start(lines[tok.line - 1], tok.col))] = \
-                f"mov.pred %__wg, {_plain(item.guard)}; "
-            guard = ("!" if item.guard_neg else "") + "%__wg"
-        deterministic = item.opcode != "atom" and not any(
-            o.kind == "sreg" and o.name.split(".")[0] in NONDETERMINISTIC for o in item.operands[1:])
-        block = []
-        for reg in dests:
-            copy = _copy(_plain(reg), types.get(reg, ""))
-            if copy is None:
-                continue
-            loc = item.loc
-            sites.append(Site(len(sites), _plain(reg), types[reg], full, tok.line,
-                              None if loc is None else (loc.file, loc.line),
-                              None if loc is None or loc.inlined_at is None else (loc.inlined_at.file,
-                                                                                  loc.inlined_at.line),
-                              deterministic))
-            block += _record(sites[-1].index, copy, guard, (first, last), capacity, header)
-        block.append(f"@{guard} add.u32 %__ws, %__ws, 1;" if guard else "add.u32 %__ws, %__ws, 1;")
-        end, col = _statement_end(lines, tok.line, tok.col - 1)
-        if re.sub(r"//.*|/\*.*?\*/", "", lines[end - 1][col:]).strip():
-            before[(end, col)] = " " + " ".join(block) + before.get((end, col), "")   # more on the line
-        else:
-            after.setdefault(end, []).extend(block)
-    # the prologue goes where the body's first statement starts, the declarations after the body's '{'
-    start = next((i for i in f.body), None)
-    if start is None:
-        raise ValueError(f"instrument: kernel {kernel} has an empty body")
-    stok = start.token
-    col = _statement_start(lines[stok.line - 1], stok.col) if isinstance(start, Instruction) else stok.col - 1
-    prologue = " ".join(_prologue(capacity, thread_bytes, shared, depot)) + " "
-    before[(stok.line, col)] = prologue + before.get((stok.line, col), "")
-    out = []
-    for n, line in enumerate(lines, 1):
-        for (ln, c) in sorted((k for k in before if k[0] == n), reverse=True):
-            line = line[:c] + before[(ln, c)] + line[c:]
-        out.append(line)
-        if n in after:
-            out.extend("\t" + s for s in after[n])
-    new = "\n".join(out)
+    for name in (kernel, *callees):
+        g = module.functions[name]
+        start = _instrument_body(g, g is f, rw, sites, (first, last), capacity, header, set(callees))
+        # the prologue goes where the body's first statement starts
+        stok = start.token
+        col = _statement_start(rw.lines[stok.line - 1], stok.col) if isinstance(start, Instruction) else stok.col - 1
+        pro = (_prologue(thread_bytes, shared, depot, capture, kernel) if g is f
+               else _func_prologue(thread_bytes, capture, name))
+        rw.at(stok.line, col, " ".join(pro) + " ")
+    declare, define = exit_function(capture)
+    top = _FIRST_FUNCTION.search(text)
+    rw.at(text.count("\n", 0, top.start()) + 1, 0,
+          f".global .align 8 .u64 {TRACE_POINTER};\n.global .align 8 .u64 {SHARED_POINTER};\n{declare}")
+    new = rw.text()
     close, has_params = _entry_param_end(new, kernel)
-    param = f".param .u64 {TRACE_PARAM}"
+    params = f".param .u64 {TRACE_PARAM}, .param .u64 {SHARED_PARAM}"
     if has_params is None:
-        new = new[:close] + f"({param})" + new[close:]
-        close += 1
+        new = new[:close] + f"({params})" + new[close:]
     else:
         if has_params:
             close = len(new[:close].rstrip())
-        new = new[:close] + (f",\n\t{param}" if has_params else param) + new[close:]
-    brace = new.index("{", close)
-    new = new[:brace + 1] + "\n" + _DECLS + new[brace + 1:]
-    return Instrumented(new, kernel, tuple(sites), capacity, (first, last), dict(module.files), shared, depot)
+        new = new[:close] + (f",\n\t{params}" if has_params else params) + new[close:]
+    for name in (kernel, *callees):
+        brace = _function_brace(new, name)
+        end = _body_end(new, brace)           # a body that runs off its end leaves (or returns) there too
+        leave = f" call {EXIT_FUNCTION};" if name == kernel else ""
+        new = (new[:brace + 1] + "\n" + _DECLS + new[brace + 1:end]
+               + f"\tst.global.v2.u32 [%__wbase], {{%__ws, %__wn}};{leave} ret;\n" + new[end:])
+    new = new.rstrip("\n") + "\n\n" + define
+    return Instrumented(new, kernel, tuple(sites), capacity, (first, last), dict(module.files), shared, depot,
+                        capture)

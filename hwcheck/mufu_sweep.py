@@ -1,6 +1,7 @@
 """``hwcheck sweep``: every input of the f32 MUFU forms, on the GPU and through warpsim's model, compared.
 
-The binary forms :data:`DIV_FORMS` (``div.approx``, ``div.full``, with and without ``.ftz``) cannot be swept;
+The 16-bit forms :data:`HALF_FORMS` (``warpsim.isa.mufu16``) run every pattern (x2 forms: each pattern in the
+upper half and its sign-flipped twin in the lower, ``hwcheck.mufu.collect``'s sweep). The binary forms :data:`DIV_FORMS` (``div.approx``, ``div.full``, with and without ``.ftz``) cannot be swept;
 they get ``count`` (default :data:`DIV_COUNT`) random pairs per form from :func:`div_pairs`: random bits,
 divisors near 2**126 and 2**-126, subnormal and special divisors, quotients near 1.
 
@@ -31,6 +32,8 @@ SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "s
                     ) + ("tanh.approx.f32",)
 DIV_FORMS = ("div.approx.f32", "div.approx.ftz.f32", "div.full.f32", "div.full.ftz.f32")   # binary: random pairs
 DIV_COUNT = 1 << 26
+HALF_FORMS = ("ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.f16",
+              "tanh.approx.f16x2", "tanh.approx.bf16", "tanh.approx.bf16x2")   # every 16-bit pattern (x2: both halves)
 KEEP = 16
 
 _DIV_KERNEL = r"""
@@ -86,11 +89,13 @@ def parse_forms(texts) -> list:
     """``(op, ftz)`` of each form named (``op`` ``div.approx``/``div.full`` for the div forms); ``ValueError``
     naming one that is neither in :data:`SWEEP_FORMS` nor in :data:`DIV_FORMS`."""
     out = []
+    known = SWEEP_FORMS + DIV_FORMS + HALF_FORMS
     for text in texts:
-        if text not in SWEEP_FORMS + DIV_FORMS:
-            raise ValueError(f"--forms: {text!r} is not one of the swept forms: {', '.join(SWEEP_FORMS + DIV_FORMS)}")
+        if text not in known:
+            raise ValueError(f"--forms: {text!r} is not one of the swept forms: {', '.join(known)}")
         parts = text.split(".")
-        out.append((".".join(parts[:2]) if parts[0] == "div" else parts[0], ".ftz" in text))
+        out.append((text if text in HALF_FORMS else ".".join(parts[:2]) if parts[0] == "div" else parts[0],
+                    ".ftz" in text))
     return out
 
 
@@ -105,7 +110,22 @@ def _name(op, ftz):
 def sweep_source(forms) -> str:
     """The CUDA source of the GPU half: one kernel per form, the PTX instruction in inline assembly."""
     return "".join((_DIV_KERNEL if op.startswith("div") else _KERNEL) % {"name": _name(op, ftz), "form": _text(op, ftz)}
-                   for op, ftz in forms)
+                   for op, ftz in forms if op not in HALF_FORMS)
+
+
+def _sweep_half(gpu, text) -> dict:
+    """One 16-bit form over every pattern: the GPU (``hwcheck.mufu.collect``) against ``float_mufu16``."""
+    from hwcheck.mufu import collect, mufu_forms
+    from warpsim.isa.mufu16 import float_mufu16
+    form = mufu_forms([text])[0]
+    x, y = collect(gpu, [form])[text]
+    op, t = text.split(".")[0], text.split(".")[-1]
+    model = float_mufu16(op, x, type=t, ftz=".ftz" in text)
+    diff = np.flatnonzero(model != y)
+    halves = 2 if t.endswith("x2") else 1
+    first = [{"input": f"0x{int(x[i]):08x}", "gpu": f"0x{int(y[i]):08x}", "model": f"0x{int(model[i]):08x}"}
+             for i in diff[:KEEP]]
+    return {"inputs": int(x.size) * halves, "mismatches": int(diff.size), "first_mismatches": first}
 
 
 def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int = 28, report=None, command="",
@@ -114,13 +134,19 @@ def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int =
     matched, 1 otherwise; writes the report when ``report`` names a file."""
     from warpsim.isa.mufu32 import div_batch, mufu_range
     log = sys.stderr if log is None else log
-    cp = gpu.cupy
-    module = gpu.module(sweep_source(forms))
     chunk = min(1 << chunk_bits, count)
-    dev = cp.empty(chunk, dtype=cp.uint32)
-    host, model = np.empty(chunk, np.uint32), np.empty(chunk, np.uint32)
+    if any(op not in HALF_FORMS for op, _ in forms):         # the 32-bit forms: CuPy kernels of their own
+        cp = gpu.cupy
+        module = gpu.module(sweep_source(forms))
+        dev = cp.empty(chunk, dtype=cp.uint32)
+        host, model = np.empty(chunk, np.uint32), np.empty(chunk, np.uint32)
     results, t0 = {}, time.perf_counter()
     for op, ftz in forms:
+        if op in HALF_FORMS:
+            results[op] = _sweep_half(gpu, op)
+            log.write(f"sweep {op}: {results[op]['inputs']} halves, {results[op]['mismatches']} mismatches, "
+                      f"{time.perf_counter() - t0:.0f} s\n")
+            continue
         text = _text(op, ftz)
         kernel = module.raw.get_function(f"sweep_{_name(op, ftz)}")
         bad, first, done = 0, [], 0

@@ -68,7 +68,7 @@ def build_parser():
     p.add_argument("--seeds", type=_positive, default=1, help="how many seeds (random inputs) (default 1)")
     p.add_argument("--seed", type=_at_least(0), default=0, help="the first seed (default 0)")
     p.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model and compile target (default: the GPU's)")
-    p.add_argument("--no-trace", action="store_true", help="compare the buffers only (no register trace)")
+    p.add_argument("--no-trace", action="store_true", help="compare the buffers only (no register trace, no shared memory)")
     p.add_argument("--trace-capacity", type=_positive, default=4096, help="trace records per thread (default 4096)")
     p.add_argument("--trace-window", default="0:", metavar="FROM:TO", help="record dynamic steps FROM..TO-1 only")
     p.add_argument("--report", metavar="FILE", help="write a JSON report")

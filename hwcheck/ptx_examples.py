@@ -32,11 +32,13 @@ def _gemm_smem():
 PTX_EXAMPLES = (
     ("examples/ptx/add_index.ptx", "add_index", 2, 128, 0, ["x=random:u32:256", "y=zeros:u32:256", "n=250"]),
     ("examples/ptx/warp_pairs.ptx", "warp_pairs", 2, 64, 0, _U32),
+    ("examples/ptx/func_smem.ptx", "func_smem", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "diverge", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "warp_ops", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "atomics", 2, 64, 0, ["x=random:u32:128", "counts=zeros:u32:2", "y=zeros:u32:128"]),
     ("examples/ptx/directed.cu", "cp_async", 2, 64, 0, ["x=random:u32:512", "y=zeros:u32:512"]),
     ("examples/ptx/directed.cu", "say", 2, 64, 0, _U32),
+    ("examples/ptx/directed.cu", "calls", 2, 64, 0, _U32),
     *_gemm_smem(),
     ("examples/cute_cpp/gemm_k8_warps2x2.cu", "gemm_k8_warps2x2", 1, 128, 0,
      ["a=random:f16:32x32", "b=random:f16:32x32", "c=zeros:f32:32x32", "K=32"]),

@@ -12,7 +12,11 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
 3. device printf lines are compared as multisets (the GPU's text is read from file descriptor 1);
 4. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
    that its buffers equal the original's on each, and compare the two trace buffers record by record
-   (:mod:`hwcheck.trace_compare`).
+   (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included;
+5. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
+   (:mod:`hwcheck.shared_capture`), the simulator's as its original run left it (the simulator's own capture
+   by the instrumented kernel must equal that too); only the bytes the kernel wrote (a second simulator run,
+   whose shared memory starts as 0xFF instead of 0, tells which).
 
 Exit status as ``hwcheck run``'s: 0 pass, 1 mismatch, 2 usage error, 3 error. The report (JSON, written
 atomically) holds counts per seed and the first mismatch records.
@@ -225,17 +229,18 @@ class CupyPtx:
 class SimulatorAsGpu:
     """A stand-in for :class:`CupyPtx` that runs the simulator (for offline tests: it agrees by
     construction unless ``corrupt(kind, buffers)`` changes the result; ``kind`` is ``"original"`` or
-    ``"instrumented"``)."""
+    ``"instrumented"``; ``shared_fill``: the byte its shared memory starts as, like a GPU's leftovers)."""
 
-    def __init__(self, arch="sm90", corrupt=None):
-        self.arch, self.corrupt = arch, corrupt
+    def __init__(self, arch="sm90", corrupt=None, shared_fill=0):
+        self.arch, self.corrupt, self.shared_fill = arch, corrupt, shared_fill
 
     def load(self, text):
         from warpsim import ptx
         return ptx.load(text, filename="<gpu>")
 
     def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
-        res = module.launch(kernel, grid=grid, block=block, args=args, smem=smem, arch=self.arch, quiet=True)
+        res = module.launch(kernel, grid=grid, block=block, args=args, smem=smem, arch=self.arch, quiet=True,
+                            shared_fill=self.shared_fill)
         if self.corrupt is not None:
             self.corrupt("instrumented" if any(n.startswith("__warpsim") for n in res.buffers) else "original",
                          res.buffers)
@@ -281,12 +286,14 @@ class PtxSeed:
     truncated_threads: int = 0
     printf_lines: int | None = None
     printf_bad: int = 0
+    shared_words: int = 0
+    shared_bad: int = 0
     sim_s: float = 0.0
     gpu_s: float = 0.0
 
     @property
     def mismatched(self):
-        return self.global_bad + self.instrumented_bad + self.records_bad + self.printf_bad
+        return self.global_bad + self.instrumented_bad + self.records_bad + self.printf_bad + self.shared_bad
 
     def as_dict(self):
         return {"seed": self.seed, "global_elements_compared": self.global_elements,
@@ -297,6 +304,7 @@ class PtxSeed:
                 "threads_with_full_trace_buffer": self.truncated_threads,
                 "compared_up_to_step": self.compared_to_step,
                 "printf_lines_compared": self.printf_lines, "mismatched_printf_lines": self.printf_bad,
+                "shared_words_compared": self.shared_words, "mismatched_shared_words": self.shared_bad,
                 "sim_s": round(self.sim_s, 4), "gpu_s": round(self.gpu_s, 4)}
 
     def line(self, label):
@@ -306,6 +314,7 @@ class PtxSeed:
             full += f"; printf {self.printf_lines} lines, {self.printf_bad} differ"
         return (f"{label} seed {self.seed}: global {self.global_elements} elements, {self.global_bad} differ; "
                 f"trace {self.records} records ({self.relocated} relocated addresses), {self.records_bad} differ; "
+                f"shared {self.shared_words} words, {self.shared_bad} differ; "
                 f"instrumented vs original {self.instrumented_bad} differ{full}")
 
 
@@ -433,6 +442,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             log=None, run=None) -> PtxRun:
     """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it)."""
     from hwcheck.instrument import TRACE_PARAM, instrument
+    from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture, written_mask
     from warpsim import ptx
     log = sys.stderr if log is None else log
     run = PtxRun(job) if run is None else run
@@ -454,7 +464,8 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
         args = kernel.core_args(make_args(job.specs, seed))
         t = time.perf_counter()
         try:
-            want = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch, quiet=True)
+            want = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch, quiet=True,
+                               keep_shared=trace)
         except SimulatorFault as e:
             raise HwcheckError(f"hwcheck run: {job.label} seed {seed}: the simulator faulted, so the kernel was "
                                f"not launched: {e}") from None
@@ -472,7 +483,9 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             if printed["mismatched"]:
                 run.records.append({"seed": seed, **printed})
         if trace:
-            targs = dict(args, **{TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32)})
+            ctas, per_cta = int(np.prod(job.grid)), int(np.prod(job.block))
+            targs = dict(args, **{TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32),
+                                  SHARED_PARAM: np.zeros(ins.capture.buffer_bytes(ctas, job.smem) // 4, np.uint32)})
             t = time.perf_counter()
             want1 = sim1.launch(name, grid=job.grid, block=job.block, args=targs, smem=job.smem, arch=arch,
                                 quiet=True)
@@ -480,8 +493,9 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             t = time.perf_counter()
             got1 = gpu_ptx.launch(gpu1, d1, name, job.grid, job.block, job.smem, targs)
             result.gpu_s += time.perf_counter() - t
-            result.instrumented_bad = (_buffers_equal(want.buffers, want1.buffers, skip=(TRACE_PARAM,))
-                                       + _buffers_equal(got.buffers, got1.buffers, skip=(TRACE_PARAM,)))
+            added = (TRACE_PARAM, SHARED_PARAM)
+            result.instrumented_bad = (_buffers_equal(want.buffers, want1.buffers, skip=added)
+                                       + _buffers_equal(got.buffers, got1.buffers, skip=added))
             if result.instrumented_bad:
                 run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
                                                           "original's", "bytes": result.instrumented_bad})
@@ -494,6 +508,22 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             run.records.extend({"seed": seed, **r} for r in tc.records)
             if tc.first is not None and run.first_register is None:
                 run.first_register = {"seed": seed, **tc.first, "ptx": _ptx_line(text, tc.first.get("ptx_line"))}
+            finals, mask = [w for _, w in want.shared], None
+            expected = expected_capture(ins.capture, d0.shared, finals, job.smem, per_cta)
+            if ins.capture.regions:                 # which bytes the kernel writes: a run from other bytes
+                t = time.perf_counter()
+                other = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch,
+                                    quiet=True, keep_shared=True, shared_fill=0xFF)
+                result.sim_s += time.perf_counter() - t
+                mask = written_mask(ins.capture, d0.shared, finals, [w for _, w in other.shared], job.smem)
+            for what, captured in (("the simulator's capture of its own final shared memory differs (an "
+                                    "instrumentation error)", want1.buffers[SHARED_PARAM]),
+                                   ("final shared memory differs", got1.buffers[SHARED_PARAM])):
+                sc = compare_captures(ins.capture, expected, captured, job.smem, job.grid, mask,
+                                      limit=max(0, RECORDS - len(run.records)), what=what)
+                result.shared_words = sc.compared
+                result.shared_bad += sc.mismatched
+                run.records.extend({"seed": seed, **r} for r in sc.records)
         run.records.sort(key=lambda r: "step" not in r)    # register records first: they name the instruction
         run.seeds.append(result)
         log.write(result.line(job.label) + "\n")
@@ -527,6 +557,7 @@ def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, ca
                     totals={"runs": len(runs), "seeds": sum(len(r.seeds) for r in runs),
                             "mismatched": sum(r.mismatched for r in runs),
                             "trace_records_compared": sum(s.records for r in runs for s in r.seeds),
+                            "shared_words_compared": sum(s.shared_words for r in runs for s in r.seeds),
                             "global_elements_compared": sum(s.global_elements for r in runs for s in r.seeds)},
                     runs=[r.as_dict() for r in runs])
         try:

@@ -230,12 +230,13 @@ def _record(ins, t, r, want, got, threads_per_cta, grid):
     rec = {**_where(t, threads_per_cta, grid), "record": int(r), "step": int(want[1])}
     if site is not None:
         rec.update(register=site.register, type=site.ptx_type, instruction=site.opcode, ptx_line=site.ptx_line,
-                   source=site.source(ins.files))
+                   source=site.source(ins.files), function=site.function)
     if int(want[0]) != int(got[0]) or int(want[1]) != int(got[1]):
         other = ins.sites[int(got[0])] if int(got[0]) < len(ins.sites) else None
         rec.update(what="the machines took different paths", actual_step=int(got[1]),
                    actual_register=other.register if other else None,
-                   actual_ptx_line=other.ptx_line if other else None)
+                   actual_ptx_line=other.ptx_line if other else None,
+                   actual_function=other.function if other else None)
         return rec
     wide = site is not None and site.ptx_type in ("b64", "u64", "s64", "f64")
     vs = int(want[2]) | (int(want[3]) << 32)

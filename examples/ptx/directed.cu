@@ -10,6 +10,8 @@
 //            the order of the lanes (atomicAdd of 0 reads, atomicCAS that only one lane can win per CTA)
 // cp_async:  cp.async 4/8/16 bytes into shared memory, commit_group, wait_all, bar.sync, neighbours read
 // say:       device printf of a few lanes' values
+// calls:     a __noinline__ function (a .func: nvcc declares the kernel's __shared__ array in its body) that
+//            writes registers and shared memory, and for one lane per warp leaves the kernel (exit) from inside
 
 #include <cstdio>
 
@@ -94,4 +96,20 @@ extern "C" __global__ void say(unsigned const* x, unsigned* y) {
         printf("cta %d thread %d: x = %u, x/7 = %u\n", blockIdx.x, threadIdx.x, v, v / 7);
     }
     y[i] = v / 7;
+}
+
+__device__ __noinline__ unsigned collatz_into(unsigned v, unsigned t, unsigned* s) {
+    unsigned r = (v & 1) ? 3 * v + 1 : v >> 1;
+    s[t] = r;
+    if (t % 32 == 7) {
+        asm volatile("exit;");
+    }
+    return r ^ t;
+}
+
+extern "C" __global__ void calls(unsigned const* x, unsigned* y) {
+    __shared__ unsigned s[64];
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned r = collatz_into(x[i], threadIdx.x, s);
+    y[i] = r;
 }

@@ -1,7 +1,8 @@
 """The H200 evidence for PTX programs committed as ``conformance/h200/h200-ptx-programs.json`` is whole and sound.
 
 Written by ``hwcheck acceptance --out conformance/h200 --only ptx`` on an H200: every example of
-``hwcheck.ptx_examples.PTX_EXAMPLES`` with 20 seeds, every buffer, trace record and printf line compared, no
+``hwcheck.ptx_examples.PTX_EXAMPLES`` with 20 seeds, every buffer, trace record (registers of called ``.func``
+bodies too), word of final shared memory and printf line compared, no
 mismatch, on a real GPU. Until the lead runs it the test is an expected failure naming the command. The
 planted-edit tests check that the checker rejects a report with a mismatch, a missing example, too few seeds,
 an empty trace or a fake GPU.
@@ -42,10 +43,13 @@ def ptx_report_problems(report, examples=PTX_EXAMPLES, seeds=SEEDS):
         for seed in run["seeds"]:
             if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
                 problems.append(f"{source} {kernel} seed {seed['seed']}: nothing compared")
-            if any(seed[k] for k in ("mismatched_global_elements", "mismatched_trace_records",
-                                     "instrumented_vs_original_mismatches", "mismatched_printf_lines")):
+            if any(seed.get(k) for k in ("mismatched_global_elements", "mismatched_trace_records",
+                                         "instrumented_vs_original_mismatches", "mismatched_printf_lines",
+                                         "mismatched_shared_words")):
                 problems.append(f"{source} {kernel} seed {seed['seed']}: a mismatch in its counts")
     totals = report.get("totals", {})
+    if not totals.get("shared_words_compared"):
+        problems.append("no final shared memory compared (the report predates its capture, or is empty)")
     if totals.get("mismatched") != 0 or totals.get("seeds") != sum(len(r["seeds"]) for r in runs.values()):
         problems.append(f"totals {totals} do not add up to a pass")
     return problems
@@ -55,8 +59,15 @@ def test_committed_ptx_report_is_whole_and_sound():
     if not os.path.exists(REPORT):
         pytest.xfail(f"{REPORT}: not yet run on an H200; run {GPU_COMMAND} and commit the report")
     with open(REPORT) as f:
-        problems = ptx_report_problems(json.load(f))
+        report = json.load(f)
+    if "shared_words_compared" not in report.get("totals", {}):
+        pytest.xfail(f"{REPORT}: made before hwcheck compared the final shared memory and the registers of called "
+                     f".func bodies; run {GPU_COMMAND} and commit the report")
+    problems = ptx_report_problems(report)
     assert not problems, "\n".join(problems)
+
+
+ONE = [next(e for e in PTX_EXAMPLES if e[1] == "func_smem")]     # a .func, shared memory: every count is used
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +76,7 @@ def good_report(tmp_path_factory):
     from hwcheck.ptx_examples import ptx_jobs
     from hwcheck.ptx_run import SimulatorAsGpu, check_ptx
     path = tmp_path_factory.mktemp("r") / "r.json"
-    check_ptx(SimulatorAsGpu(), ptx_jobs(PTX_EXAMPLES[:1]), seeds=2, report=str(path), gpu_info={"name": "NVIDIA H200"})
+    check_ptx(SimulatorAsGpu(), ptx_jobs(ONE), seeds=2, report=str(path), gpu_info={"name": "NVIDIA H200"})
     return json.loads(path.read_text())
 
 
@@ -75,15 +86,17 @@ EDITS = {
     "too few seeds": lambda r: r["runs"][0].update(seeds_run=1, seeds=r["runs"][0]["seeds"][:1]),
     "empty trace": lambda r: r["runs"][0]["seeds"][0].update(trace_records_compared=0),
     "missing example": lambda r: r["runs"].clear(),
+    "a shared word": lambda r: r["runs"][0]["seeds"][0].update(mismatched_shared_words=1),
+    "no shared memory": lambda r: r["totals"].update(shared_words_compared=0),
 }
 
 
 def test_the_checker_passes_a_good_report(good_report):
-    assert ptx_report_problems(good_report, PTX_EXAMPLES[:1], seeds=2) == []
+    assert ptx_report_problems(good_report, ONE, seeds=2) == []
 
 
 @pytest.mark.parametrize("edit", EDITS)
 def test_the_checker_rejects_a_planted_edit(good_report, edit):
     report = copy.deepcopy(good_report)
     EDITS[edit](report)
-    assert ptx_report_problems(report, PTX_EXAMPLES[:1], seeds=2)
+    assert ptx_report_problems(report, ONE, seeds=2)

@@ -15,6 +15,7 @@ from hwcheck.cli import main
 from hwcheck.instrument import TRACE_PARAM, instrument
 from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
+from hwcheck.shared_capture import SHARED_PARAM
 from hwcheck.trace_compare import _relocated
 from warpsim.ptx.compile import find_nvcc
 
@@ -52,11 +53,12 @@ def test_instrumented_ptx_assembles(example, arch, tmp_path):
 
 @pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
 def test_simulator_against_itself_passes(example, tmp_path):
-    """The instrumented kernel's buffers equal the original's, and its trace is complete and repeatable."""
+    """The instrumented kernel's buffers equal the original's, and its trace is complete and repeatable; the
+    stand-in GPU's shared memory starts as leftovers (0x5A), as a GPU's may, and the final shared memory agrees."""
     _need(example)
     job = ptx_jobs([example])[0]
     report = tmp_path / "r.json"
-    runs, status, error, code = check_ptx(SimulatorAsGpu(), [job], seeds=1, report=str(report))
+    runs, status, error, code = check_ptx(SimulatorAsGpu(shared_fill=0x5A), [job], seeds=1, report=str(report))
     assert (status, error, code) == ("pass", None, 0)
     seed = runs[0].seeds[0]
     assert seed.records > 0 and seed.global_elements > 0 and seed.instrumented_bad == 0
@@ -269,7 +271,8 @@ def _stack_traces(gpu_depot, gpu_window):
     ins = instrument(_STACK, "stack", capacity=16)
     assert ins.depot == ("__local_depot0", 16)
     threads = 32
-    args = {"out": np.zeros(threads, np.uint32), TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32)}
+    args = {"out": np.zeros(threads, np.uint32), TRACE_PARAM: np.zeros(ins.buffer_bytes(threads) // 4, np.uint32),
+            SHARED_PARAM: np.zeros(ins.capture.buffer_bytes(1, 0) // 4, np.uint32)}
     sim = ptx.load(ins.text).launch("stack", block=threads, args=args, quiet=True).buffers[TRACE_PARAM]
     words = ins.thread_bytes // 4
     head = sim.reshape(threads, words)[:, :ins.header_bytes // 4]

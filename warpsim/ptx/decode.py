@@ -85,6 +85,9 @@ class Decoded:
     maxntid: tuple = ()
     reg_names: dict = field(default_factory=dict)   # name -> (slot, words, type) of the kernel
     consts: list = field(default_factory=list)      # module .const variables: (name, offset, bytes)
+    shared: list = field(default_factory=list)      # .shared variables of the module and of the bodies of the
+                                                    # kernel and its callees: (name, shared address, bytes);
+                                                    # bytes None for an .extern one (the dynamic shared memory)
 
 
 class _Function:
@@ -141,9 +144,11 @@ class _Decoder(InstructionDecoder):
                 const.extend(bytes(redzone(self.var_bytes(v))))     # an overrun faults, not reads the next one
         self.const = np.frombuffer(bytes(const), np.uint8).copy()
         self.externs = [v for v in self.m.variables if v.space == "shared" and v.extern]
+        self.shared = []
         for v in self.m.variables:
             if v.space == "shared" and not v.extern:
                 self.module_symbols[v.name] = (SP_SHARED, self.alloc_shared(v))
+                self.shared.append((v.name, self.module_symbols[v.name][1], self.var_bytes(v)))
 
     def var_bytes(self, v):
         return type_bytes(v.type) * v.vector * max(v.count, 0)
@@ -183,6 +188,7 @@ class _Decoder(InstructionDecoder):
                 self.local_top += self.var_bytes(v)
             elif v.space == "shared":
                 fn.symbols[v.name] = (SP_SHARED, self.alloc_shared(v))
+                self.shared.append((v.name, fn.symbols[v.name][1], self.var_bytes(v)))
             else:
                 fn.symbols[v.name] = (SP_FPARAM, self.alloc_fparam(v))
 
@@ -195,6 +201,7 @@ class _Decoder(InstructionDecoder):
         top = round_up(self.shared_top, max([16] + [v.align for v in self.externs]))
         for v in self.externs:
             self.module_symbols[v.name] = (SP_SHARED, top)
+            self.shared.append((v.name, top, None))
         self.shared_static = top
 
     # operands -------------------------------------------------------------------------------------
@@ -369,7 +376,7 @@ def decode_kernel(module, name, text=""):
         where=d.where, regs_per_thread=max(d.nregs, 1), params=d.params, param_bytes=d.param_bytes,
         shared_static=d.shared_static, local_bytes=d.local_top, fparam_bytes=d.fparam_top,
         globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid, reg_names=kfn.regs,
-        consts=d.consts)
+        consts=d.consts, shared=d.shared)
 
 
 def _callees(f):

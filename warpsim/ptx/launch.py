@@ -53,12 +53,15 @@ _SM_COUNT = 132                  # %nsmid; %smid = linear CTA index mod this (an
 class LaunchResult:
     """What a launch leaves: ``buffers`` (param name -> array after the run), ``printf`` (list of
     ``(cta, thread, text)`` in execution order), ``stats`` (``warp_instructions``,
-    ``by_opcode``, ``ctas``) and the ``machine`` (its ``regs`` and ``smem`` as the last CTA left them)."""
+    ``by_opcode``, ``ctas``), the ``machine`` (its ``regs`` and ``smem`` as the last CTA left them) and,
+    where the launch was asked to keep them (``keep_shared``), ``shared``: each CTA's final shared window
+    (``(cta coordinates, uint8 array)`` indexed by shared-space address, in the order the CTAs ran)."""
 
     buffers: dict
     printf: list
     stats: dict
     machine: Machine = field(repr=False, default=None)
+    shared: list | None = field(repr=False, default=None)
 
 
 def _dim3(what, value):
@@ -192,15 +195,25 @@ class PtxModule:
 
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-               max_steps=DEFAULT_MAX_STEPS, quiet=False):
+               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
         "sm90"); ``cta``: run only this CTA (an int, linear x-fastest, or an (x, y, z) tuple);
         ``max_steps``: warp instructions allowed for the whole launch; ``quiet``: printf text is
-        not echoed to stdout. Raises ``SimulatorFault`` for a fault of the kernel.
+        not echoed to stdout; ``keep_shared``: the result keeps each CTA's final shared memory
+        (``LaunchResult.shared``); ``shared_fill``: the byte every CTA's shared memory holds when it
+        starts (default 0; a GPU leaves what was there, so a second run with another fill tells
+        which bytes a kernel wrote). Raises ``SimulatorFault`` for a fault of the kernel.
         """
-        return self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet).run()
+        if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
+                or not 0 <= shared_fill < 256):
+            raise ValueError(f"launch: shared_fill must be a byte value 0..255, got {shared_fill!r}")
+        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet)
+        run.shared = [] if keep_shared else None
+        run.shared_fill = int(shared_fill)
+        run.machine.smem[...] = run.shared_fill          # the first CTA began before the fill was known
+        return run.run()
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
               max_steps=DEFAULT_MAX_STEPS, quiet=False):
@@ -341,6 +354,8 @@ class PtxRun:
         self._ctx = ctx
         self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         self.printf = []
+        self.shared_fill = 0        # the byte each CTA's shared memory starts with
+        self.shared = None          # a list: each finished CTA's final shared window is appended to it
         self.finished = False
         self._next = 0
         self._begin()
@@ -348,6 +363,7 @@ class PtxRun:
     def _begin(self):
         index, coords = self._ctas[self._next]
         self._state.reset(self._threads, self.machine)
+        self.machine.smem[...] = self.shared_fill
         self._ctx[3:6] = coords
         self._ctx[10] = index % _SM_COUNT
         self.cta = tuple(coords)
@@ -396,6 +412,8 @@ class PtxRun:
                            self._mufu)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, self._kparam, self._quiet))
             if done:
+                if self.shared is not None:
+                    self.shared.append((self.cta, m.smem.copy()))
                 self._next += 1
                 self.finished = self._next == len(self._ctas)
                 if not self.finished:
@@ -418,7 +436,7 @@ class PtxRun:
         out = {name: m.read_global(name, np.uint8).view(a.dtype).reshape(a.shape) for name, a in self._buffers.items()}
         by_op = {Op(k).name.lower(): int(c) for k, c in enumerate(self._counts) if c and k in Op._value2member_map_}
         stats = {"warp_instructions": self.steps, "by_opcode": by_op, "ctas": len(self._ctas)}
-        return LaunchResult(out, list(self.printf), stats, m)
+        return LaunchResult(out, list(self.printf), stats, m, None if self.shared is None else list(self.shared))
 
 
 def _lanes(bits):
