@@ -191,7 +191,7 @@ def run_example_programs(gpu, *, report: str, seeds: int = PROGRAM_SEEDS, seed: 
 
 
 def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None,
-                   only: str = "all", seeds=None, invoked=None) -> int:
+                   only: str = "all", seeds=None, invoked=None, workers: int = 1) -> int:
     """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
     summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half; ``seeds``: per program
     run (default ``PROGRAM_SEEDS * scale``, at least 2); ``invoked``: the command line for the reports
@@ -227,7 +227,7 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         from hwcheck.ptx_examples import run_ptx_examples
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-ptx-programs.json")
-        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed)
+        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")
         for r in runs:

@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run only the instruction campaigns or only the example programs (default all: both); "
                         "ptx: the PTX examples, buffers and every written register")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
+    a.add_argument("--workers", type=_positive, default=1,
+                   help="with --only ptx: processes running the examples at once, each with its own GPU context "
+                        "(default 1)")
     f = sub.add_parser("fuzz", help="random integer PTX programs on the GPU and the simulator, every register")
     f.add_argument("--count", type=_positive, required=True, help="how many programs (seeds S..S+N-1)")
     f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")
@@ -280,7 +283,7 @@ def _cmd_acceptance(args, argv) -> int:
         example_programs()            # no examples found: a usage error before the GPU opens
     gpu = Gpu.open()
     return run_acceptance(gpu, out=args.out, scale=args.scale, name=args.name, seed=args.seed, only=args.only,
-                          seeds=args.seeds, invoked=command_line(argv))
+                          seeds=args.seeds, invoked=command_line(argv), workers=args.workers)
 
 
 def _cmd_run(args, argv) -> int:

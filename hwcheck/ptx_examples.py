@@ -71,17 +71,19 @@ def _command(example, seeds, seed):
     return command_line(argv + ["--seeds", str(seeds), "--seed", str(seed)])
 
 
-def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None):
+def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1):
     """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.gpu.Gpu`),
-    ``seeds`` seeds each, register trace on; returns ``(runs, status, error, exit status)`` of
-    :func:`hwcheck.ptx_run.check_ptx`."""
+    ``seeds`` seeds each, register trace on, in ``workers`` processes; returns ``(runs, status, error, exit status)``
+    of :func:`hwcheck.ptx_run.check_ptx`."""
     from hwcheck.campaign import model_arch
+    from hwcheck.ptx_fuzz import open_cupy_ptx
     from hwcheck.ptx_run import CupyPtx, check_ptx
     examples = PTX_EXAMPLES if examples is None else examples
     command = " ; ".join(_command(e, seeds, seed) for e in examples)
     return check_ptx(CupyPtx(gpu), ptx_jobs(examples), seeds=seeds, first_seed=seed,
                      arch=model_arch(gpu.info.compute_capability),
-                     report=report, command=command, gpu_info=gpu.info.as_dict(), log=log)
+                     report=report, command=command, gpu_info=gpu.info.as_dict(), log=log, workers=workers,
+                     make_gpu_ptx=open_cupy_ptx)
 
 
 def main(argv=None) -> int:

@@ -25,6 +25,7 @@ atomically) holds counts per seed and the first mismatch records.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import time
 import traceback
@@ -532,17 +533,55 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     return run
 
 
-def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, capacity=4096,
-              window=(0, 0xFFFFFFFF), report=None, command="", gpu_info=None, log=None):
-    """Run :func:`run_one` for each job; write the report; return ``(runs, status, error, exit status)``."""
-    runs, error, settings = [], None, {"seeds": seeds, "first_seed": first_seed, "simulator_arch": arch,
-                                       "trace": trace, "trace_capacity": capacity, "trace_window": list(window)}
+_WORKER_PTX = None
+
+
+def _worker_job(make_gpu_ptx, job, options):
+    """One job in a worker process (its own GPU context, opened once): ``(PtxRun, error or None)``."""
+    global _WORKER_PTX
+    if _WORKER_PTX is None:
+        _WORKER_PTX = make_gpu_ptx()
+    run = PtxRun(job)
     try:
+        run_one(_WORKER_PTX, job, run=run, log=open(os.devnull, "w"), **options)
+    except HwcheckError as e:
+        return run, str(e)
+    except (WarpsimError, ValueError, TypeError) as e:
+        return run, f"hwcheck run: {e}"
+    return run, None
+
+
+def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, capacity=4096,
+              window=(0, 0xFFFFFFFF), report=None, command="", gpu_info=None, log=None, workers=1,
+              make_gpu_ptx=None):
+    """Run :func:`run_one` for each job; write the report; return ``(runs, status, error, exit status)``.
+
+    ``workers`` > 1: the jobs run in that many processes (``spawn``), each with its own ``make_gpu_ptx()``
+    (a picklable callable, e.g. :func:`hwcheck.ptx_fuzz.open_cupy_ptx`); the report lists them in ``jobs``'
+    order, as one process would."""
+    runs, error, settings = [], None, {"seeds": seeds, "first_seed": first_seed, "simulator_arch": arch,
+                                       "trace": trace, "trace_capacity": capacity, "trace_window": list(window),
+                                       "workers": workers}
+    options = dict(seeds=seeds, first_seed=first_seed, arch=arch, trace=trace, capacity=capacity, window=window)
+    try:
+        if workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            jobs = list(jobs)
+            with ProcessPoolExecutor(min(workers, len(jobs)),
+                                     mp_context=multiprocessing.get_context("spawn")) as pool:
+                for run, job_error in pool.map(_worker_job, [make_gpu_ptx] * len(jobs), jobs,
+                                               [options] * len(jobs)):
+                    runs.append(run)
+                    if log is not None:
+                        log.write(f"{run.job.kernel}: {len(run.seeds)} seeds, {run.mismatched} mismatches\n")
+                    if job_error and error is None:
+                        error = job_error
+            jobs = []
         for job in jobs:
             run = PtxRun(job)
             runs.append(run)
-            run_one(gpu_ptx, job, seeds=seeds, first_seed=first_seed, arch=arch, trace=trace, capacity=capacity,
-                    window=window, log=log, run=run)
+            run_one(gpu_ptx, job, log=log, run=run, **options)
     except HwcheckError as e:
         error = str(e)
     except (WarpsimError, ValueError, TypeError) as e:

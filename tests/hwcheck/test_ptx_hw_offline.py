@@ -315,3 +315,15 @@ def test_atom_results_are_recorded_but_not_compared():
 """
     sites = {s.opcode: s.deterministic for s in instrument(text, "k").sites}
     assert sites == {"ld.param.u64": True, "atom.global.add.u32": False, "add.u32": True}
+
+
+def test_workers_run_the_jobs_in_processes_and_report_them_in_order(tmp_path):
+    """``check_ptx(workers=2)`` (what ``hwcheck acceptance --only ptx --workers N`` runs): each process opens its
+    own stand-in GPU; the runs come back in the jobs' order with the same counts as one process gives."""
+    jobs = [j for j in ptx_jobs([e for e in PTX_EXAMPLES if e[0].endswith(".ptx")][:2])]
+    one = check_ptx(SimulatorAsGpu(), jobs, seeds=1, report=str(tmp_path / "one.json"))
+    two = check_ptx(None, jobs, seeds=1, report=str(tmp_path / "two.json"), workers=2, make_gpu_ptx=SimulatorAsGpu)
+    assert one[1:] == two[1:] == ("pass", None, 0)
+    assert [(r.job.kernel, r.seeds[0].records, r.seeds[0].global_elements) for r in one[0]] == \
+           [(r.job.kernel, r.seeds[0].records, r.seeds[0].global_elements) for r in two[0]]
+    assert json.loads((tmp_path / "two.json").read_text())["settings"]["workers"] == 2

@@ -46,15 +46,13 @@ def is_nan(x):
 
 
 def reference(op, xs, mode):
-    """The exact result (float_reference) with f64's NaN rule: the first NaN operand quietened (``sub``
-    negates ``b`` first), else the default NaN for an invalid operation."""
-    xs = list(xs)
-    if op == "sub":
-        xs[1] ^= SIGN
-    for x in xs:
-        if is_nan(x):
-            return x | fp64.QUIET_BIT
-    r = ref_arith(op, list(xs) if op != "sub" else [xs[0], xs[1] ^ SIGN], F64, mode)
+    """The exact result (float_reference) with f64's NaN rule (the H200): the first NaN operand in the order
+    ``fp64.NAN_ORDER`` (one operand: it), quietened, sign kept (``sub`` too), else the default NaN for an
+    invalid operation."""
+    for i in fp64.NAN_ORDER.get(op, range(len(xs))):
+        if is_nan(xs[i]):
+            return xs[i] | fp64.QUIET_BIT
+    r = ref_arith(op, list(xs), F64, mode)
     return D_NAN if r == (1 << 63) - 1 else r
 
 
@@ -170,17 +168,24 @@ def test_ieee_cases(op, xs, mode, want):
 @pytest.mark.parametrize("op,xs,want", [
     ("add", (0x7FF0000000000001, ONE), 0x7FF8000000000001),              # a signalling NaN, quietened
     ("add", (ONE, 0xFFF0000000000123), 0xFFF8000000000123),              # sign and payload kept
-    ("add", (0x7FF4000000000000, 0xFFF8000000000001), 0x7FFC000000000000),   # two NaNs: a's
+    ("add", (0x7FF4000000000000, 0xFFF8000000000001), 0xFFF8000000000001),   # two NaNs: b's
+    ("add", (0x7FF8000000000009, 0x7FF0000000000003), 0x7FF8000000000003),   # b's, a signalling one too
+    ("mul", (0x7FF8000000000001, 0xFFF0000000000002), 0xFFF8000000000002),   # b's
     ("fma", (ONE, 0x7FF0000000000002, 0x7FF0000000000003), 0x7FF8000000000002),   # b before c
+    ("fma", (0x7FF8000000000001, ONE, 0x7FF8000000000003), 0x7FF8000000000003),   # c before a
+    ("fma", (0x7FF8000000000001, 0x7FF8000000000002, 0x7FF8000000000003), 0x7FF8000000000002),   # b first
     ("fma", (INF, 0, 0x7FF0000000000003), 0x7FF8000000000003),            # a NaN before the invalid 0 * inf
-    ("sub", (ONE, 0x7FF8000000000007), 0xFFF8000000000007),              # a - NaN: the NaN negated
+    ("sub", (ONE, 0x7FF8000000000007), 0x7FF8000000000007),              # a - NaN: the NaN's sign kept
+    ("sub", (0x7FF8000000000001, 0xFFF0000000000002), 0xFFF8000000000002),   # two NaNs: b's, sign kept
     ("mul", (0xFFFFFFFFFFFFFFFF, ONE), 0xFFFFFFFFFFFFFFFF),
     ("div", (INF, 0x7FF0000000000009), 0x7FF8000000000009),
+    ("div", (0x7FF0000000000001, 0x7FF8000000000002), 0x7FF8000000000001),   # div: a's
     ("sqrt", (0xFFF0000000000001,), 0xFFF8000000000001),
 ])
 def test_nan_payloads(op, xs, want):
-    """PTX: "NaN payloads are supported for double-precision instructions" (which NaN: assumed)."""
+    """Which NaN: the H200 (hwcheck campaign --instr f64, 2026-12-01; docs/numerics.md "f64")."""
     assert model(op, xs, "rn") == want
+    assert reference(op, xs, "rn") == want
 
 
 # ---- selection, sign, comparison -------------------------------------------------------------------------
@@ -203,15 +208,18 @@ def test_compare_min_max(a, b):
     assert bool(fp64.f64_setp(s64(a), s64(b), CMP["num"])) == (not unordered)
     lo, hi = fp64.f64_min(s64(a), s64(b)) & MASK64, fp64.f64_max(s64(a), s64(b)) & MASK64
     if math.isnan(fa) and math.isnan(fb):
-        assert lo == hi == a | fp64.QUIET_BIT
+        assert lo == hi == b | fp64.QUIET_BIT                                  # two NaNs: b's (the H200)
     elif math.isnan(fa) or math.isnan(fb):
         assert lo == hi == (b if math.isnan(fa) else a)
     else:
         assert {lo, hi} == {a, b} and _f(lo) <= _f(hi)
         if fa == fb == 0 and a != b:
             assert lo >> 63 == 1 and hi >> 63 == 0                            # -0 < +0
-    assert fp64.f64_abs(s64(a)) & MASK64 == a & ~SIGN
-    assert fp64.f64_neg(s64(a)) & MASK64 == a ^ SIGN
+    if math.isnan(fa):                                                       # quietened, sign kept
+        assert fp64.f64_abs(s64(a)) & MASK64 == fp64.f64_neg(s64(a)) & MASK64 == a | fp64.QUIET_BIT
+    else:
+        assert fp64.f64_abs(s64(a)) & MASK64 == a & ~SIGN
+        assert fp64.f64_neg(s64(a)) & MASK64 == a ^ SIGN
     assert fp64.f64_copysign(s64(a), s64(b)) & MASK64 == (b & ~SIGN) | (a & SIGN)
 
 
@@ -241,8 +249,8 @@ def _cvt(x, dst, src, rnd, **kw):
 def test_cvt_f64_to_f32_is_rounded_once(x, mode):
     v = value(x, F64)
     got = _cvt(x, "f32", "f64", mode)
-    if v == "nan":
-        assert got == 0x7FFFFFFF
+    if v == "nan":                                           # sign, the fraction's top 23 bits, quietened
+        assert got == (x >> 63 << 31) | 0x7FC00000 | ((x >> 29) & 0x7FFFFF)
     elif isinstance(v, str):
         assert got == (0xFF800000 if v == "-inf" else 0x7F800000)
     else:
@@ -271,11 +279,14 @@ def test_cvt_s64_u64_to_f64(x, mode):
     (ub(2.5), "s32", "rni", 2), (ub(3.5), "s32", "rni", 4), (ub(-2.5), "s32", "rmi", 0xFFFFFFFD),
     (ub(-0.5), "u32", "rzi", 0), (ub(1e300), "s64", "rzi", 0x7FFFFFFFFFFFFFFF),
     (ub(-1e300), "s64", "rzi", 0x8000000000000000), (QNAN, "s64", "rni", 0x8000000000000000),
-    (QNAN, "s32", "rni", 0), (ub(2.0 ** 63), "u64", "rni", 1 << 63),
+    (QNAN, "s32", "rni", 0x80000000), (QNAN | SIGN, "u32", "rzi", 0x80000000), (QNAN, "s16", "rpi", 0x8000),
+    (ub(2.0 ** 63), "u64", "rni", 1 << 63),
     (ub(2.5), "f64", "rni", ub(2.0)), (ub(-0.25), "f64", "rpi", SIGN),
     (0x7FF0000000000001, "f64", "rni", 0x7FF8000000000001),
     (ub(1.0 + 2.0 ** -11), "f16", "rn", 0x3C00), (ub(1.0 + 2.0 ** -11), "f16", "rp", 0x3C01),
-    (ub(65520.0), "f16", "rn", 0x7C00), (ub(65520.0), "f16", "rz", 0x7BFF), (QNAN | 3, "f16", "rn", 0x7FFF),
+    (ub(65520.0), "f16", "rn", 0x7C00), (ub(65520.0), "f16", "rz", 0x7BFF),
+    (QNAN | 3, "f16", "rn", 0x7E00), (0xFFF0000000000001, "f32", "rn", 0xFFC00000),   # NaN: the fraction's top,
+    (0x7FF4000000000000, "f32", "rz", 0x7FE00000), (0xFFFC000000000000, "bf16", "rn", 0xFFE0),   # quietened
 ])
 def test_cvt_directed(x, dst, rnd, want):
     assert _cvt(x, dst, "f64", rnd) == want
@@ -288,3 +299,6 @@ def test_cvt_ftz_and_sat_around_f64():
     assert _cvt(0x80000001, "f64", "f32", "rn") == 0xB6A0000000000000
     assert _cvt(0x40000000, "f64", "f32", "rn", sat=True) == ONE
     assert _cvt(0xC0000000, "f64", "f32", "rn", sat=True) == 0
+    assert _cvt(0xFFF4000000000000, "f32", "f64", "rn", sat=True) == 0       # .sat: a NaN to +0
+    assert _cvt(0xFFC00001, "f64", "f32", "rn") == 0xFFF8000020000000        # a NaN widened, quietened
+    assert _cvt(0xFFC00001, "f64", "f32", "rn", ftz=True) == 0x7FFFFFFFE0000000   # .ftz: f32's canonical NaN

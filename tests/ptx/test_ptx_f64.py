@@ -6,6 +6,7 @@ their low 32 bits also in ``%r10 %r11 %r12``, low 16 in ``%h1``), runs one instr
 and ``%r20``. ``test_ptx_f64_gpu.py`` runs the same cases on a GPU.
 """
 
+import itertools
 import zlib
 
 import numpy as np
@@ -159,46 +160,113 @@ def test_f64_immediates():
     check(got, np.full(N, np.float64(6.5).view(np.uint64)), "(2 + 1) * 2.5 - 1")
 
 
-# ---- NaN: the assumed rules (warpsim.isa.fp64's docstring), one lane per question ---------------------------
+# ---- NaN: the H200's rules (warpsim.isa.fp64's docstring), one lane per question ------------------------
 
 _Q, _S, _INF, _ONE = 0x7FF8000000000000, 0x7FF0000000000000, 0x7FF0000000000000, 0x3FF0000000000000
 SIGN = 1 << 63
-NAN_CASES = [   # (what, a, b, c): the lanes of test_f64_nan_rules
-    ("sNaN + 1", _S | 5, _ONE, 0), ("1 + -qNaN payload", _ONE, SIGN | _Q | 7, 0),
-    ("qNaN + sNaN", _Q | 9, _S | 3, 0), ("sNaN + qNaN", _S | 3, _Q | 9, 0), ("-sNaN + +sNaN", SIGN | _S | 1, _S | 2, 0),
-    ("inf + -inf", _INF, SIGN | _INF, 0), ("0 * inf", 0, _INF, 0), ("0 * -inf + NaN", 0, SIGN | _INF, _Q | 4),
-    ("1 * 1 + sNaN", _ONE, _ONE, _S | 6), ("NaN * NaN + NaN", _Q | 1, _Q | 2, _Q | 3),
-    ("1 * NaN + NaN", _ONE, _Q | 2, _Q | 3),
-    ("all-ones NaN", (1 << 64) - 1, _ONE, _ONE), ("inf * 1 + -inf", _INF, _ONE, SIGN | _INF),
-]
-NAN_OPS = [("add.rn.f64 %rd25, %rd5, %rd6;", "add"), ("sub.rn.f64 %rd25, %rd5, %rd6;", "sub"),
-           ("mul.rn.f64 %rd25, %rd5, %rd6;", "mul"), ("fma.rn.f64 %rd25, %rd5, %rd6, %rd7;", "fma"),
-           ("div.rn.f64 %rd25, %rd5, %rd6;", "div"), ("sqrt.rn.f64 %rd25, %rd5;", "sqrt"),
-           ("rcp.rn.f64 %rd25, %rd5;", "rcp"), ("min.f64 %rd25, %rd5, %rd6;", "min"),
-           ("max.f64 %rd25, %rd5, %rd6;", "max"),
-           ("abs.f64 %rd25, %rd5;", "abs"), ("neg.f64 %rd25, %rd5;", "neg"),
-           ("cvt.rni.f64.f64 %rd25, %rd5;", "cvt.rni.f64.f64"), ("cvt.f64.f32 %rd25, %r10;", "cvt.f64.f32")]
+_NAN_FORMATS = {"f64": (11, 52), "f32": (8, 23), "f16": (5, 10), "bf16": (8, 7)}
+_NUMBER = {"f64": _ONE, "f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80}
 
 
-@pytest.mark.parametrize("line,op", NAN_OPS)
-def test_f64_nan_rules(line, op):
-    """Every NaN question of the model, lane by lane; on a GPU (test_ptx_f64_gpu) a failure lists them all."""
-    cols = [np.array([case[k] for case in NAN_CASES] * (N // len(NAN_CASES) + 1), np.uint64)[:N] for k in (1, 2, 3)]
-    if op == "cvt.f64.f32":                                     # f32 NaNs: quiet, signalling, signs, payloads
-        cols[0][:6] = [0x7FC00000, 0x7F800001, 0xFFC00005, 0xFFBFFFFF, 0x7FFFFFFF, 0xFF800000]
-    got, _ = run(line, *cols)
-    if op.startswith("cvt"):
-        src = "f32" if op.endswith("f32") else "f64"
-        x = cols[0].astype(np.uint32) if src == "f32" else cols[0]
-        want = cvt_convert(x, dst="f64", src=src, rnd="rni" if src == "f64" else "rn")
+def nan_bits(fmt, neg, quiet, payload):
+    """A NaN of ``fmt``: sign, quiet bit and ``payload`` (fraction bits below the quiet bit, non-zero)."""
+    eb, fb = _NAN_FORMATS[fmt]
+    return (neg << (eb + fb)) | (((1 << eb) - 1) << fb) | (quiet << (fb - 1)) | payload
+
+
+def _kinds(fmt, payload):
+    return [(f"{'+-'[neg]}{'sq'[quiet]}NaN", nan_bits(fmt, neg, quiet, payload)) for neg in (0, 1) for quiet in (0, 1)]
+
+
+def nan_lanes(arity, fmt="f64"):
+    """``(what, a, b, c)`` lanes asking which NaN an operation gives. Two or three operands: at every position
+    a number or a NaN of each sign and kind whose payload names the position (a: 0xA, b: 0xB, c: 0xC), every
+    combination with at least one NaN, then the invalid operations; one operand: NaNs of each sign and kind
+    with the payloads 1, alternating bits (some in the upper bits a narrowing cvt keeps) and all ones, then
+    a few numbers."""
+    if arity == 1:
+        eb, fb = _NAN_FORMATS[fmt]
+        payloads = (1, int("01" * fb, 2) & ((1 << (fb - 1)) - 1), (1 << (fb - 1)) - 1)
+        lanes = [(f"{k} {p:#x}", x, 0, 0) for p in payloads for k, x in _kinds(fmt, p)]
+        numbers = [("1", _NUMBER[fmt]), ("-0", 1 << (eb + fb)), ("+inf", ((1 << eb) - 1) << fb), ("subnormal", 1)]
+        return lanes + [(w, x, 0, 0) for w, x in numbers]
+    choices = [[("1", _ONE)] + [(f"{k}{'abc'[i]}", x) for k, x in _kinds("f64", 0xA + i)] for i in range(arity)]
+    lanes = []
+    for combo in itertools.product(*choices):
+        if all(w == "1" for w, _ in combo):
+            continue
+        xs = [x for _, x in combo] + [0] * (3 - arity)
+        lanes.append((" ".join(w for w, _ in combo), *xs))
+    inf, ninf, q = _INF, SIGN | _INF, _Q | 0xC
+    invalid = [("inf -inf", inf, ninf, 0), ("0 inf", 0, inf, 0), ("inf inf", inf, inf, 0), ("0 0", 0, 0, 0),
+               ("-0 +0", SIGN, 0, 0)]
+    if arity == 3:
+        invalid = [("0 -inf +qNaNc", 0, ninf, q), ("inf 0 -sNaNc", inf, 0, SIGN | _S | 0xC),
+                   ("inf 1 -inf", inf, _ONE, ninf), ("0 inf 1", 0, inf, _ONE), ("1 1 -inf", _ONE, _ONE, ninf)]
+    return lanes + invalid
+
+
+def _nan_line(op):
+    """The kernel body of a NAN_OPS entry: the instruction on ``%rd5 %rd6 %rd7`` (or a cvt's registers)."""
+    if not op.startswith("cvt"):
+        regs = {"abs": 1, "neg": 1, "sqrt": 1, "rcp": 1, "fma": 3}.get(op.split(".")[0], 2)
+        return f"{op} %rd25, {', '.join(('%rd5', '%rd6', '%rd7')[:regs])};"
+    dst, src = op.split(".")[-2:]
+    line = f"{op} {_DST[dst]}, {_SRC[src]};"
+    return line + ("\n  cvt.u32.u16 %r20, %h4;" if _DST[dst] == "%h4" else "")
+
+
+NAN_OPS = ["add.rn.f64", "sub.rn.f64", "mul.rn.f64", "fma.rn.f64", "div.rn.f64", "sqrt.rn.f64", "rcp.rn.f64",
+           "min.f64", "max.f64", "abs.f64", "neg.f64", "cvt.rni.f64.f64",
+           "cvt.f64.f32", "cvt.ftz.f64.f32", "cvt.f64.f16", "cvt.f64.bf16",
+           "cvt.rn.f32.f64", "cvt.rz.f32.f64", "cvt.rn.sat.f32.f64", "cvt.rn.f16.f64", "cvt.rn.bf16.f64",
+           "cvt.rzi.s32.f64", "cvt.rzi.u32.f64", "cvt.rzi.s16.f64", "cvt.rzi.u16.f64", "cvt.rzi.s64.f64",
+           "cvt.rzi.u64.f64"]
+
+
+def nan_table(op):
+    """``[(what, a, b, c, got, isa)]``: ``op`` (a NAN_OPS entry) on every lane of ``nan_lanes``."""
+    parts = op.split(".")
+    src = parts[-1]
+    arity = {"fma": 3, "add": 2, "sub": 2, "mul": 2, "div": 2, "min": 2, "max": 2}.get(parts[0], 1)
+    lanes = nan_lanes(arity, src)
+    cols = [np.array([lane[k] for lane in lanes] * (N // len(lanes) + 1), np.uint64)[:N] for k in (1, 2, 3)]
+    got64, got32 = run(_nan_line(op), *cols)
+    if parts[0] == "cvt":
+        dst = parts[-2]
+        mods = parts[1:-2]
+        rnd = next((m for m in mods if m in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")), "rn")
+        x = cols[0] if src == "f64" else cols[0].astype(np.uint32)
+        want = cvt_convert(x, dst=dst, src=src, rnd=rnd, ftz="ftz" in mods, sat="sat" in mods)
+        got = got64 if _DST[dst] == "%rd25" else got32
     else:
-        fn = getattr(fp64, f"f64_{op}")
-        n = fn.py_func.__code__.co_argcount - (1 if op in ("add", "sub", "mul", "fma", "div", "sqrt", "rcp") else 0)
-        want = isa(fn, *cols[:n], mods=(fp64.RN,) if n < fn.py_func.__code__.co_argcount else ())
-    bad = [f"{NAN_CASES[i][0]}: got {int(got[i]):#x}, isa {int(want[i]):#x}" for i in range(len(NAN_CASES))
-           if got[i] != want[i]]
-    assert not bad, f"{line}\n  " + "\n  ".join(bad)
-    check(got, want, line)
+        fn = getattr(fp64, f"f64_{parts[0]}")
+        mods = (fp64.RN,) if len(parts) == 3 else ()
+        want = isa(fn, *cols[:arity], mods=mods)
+        got = got64
+    return [(lane[0], *lane[1:], int(got[i]), int(want[i])) for i, lane in enumerate(lanes)]
+
+
+def nan_lines(op, table, every=False):
+    """Text lines of ``nan_table``'s rows: every row, or only those where the GPU (got) differs."""
+    return [f"{op} {what}: a={a:#x} b={b:#x} c={c:#x}: got {got:#x}, isa {want:#x}{'' if got == want else '  DIFFERS'}"
+            for what, a, b, c, got, want in table if every or got != want]
+
+
+@pytest.mark.parametrize("op", NAN_OPS)
+def test_f64_nan_rules(op):
+    """Every NaN question of the model, lane by lane (on a GPU: test_ptx_f64_gpu, every op, every lane)."""
+    bad = nan_lines(op, nan_table(op))
+    assert not bad, f"{_nan_line(op)}\n  " + "\n  ".join(bad)
+
+
+def test_nan_lanes_name_their_operands():
+    lanes = nan_lanes(3)
+    assert len(lanes) == 5 ** 3 - 1 + 5 <= N and len({lane[1:] for lane in lanes}) == len(lanes)
+    what, a, b, c = lanes[0]
+    assert (what, a, b, c) == ("1 1 +sNaNc", _ONE, _ONE, _S | 0xC)
+    assert [x for x, _ in _kinds("f32", 5)] == ["+sNaN", "+qNaN", "-sNaN", "-qNaN"]
+    assert {lane[1] for lane in nan_lanes(1, "f16")} >= {0x7C01, 0xFE00 | 0x155, 0x7DFF}
 
 
 # ---- cvt ------------------------------------------------------------------------------------------------

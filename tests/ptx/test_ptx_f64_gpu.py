@@ -3,9 +3,10 @@ give the bits warpsim.isa's f64 models give.
 
 Each test runs one case of test_ptx_f64 with its kernel launched by CuPy instead of the interpreter
 (``test_ptx_f64.run`` replaced; each kernel text from its own file, ``ptx_gpu``), so a mismatch reads "got"
-(the GPU) against "isa". ``test_f64_nan_rules_on_the_gpu`` settles the model's assumed NaN rules (which NaN
-an operation on NaNs gives, and the NaN of an invalid operation) lane by lane.
-Run: ``python -m pytest -q -m gpu tests/ptx/test_ptx_f64_gpu.py``.
+(the GPU) against "isa". ``test_f64_nan_rules_on_the_gpu`` asks every NaN question (which NaN an operation on NaNs
+gives, of each sign and kind at each operand position; the NaN of an invalid operation; what cvt makes of a NaN)
+lane by lane and prints every lane's answer.
+Run: ``python -m pytest -q -s -m gpu tests/ptx/test_ptx_f64_gpu.py``.
 """
 
 import numpy as np
@@ -33,9 +34,16 @@ def on_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(cases, "run", gpu_runner(cp, version, tmp_path))
 
 
-@pytest.mark.parametrize("line,op", cases.NAN_OPS)
-def test_f64_nan_rules_on_the_gpu(on_gpu, line, op):
-    cases.test_f64_nan_rules(line, op)
+def test_f64_nan_rules_on_the_gpu(on_gpu, ops=None):
+    """Every op of ``NAN_OPS`` on every NaN lane, all in one test (``-x`` stops nothing): prints each lane's
+    operands, the GPU's result and the model's (run with ``-s`` to keep the table), then fails listing every
+    lane that differs."""
+    bad = []
+    for op in ops or cases.NAN_OPS:
+        table = cases.nan_table(op)
+        print("\n".join(cases.nan_lines(op, table, every=True)))
+        bad += cases.nan_lines(op, table)
+    assert not bad, f"{len(bad)} NaN lanes differ:\n  " + "\n  ".join(bad)
 
 
 @pytest.mark.parametrize("op,rnd", cases.ARITH)

@@ -15,8 +15,9 @@ models, each rounding the exact input once (``rounding.round_bits``) and then ap
   are zero: 10 fraction bits.
 - ``cvt_float_to_int(bits, src, dst, rnd, ftz)``: ``.rni .rzi .rmi .rpi`` to ``s8 .. u64``
   (``INT_TYPES``). PTX: float-to-integer conversions saturate to the destination's range; NaN gives
-  0, except to s64/u64: ``0x8000000000000000`` (the H200). The result is the destination's bits,
-  zero-extended to a uint64.
+  0, except to s64/u64: ``0x8000000000000000``, and from f64 to every integer: its top bit alone
+  (``0x80000000`` ...; the H200, see "NaN"). The result is the destination's bits, zero-extended to a
+  uint64.
 - ``cvt_int_to_float(bits, src, dst, rnd)``: an integer register (its low ``width`` bits, sign-
   extended for signed types) rounded to a float format with ``.rn .rz .rm .rp``.
 - ``cvt_round_int(bits, fmt, rnd, ftz)``: ``cvt.{rni,rzi,rmi,rpi}.f32.f32`` (and f16, f64): the float
@@ -24,10 +25,17 @@ models, each rounding the exact input once (``rounding.round_bits``) and then ap
 
 f64 (``FLOAT_CODES["f64"]``, a 64-bit register's bits in an int64) goes through the same three models:
 narrowing rounds once, widening is exact, ``.ftz`` concerns f32 inputs and results only (PTX: ".ftz ...
-applies only to single precision inputs and results"). A NaN converted *to* f64 keeps its sign and
-payload, quietened (f32 ``0x7FC00001 -> 0x7FF8000020000000``); ``cvt.rni.f64.f64`` of a NaN gives it
-quietened: assumed, as for warpsim.isa.fp64's arithmetic (docs/numerics.md, "f64"). A NaN converted from
-f64 to a narrower format gives that format's canonical NaN, as every other source does.
+applies only to single precision inputs and results"). f64's NaNs keep their payloads (the H200,
+``hwcheck campaign --instr f64`` of 2026-12-01; docs/numerics.md, "f64"):
+
+- a NaN converted *to* f64 keeps its sign and payload, quietened (f32 ``0x7FC00001 ->
+  0x7FF8000020000000``), except under ``cvt.ftz.f64.f32``, which gives f32's canonical NaN widened,
+  ``0x7FFFFFFFE0000000``, whatever the NaN; ``cvt.rni.f64.f64`` of a NaN gives it quietened;
+- a NaN converted *from* f64 to f32, f16 or bf16 keeps its sign and the top of its fraction, quietened
+  (``0xFFF0000000000001 -> 0xFFC00000``, ``0x7FF4000000000000 -> 0x7FE00000``); ``.sat`` makes it +0;
+- a NaN converted from f64 to an integer gives the destination's top bit alone: ``0x8000000000000000``
+  (s64, u64), ``0x80000000`` (s32, u32: nonzero on the H200, the value assumed), ``0x8000``/``0x80``
+  (16 and 8 bits: assumed; ``tests/ptx/test_ptx_f64_gpu.py`` asks).
 
 PTX ISA, "cvt": "the value converted from input a is stored in the upper half of d and the value
 converted from input b is stored in the lower half of d". Each conversion rounds to nearest, ties
@@ -49,7 +57,7 @@ campaign and by tests/ptx/test_ptx_float_gpu.py (docs/numerics.md):
   ``0x7F800001 -> 0x7F7FE000``);
 - ``cvt.rn.tf32.f32`` and ``cvt.rz.tf32.f32`` (``.relu`` too) give f32's canonical NaN with tf32's
   13 low bits cleared, ``0x7FFFE000``, whatever the NaN (tests/ptx/test_ptx_float_gpu.py, 2026-12-01);
-- to s64 and u64 a NaN gives ``0x8000000000000000`` (to narrower integers 0).
+- to s64 and u64 a NaN gives ``0x8000000000000000`` (to narrower integers 0; f64 sources: above).
 
 >>> import numpy as np
 >>> hex(cvt_pack_bits(0x3F800000, 0x40000000, BF16_CODE))   # a = 1.0 upper, b = 2.0 lower
@@ -188,7 +196,7 @@ def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, rel
         x = flush_subnormal(x, 8, 23)
     neg, sig, exp, cls = decode(x, s_eb, s_fb)
     if cls == NAN:
-        return _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite)
+        return _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, ftz, sat, relu, satfinite)
     if cls == INF:
         r = (np.int64(neg) << (d_eb + d_fb)) | (((np.int64(1) << d_eb) - 1) << d_fb)
     else:
@@ -200,7 +208,7 @@ def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, rel
 
 
 @njit(cache=True, inline="always")
-def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite):
+def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, ftz, sat, relu, satfinite):
     """``cvt_float``'s result for the NaN source bits ``x`` (see "NaN" in the module docstring)."""
     if s_eb == 8 and s_fb == 7 and d_eb == 8 and d_fb == 23:      # bf16 -> f32: the bits, widened
         return finish(x << 16, 8, 23, False, sat, relu)
@@ -209,19 +217,32 @@ def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, sat, relu, satfinite):
         return t - (np.int64(1) << d_shift) if satfinite else t
     if d_shift:                                                  # .rn/.rz: f32's canonical NaN, cut
         return finish(np.int64(0x7FFFE000), 8, 23, False, sat, relu)
-    if d_eb == 11:                                               # to f64: the payload, quietened (assumed)
+    if d_eb == 11:                                               # to f64: the payload, quietened
+        if ftz and s_eb == 8 and s_fb == 23:                     # .ftz: f32's canonical NaN, widened
+            x = canonical_nan(8, 23)
         return finish(_f64_nan(x, s_eb, s_fb), 11, 52, False, sat, relu)
+    if s_eb == 11:                                               # from f64: the payload's top, quietened
+        return finish(_narrow_nan(x, d_eb, d_fb), d_eb, d_fb, False, sat, relu)
     return finish(canonical_nan(d_eb, d_fb), d_eb, d_fb, False, sat, relu)
 
 
 @njit(cache=True, inline="always")
 def _f64_nan(x, s_eb, s_fb):
     """The f64 NaN made from the NaN bits ``x`` of a format: sign and fraction kept (the fraction moved to
-    the top of f64's), quietened (fraction bit 51 set). Assumed: PTX "NaN payloads are supported for
-    double-precision instructions"; warpsim.isa.fp64 and docs/numerics.md ("f64") say what is proven."""
+    the top of f64's), quietened (fraction bit 51 set): the H200 (docs/numerics.md, "f64")."""
     neg = (x >> (s_eb + s_fb)) & 1
     frac = (x & ((np.int64(1) << s_fb) - 1)) << (52 - s_fb)
     return (neg << 63) | (np.int64(0x7FF) << 52) | frac | (np.int64(1) << 51)
+
+
+@njit(cache=True, inline="always")
+def _narrow_nan(x, d_eb, d_fb):
+    """The NaN of a narrower format made from the f64 NaN bits ``x``: sign and the fraction's top ``d_fb``
+    bits kept, quietened (the H200)."""
+    neg = (x >> 63) & 1
+    frac = (x & ((np.int64(1) << 52) - 1)) >> (52 - d_fb)
+    top = ((np.int64(1) << d_eb) - 1) << d_fb
+    return (neg << (d_eb + d_fb)) | top | frac | (np.int64(1) << (d_fb - 1))
 
 
 @njit(cache=True, inline="always")
@@ -251,7 +272,8 @@ def cvt_float_to_int(bits, s_eb, s_fb, width, signed, rnd, ftz):
     """``cvt.{irnd}{.ftz}{.sat}.{int}.{float}``: the destination's bits, zero-extended (a uint64).
 
     Saturates to the destination's range (PTX: float-to-integer conversions always do); NaN gives 0,
-    to a 64-bit integer ``0x8000000000000000`` (the H200).
+    to a 64-bit integer ``0x8000000000000000``, from f64 the destination's top bit alone (the H200; see
+    the module docstring).
 
     >>> [int(cvt_float_to_int(0xC0200000, 8, 23, 32, True, r, False)) - (1 << 32) for r in (RN, RZ, RM, RP)]
     [-2, -2, -3, -2]
@@ -266,7 +288,7 @@ def cvt_float_to_int(bits, s_eb, s_fb, width, signed, rnd, ftz):
     hi = mask >> np.uint64(1) if signed else mask                 # largest value, as a magnitude
     lo_mag = (hi + np.uint64(1)) if signed else np.uint64(0)     # magnitude of the smallest value
     if cls == NAN:
-        return np.uint64(1) << np.uint64(63) if width == 64 else np.uint64(0)
+        return np.uint64(1) << np.uint64(width - 1) if width == 64 or s_eb == 11 else np.uint64(0)
     if cls == INF or (cls == FINITE and exp >= 64):
         mag = np.uint64(0xFFFFFFFFFFFFFFFF)
     elif sig == 0:

@@ -16,17 +16,19 @@ Zeros (IEEE 754 section 6.3): an exact zero sum of non-zero terms, or of zeros o
 
 NaN. PTX ("Floating-Point Instructions"): "NaN payloads are supported for double-precision
 instructions" (``rcp.approx.ftz.f64`` and ``rsqrt.approx.ftz.f64`` excepted), unlike f32's canonical NaN.
-Which NaN comes out is not written down; warpsim assumes (docs/numerics.md, "f64"; **unproven** until
-``tests/ptx/test_ptx_f64_gpu.py`` runs on a GPU):
+Which NaN comes out is not written down; the H200 showed it (``hwcheck campaign --instr f64``, 2026-12-01,
+2 * 10**6 inputs per form and class: every difference from the first model is explained by these rules,
+docs/numerics.md "f64"):
 
-- a NaN operand is passed on *quietened* (fraction bit 51 set), sign and payload kept; of several NaN
-  operands the first in the order ``a, b, c`` (``sub`` negates ``b`` first, so ``a - NaN`` flips that
-  NaN's sign, as ``add(a, -b)``);
+- a NaN operand is passed on *quietened* (fraction bit 51 set), sign and payload kept;
+- of several NaN operands: ``b`` before ``a`` for ``add sub mul``; ``b``, then ``c``, then ``a`` for ``fma``;
+  ``a`` before ``b`` for ``div`` (``NAN_ORDER``). ``sub`` does not negate a NaN ``b``;
 - an invalid operation on numbers (``inf - inf``, ``0 * inf``, ``0/0``, ``inf/inf``, ``sqrt(x < 0)``)
-  gives ``DEFAULT_NAN = 0xFFF8000000000000``, CUDA's ``CUDART_NAN`` (math_constants.h), as CUDA's
-  ``CUDART_NAN_F = 0x7FFFFFFF`` is the GPU's canonical f32 NaN;
-- ``abs``/``neg`` change only the sign bit, a NaN too (on f32 the H200 gives the canonical NaN instead);
-  ``min``/``max`` of a NaN and a number give the number, of two NaNs ``a`` quietened.
+  gives ``DEFAULT_NAN = 0xFFF8000000000000`` (CUDA's ``CUDART_NAN``); in ``fma`` a NaN ``c`` wins over
+  an invalid ``0 * inf``;
+- ``abs``/``neg`` of a NaN give it quietened, its sign unchanged (``abs``: proven; ``neg``: the sign
+  proven, the quietening assumed from ``abs``);
+- ``min``/``max`` of a NaN and a number give the number, of two NaNs ``b`` quietened.
 
 Register bits are an int64 holding the 64 bits (the PTX interpreter's representation of ``%rd``
 registers); results are int64 too (negative when the sign bit is set).
@@ -46,6 +48,8 @@ registers); results are int64 too (negative when the sign bit is set).
 ('0x8000000000000000', '0xfff8000000000000')
 >>> hex(f64_add(0x7FF0000000000001, bits(1.0), RN) & MASK64)     # a signalling NaN, quietened
 '0x7ff8000000000001'
+>>> hex(f64_sub(0x7FF8000000000001, 0xFFF0000000000002 - (1 << 64), RN) & MASK64)   # two NaNs: b's, sign kept
+'0xfff8000000000002'
 """
 
 import struct
@@ -59,7 +63,7 @@ from warpsim.isa.rounding import RM, RN, RP, RZ, round_bits
 
 __all__ = [
     "RN", "RZ", "RM", "RP", "CMP", "TESTP", "EXP_BITS", "FRAC_BITS", "DEFAULT_NAN", "QUIET_BIT", "MASK64",
-    "bits", "nan_result", "round_wide",
+    "bits", "NAN_ORDER", "nan_result", "round_wide",
     "f64_add", "f64_sub", "f64_mul", "f64_fma", "f64_div", "f64_rcp", "f64_sqrt",
     "f64_min", "f64_max", "f64_abs", "f64_neg", "f64_copysign", "f64_setp", "f64_set", "f64_testp",
     "BATCH_OPS", "float64_batch",
@@ -91,20 +95,27 @@ def _is_nan(x):
     return (np.int64(x) & ~np.int64(_SIGN)) > _EXP_MASK
 
 
+# The operand whose NaN an operation gives when several are NaNs, first to last (the H200): positions in
+# ``(a, b, c)``. ``min``/``max`` give a NaN only when both operands are NaNs (a NaN and a number: the number).
+NAN_ORDER = {"add": (1, 0), "sub": (1, 0), "mul": (1, 0), "fma": (1, 2, 0), "div": (0, 1), "min": (1, 0),
+             "max": (1, 0)}
+
+
 @njit(cache=True)
-def nan_result(a, b, c, n):
-    """The NaN an f64 operation gives when one of its first ``n`` operands ``a, b, c`` is a NaN: the first
-    such, quietened; ``DEFAULT_NAN`` when none is (an invalid operation).
+def nan_result(x, y, z, n):
+    """The NaN an f64 operation gives when one of its first ``n`` operands, *in priority order* ``x, y, z``
+    (``NAN_ORDER``), is a NaN: the first such, quietened; ``DEFAULT_NAN`` when none is (an invalid
+    operation).
 
     >>> hex(nan_result(bits(1.0), 0xFFF0000000000005 - (1 << 64), 0x7FF8000000000009, 3) & MASK64)
     '0xfff8000000000005'
     """
-    if _is_nan(a):
-        return np.int64(a) | QUIET_BIT
-    if n > 1 and _is_nan(b):
-        return np.int64(b) | QUIET_BIT
-    if n > 2 and _is_nan(c):
-        return np.int64(c) | QUIET_BIT
+    if _is_nan(x):
+        return np.int64(x) | QUIET_BIT
+    if n > 1 and _is_nan(y):
+        return np.int64(y) | QUIET_BIT
+    if n > 2 and _is_nan(z):
+        return np.int64(z) | QUIET_BIT
     return np.int64(DEFAULT_NAN)
 
 
@@ -220,7 +231,7 @@ def _zero(neg):
 def _fma(a, b, c, has_c, rnd):
     """``a * b + c`` (``has_c``) or ``a * b``, rounded once."""
     if _is_nan(a) or _is_nan(b) or (has_c and _is_nan(c)):
-        return nan_result(a, b, c, 3 if has_c else 2)
+        return nan_result(b, c, a, 3) if has_c else nan_result(b, a, 0, 2)
     na, sa, ea, ca = decode(a, EXP_BITS, FRAC_BITS)
     nb, sb, eb, cb = decode(b, EXP_BITS, FRAC_BITS)
     nc, sc, ec, cc = decode(c, EXP_BITS, FRAC_BITS)
@@ -263,17 +274,20 @@ def f64_mul(a, b, rnd):
 
 @njit(cache=True)
 def f64_add(a, b, rnd):
-    """``add{.rnd}.f64 d, a, b``: ``fma(a, 1.0, b)``, the same exact sum and zero signs."""
+    """``add{.rnd}.f64 d, a, b``: ``fma(a, 1.0, b)``, the same exact sum and zero signs; of two NaNs ``b``'s."""
     a, b = np.int64(a), np.int64(b)
     if _is_nan(a) or _is_nan(b):
-        return nan_result(a, b, 0, 2)
+        return nan_result(b, a, 0, 2)
     return _fma(a, np.int64(_ONE), b, True, rnd)
 
 
 @njit(cache=True)
 def f64_sub(a, b, rnd):
-    """``sub{.rnd}.f64 d, a, b``: ``a + (-b)`` (a NaN ``b`` comes out with its sign flipped)."""
-    return f64_add(a, np.int64(b) ^ np.int64(_SIGN), rnd)
+    """``sub{.rnd}.f64 d, a, b``: ``a + (-b)``; a NaN ``b`` keeps its sign (the H200), as in ``add``."""
+    a, b = np.int64(a), np.int64(b)
+    if _is_nan(a) or _is_nan(b):
+        return nan_result(b, a, 0, 2)
+    return f64_add(a, b ^ np.int64(_SIGN), rnd)
 
 
 @njit(cache=True, inline="always")
@@ -368,7 +382,7 @@ def _order_key(x):
 def _minmax(a, b, is_max):
     a, b = np.int64(a), np.int64(b)
     if _is_nan(a) and _is_nan(b):
-        return a | QUIET_BIT
+        return b | QUIET_BIT
     if _is_nan(a):
         return b
     if _is_nan(b):
@@ -381,7 +395,7 @@ def _minmax(a, b, is_max):
 
 @njit(cache=True)
 def f64_min(a, b):
-    """``min.f64 d, a, b``: a NaN and a number give the number; ``-0 < +0`` (as f32 on the H200)."""
+    """``min.f64 d, a, b``: a NaN and a number give the number, two NaNs ``b`` quietened; ``-0 < +0``."""
     return _minmax(a, b, False)
 
 
@@ -393,14 +407,21 @@ def f64_max(a, b):
 
 @njit(cache=True)
 def f64_abs(a):
-    """``abs.f64 d, a``: the sign bit cleared."""
-    return np.int64(a) & ~np.int64(_SIGN)
+    """``abs.f64 d, a``: the sign bit cleared; a NaN quietened, its sign kept (the H200)."""
+    a = np.int64(a)
+    if _is_nan(a):
+        return a | QUIET_BIT
+    return a & ~np.int64(_SIGN)
 
 
 @njit(cache=True)
 def f64_neg(a):
-    """``neg.f64 d, a``: the sign bit flipped."""
-    return np.int64(a) ^ np.int64(_SIGN)
+    """``neg.f64 d, a``: the sign bit flipped; a NaN quietened, its sign kept (sign: the H200; quietening:
+    assumed, as ``abs``)."""
+    a = np.int64(a)
+    if _is_nan(a):
+        return a | QUIET_BIT
+    return a ^ np.int64(_SIGN)
 
 
 @njit(cache=True)
