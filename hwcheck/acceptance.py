@@ -17,6 +17,9 @@ report                    campaign                                              
 ``NAME-programs``         every example program, every params combination                  20 seeds
 ========================  ==============================================================  ==========
 
+``--only ptx`` runs the PTX examples into ``NAME-ptx-programs.json``, ``--only flash`` the flash-attention
+kernels into ``NAME-flash-programs.json`` (:mod:`hwcheck.ptx_examples`).
+
 >>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
 ('h200', 'h100-80gb-hbm3')
 """
@@ -51,7 +54,7 @@ ACCEPTANCE = (
     ("cvt", "cvt", {}, 200_000),
 )
 PROGRAM_SEEDS = 20       # random inputs per example program and params combination
-ONLY = ("all", "campaigns", "programs", "ptx")
+ONLY = ("all", "campaigns", "programs", "ptx", "flash")
 _EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
 
@@ -124,8 +127,10 @@ def run_one(gpu, cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=N
         runner = make_runner(gpu, cases)
         settings.update(module_key=runner.module.key, compile_s=round(runner.module.compile_seconds, 3))
         settings["simulator_warmup_s"] = round(warm_up(cases, model), 3)
+        # int: every form keeps its own first records (the operand tuples are the finding), not 200 in all
+        kept = CASE_RECORDS * len(cases) if instr == "int" else 200
         run_campaign(cases, runner, count=count, seed=seed, chunk=chunk, arch=model, progress=progress,
-                     results=results)
+                     results=results, total_records=kept)
     except HwcheckError as e:
         error = str(e)
     except Exception as e:   # a bug: keep what finished, and the traceback, in the report
@@ -193,7 +198,9 @@ def run_example_programs(gpu, *, report: str, seeds: int = PROGRAM_SEEDS, seed: 
 def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None,
                    only: str = "all", seeds=None, invoked=None, workers: int = 1) -> int:
     """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
-    summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half; ``seeds``: per program
+    summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half, ``"ptx"`` the PTX examples
+    (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.ptx_examples.FLASH_EXAMPLES``,
+    ``NAME-flash-programs.json``); ``seeds``: per program
     run (default ``PROGRAM_SEEDS * scale``, at least 2); ``invoked``: the command line for the reports
     (default: this process's).
 
@@ -223,11 +230,12 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         if not outcome.results:
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
-    if only == "ptx":                      # every PTX example: buffers and every written register
-        from hwcheck.ptx_examples import run_ptx_examples
+    if only in ("ptx", "flash"):           # every PTX (or flash) example: buffers and every written register
+        from hwcheck.ptx_examples import FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, run_ptx_examples
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
-        path = os.path.join(out, f"{prefix}-ptx-programs.json")
-        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers)
+        path = os.path.join(out, f"{prefix}-{only}-programs.json")
+        more = {"examples": FLASH_EXAMPLES, "capacity": FLASH_TRACE_CAPACITY} if only == "flash" else {}
+        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers, **more)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")
         for r in runs:

@@ -42,8 +42,8 @@ from functools import lru_cache
 import numpy as np
 
 __all__ = ["IntOperand", "IntForm", "INT_FORMS", "INT_CLASSES", "EDGE32", "EDGE64", "SMALL32", "SMALL64", "FIELDS",
-           "SELECTORS", "DIRECTED_CAP", "THREADS", "select_forms", "form_ptx", "module_ptx", "IntCase", "IntRunner",
-           "simulator_module", "write_module"]
+           "IMMEDIATE_FIELDS", "IMMEDIATE_SHIFTS", "SELECTORS", "DIRECTED_CAP", "THREADS", "select_forms", "form_ptx",
+           "module_ptx", "IntCase", "IntRunner", "simulator_module", "write_module"]
 
 INT_CLASSES = ("directed", "random")
 THREADS = 256                 # threads per block on both machines
@@ -60,6 +60,9 @@ SMALL32 = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x12345678, 0x9ABCDEF0)
 SMALL64 = (0, 1, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x0123456789ABCDEF,
            0xFEDCBA9876543210, 0xFFFFFFFF)
 FIELDS = tuple(range(71)) + tuple(range(250, 261)) + (0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)
+IMMEDIATE_FIELDS = ((0, 0), (5, 0), (0, 255), (3, 7), (28, 7), (31, 7), (32, 1), (32, 7), (40, 7), (63, 255),
+                    (64, 7), (100, 3), (255, 255))   # bfe/bfi (pos, len) written as immediates (ptxas: 0..255)
+IMMEDIATE_SHIFTS = (0, 1, 31, 32, 33, 63, 64, 65, 255)
 SELECTORS = (0x3210, 0x7654, 0x0123, 0x4567, 0x5140, 0x8888, 0x9999, 0xCDEF, 0x7531, 0x0000, 0x0001, 0x0002,
              0x0003, 0xFFFF, 0xFFFFFFFF, 0x12345678, 0x89ABCDEF, 0x00010000)
 
@@ -82,6 +85,7 @@ class IntForm:
     text: str
     sources: tuple
     dest: str
+    immediates: tuple = ()   # operands written into the instruction after the register sources (``40, 7``)
 
     @property
     def regs(self) -> int:
@@ -95,16 +99,16 @@ class IntForm:
     @property
     def kernel(self) -> str:
         """The ``.entry`` name of the form's kernel."""
-        return "int_" + self.name.replace(" p|q", "_pq").replace(".", "_")
+        return "int_" + self.name.replace(" p|q", "_pq").replace(" imm ", "_imm_").replace(",", "_").replace(".", "_")
 
 
 def _w(t: str) -> str:
     return "b64" if t.endswith("64") else "b32"
 
 
-def _add(forms: dict, name: str, sources, dest: str, text: str | None = None) -> None:
+def _add(forms: dict, name: str, sources, dest: str, text: str | None = None, immediates=()) -> None:
     srcs = tuple(s if isinstance(s, IntOperand) else IntOperand(s) for s in sources)
-    forms[name] = IntForm(name, text or name, srcs, dest)
+    forms[name] = IntForm(name, text or name, srcs, dest, tuple(immediates))
 
 
 def _range(t: str) -> tuple:
@@ -173,6 +177,19 @@ def _build() -> dict:
                 _add(forms, f"setp.{c}.{b}.{t} p|q", (_w(t), _w(t), P), "pred2", f"setp.{c}.{b}.{t}")
     for t in ("b32", "b64"):
         _add(forms, f"selp.{t}", (t, t, P), t)
+    # immediate fields: ptxas folds some of these at compile time (bfe.s32 40, 7 is all ones: docs/ptx.md)
+    for t in types:
+        for pos, length in IMMEDIATE_FIELDS:
+            _add(forms, f"bfe.{t} imm {pos},{length}", (_w(t),), _w(t), f"bfe.{t}", (pos, length))
+    for t in ("b32", "b64"):
+        for pos, length in IMMEDIATE_FIELDS:
+            _add(forms, f"bfi.{t} imm {pos},{length}", (t, t), t, f"bfi.{t}", (pos, length))
+        for op in ("shl", "shr"):
+            for n in IMMEDIATE_SHIFTS:
+                _add(forms, f"{op}.{t} imm {n}", (t,), t, f"{op}.{t}", (n,))
+    for t in ("s32", "s64"):
+        for n in IMMEDIATE_SHIFTS:
+            _add(forms, f"shr.{t} imm {n}", (_w(t),), _w(t), f"shr.{t}", (n,))
     ints = ("u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64")
     for dst, src in itertools.permutations(ints, 2):
         _add(forms, f"cvt.{dst}.{src}", (_w(src),), _w(dst))
@@ -188,8 +205,8 @@ def select_forms(globs=None) -> list:
     """The names of :data:`INT_FORMS` matching any of ``globs`` (``fnmatch`` patterns such as ``bfe.*`` or
     ``setp.*.s32*``), in table order; all of them for None. ``ValueError`` for a pattern that matches nothing.
 
-    >>> select_forms(["bfe.s*"])
-    ['bfe.s32', 'bfe.s64']
+    >>> select_forms(["bfe.s??"]), select_forms(["bfe.s32 imm 4*"])
+    (['bfe.s32', 'bfe.s64'], ['bfe.s32 imm 40,7'])
     """
     names = list(INT_FORMS)
     if globs is None:
@@ -230,6 +247,7 @@ def form_ptx(form: IntForm) -> str:
             lines.append(f"  ld.global.u32 {reg}, [%a0+{8 * k}];")
         else:
             lines += [f"  ld.global.u32 %t3, [%a0+{8 * k}];", f"  setp.ne.u32 {reg}, %t3, 0;"]
+    operands = names + [str(v) for v in form.immediates]
     if form.dest in ("pred", "pred2"):
         dest = "%p6|%p7" if form.dest == "pred2" else "%p7"
         lines.append(f"  {form.text} {dest}, {', '.join(names)};")
@@ -241,7 +259,7 @@ def form_ptx(form: IntForm) -> str:
     else:
         dest = f"{_REG[form.dest]}7"
         width = form.dest[1:]
-        lines += [f"  mov.b{width} {dest}, {_CANARY[form.dest]};", f"  {form.text} {dest}, {', '.join(names)};",
+        lines += [f"  mov.b{width} {dest}, {_CANARY[form.dest]};", f"  {form.text} {dest}, {', '.join(operands)};",
                   f"  st.global.u{width} [%a1], {dest};"]
     lines += ["$L_done:", "  ret;", "}", ""]
     return "\n".join(lines)

@@ -11,6 +11,10 @@ The stream is cut into phases at ``bar.sync``. In a phase where every warp runs 
 (same kinds, registers and attributes; only addresses differ) the code is emitted once; otherwise each
 warp gets its own ``case`` of a ``switch (warp)``. The barrier itself is emitted once, outside any branch.
 
+Element-wise arithmetic (``Op.ALU``: ``fma.rn.f32`` ...; ``Op.SHFL``) is one inline-PTX statement each;
+``Op.MOVL`` reads its per-lane value from the address table; a predicated ``ld``/``st`` runs under
+``if (addr[p * NT + tid])``, its predicates a row of the same table.
+
 Tables are indexed by *code position*: address slot ``p`` of thread ``t`` is ``addr[p * NT + t]`` and
 snapshot slot ``s`` of thread ``t`` is ``snap[s * NT + t]``. :class:`Lowered` maps stream positions to
 slots, so that :mod:`hwcheck.compare` can line the GPU's snapshots up with the simulator's.
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from warpsim.isa.alu32 import alu_sources
 from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Instr, Op
 
@@ -84,12 +89,11 @@ class _Emitter:
     def emit_group(self, indices_by_warp, indent):
         """Emit one instruction shared by the given warps (indices_by_warp: warp -> stream index)."""
         first = self.stream[next(iter(indices_by_warp.values()))]
-        addr_expr = None
-        if first.addr is not None:
-            pos = len(self.addr_rows)
-            self.addr_rows.append({w: self.stream[i].addr for w, i in indices_by_warp.items()})
-            addr_expr = f"addr[{pos}ull * NT + tid]"
+        addr_expr = self._table_row(indices_by_warp, "addr")
         body = _instr_code(first, addr_expr)
+        pred_expr = self._table_row(indices_by_warp, "pred")
+        if pred_expr is not None:
+            body = [f"if ({pred_expr}) {{"] + ["  " + line for line in body] + ["}"]
         pad = " " * indent
         self.lines.append(f"{pad}// {first.ptx}")
         self.lines.extend(pad + line for line in body)
@@ -99,6 +103,15 @@ class _Emitter:
             self.lines.append(f"{pad}snap[{slot}ull * NT + tid] = r{reg};")
             for i in indices_by_warp.values():
                 self.snap_slots[i, j] = slot
+
+    def _table_row(self, indices_by_warp, field):
+        """The expression reading this instruction's per-lane ``field`` (addresses, predicates) from its
+        new row of the table, or None."""
+        if getattr(self.stream[next(iter(indices_by_warp.values()))], field) is None:
+            return None
+        pos = len(self.addr_rows)
+        self.addr_rows.append({w: getattr(self.stream[i], field) for w, i in indices_by_warp.items()})
+        return f"addr[{pos}ull * NT + tid]"
 
     def table(self):
         table = np.zeros(max(1, len(self.addr_rows)) * self.threads, dtype=np.int64)
@@ -174,7 +187,35 @@ def _instr_code(instr: Instr, addr: str | None) -> list[str]:
         (d,), (a, b) = instr.dst, instr.src
         return [f"asm volatile(\"{instr.ptx} %0, %1, %2;\" : \"=r\"(r{d}) "
                 f": \"f\"(__uint_as_float(r{a})), \"f\"(__uint_as_float(r{b})));"]
+    if op == Op.ALU:
+        return _alu_code(instr)
+    if op == Op.SHFL:
+        (d,), (a,) = instr.dst, instr.src
+        return [f"asm volatile(\"{instr.ptx} %0, %1, {instr.imm}, 0x1f, 0xffffffff;\" : \"=r\"(r{d}) : \"r\"(r{a}));"]
+    if op == Op.MOVL:
+        (d,) = instr.dst
+        return [f"r{d} = (unsigned){addr};"]
     raise ValueError(f"lower: cannot lower {instr.ptx}")
+
+
+def _alu_code(instr: Instr) -> list[str]:
+    """One per-lane instruction: f32 operands through ``"f"`` (the register's bits as a float), b32/s32
+    ones through ``"r"``; ``set`` writes an s32 mask."""
+    form, (d,) = instr.form, instr.dst
+    if len(instr.src) != alu_sources(form):
+        raise ValueError(f"lower: {form} needs {alu_sources(form)} source registers, got {len(instr.src)}")
+    operands = ", ".join(f"%{i}" for i in range(len(instr.src) + 1))
+    text = f"{form} {operands};"
+    if form.endswith(".f32") and not form.startswith("set."):
+        ins = ", ".join(f"\"f\"(__uint_as_float(r{r}))" for r in instr.src)
+        return ["{ float d0;",
+                f"  asm volatile(\"{text}\" : \"=f\"(d0) : {ins});",
+                f"  r{d} = __float_as_uint(d0); }}"]
+    if form.startswith("set."):
+        ins = ", ".join(f"\"f\"(__uint_as_float(r{r}))" for r in instr.src)
+    else:
+        ins = ", ".join(_regs([f"r{r}" for r in instr.src]))
+    return [f"asm volatile(\"{text}\" : \"=r\"(r{d}) : {ins});"]
 
 
 def _memory_code(instr: Instr, addr: str) -> list[str]:

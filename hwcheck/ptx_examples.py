@@ -4,15 +4,28 @@ the launch and the arguments hwcheck runs it with (``random:`` arguments are new
 :func:`run_ptx_examples` checks each on a GPU (``hwcheck acceptance --only ptx``, or as part of ``all``) into
 ``NAME-ptx-programs.json``; the offline tests run the same list with the simulator standing in for the GPU.
 
+:data:`FLASH_EXAMPLES` are the CuTe C++ flash-attention forward's kernels (``examples/cute_cpp/flash_fwd.cu``
+and its ``--use_fast_math`` build ``flash_fwd_fast_math.cu``): every variant of both builds, one launch each,
+the launches together covering B 1..2, H 1..2 and N up to 512 with and without a tail. They are bigger than
+the others (seconds of simulation per seed, thousands of trace records per thread: :data:`FLASH_TRACE_CAPACITY`),
+so they are a set of their own: ``hwcheck acceptance --only flash`` into ``NAME-flash-programs.json``, or
+one ``hwcheck run`` each (:func:`example_commands`).
+
 >>> len(PTX_EXAMPLES) >= 15, all(e[0].startswith("examples/") for e in PTX_EXAMPLES)
 (True, True)
+>>> len(FLASH_EXAMPLES), FLASH_EXAMPLES[0][1:5]
+(16, ('flash_fwd_f16_d64', '2,2,2', 128, 40960))
 """
 
 from __future__ import annotations
 
 import os
+from itertools import product
 
-__all__ = ["PTX_EXAMPLES", "ROOT", "ptx_jobs", "run_ptx_examples"]
+import numpy as np
+
+__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands",
+           "run_ptx_examples"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _U32 = ["x=random:u32:128", "y=zeros:u32:128"]
@@ -25,6 +38,55 @@ def _gemm_smem():
             for layout in ("swizzle", "plain"):
                 out.append(("examples/cute_cpp/gemm_smem.cu", f"gemm_smem_{dtype}_{product}_{layout}", 1, 128, 0,
                             [f"q=random:{dtype}:64x64", f"{second}=random:{dtype}:64x64", f"{result}=zeros:f32:64x64"]))
+    return out
+
+
+# (B, H, N) of the flash launches, taken in turn by the variants (f16/bf16 x d 64/128 x causal or not) of the
+# plain build and, shifted by half, of the fast-math one: each variant meets two shapes, and every B, H, a
+# multiple of 64 and a tail up to N = 512
+_FLASH_SHAPES = ((2, 2, 80), (1, 1, 512), (1, 2, 130), (2, 1, 200), (2, 1, 128), (2, 2, 256), (1, 1, 320), (1, 2, 100))
+FLASH_TRACE_CAPACITY = 16384     # trace records per thread: a CTA of N = 512 writes registers ~10^4 times a thread
+
+
+def _flash():
+    out = []
+    variants = list(product(("f16", "bf16"), (64, 128), (False, True)))
+    for build, source in enumerate(("flash_fwd.cu", "flash_fwd_fast_math.cu")):
+        for i, (dtype, d, causal) in enumerate(variants):
+            B, H, N = _FLASH_SHAPES[(i + build * len(variants) // 2) % len(_FLASH_SHAPES)]
+            softmax_scale = np.float32(1.0 / np.sqrt(d))
+            scale_log2 = softmax_scale * np.float32(1.4426950408889634)     # both rounded to f32, as the recipe says
+            out_type = "f16" if dtype == "f16" else "bf16"
+            shape = f"{B}x{H}x{N}x{d}"
+            out.append((f"examples/cute_cpp/{source}", f"flash_fwd_{dtype}_d{d}{'_causal' if causal else ''}",
+                        f"{-(-N // 64)},{H},{B}", 128, 5 * 64 * d * 2,
+                        [f"q=random:{dtype}:{shape}", f"k=random:{dtype}:{shape}", f"v=random:{dtype}:{shape}",
+                         f"o=zeros:{out_type}:{shape}", f"lse=zeros:f32:{B}x{H}x{N}", f"N={N}",
+                         f"scale_log2={float(scale_log2)!r}", f"softmax_scale={float(softmax_scale)!r}"]))
+    return tuple(out)
+
+
+def _flash_dsl():
+    """The eight variants of ``examples/cute_dsl/flash_fwd.py`` (T x d x causal), each at one small size of
+    B=1..2, H=1..2, N=64..200 (tails included; a few CTA-tiles each, as the simulator runs every seed too);
+    the scales as the recipe computes them, written exactly. Larger launches: README, "Flash attention forward
+    in CuTe DSL"."""
+    import numpy as np
+    sizes = iter([(1, 2, 80), (1, 1, 200), (2, 1, 64), (1, 1, 128), (2, 1, 128), (2, 2, 80), (1, 1, 80), (1, 2, 80)])
+    out = []
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            softmax_scale = np.float32(1 / np.sqrt(d))
+            scale_log2 = softmax_scale * np.float32(1.4426950408889634)
+            smem = (64 + 4 * 64) * d * 2               # Q and two stages of K and V: flash_fwd.smem_bytes(d)
+            for causal in (False, True):
+                batches, heads, n = next(sizes)
+                shape = f"{batches}x{heads}x{n}x{d}"
+                out.append(("examples/cute_dsl/flash_fwd.py", f"flash_fwd_{dtype}_d{d}" + ("_causal" if causal else ""),
+                            f"{(n + 63) // 64},{heads},{batches}", 128, smem,
+                            [f"q=random:{dtype}:{shape}", f"k=random:{dtype}:{shape}", f"v=random:{dtype}:{shape}",
+                             f"o=zeros:u16:{shape}", f"lse=zeros:f32:{batches}x{heads}x{n}", f"N={n}",
+                             f"scale_log2={float(scale_log2)!r}", f"softmax_scale={float(softmax_scale)!r}"]))
     return out
 
 
@@ -49,7 +111,10 @@ PTX_EXAMPLES = (
      ["a=random:f16:16x16", "b=random:f16:8x16", "c=zeros:f32:16x8"]),
     ("examples/cute_dsl/tile_cp_async_dsl.py", "tile_kernel", 1, 128, 8192,
      ["a=random:f16:64x64;s32:64;s32:64", "b=random:f16:64x64;s32:64;s32:64", "c=zeros:f32:64x64"]),
+    *_flash_dsl(),
 )
+
+FLASH_EXAMPLES = _flash()
 
 
 def ptx_jobs(examples=None, root=ROOT):
@@ -62,26 +127,33 @@ def ptx_jobs(examples=None, root=ROOT):
                    dict(parse_ptx_arg(a) for a in args)) for src, kernel, grid, block, smem, args in examples]
 
 
-def _command(example, seeds, seed):
+def _command(example, seeds, seed, capacity=None):
     from hwcheck.report import command_line
     src, kernel, grid, block, smem, args = example
     argv = ["run", src, "--kernel", kernel, "--grid", str(grid), "--block", str(block), "--smem", str(smem)]
     for a in args:
         argv += ["--arg", a]
-    return command_line(argv + ["--seeds", str(seeds), "--seed", str(seed)])
+    more = ["--trace-capacity", str(capacity)] if capacity else []
+    return command_line(argv + ["--seeds", str(seeds), "--seed", str(seed), *more])
 
 
-def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1):
+def example_commands(examples=FLASH_EXAMPLES, seeds=10, seed=0, capacity=FLASH_TRACE_CAPACITY):
+    """The ``hwcheck run`` command line of each example (as its report records it), e.g. to run the flash
+    kernels one at a time."""
+    return [_command(e, seeds, seed, capacity) for e in examples]
+
+
+def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1, capacity=4096):
     """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.gpu.Gpu`),
-    ``seeds`` seeds each, register trace on, in ``workers`` processes; returns ``(runs, status, error, exit status)``
-    of :func:`hwcheck.ptx_run.check_ptx`."""
+    ``seeds`` seeds each, register trace on (``capacity`` records per thread), in ``workers`` processes; returns
+    ``(runs, status, error, exit status)`` of :func:`hwcheck.ptx_run.check_ptx`."""
     from hwcheck.campaign import model_arch
     from hwcheck.ptx_fuzz import open_cupy_ptx
     from hwcheck.ptx_run import CupyPtx, check_ptx
     examples = PTX_EXAMPLES if examples is None else examples
-    command = " ; ".join(_command(e, seeds, seed) for e in examples)
+    command = " ; ".join(_command(e, seeds, seed, capacity if capacity != 4096 else None) for e in examples)
     return check_ptx(CupyPtx(gpu), ptx_jobs(examples), seeds=seeds, first_seed=seed,
-                     arch=model_arch(gpu.info.compute_capability),
+                     arch=model_arch(gpu.info.compute_capability), capacity=capacity,
                      report=report, command=command, gpu_info=gpu.info.as_dict(), log=log, workers=workers,
                      make_gpu_ptx=open_cupy_ptx)
 
@@ -97,7 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     try:
-        paths = export_ptx([os.path.join(ROOT, e[0]) for e in PTX_EXAMPLES], args.export, args.arch)
+        paths = export_ptx([os.path.join(ROOT, e[0]) for e in (*PTX_EXAMPLES, *FLASH_EXAMPLES)], args.export,
+                           args.arch)
     except Exception as e:   # CompileError, HwcheckError, a bad --arch: one line
         sys.stderr.write(f"hwcheck ptx export: {e}\n")
         return 2

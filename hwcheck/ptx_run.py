@@ -385,13 +385,14 @@ PTX_DIR_ENV = "HWCHECK_PTX_DIR"
 
 
 def ptx_file(folder, source, arch: str, k: int) -> str:
-    """Where :func:`export_ptx` puts module ``k`` of ``source`` for ``arch`` (``sm_90``): ``folder/STEM.sm_90.k.ptx``.
+    """Where :func:`export_ptx` puts module ``k`` of ``source`` for ``arch`` (``sm_90``): ``folder/NAME.sm_90.k.ptx``,
+    ``NAME`` the file name with its extension (``flash_fwd.cu`` and the DSL's ``flash_fwd.py`` stay apart).
 
     >>> ptx_file("d", "examples/cute_cpp/gemm_smem.cu", "sm_90", 0)
-    'd/gemm_smem.sm_90.0.ptx'
+    'd/gemm_smem.cu.sm_90.0.ptx'
     """
     import os
-    return os.path.join(folder, f"{os.path.splitext(os.path.basename(source))[0]}.{arch}.{k}.ptx")
+    return os.path.join(folder, f"{os.path.basename(source)}.{arch}.{k}.ptx")
 
 
 def export_ptx(sources, folder, arch: str = "sm_90") -> list:
@@ -401,7 +402,12 @@ def export_ptx(sources, folder, arch: str = "sm_90") -> list:
     from hwcheck.report import write_text_atomic
     from warpsim.ptx.compile import compile_source, normalize_arch
     arch, written = normalize_arch(arch), []
+    names = {}
     for source in dict.fromkeys(sources):
+        other = names.setdefault(os.path.basename(source), source)
+        if other != source:
+            raise ValueError(f"hwcheck ptx export: {source} and {other} have the same file name; their PTX would "
+                             f"overwrite each other in {folder}")
         if source.endswith(".ptx"):
             continue
         for k, text in enumerate(compile_source(source, arch).modules):

@@ -6,8 +6,8 @@ every order. When two warps touch the same byte of the same memory between the s
 at least one of them writes it, the GPU may legitimately disagree with the simulator: ``hwcheck run``
 reports such conflicts as warnings next to its results.
 
-Bytes touched: ``ld``/``st`` every lane's ``bits // 8`` bytes; ``ldmatrix`` the 16-byte rows of lanes
-``0 .. 8*num-1``.
+Bytes touched: ``ld``/``st`` every lane's ``bits // 8`` bytes (a predicated one: the lanes whose
+predicate is set); ``ldmatrix`` the 16-byte rows of lanes ``0 .. 8*num-1``.
 
 >>> from warpsim.program.instr import Instr, Op
 >>> rows = np.arange(32, dtype=np.int64) * 4
@@ -34,7 +34,10 @@ def touched_bytes(instr) -> np.ndarray:
         rows = np.asarray(instr.addr, np.int64)[:8 * instr.num]
         return np.unique(rows[:, None] + np.arange(16))
     if instr.op in (Op.LD, Op.ST):
-        return np.unique(np.asarray(instr.addr, np.int64)[:, None] + np.arange(instr.bits // 8))
+        addr = np.asarray(instr.addr, np.int64)
+        if instr.pred is not None:
+            addr = addr[np.asarray(instr.pred) != 0]
+        return np.unique(addr[:, None] + np.arange(instr.bits // 8))
     return np.zeros(0, np.int64)
 
 

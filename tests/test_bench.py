@@ -114,3 +114,17 @@ def test_bench_ptx_debug_quick():
                               text)[1])
         assert abs(ratio - means[name] / means["Python-program debugger"]) <= 0.01 + 0.01 * ratio, text
     assert re.search(r"target: 50 ms per step including the view: (under|OVER)", text)
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None and os.environ.get("CI") != "true",
+                    reason="nvcc not found on PATH (bench_flash compiles examples/cute_cpp/flash_fwd.cu)")
+def test_bench_flash_quick():
+    text = run_quick("bench_flash.py")
+    one = re.search(rf"^one CTA \(64 rows x 128 keys\): +{NUMBER} ms", text, re.M)
+    whole = re.search(rf"^B=1 H=2 N=128 forward \(4 CTAs\): +{NUMBER} s", text, re.M)
+    base = re.search(rf"^baseline: numpy float64 attention of B=1 H=2: {NUMBER} ms; simulator / numpy: {NUMBER}x", text,
+                     re.M)
+    steps = re.search(rf"^warp instructions per CTA: {NUMBER}; {NUMBER} M per second", text, re.M)
+    assert one and whole and base and steps, text
+    assert num(steps[1]) > 1000 and num(one[1]) > 0
+    assert abs(num(base[2]) - num(whole[1]) / (num(base[1]) / 1e3)) <= 0.5 + 0.01 * num(base[2])   # printed rounded

@@ -24,6 +24,8 @@ import re
 import numpy as np
 
 from warpsim.isa import cvt_pack, mma_m16n8k8, mma_m16n8k16
+from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign
+from warpsim.isa.mufu32 import MUFU32_OPS, TABLE_NAMES, mufu_tables
 
 __all__ = ["LoweredKernel", "parse_kernel", "emulate_kernel"]
 
@@ -33,6 +35,7 @@ _BAR = 'asm volatile("bar.sync 0;" ::: "memory");'
 _ZERO = "for (unsigned i = tid; i < SMEM_BYTES; i += NT) smem[i] = 0;"
 _COPY_OUT = "for (unsigned i = tid; i < SMEM_BYTES; i += NT) smem_out[i] = smem[i];"
 _OPERAND = re.compile(r'"(=?[rhlf])"\(((?:[^()]|\([^()]*\))*)\)')
+_PRED = re.compile(r"if \(addr\[(\d+)ull \* NT \+ tid\]\) \{")
 _MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k16|m16n8k8)\.row\.col\.(f32|f16)\.(f16|bf16)\.(f16|bf16)\.(f32|f16)")
 _LANES = np.arange(32)
 
@@ -64,11 +67,20 @@ def parse_kernel(source: str) -> LoweredKernel:
     syncs = [i for i, line in enumerate(lines) if line == "__syncthreads();"]
     assert len(syncs) == 2, f"emulator: expected 2 __syncthreads(), found {len(syncs)}"
     assert lines[syncs[0] - 1] == _ZERO and lines[syncs[1] + 1] == _COPY_OUT, "emulator: prologue/epilogue"
-    phases, current, switch, case = [[]], None, None, None
+    phases, current, switch, case, guarded = [[]], None, None, None, None
     for line in lines[syncs[0] + 1:syncs[1]]:
         if not line or line.startswith("//"):
             continue
-        if line == _BAR:
+        if guarded is not None:                       # inside `if (addr[p]) { ... }`: a predicated statement
+            if line == "}":
+                (current if case is not None else phases[-1]).append(guarded)
+                guarded = None
+            else:
+                guarded[1].append(line)
+            continue
+        if m := _PRED.fullmatch(line):
+            guarded = (int(m.group(1)), [])
+        elif line == _BAR:
             assert switch is None, "emulator: bar.sync inside a switch"
             phases.append([])
         elif line == "switch (warp) {":
@@ -88,7 +100,7 @@ def parse_kernel(source: str) -> LoweredKernel:
             switch = None
         else:
             (current if case is not None else phases[-1]).append(line)
-    assert switch is None, "emulator: unterminated switch"
+    assert switch is None and guarded is None, "emulator: unterminated switch or if"
     return LoweredKernel(threads, smem_bytes, len(names), phases)
 
 
@@ -117,6 +129,7 @@ class _Warp:
         self.warp, self.mem, self.kernel = warp, mem, kernel
         self.regs = np.zeros((kernel.registers, 32), np.uint32)
         self.temps = {}
+        self.mask = np.ones(32, bool)         # the lanes a predicated statement runs in
 
     def table(self, pos):
         threads = self.kernel.threads
@@ -148,7 +161,8 @@ class _Warp:
         value = np.asarray(value, dtype=np.uint32)
         if m := re.fullmatch(r"r(\d+)", expr):
             assert constraint == "=r", line
-            self.regs[int(m.group(1))] = value
+            reg = int(m.group(1))
+            self.regs[reg] = np.where(self.mask, value, self.regs[reg])
         elif re.fullmatch(r"d\d+", expr):
             assert constraint == "=f", line
             self.temps[expr] = value
@@ -162,6 +176,8 @@ class _Warp:
     def _bytes(self, space, addrs, size, line):
         mem = self.mem["smem"] if space == "shared" else self.mem["gmem"]
         for lane, a in enumerate(addrs):
+            if not self.mask[lane]:
+                continue
             assert a % size == 0, f"emulator: lane {lane} address {a:#x} not {size}-byte aligned: {line}"
             assert 0 <= a and a + size <= mem.size, \
                 f"emulator: lane {lane} address {a:#x} + {size} outside {space} [0, {mem.size:#x}): {line}"
@@ -169,7 +185,8 @@ class _Warp:
 
     def load(self, space, addrs, size, line):
         mem = self._bytes(space, addrs, size, line)
-        rows = np.stack([mem[a:a + size] for a in addrs])                  # [32, size] bytes
+        rows = np.stack([mem[a:a + size] if on else np.zeros(size, np.uint8)   # [32, size] bytes
+                         for a, on in zip(addrs, self.mask)])
         if size == 2:
             return [rows.view("<u2")[:, 0].astype(np.uint32)]
         return list(rows.view("<u4").T.astype(np.uint32))                 # one array per register
@@ -181,7 +198,8 @@ class _Warp:
         else:
             data = np.stack(values, axis=1).astype("<u4").view(np.uint8)  # [32, size]
         for lane, a in enumerate(addrs):
-            mem[a:a + size] = data[lane]
+            if self.mask[lane]:
+                mem[a:a + size] = data[lane]
 
     def ldmatrix(self, addrs, num, trans):
         """PTX ldmatrix .m8n8 .b16: matrix m's rows come from lanes 8m..8m+7 (16 bytes each); without
@@ -205,6 +223,15 @@ class _Warp:
 
     # -- statements ----------------------------------------------------------------------------
     def run(self, line):
+        if isinstance(line, tuple):                   # (table position, statements): run where it is not 0
+            pos, body = line
+            self.mask = self.table(pos) != 0
+            try:
+                for statement in body:
+                    self.run(statement)
+            finally:
+                self.mask = np.ones(32, bool)
+            return
         if line.startswith("{ "):
             line = line[2:]
         if line.endswith(" }"):
@@ -219,6 +246,9 @@ class _Warp:
             snap = self.mem["snap"]
             assert start + 32 <= snap.size, f"emulator: snapshot slot {m.group(1)} beyond the buffer"
             snap[start:start + 32] = self.regs[int(m.group(2))]
+            return
+        if m := re.fullmatch(r"r(\d+) = \(unsigned\)addr\[(\d+)ull \* NT \+ tid\];", line):
+            self.regs[int(m.group(1))] = (self.table(int(m.group(2))) & 0xFFFFFFFF).astype(np.uint32)
             return
         if m := re.fullmatch(r"r(\d+) = __float_as_uint\((d\d+)\);", line):
             self.regs[int(m.group(1))] = self.temps[m.group(2)]
@@ -300,7 +330,7 @@ class _Warp:
             (_, d), (_, a), (_, b), (_, c) = groups
             fn = mma_m16n8k16 if shape == "m16n8k16" else mma_m16n8k8
             stack = lambda vals: np.stack(vals, axis=1).astype(np.uint32)    # [32, n]
-            result = fn(stack(read(a)), stack(read(b)), stack(read(c)), ab=ab, cd=cd, arch="sm90")
+            result = fn(stack(read(a)), stack(read(b)), stack(read(c)), ab=ab, cd=cd, arch="sm90", parallel=False)
             write(d, list(result.T))
         elif op.startswith("cvt."):
             m = re.fullmatch(r"cvt\.rn\.(f16|bf16)x2\.f32", op)
@@ -308,8 +338,46 @@ class _Warp:
             (_, d), (_, a), (_, b) = groups
             (va,), (vb,) = read(a), read(b)
             write(d, [cvt_pack(va.astype(np.uint32), vb.astype(np.uint32), to=m.group(1))])
+        elif op == "shfl.sync.bfly.b32":
+            (_, d), (_, a), (_, offset), (_, clamp), (_, lanes) = groups
+            m = re.search(r"%1, (\d+), 0x1f, 0xffffffff;$", text)
+            assert m and not offset and not clamp and not lanes, line
+            (va,) = read(a)
+            write(d, [va[_LANES ^ int(m.group(1))]])
+        elif op in _F32_FORMS or op.startswith("set.") or op == "slct.b32.s32" or op == "mov.b32":
+            (_, d), *sources = groups
+            values = [read(numbers)[0].astype(np.uint32) for _, numbers in sources]
+            write(d, [_per_lane(op, values)])
         else:
             raise AssertionError(f"emulator: unknown instruction {op}: {line}")
+
+
+_F32_FORMS = ("add.rn.f32", "sub.rn.f32", "mul.rn.f32", "fma.rn.f32", "div.rn.f32", "max.f32", "neg.f32",
+              "ex2.approx.ftz.f32", "lg2.approx.ftz.f32")
+
+
+def _per_lane(op, values):
+    """One element-wise instruction of the lowering on uint32[32] operands, by warpsim's batched float
+    API (its bits checked against an H200 in the float campaign), the MUFU forms by warpsim.isa.mufu32."""
+    if op == "mov.b32":
+        return values[0]
+    if op == "slct.b32.s32":
+        a, b, c = values
+        return np.where(c.view(np.int32) >= 0, a, b)
+    if op.startswith("set."):
+        m = re.fullmatch(r"set\.(\w+)\.s32\.f32", op)
+        assert m, op
+        return np.where(float_setp(m.group(1), *values), np.uint32(0xFFFFFFFF), np.uint32(0))
+    if op == "max.f32":
+        return float_minmax("max", *values)
+    if op == "neg.f32":
+        return float_sign("neg", values[0])
+    name, *_ = op.split(".")
+    if name in ("ex2", "lg2"):
+        fn, index = MUFU32_OPS[(name, True)]
+        table = mufu_tables((TABLE_NAMES[index],))[index]
+        return np.array([fn(x, table) for x in values[0]], np.uint32)
+    return float_arith(name, *values, rnd="rn", parallel=False)
 
 
 def emulate_kernel(source, grid, block, args, shared_mem):

@@ -32,6 +32,9 @@ REPORTS = os.path.join(ROOT, "conformance", "h200")
 # test is an expected failure naming the command; remove the name here with the report committed.
 AWAITING_HARDWARE = set()     # reports of the acceptance set not yet run on an H200
 GPU_COMMAND = "bash hwcheck/gpu_acceptance.sh conformance/h200 1.0 all"
+# Example programs added after the last H200 run of the programs report: until the lead commits a report
+# with their runs, the report is checked without them and the test is an expected failure naming the command.
+PROGRAMS_AWAITING_HARDWARE = {"flash_fwd"}
 
 
 def _path(name):
@@ -62,9 +65,22 @@ def test_campaign_report_is_whole_and_sound(name, instr, options, count):
     assert not problems, "\n".join(problems)
 
 
+def _checked_programs(report):
+    """``(expected runs, programs awaiting hardware)``: today's example runs less those of the programs in
+    ``PROGRAMS_AWAITING_HARDWARE`` that the report does not hold."""
+    expected = _expected_programs()
+    awaiting = {name for name, _params in expected} - {run["name"] for run in report["runs"]}
+    awaiting &= PROGRAMS_AWAITING_HARDWARE
+    return {key: value for key, value in expected.items() if key[0] not in awaiting}, awaiting
+
+
 def test_programs_report_is_whole_and_sound():
-    problems = programs_problems(_load("programs"), _expected_programs(), PROGRAM_SEEDS)
+    report = _load("programs")
+    expected, awaiting = _checked_programs(report)
+    problems = programs_problems(report, expected, PROGRAM_SEEDS)
     assert not problems, "\n".join(problems)
+    if awaiting:
+        pytest.xfail(f"programs {sorted(awaiting)} not yet run on an H200; run {GPU_COMMAND} and commit the report")
 
 
 def _set(report, path, value):
@@ -136,7 +152,8 @@ PROGRAM_EDITS = {
 
 @pytest.fixture(scope="module")
 def programs():
-    return _load("programs"), _expected_programs()
+    report = _load("programs")
+    return report, _checked_programs(report)[0]
 
 
 @pytest.mark.parametrize("edit", sorted(PROGRAM_EDITS))

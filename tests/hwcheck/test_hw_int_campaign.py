@@ -82,7 +82,9 @@ def test_every_form_the_fuzz_generator_emits_has_a_kernel():
 
 def test_forms_and_globs():
     assert len(INT_FORMS) > 400
-    assert select_forms(["bfe.*"]) == ["bfe.u32", "bfe.s32", "bfe.u64", "bfe.s64"]
+    assert select_forms(["bfe.??2", "bfe.??4"]) == ["bfe.u32", "bfe.s32", "bfe.u64", "bfe.s64"]
+    assert INT_FORMS["bfe.s32 imm 40,7"].kernel == "int_bfe_s32_imm_40_7"
+    assert "bfe.s32 %r7, %r0, 40, 7;" in form_ptx(INT_FORMS["bfe.s32 imm 40,7"])
     assert "cvt.sat.u32.u8" not in INT_FORMS and "cvt.sat.u8.u32" in INT_FORMS   # ptxas: .sat only where it can act
     with pytest.raises(ValueError, match="'nope.*' matches no integer form"):
         select_forms(["nope.*"])

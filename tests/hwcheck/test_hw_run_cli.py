@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.acceptance import ACCEPTANCE, example_programs
+from hwcheck.acceptance import ACCEPTANCE
 from hwcheck.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
 from hwcheck.gpu import Gpu
 from hwcheck.report import portable_paths
@@ -27,6 +27,17 @@ def fake(monkeypatch):
     gpu = FakeGpu()
     monkeypatch.setattr(Gpu, "open", classmethod(lambda cls, device=0: gpu))
     return gpu
+
+
+@pytest.fixture
+def examples(monkeypatch):
+    """The example programs ``hwcheck acceptance`` runs here: gemm_smem alone (the plumbing is the point;
+    flash_fwd's 16 variants take minutes through the fake GPU's emulator, and test_hw_run_offline checks
+    the lowering of every example)."""
+    import hwcheck.acceptance
+    paths = [GEMM]
+    monkeypatch.setattr(hwcheck.acceptance, "example_programs", lambda *args, **kwargs: list(paths))
+    return paths
 
 
 def _run(capsys, *argv):
@@ -106,12 +117,12 @@ def test_run_with_a_planted_mismatch_fails_with_the_record(capsys, fake, tmp_pat
     assert json.loads(report.read_text())["status"] == "fail"
 
 
-def test_acceptance_programs_only_writes_the_programs_report(capsys, fake, tmp_path):
+def test_acceptance_programs_only_writes_the_programs_report(capsys, fake, examples, tmp_path):
     status, out, err = _run(capsys, "acceptance", "--out", str(tmp_path), "--only", "programs", "--seeds", "2")
     assert status == EXIT_OK, out + err
     assert os.listdir(tmp_path) == ["fake-gpu-warpsim-programs.json"]
     data = json.loads((tmp_path / "fake-gpu-warpsim-programs.json").read_text())
-    runs = [(portable_paths(path), load_program(path).name, p) for path in example_programs() for p in _sweep(path)]
+    runs = [(portable_paths(path), load_program(path).name, p) for path in examples for p in _sweep(path)]
     assert data["status"] == "pass" and len(runs) >= 4
     assert [(r["program"], r["name"], r["params"]) for r in data["runs"]] == runs
     assert all(len(r["seeds"]) == 2 for r in data["runs"])
@@ -123,7 +134,7 @@ def test_acceptance_programs_only_writes_the_programs_report(capsys, fake, tmp_p
         assert re.search(rf"programs\.json  {re.escape(row)} +2 seeds ", out), f"no summary row {row!r} in:\n{out}"
 
 
-def test_acceptance_runs_campaigns_then_programs_by_default(capsys, fake, tmp_path):
+def test_acceptance_runs_campaigns_then_programs_by_default(capsys, fake, examples, tmp_path):
     status, out, err = _run(capsys, "acceptance", "--out", str(tmp_path), "--scale", "1e-9")
     assert status == EXIT_OK, out + err
     names = sorted(os.listdir(tmp_path))
@@ -132,7 +143,7 @@ def test_acceptance_runs_campaigns_then_programs_by_default(capsys, fake, tmp_pa
     assert lines[-1] == "acceptance: PASS" and "programs.json" in lines[-2] and "mma-m16n8k16.json" in out
 
 
-def test_acceptance_programs_default_seeds_follow_the_scale(capsys, fake, tmp_path):
+def test_acceptance_programs_default_seeds_follow_the_scale(capsys, fake, examples, tmp_path):
     status, out, err = _run(capsys, "acceptance", "--out", str(tmp_path), "--only", "programs", "--scale", "0.15")
     assert status == EXIT_OK, out + err
     data = json.loads((tmp_path / "fake-gpu-warpsim-programs.json").read_text())

@@ -33,7 +33,8 @@ from warpsim.program.run import prepare
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIG_SMEM = os.path.join(HERE, "programs", "big_smem_convert.py")
 ELEMENTS = os.path.join(HERE, "programs", "elements_auto_copy.py")   # element access, copy(src, dst)
-GEMM = example_programs()[0]
+ELEMENTWISE = os.path.join(HERE, "programs", "elementwise.py")       # register arithmetic, shfl, copy_if
+GEMM = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "gemm_smem.py")
 
 
 def _all_jobs(path):
@@ -65,7 +66,7 @@ def test_examples_are_found():
     assert "gemm_smem.py" in names and "explain_config.py" not in names
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS], ids=os.path.basename)
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
 def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path):
     program = load_program(path)
     combos = param_choices(program, {}, sweep=True)
@@ -76,8 +77,10 @@ def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path
         compiled = compile_cuda(low.source, arch="sm_90", name=f"{program.name}.cu")
         assert compiled.log == "", f"{path} {params}: NVRTC warned:\n{compiled.log}"
         assert f".entry {KERNEL_NAME}(" in compiled.ptx
-        in_ptx = set(re.findall(r"^\s*((?:mma|ldmatrix|cvt\.rn|ld|st)\.[\w.]+)", compiled.ptx, re.M))
-        missing = sorted({i.ptx for i in t.stream if i.op not in (Op.MOV, Op.BAR)} - in_ptx)
+        in_ptx = set(re.findall(r"^\s*((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|slct|shfl)"
+                                r"\.[\w.]+)", compiled.ptx, re.M))
+        missing = sorted({i.ptx for i in t.stream if i.op not in (Op.MOV, Op.MOVL, Op.BAR) and i.ptx != "mov.b32"}
+                         - in_ptx)
         assert not missing, f"{path} {params}: instructions absent from the PTX: {missing}"
 
 
@@ -163,9 +166,21 @@ def test_emulated_kernel_agrees_with_the_executor_on_every_instruction_kind():
     assert (want != 0xFFFFFFFF).sum() > 0.9 * written
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS], ids=os.path.basename)
+MAX_EMULATED = 8      # the emulator runs a CUDA statement per numpy call: beyond this, a sample of the sweep
+
+
+def _sample(jobs):
+    """Every job, or for sweeps of more than ``MAX_EMULATED``: the defaults, each one-param change from
+    them, and the last combination (every param at its last choice)."""
+    if len(jobs) <= MAX_EMULATED:
+        return jobs
+    first = jobs[0].params
+    return [j for j in jobs if sum(j.params[k] != first[k] for k in first) <= 1] + [jobs[-1]]
+
+
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
 def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path):
-    for job in _all_jobs(path):
+    for job in _sample(_all_jobs(path)):
         trace, machine, _inputs, _t = prepare(job.program, job.params, seed=3)
         t, low = _lowered(job.program, job.params)
         image = machine.gmem.copy()

@@ -142,3 +142,50 @@ def test_workers_split_the_programs_and_merge_the_totals(monkeypatch):
     assert code1 == code2 == 1 and one.programs == two.programs == 6
     for key in ("mismatched_programs", "errors", "trace_records_compared", "global_elements_compared", "first_opcodes"):
         assert getattr(one, key) == getattr(two, key), key
+
+
+# Values the H200 gave in the first fuzz campaign (conformance/h200/h200-ptx-fuzz.json as committed on
+# 2026-12-01, before the interpreter's cvt/bfe fixes): (seed, "register", thread, dynamic step, value) for a register
+# record of the instrumented run, (seed, "out", index, None, value) for an element of the output buffer.
+H200_RECORDS = [
+    (100000, "register", 5, 49, 0xffff8000),            # cvt.sat.s16.s32 into a .b32 register
+    (100000, "register", 5, 50, 0xffff0000),            # add.u32 of it
+    (100000, "out", 124, None, 0x73c0215e),
+    (100000, "out", 125, None, 0xffff0000),
+    (100009, "register", 2, 36, 0xffffffffffffffff),    # bfe.s64, position 0x1f5b9200
+    (100009, "register", 15, 36, 0xffffffffffffffff),
+    (100009, "out", 60, None, 0xffffffff),
+    (100017, "register", 2, 35, 0x0000000000000000),    # bfe.s64, position and length from registers
+    (100017, "register", 6, 35, 0xffffffffffffffff),
+    (100017, "out", 162, None, 0xffffffff),
+    (100018, "register", 1, 48, 0xe8ba11544ee88269),    # bfe.s64, length 0x0b0b0b0b
+    (100018, "register", 1, 49, 0xef9e06f0283a8067),    # mad.wide.s32 of it
+    (100018, "out", 41, None, 0xe8ba1154),
+    (100022, "register", 0, 45, 0xffffffff),            # bfe.s32 with a position ptxas knows (folded)
+    (100022, "register", 0, 50, 0xffffffffffffffff),    # bfe.s64
+]
+
+
+@pytest.mark.parametrize("seed", sorted({r[0] for r in H200_RECORDS}))
+def test_the_interpreter_gives_what_the_h200_gave(seed):
+    from hwcheck.instrument import TRACE_PARAM, instrument
+    from hwcheck.ptx_run import make_args, parse_ptx_arg
+    from hwcheck.shared_capture import SHARED_PARAM
+    from warpsim import ptx
+    prog = program(seed)
+    n = prog.block
+    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * 16}", f"out=zeros:u32:{n * OUT_WORDS}"))
+    args = make_args(specs, seed)
+    out = ptx.load(prog.text).launch(KERNEL, block=n, args=dict(args), quiet=True).buffers["out"]
+    ins = instrument(prog.text, KERNEL, capacity=4096)
+    args[TRACE_PARAM] = np.zeros(ins.buffer_bytes(n) // 4, np.uint32)
+    args[SHARED_PARAM] = np.zeros(ins.capture.buffer_bytes(1, 0) // 4, np.uint32)
+    words = ptx.load(ins.text).launch(KERNEL, block=n, args=args, quiet=True).buffers[TRACE_PARAM].reshape(n, -1)
+    records = words[:, ins.header_bytes // 4:].reshape(n, ins.capacity, 4)
+    for _seed, what, where, step, want in (r for r in H200_RECORDS if r[0] == seed):
+        if what == "out":
+            assert int(out[where]) == want, f"seed {seed} out[{where}]: {int(out[where]):#x}, the H200 {want:#x}"
+            continue
+        rec = next(r for r in records[where, :int(words[where, 1])] if int(r[1]) == step)
+        got = int(rec[2]) | int(rec[3]) << 32
+        assert got == want, f"seed {seed} thread {where} step {step}: {got:#x}, the H200 {want:#x}"

@@ -226,7 +226,7 @@ def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
     for e in examples:
         _need(e)
     assert export(["--export", str(tmp_path), "--arch", "sm_90"]) in (0, 2)
-    assert (tmp_path / "directed.sm_90.0.ptx").exists() and (tmp_path / "gemm_k8_warps2x2.sm_90.0.ptx").exists()
+    assert (tmp_path / "directed.cu.sm_90.0.ptx").exists() and (tmp_path / "gemm_k8_warps2x2.cu.sm_90.0.ptx").exists()
 
     def no_compiler(*args, **kwargs):
         raise CompileError("no compiler here")

@@ -18,11 +18,19 @@ EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples").
                   if "warpsim.Program(" in p.read_text())
 
 
+MAX_COMBOS = 8       # thread mode traces each thread alone: beyond this, a sample of the combinations
+
+
 def choices(program):
+    """Every combination of the params' choices; for programs with more than ``MAX_COMBOS``, the defaults,
+    each one-param change from them, and the last combination (every param at its last choice)."""
     combos = [{}]
     for name, spec in program.params.items():
         combos = [dict(c, **{name: v}) for c in combos for v in spec]
-    return combos
+    if len(combos) <= MAX_COMBOS:
+        return combos
+    first = combos[0]
+    return [c for c in combos if sum(c[k] != first[k] for k in c) <= 1] + [combos[-1]]
 
 
 CASES = [(path, params) for path in EXAMPLES for params in choices(load_program(path))]
@@ -36,11 +44,15 @@ def test_vector_and_thread_traces_agree(path, params):
     thread = trace_program(program, params, mode="thread")
     assert len(vector.stream) == len(thread.stream) > 0
     assert vector.regs_per_thread == thread.regs_per_thread
-    fields = ("op", "warp", "dst", "src", "space", "bits", "half", "num", "trans", "shape", "ab", "cd", "imm", "line")
+    fields = ("op", "warp", "dst", "src", "space", "bits", "half", "num", "trans", "shape", "ab", "cd", "imm", "form",
+              "line")
     for k, (v, t) in enumerate(zip(vector.stream, thread.stream)):
         for f in fields:
             assert getattr(v, f) == getattr(t, f), f"instruction {k} ({v.ptx}): {f} {getattr(v, f)!r} != {getattr(t, f)!r}"
         assert (v.addr is None) == (t.addr is None), f"instruction {k}: addresses present in one mode only"
+        assert (v.pred is None) == (t.pred is None), f"instruction {k}: predicates present in one mode only"
+        if v.pred is not None:
+            assert np.array_equal(v.pred, t.pred), f"instruction {k} ({v.ptx}, warp {v.warp}, {v.line}): predicates"
         if v.addr is not None and not np.array_equal(v.addr, t.addr):
             lane = int(np.flatnonzero(v.addr != t.addr)[0])
             pytest.fail(f"instruction {k} ({v.ptx}, warp {v.warp}, {v.line}): lane {lane} address "

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from warpsim.ptx import compile as ptx_compile
-from warpsim.ptx.compile import CompileError, compile_source, relative_file_lines, source_kind
+from warpsim.ptx.compile import (CompileError, compile_source, cuda_source_text, relative_file_lines, source_kind,
+                                 source_nvcc_flags)
 from warpsim.ptx.front import entry_params, find_entry, source_param_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +66,21 @@ def test_nvcc_errors_are_one_line(tmp_path, need_nvcc, cache_dir):
     assert 'identifier "undefined_name" is undefined' in message
     assert str(tmp_path) not in message
     assert not list(cache_dir.glob("*.ptx"))
+
+
+def test_a_source_carries_its_own_nvcc_flags(tmp_path, need_nvcc, cache_dir):
+    """``// warpsim: nvcc-flags`` of the file compiled (not of its includes) reach nvcc before the caller's;
+    the kernel's parameter names are found in the included file."""
+    scaled = AXPY.replace("a * x[i]", "SCALE * x[i]")
+    (tmp_path / "axpy.cu").write_text("// warpsim: nvcc-flags -DSCALE=3.0f\n" + scaled)
+    (tmp_path / "fast.cu").write_text('// warpsim: nvcc-flags --use_fast_math -DSCALE=5.0f\n#include "axpy.cu"\n')
+    assert source_nvcc_flags((tmp_path / "fast.cu").read_text()) == ("--use_fast_math", "-DSCALE=5.0f")
+    plain = compile_source(tmp_path / "axpy.cu", "sm_80").ptx
+    fast = compile_source(tmp_path / "fast.cu", "sm_80").ptx
+    assert "0f40400000" in plain and ".ftz" not in plain            # 3.0f
+    assert "0f40A00000" in fast and "fma.rn.ftz.f32" in fast         # 5.0f: the includer's flag, fast math
+    assert "0f40800000" in compile_source(tmp_path / "axpy.cu", "sm_80", nvcc_flags=("-DSCALE=4.0f",)).ptx  # last wins
+    assert source_param_names(cuda_source_text(tmp_path / "fast.cu"), "cuda")["axpy"] == ["a", "x", "y", "n"]
 
 
 def test_missing_nvcc(tmp_path, monkeypatch):

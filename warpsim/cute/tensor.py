@@ -59,9 +59,10 @@ __all__ = ["Tensor", "make_tensor", "make_fragment_like", "make_identity_tensor"
            "memory_elements"]
 
 
-# Element access on shared/global memory (``t[i]``, ``t[i] = v``): the layer that traces programs
-# pushes a handler with ``load(tensor, key)`` and ``store(tensor, key, value)`` while a program
-# runs (a load instruction, a store instruction); without one, memory elements are not readable.
+# Element access on shared/global memory and registers (``t[i]``, ``t[i] = v``): the layer that traces
+# programs pushes a handler with ``load(tensor, key)`` and ``store(tensor, key, value)`` while a program
+# runs (a load instruction, a store instruction, register arithmetic); without one, memory elements are
+# not readable and register elements are the storage's host bits.
 _MEMORY_ELEMENTS = []
 
 
@@ -175,17 +176,17 @@ class Tensor:
     def __getitem__(self, key):
         if it.has_underscore(key):
             return self.slice(key)
-        if isinstance(self._engine, RegisterStorage):
-            return self._engine.data[self.address(key)]
         if isinstance(self._engine, CoordEngine):
             return self._coord(key)
         if _MEMORY_ELEMENTS:
             return _MEMORY_ELEMENTS[-1].load(self, key)
+        if isinstance(self._engine, RegisterStorage):
+            return self._engine.data[self.address(key)]
         raise TypeError(f"Tensor: elements of a {self.space} tensor live in the simulated machine; "
                         f"use t.address(i) for their byte address (a traced program reads them with t[i])")
 
     def __setitem__(self, key, value):
-        if isinstance(self._engine, Pointer) and _MEMORY_ELEMENTS:
+        if isinstance(self._engine, (Pointer, RegisterStorage)) and _MEMORY_ELEMENTS:
             _MEMORY_ELEMENTS[-1].store(self, key, value)
             return
         if not isinstance(self._engine, RegisterStorage):

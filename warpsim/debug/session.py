@@ -53,7 +53,7 @@ import numpy as np
 
 from warpsim.errors import SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH
-from warpsim.program.execute import arch_table, execute, no_snapshots, run
+from warpsim.program.execute import arch_table, execute, mufu_tables, no_snapshots, run
 from warpsim.program.instr import Op
 from warpsim.program.program import Program, load_program
 
@@ -365,7 +365,7 @@ class Session:
         m = self.machine
         self._fault[:] = 0
         reached = run(self.encoded.code, self.encoded.addrs, m.regs, m.smem, m.gmem, start, stop, self._arch,
-                      self._snap_slots, self._snap, self._fault)
+                      self._snap_slots, self._snap, mufu_tables(self.encoded), self._fault)
         self.position = reached
         if reached == stop:
             return ""

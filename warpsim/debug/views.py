@@ -326,6 +326,13 @@ def _step_text(session, step):
         return [f"{head}", f"      set to {instr.imm:#x}"]
     if instr.op == Op.CVT:
         return [f"{head}", f"      from r{instr.src[0]} (upper half) and r{instr.src[1]} (lower half)"]
+    if instr.op == Op.ALU:
+        return [f"{head}", f"      {instr.form} of {', '.join(f'r{r}' for r in instr.src)} (element-wise arithmetic)"]
+    if instr.op == Op.SHFL:
+        return [f"{head}", f"      r{instr.src[0]} of lane {step.lane ^ instr.imm} (shfl.sync.bfly by {instr.imm})"]
+    if instr.op == Op.MOVL:
+        return [f"{head}", f"      set to {int(instr.addr[step.lane]) & 0xFFFFFFFF:#x} (this lane's value, known when "
+                           f"the program was traced)"]
     who = f"lane {step.lane} {_half_name(step.reg, step.half)}"
     verb = "from" if instr.op in (Op.LD, Op.LDMATRIX) else "into"
     return [f"{head}  {who}", f"      {verb} {step.space} {step.address:#x} = {_coords_text(step.coords)}"]

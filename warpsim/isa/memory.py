@@ -29,7 +29,7 @@ from numba import njit
 from warpsim.isa.faults import (FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED,
                                 FAULT_OUT_OF_RANGE, set_fault)
 
-__all__ = ["ACCESS_SIZES", "memory_name", "warp_ld", "warp_st", "registers_for"]
+__all__ = ["ACCESS_SIZES", "memory_name", "warp_ld", "warp_st", "warp_ld_if", "warp_st_if", "registers_for"]
 
 ACCESS_SIZES = (2, 4, 8, 16)   # bytes per lane
 
@@ -55,8 +55,11 @@ def registers_for(size):
     return max(1, size // 4)
 
 
+_ALL_LANES = np.ones(32, np.int64)
+
+
 @njit(cache=True)
-def _check(regs_w, regs, mem_bytes, addrs, size, half, fault):
+def _check(regs_w, regs, mem_bytes, addrs, size, half, pred, fault):
     if regs_w.shape[0] != 32 or addrs.shape[0] != 32:
         set_fault(fault, FAULT_BAD_OPERAND, 0, min(regs_w.shape[0], addrs.shape[0]), 32)
         return False
@@ -74,6 +77,8 @@ def _check(regs_w, regs, mem_bytes, addrs, size, half, fault):
             set_fault(fault, FAULT_BAD_REGISTER, 0, r, regs_w.shape[1])
             return False
     for lane in range(32):
+        if pred[lane] == 0:
+            continue
         a = addrs[lane]
         if a < 0 or a > mem_bytes - size:      # not a + size: that overflows near 2**63
             set_fault(fault, FAULT_OUT_OF_RANGE, lane, a, size)
@@ -92,9 +97,18 @@ def warp_ld(regs_w, dst_regs, mem, addrs, size, half, fault):
     ``addrs``: int64[32]; ``half``: for ``size == 2``, the half written. On a fault nothing changes
     and ``fault`` is set. Returns True when it executed.
     """
-    if not _check(regs_w, dst_regs, mem.shape[0], addrs, size, half, fault):
+    return warp_ld_if(regs_w, dst_regs, mem, addrs, size, half, _ALL_LANES, fault)
+
+
+@njit(cache=True)
+def warp_ld_if(regs_w, dst_regs, mem, addrs, size, half, pred, fault):
+    """``@p ld``: as ``warp_ld`` for the lanes whose ``pred`` (int64[32]) is not 0; the other lanes
+    neither read (their addresses are not checked) nor change their registers."""
+    if not _check(regs_w, dst_regs, mem.shape[0], addrs, size, half, pred, fault):
         return False
     for lane in range(32):
+        if pred[lane] == 0:
+            continue
         a = addrs[lane]
         if size == 2:
             v = np.uint32(mem[a]) | (np.uint32(mem[a + 1]) << 8)
@@ -115,9 +129,17 @@ def warp_st(regs_w, src_regs, mem, addrs, size, half, fault):
 
     As ``warp_ld``; for ``size == 2`` the bits of ``half`` are stored. Lanes store in lane order.
     """
-    if not _check(regs_w, src_regs, mem.shape[0], addrs, size, half, fault):
+    return warp_st_if(regs_w, src_regs, mem, addrs, size, half, _ALL_LANES, fault)
+
+
+@njit(cache=True)
+def warp_st_if(regs_w, src_regs, mem, addrs, size, half, pred, fault):
+    """``@p st``: as ``warp_st`` for the lanes whose ``pred`` (int64[32]) is not 0; the others store nothing."""
+    if not _check(regs_w, src_regs, mem.shape[0], addrs, size, half, pred, fault):
         return False
     for lane in range(32):
+        if pred[lane] == 0:
+            continue
         a = addrs[lane]
         if size == 2:
             v = regs_w[lane, src_regs[0]] >> np.uint32(16 * half)

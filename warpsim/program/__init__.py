@@ -1,8 +1,10 @@
 """Programs: CuTe-style kernels written per thread in Python, traced to warp instruction streams and run.
 
 - :class:`Program`, :func:`load_program` (:mod:`warpsim.program.program`);
-- what a program calls: :func:`copy`, :func:`gemm`, :func:`clear`, :func:`convert`, :func:`syncthreads`
-  (:mod:`warpsim.program.ops`);
+- what a program calls: :func:`copy`, :func:`copy_if`, :func:`gemm`, :func:`clear`, :func:`convert`,
+  :func:`syncthreads` (:mod:`warpsim.program.ops`); element-wise arithmetic on f32 register tensors
+  (``acc[i] = acc[i] * scale``, :func:`fma`, :func:`exp2`, :func:`where`, :func:`allreduce` ...:
+  :mod:`warpsim.program.arith`);
 - :func:`run_program` -> :class:`Result` (:mod:`warpsim.program.run`);
 - the stream format :mod:`warpsim.program.instr`, tracing :mod:`~warpsim.program.trace` (with the lane
   vector :mod:`~warpsim.program.lanes`, frame capture :mod:`~warpsim.program.frames`, register
@@ -18,11 +20,13 @@ The operations and the runner import the CuTe layer and Numba; they load on firs
 
 from warpsim.program.program import Buffer, Program, load_program
 
-__all__ = ["Program", "Buffer", "load_program", "copy", "gemm", "clear", "convert", "syncthreads",
-           "run_program", "Result"]
+_ARITH = ("fma", "fmax", "exp2", "log2", "equ", "where", "shfl_xor", "allreduce", "reduce_max", "reduce_sum")
 
-_LAZY = {"copy": "ops", "gemm": "ops", "clear": "ops", "convert": "ops", "syncthreads": "ops",
-         "run_program": "run", "Result": "run"}
+__all__ = ["Program", "Buffer", "load_program", "copy", "copy_if", "gemm", "clear", "convert", "syncthreads",
+           "run_program", "Result", *_ARITH]
+
+_LAZY = {"copy": "ops", "copy_if": "ops", "gemm": "ops", "clear": "ops", "convert": "ops", "syncthreads": "ops",
+         "run_program": "run", "Result": "run", **{name: "arith" for name in _ARITH}}
 
 
 def __getattr__(name):

@@ -1,5 +1,8 @@
 """Element access on shared and global memory in a traced program: ``sQ[r, c] = gQ[i]``.
 
+(Register tensor elements, ``acc[i] = acc[i] * scale``, are :mod:`warpsim.program.arith`'s; this
+handler passes them on.)
+
 CuTe C++ writes ``sQ(r, c) = gQ(i)``: a load of one element into a register, then a store of it.
 In a traced program ``gQ[i]`` (or ``gQ(i)``) emits ``ld.{global,shared}.b16`` (16-bit elements,
 into the low half of a register) or ``.b32`` and returns an :class:`Element`; ``sQ[r, c] = element``
@@ -31,6 +34,7 @@ from warpsim.cute.integers import brief
 from warpsim.cute.lanes import has_lanes
 from warpsim.cute.numeric import dtype_bits
 from warpsim.errors import ProgramError
+from warpsim.program.arith import register_element, store_register_element
 from warpsim.program.instr import Op
 
 __all__ = ["Element", "MemoryElements", "ELEMENT_REGISTERS"]
@@ -88,6 +92,8 @@ class MemoryElements:
             raise ProgramError(f"{what}: element access moves 16- or 32-bit elements, not {t.dtype}")
 
     def load(self, t, key):
+        if t.space == "rmem":
+            return register_element(self.tracer, t, key)
         line = self.tracer.source_line()
         what = f"{t.space} element {brief(key, 4)}" + (f" at {line}" if line else "")
         self._check(t, what)
@@ -102,6 +108,9 @@ class MemoryElements:
         return Element(reg, t.dtype, self.loads - 1, f"{brief(key, 4)}" + (f" loaded at {line}" if line else ""))
 
     def store(self, t, key, value):
+        if t.space == "rmem":
+            store_register_element(self.tracer, t, key, value)
+            return
         line = self.tracer.source_line()
         what = f"{t.space} element {brief(key, 4)} = ..." + (f" at {line}" if line else "")
         self._check(t, what)

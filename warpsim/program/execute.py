@@ -1,11 +1,13 @@
 """The executor: ONE ``@njit`` interpreter over an encoded stream, calling the ISA's warp primitives.
 
-``run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, fault)`` executes stream
+``run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, tables, fault)`` executes stream
 positions ``start .. stop-1`` in order (the stream is already in the schedule's order, see
 :mod:`warpsim.program.schedule`; ``bar.sync`` is therefore a no-op here). Each instruction runs
 for the 32 lanes of its warp on ``regs[warp]`` through ``warp_ld``, ``warp_st``, ``warp_ldmatrix``,
-``warp_mma`` and ``warp_cvt_pack``. ``arch``: ``int64[2, 3]``, per accumulator code (f32, f16) the
-model's ``(block, frac_bits, ez)`` (:func:`arch_table`). Snapshots: when ``snap_slots`` has a row per
+``warp_mma``, ``warp_cvt_pack`` and the element-wise ``warp_alu``, ``warp_shfl_bfly``, ``warp_mov_lanes``
+(a predicated ``ld``/``st`` through ``warp_ld_if``/``warp_st_if``). ``arch``: ``int64[2, 3]``, per accumulator code (f32, f16) the
+model's ``(block, frac_bits, ez)`` (:func:`arch_table`); ``tables``: the MUFU tables of the stream's
+element-wise forms (``warpsim.isa.alu32.alu_tables(encoded.forms)``, :func:`mufu_tables`). Snapshots: when ``snap_slots`` has a row per
 stream position (``hwcheck.lower.Lowered.snap_slots``), every destination register ``j`` of
 instruction ``i`` is written after it executes to ``snap[snap_slots[i, j], thread]`` — the GPU's
 snapshot layout, so the two line up; pass ``int64[0, 4]`` for none. Returns the position of the
@@ -27,20 +29,22 @@ import numpy as np
 from numba import njit
 
 from warpsim.errors import SimulatorFault
+from warpsim.isa.alu32 import NO_TABLES, alu_tables, warp_alu, warp_mov_lanes, warp_shfl_bfly
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import warp_cvt_pack
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, fault_message, new_fault, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix
-from warpsim.isa.memory import warp_ld, warp_st
+from warpsim.isa.memory import warp_ld, warp_ld_if, warp_st, warp_st_if
 from warpsim.isa.mma import MMA_REG_COUNTS, mma_params, warp_mma
-from warpsim.program.encode import (ADDR, AB, CD, DST, HALF, IMM, NDST, OP, SHAPE, SIZE, SPACE, SRC, VARIANT,
-                                    WARP)
+from warpsim.program.encode import (ADDR, AB, CD, DST, FORM, HALF, IMM, NDST, OP, PRED, SHAPE, SIZE, SPACE, SRC,
+                                    VARIANT, WARP)
 from warpsim.program.instr import Op
 
-__all__ = ["run", "execute", "arch_table", "no_snapshots"]
+__all__ = ["run", "execute", "arch_table", "no_snapshots", "mufu_tables", "NO_TABLES"]
 
 _MOV, _LD, _ST, _LDMATRIX, _MMA, _CVT, _BAR = (int(Op.MOV), int(Op.LD), int(Op.ST), int(Op.LDMATRIX),
                                               int(Op.MMA), int(Op.CVT), int(Op.BAR))
+_ALU, _SHFL, _MOVL = int(Op.ALU), int(Op.SHFL), int(Op.MOVL)
 
 
 @lru_cache(maxsize=8)
@@ -54,6 +58,11 @@ def arch_table(arch):
     table = np.array(rows, dtype=np.int64)
     table.setflags(write=False)
     return table
+
+
+def mufu_tables(encoded):
+    """The ``tables`` argument of ``run`` for an encoded stream (loaded once per process)."""
+    return alu_tables(encoded.forms) if encoded.forms else NO_TABLES
 
 
 def no_snapshots():
@@ -78,7 +87,7 @@ def _mov(regs_w, code, i, fault):
 
 
 @njit(cache=True)
-def run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, fault):
+def run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, tables, fault):
     """Execute ``code[start:stop]`` on ``regs`` (``uint32[W, 32, R]``), ``smem`` and ``gmem`` (see the module docstring)."""
     snapshots = snap_slots.shape[0] == code.shape[0]
     for i in range(start, stop):
@@ -104,10 +113,23 @@ def run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, faul
             size = code[i, SIZE]
             n = max(1, size // 4)
             mem = smem if code[i, SPACE] == 0 else gmem
-            if op == _LD:
+            pred = code[i, PRED]
+            if pred >= 0 and op == _LD:
+                ok = warp_ld_if(regs_w, code[i, DST:DST + n], mem, addrs[code[i, ADDR]], size, code[i, HALF],
+                                addrs[pred], fault)
+            elif pred >= 0:
+                ok = warp_st_if(regs_w, code[i, SRC:SRC + n], mem, addrs[code[i, ADDR]], size, code[i, HALF],
+                                addrs[pred], fault)
+            elif op == _LD:
                 ok = warp_ld(regs_w, code[i, DST:DST + n], mem, addrs[code[i, ADDR]], size, code[i, HALF], fault)
             else:
                 ok = warp_st(regs_w, code[i, SRC:SRC + n], mem, addrs[code[i, ADDR]], size, code[i, HALF], fault)
+        elif op == _ALU:
+            ok = warp_alu(regs_w, code[i, DST], code[i, SRC:SRC + 3], code[i, FORM], tables, fault)
+        elif op == _SHFL:
+            ok = warp_shfl_bfly(regs_w, code[i, DST], code[i, SRC], code[i, IMM], fault)
+        elif op == _MOVL:
+            ok = warp_mov_lanes(regs_w, code[i, DST], addrs[code[i, ADDR]], fault)
         elif op == _MOV:
             ok = _mov(regs_w, code, i, fault)
         elif op == _CVT:
@@ -145,7 +167,7 @@ def execute(stream, encoded, machine, *, arch=DEFAULT_ARCH, start=0, stop=None, 
     fault = new_fault() if fault is None else fault
     fault[:] = 0
     reached = run(encoded.code, encoded.addrs, machine.regs, machine.smem, machine.gmem, start, stop,
-                  arch_table(arch), snap_slots, snap, fault)
+                  arch_table(arch), snap_slots, snap, mufu_tables(encoded), fault)
     if reached != stop:
         instr = stream[reached]
         space = instr.space or "shared"

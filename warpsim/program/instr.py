@@ -21,7 +21,17 @@ Operand order follows PTX:
 ``MMA``           D registers                                 A, then B, then C registers
 ``CVT``           one register                                ``a``, ``b``: ``a`` lands in bits 16..31
 ``BAR``           --                                          --
+``ALU``           one register                                ``alu_sources(form)`` registers
+``SHFL``          one register                                one register; ``imm``: the lane offset
+``MOVL``          one register, set to ``addr[lane]``         --
 ================  ==========================================  =====================================
+
+``ALU`` is one per-lane 32-bit instruction of element-wise arithmetic, ``form`` its PTX name
+(``fma.rn.f32``, ``slct.b32.s32``: :mod:`warpsim.isa.alu32`); ``SHFL`` is
+``shfl.sync.bfly.b32 d, a, imm, 0x1f, 0xffffffff``; ``MOVL`` puts a value per lane, known when the
+program is traced (a mask), into a register: ``addr`` holds the values (the lowering reads them
+from its table, as it reads addresses). ``LD``/``ST`` may carry ``pred`` (``int64[32]``): lanes where
+it is 0 neither access memory nor change registers (PTX ``@p ld``/``@p st``).
 
 A 16-bit ``LD``/``ST`` moves one half of its register: ``half`` 0 is bits 0..15, 1 is bits 16..31.
 ``line`` is the program's source line that issued the instruction, ``call`` the operation call
@@ -44,6 +54,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from warpsim.isa.alu32 import SHFL_BFLY
 from warpsim.isa.cvt import cvt_name
 from warpsim.isa.fragments import MMA_REGS     # re-exported: registers per lane of each mma operand
 from warpsim.isa.ldmatrix import ldmatrix_name
@@ -63,12 +74,14 @@ class Op(enum.IntEnum):
     MMA = 4
     CVT = 5
     BAR = 6
-
+    ALU = 7
+    SHFL = 8
+    MOVL = 9
 
 
 
 # The fields an instruction's PTX name depends on: equal kinds, equal ``Instr.ptx``.
-KIND_FIELDS = ("op", "space", "bits", "num", "trans", "shape", "ab", "cd")
+KIND_FIELDS = ("op", "space", "bits", "num", "trans", "shape", "ab", "cd", "form")
 _KIND = attrgetter(*KIND_FIELDS)
 _KEY = attrgetter(*KIND_FIELDS, "dst", "src", "half", "imm")
 
@@ -103,6 +116,8 @@ class Instr:
     ab: str = ""
     cd: str = ""
     imm: int = 0
+    form: str = ""
+    pred: np.ndarray | None = field(default=None, repr=False)
     line: SourceLine | None = None
     call: int = -1
 
@@ -112,14 +127,14 @@ class Instr:
 
     def key(self) -> tuple:
         """What the instruction does, whoever issues it: every field but ``warp``, the addresses' values,
-        ``line`` and ``call`` (whether it has addresses counts). Warps or lanes that agree on an
-        instruction issue equal keys.
+        the predicates' values, ``line`` and ``call`` (whether it has addresses or a predicate counts).
+        Warps or lanes that agree on an instruction issue equal keys.
 
         >>> a = Instr(Op.MOV, 0, dst=(1,), imm=5)
         >>> a.key() == Instr(Op.MOV, 3, dst=(1,), imm=5, call=2).key() != Instr(Op.MOV, 0, dst=(2,), imm=5).key()
         True
         """
-        return _KEY(self) + (self.addr is None,)
+        return _KEY(self) + (self.addr is None, self.pred is None)
 
     @property
     def ptx(self) -> str:
@@ -138,6 +153,12 @@ class Instr:
             return cvt_name(self.ab)
         if op == Op.BAR:
             return "bar.sync"
+        if op == Op.ALU:
+            return self.form
+        if op == Op.SHFL:
+            return SHFL_BFLY
+        if op == Op.MOVL:
+            return "mov.b32"
         raise ValueError(f"Instr.ptx: unknown op {op!r}")
 
     def __str__(self) -> str:

@@ -15,6 +15,11 @@ give (:mod:`warpsim.cute.calls`); each instruction records the source line that 
   the modes after the first), each call's values fill whole registers and lie contiguously in
   memory (CuTe: "failed to vectorize"), an ldmatrix row is 16 contiguous bytes at a 16-byte
   aligned address.
+- ``copy_if(tiled_copy, pred, src, dst)``: CuTe's ``copy_if`` for ``UniversalCopy`` atoms: ``pred[c]``
+  (a bool, or a bool per lane, known when tracing) says whether atom call ``c`` (in the order of
+  ``copy``) moves data in a lane: ``@p ld`` / ``@p st``. Memory to memory, the lanes where it is
+  false store zeros (the scratch registers are cleared first): the zero fill of ``cp.async`` with
+  a source size of 0, which FlashAttention uses for rows past the sequence end.
 - ``gemm(tiled_mma, a, b, c)``: ``c += a * b`` as the atom's ``mma`` per call, in CuTe's order
   (``include/cute/algorithm/gemm.hpp``); the fragments' types must be the atom's.
 - ``clear(t)``: ``mov.b32 r, 0`` for every register of a register tensor.
@@ -56,7 +61,7 @@ from warpsim.cute.tensor import Tensor
 from warpsim.cute.tiled_copy import ThrCopy, TiledCopy, make_tiled_copy
 from warpsim.cute.tiled_mma import ThrMMA, TiledMMA
 
-__all__ = ["copy", "gemm", "clear", "convert", "syncthreads", "describe"]
+__all__ = ["copy", "copy_if", "gemm", "clear", "convert", "syncthreads", "describe"]
 
 _SPACE = {"smem": "shared", "gmem": "global"}
 _MAX_MOV = 4            # registers per mov instruction in the stream (hwcheck snapshots up to 4)
@@ -187,7 +192,28 @@ def copy(*args):
     return _copy(tracer, line, *args)
 
 
-def _copy(tracer, line, copy_op, src, dst):
+def copy_if(copy_op, pred, src, dst):
+    """CuTe ``copy_if(tiled_copy, pred, src, dst)``: ``copy`` where ``pred[c]`` holds for atom call ``c``
+    (see the module docstring; memory-to-memory copies zero-fill the rest)."""
+    tracer = current_tracer("copy_if")
+    line = tracer.source_line()
+    return _copy(tracer, line, copy_op, src, dst, pred=pred)
+
+
+def _lane_predicates(tracer, pred, calls, what, line):
+    """``int64[calls, width]``: 1 where an atom call moves data in a lane, from ``pred``."""
+    try:
+        values = [np.broadcast_to(np.asarray(p), (tracer.width,)) for p in pred]
+    except (TypeError, ValueError) as e:
+        raise ProgramError(f"{_where(what, line)}: pred must hold a bool or a bool per lane for each atom "
+                           f"call ({e})") from None
+    if len(values) != calls or any(v.dtype != np.bool_ for v in values):
+        raise ProgramError(f"{_where(what, line)}: pred must hold {calls} entries (one per atom call), each a "
+                           f"bool or a bool per lane; got {len(values)} of {sorted({str(v.dtype) for v in values})}")
+    return np.array(values, dtype=np.int64).reshape(calls, tracer.width)
+
+
+def _copy(tracer, line, copy_op, src, dst, pred=None):
     tiled = _tiled_copy(copy_op, line)
     op = tiled.atom.op
     what = f"copy({op.name})"
@@ -201,10 +227,14 @@ def _copy(tracer, line, copy_op, src, dst):
         calls = copy_calls(tiled, src, dst)
     except ValueError as e:
         raise ProgramError(f"{_where(what, line)}: {e} (src: {describe(src)}; dst: {describe(dst)})") from None
+    if pred is not None:
+        if not isinstance(op, UniversalCopy):
+            raise ProgramError(f"{_where(what, line)}: copy_if takes UniversalCopy atoms (ld/st), not {op.name}")
+        pred = _lane_predicates(tracer, pred, calls.src.shape[0], "copy_if", line)
     if isinstance(op, LDSM):
         _copy_ldmatrix(tracer, op, calls, src, dst, what, line)
     elif isinstance(op, UniversalCopy):
-        _copy_universal(tracer, op, calls, src, dst, what, line)
+        _copy_universal(tracer, op, calls, src, dst, what, line, pred)
     else:
         raise ProgramError(f"{_where(what, line)}: the copy atom {op.name} has no instruction in warpsim")
 
@@ -251,20 +281,25 @@ def _access(tracer, t, slots, bits, what, line):
     return regs, [-1] * len(regs)
 
 
-def _copy_universal(tracer, op, calls, src, dst, what, line):
+def _copy_universal(tracer, op, calls, src, dst, what, line, pred=None):
     bits = op.bits
+    if pred is not None and bits == 16:
+        raise ProgramError(f"{_where(what, line)}: copy_if moves 32 bits or more per atom call, not 16")
+    when = (lambda c: None) if pred is None else (lambda c: pred[c])
     if dst.space == "rmem":
         rows = _rows(tracer, calls.src)
         regs, half = _access(tracer, dst, _slots(tracer, calls.dst, what, line), bits, what, line)
         space = _SPACE[src.space]
         for c, dst_regs in enumerate(regs):
-            tracer.emit(Op.LD, dst=dst_regs, addr=rows[c], space=space, bits=bits, half=half[c], line=line)
+            tracer.emit(Op.LD, dst=dst_regs, addr=rows[c], space=space, bits=bits, half=half[c], pred=when(c),
+                        line=line)
     elif src.space == "rmem":
         rows = _rows(tracer, calls.dst)
         regs, half = _access(tracer, src, _slots(tracer, calls.src, what, line), bits, what, line)
         space = _SPACE[dst.space]
         for c, src_regs in enumerate(regs):
-            tracer.emit(Op.ST, src=src_regs, addr=rows[c], space=space, bits=bits, half=half[c], line=line)
+            tracer.emit(Op.ST, src=src_regs, addr=rows[c], space=space, bits=bits, half=half[c], pred=when(c),
+                        line=line)
     else:
         src_rows, dst_rows = _rows(tracer, calls.src), _rows(tracer, calls.dst)
         base = tracer.scratch()
@@ -272,7 +307,10 @@ def _copy_universal(tracer, op, calls, src, dst, what, line):
         half = 0 if bits == 16 else -1
         ld_space, st_space = _SPACE[src.space], _SPACE[dst.space]
         for c in range(src_rows.shape[0]):
-            tracer.emit(Op.LD, dst=regs, addr=src_rows[c], space=ld_space, bits=bits, half=half, line=line)
+            if pred is not None:
+                tracer.emit(Op.MOV, dst=regs, imm=0, line=line)
+            tracer.emit(Op.LD, dst=regs, addr=src_rows[c], space=ld_space, bits=bits, half=half, pred=when(c),
+                        line=line)
             tracer.emit(Op.ST, src=regs, addr=dst_rows[c], space=st_space, bits=bits, half=half, line=line)
 
 

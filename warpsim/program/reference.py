@@ -26,12 +26,13 @@ __all__ = ["gemm_reference"]
 _TILE = 16
 
 
-def gemm_reference(a, b_nk, *, ab="f16", cd="f32", arch=DEFAULT_ARCH, k_block=16):
+def gemm_reference(a, b_nk, *, ab="f16", cd="f32", arch=DEFAULT_ARCH, k_block=16, c=None):
     """``D = A * B^T`` bits (``uint32[M, N]``; f16 results in the low 16 bits) per the arithmetic model.
 
     ``a``: ``[M, K]`` and ``b_nk``: ``[N, K]`` 16-bit patterns of type ``ab``; ``k_block``: 16
-    (``mma.m16n8k16``) or 8 (``m16n8k8``); ``K`` a multiple of it. The accumulator starts at +0.
-    Raises ``ValueError`` for shapes that do not fit.
+    (``mma.m16n8k16``) or 8 (``m16n8k8``); ``K`` a multiple of it. The accumulator starts at +0, or at
+    ``c`` (``[M, N]`` bits of type ``cd``: ``D = A * B^T + C``). Raises ``ValueError`` for shapes that do
+    not fit.
     """
     a = np.asarray(a)
     b_nk = np.asarray(b_nk)
@@ -46,11 +47,18 @@ def gemm_reference(a, b_nk, *, ab="f16", cd="f32", arch=DEFAULT_ARCH, k_block=16
     a64 = a.astype(np.int64) & 0xFFFF
     b64 = b_nk.astype(np.int64) & 0xFFFF
     d = np.zeros((m_total, n_total), np.int64)
+    if c is not None:
+        c = np.asarray(c)
+        if c.shape != d.shape:
+            raise ValueError(f"gemm_reference: c must have shape {d.shape} [M, N], got {c.shape}")
+        c = c.astype(np.int64) & 0xFFFFFFFF
     work = new_workspace()
     for m0 in range(0, m_total, _TILE):
         for n0 in range(0, n_total, _TILE):
             mc, nc = min(_TILE, m_total - m0), min(_TILE, n_total - n0)
             acc = np.zeros((_TILE, _TILE), np.int64)          # +0
+            if c is not None:
+                acc[:mc, :nc] = c[m0:m0 + mc, n0:n0 + nc]
             out = np.zeros((_TILE, _TILE), np.int64)
             for k0 in range(0, k_total, k_block):
                 at = np.zeros((_TILE, _TILE), np.int64)

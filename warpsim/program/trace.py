@@ -97,6 +97,8 @@ class Tracer:
         self._code = code
         self.frame = None                 # the program function's frame, found at its first instruction
         self.calls = -1                   # operation calls so far, minus one: the current call's number
+        self._expression_base = None
+        self._expression_pool = None
 
     @property
     def registers(self):
@@ -140,6 +142,18 @@ class Tracer:
     def scratch(self):
         """The first of the scratch registers of memory-to-memory copies (allocated on first use)."""
         return self.allocator.scratch()
+
+    def expression_registers(self, count):
+        """The first of ``count`` registers for intermediate results of expressions (allocated once)."""
+        if self._expression_base is None:
+            self._expression_base = self.allocator.block(count)
+        return self._expression_base
+
+    def expression_register_pool(self, factory):
+        """This trace's pool of expression registers: ``factory(self)``, built once."""
+        if self._expression_pool is None:
+            self._expression_pool = factory(self)
+        return self._expression_pool
 
     def tensors(self):
         """``{name: (storage, base, tensor)}`` of the register tensors bound to the program's locals at return."""

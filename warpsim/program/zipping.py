@@ -2,8 +2,8 @@
 
 In ``"thread"`` mode the program function runs once per thread; the lanes of a warp must then
 agree on every instruction (kind, registers, attributes and source line: :meth:`Instr.key
-<warpsim.program.instr.Instr.key>` and ``line``), and their addresses become the warp
-instruction's per-lane addresses. Lanes that disagree are a ``ProgramError`` naming both source
+<warpsim.program.instr.Instr.key>` and ``line``), and their addresses (and predicates) become the warp
+instruction's per-lane addresses (and predicates). Lanes that disagree are a ``ProgramError`` naming both source
 lines and the lanes.
 
 >>> from warpsim.program.instr import Instr, Op
@@ -45,7 +45,10 @@ def zip_lanes(warp, lane_streams):
         addr = None
         if first.addr is not None:
             addr = np.concatenate([s[k].addr for s in lane_streams]).astype(np.int64)
-        out.append(dataclasses.replace(first, addr=addr))
+        pred = None
+        if first.pred is not None:
+            pred = np.concatenate([s[k].pred for s in lane_streams]).astype(np.int64)
+        out.append(dataclasses.replace(first, addr=addr, pred=pred))
     return out
 
 

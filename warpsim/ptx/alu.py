@@ -19,10 +19,11 @@ from numba import njit
 
 from warpsim.ptx.opcodes import TK_S, Op
 
-__all__ = ["mask", "sext", "zext", "ult", "mul_hi_u64", "mul_hi_s64", "bfe", "bfi", "prmt", "popc", "clz",
-           "brev", "shf", "lop3", "bfind", "alu", "compare"]
+__all__ = ["mask", "sext", "zext", "ult", "mul_hi_u64", "mul_hi_s64", "field", "bfe", "bfi", "BFE_FOLDED", "prmt",
+           "popc", "clz", "brev", "shf", "lop3", "bfind", "alu", "compare"]
 
 _MIN64 = np.int64(-(1 << 63))
+BFE_FOLDED = 1    # the mode of a bfe.s32 the driver's ptxas folds to all ones (immediate pos >= 32, len >= 1)
 
 
 @njit(cache=True, inline="always")
@@ -99,16 +100,23 @@ def _sdiv(a, b, bits):
 
 
 @njit(cache=True)
+def field(v, bits):
+    """A ``bfe``/``bfi`` position or length as the H200 reads it: the low 8 bits for 32-bit types (PTX ISA, "bfe":
+    ``pos = b & 0xff``), the whole ``u32`` for 64-bit types (the H200 does not reduce it mod 256: ``bfe.u64 d, 1, 0,
+    256`` is 1, not 0; conformance/h200/h200-int-forms.json, docs/ptx.md).
+
+    >>> field(0x105, 32), field(0x105, 64)
+    (5, 261)
+    """
+    return v & 0xFF if bits == 32 else v & 0xFFFFFFFF
+
+
+@njit(cache=True)
 def bfe(a, pos, length, bits, signed):
-    """``bfe``: ``length`` bits of ``a`` from ``pos``, sign- or zero-extended; positions past the msb repeat
-    the sign bit (signed) or read 0. ``pos`` and ``length`` are taken mod 256 for 32-bit ``a`` (PTX ISA); for
-    64-bit ``a`` the H200 takes them whole, as unsigned 32-bit values (``bfe.u64 d, 1, 0, 256`` is 1, not 0:
-    conformance/h200/h200-int-forms.json)."""
-    if bits == 64:
-        pos, length = zext(pos, 32), zext(length, 32)
-    else:
-        pos &= 0xFF
-        length &= 0xFF
+    """``bfe``: ``length`` bits of ``a`` from ``pos`` (both read by :func:`field`), sign- or zero-extended;
+    positions past the msb repeat the sign bit ``a[min(pos + length - 1, msb)]`` (signed) or read 0."""
+    pos = field(pos, bits)
+    length = field(length, bits)
     msb = bits - 1
     sbit = np.int64(0)
     if signed and length > 0:
@@ -125,15 +133,12 @@ def bfe(a, pos, length, bits, signed):
 
 @njit(cache=True)
 def bfi(a, b, pos, length, bits):
-    """``bfi``: ``b`` with ``length`` low bits of ``a`` inserted at ``pos`` (clipped at the msb; ``pos`` and
-    ``length`` mod 256 for 32 bits, whole unsigned 32-bit values for 64 bits, as in :func:`bfe`)."""
-    if bits == 64:
-        pos, length = zext(pos, 32), zext(length, 32)
-    else:
-        pos &= 0xFF
-        length &= 0xFF
+    """``bfi``: ``b`` with ``length`` low bits of ``a`` inserted at ``pos`` (both read by :func:`field`, clipped at
+    the msb)."""
+    pos = field(pos, bits)
+    length = field(length, bits)
     d = b
-    for i in range(length):
+    for i in range(min(length, bits)):
         if pos + i > bits - 1:
             break
         bit = (a >> i) & 1
@@ -322,6 +327,8 @@ def alu(op, tk, tb, mode, a, b, c, e):
             return np.int64(0)
         return np.int64(np.uint64(zext(a, tb)) >> np.uint64(n))
     if op == Op.BFE:
+        if mode == BFE_FOLDED:
+            return np.int64(-1)
         return bfe(a, b, c, tb, signed)
     if op == Op.BFI:
         return bfi(a, b, c, e, tb)

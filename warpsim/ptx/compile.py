@@ -6,7 +6,8 @@ text) and the file it came from. The kind of a file is told by :func:`source_kin
 - ``.ptx``: read as is;
 - ``.cu`` (and ``.cuh``/``.cpp`` given explicitly): ``nvcc -ptx -lineinfo -std=c++17 -arch=sm_XX``
   with the CuTe/CUTLASS headers of the ``nvidia-cutlass`` wheel on the include path, plus the
-  caller's extra flags. ``nvcc`` is found on ``PATH``, else under ``$CUDA_HOME/bin``;
+  flags the file asks for itself (:func:`source_nvcc_flags`: ``// warpsim: nvcc-flags --use_fast_math``
+  lines), then the caller's extra flags. ``nvcc`` is found on ``PATH``, else under ``$CUDA_HOME/bin``;
 - ``.py`` that assigns a module-level ``WARPSIM`` (the CuTe DSL convention below): compiled by the
   DSL in a subprocess with ``CUTE_DSL_ARCH=sm_XX CUTE_DSL_KEEP=ptx CUTE_DSL_DUMP_DIR=<tmp>
   CUTE_DSL_LINEINFO=1``. A ``.py`` without ``WARPSIM`` is a warpsim Python program
@@ -37,6 +38,7 @@ Examples::
     source_kind("k.cu") == "cuda"
     source_kind("k.ptx") == "ptx"
     relative_file_lines('\\t.file\\t1 "/a/b/k.cu"\\n', ["/a/b"]) == '\\t.file\\t1 "k.cu"\\n'
+    source_nvcc_flags("// warpsim: nvcc-flags --use_fast_math -DX=1\\n") == ("--use_fast_math", "-DX=1")
 """
 
 from __future__ import annotations
@@ -57,13 +59,14 @@ from warpsim.errors import WarpsimError
 
 __all__ = ["CompileError", "Compiled", "ARCHS", "normalize_arch", "source_kind", "is_dsl_source",
            "compile_source", "compile_cuda", "compile_dsl", "find_nvcc", "cute_include_dir",
-           "relative_file_lines"]
+           "relative_file_lines", "source_nvcc_flags", "cuda_source_text"]
 
 ARCHS = ("sm_80", "sm_90")           # the compile targets; sm_90 code runs on the sm90 arithmetic model
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 NVCC_BASE_FLAGS = ("-ptx", "-lineinfo", "-std=c++17")
 DSL_ASSIGNMENT = re.compile(r"^WARPSIM\s*(:[^=]*)?=", re.MULTILINE)
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+NVCC_FLAGS_LINE = re.compile(r"^[ \t]*//[ \t]*warpsim:[ \t]*nvcc-flags[ \t]+(.*?)[ \t]*$", re.MULTILINE)
 FILE_LINE = re.compile(r'^(\s*\.file\s+\d+\s+")([^"]*)(".*)$', re.MULTILINE)
 
 
@@ -160,8 +163,26 @@ def cute_include_dir():
     return path if (path / "cute").is_dir() else None
 
 
+def source_nvcc_flags(text):
+    """The nvcc flags a CUDA source asks for: the words after ``// warpsim: nvcc-flags`` on each such line of
+    ``text`` (its own text only, not its includes'), in order; ``()`` when there is none. A file that needs a
+    compile option of its own (``--use_fast_math``) carries it this way, and every tool that compiles it
+    (``warpsim run``, ``hwcheck run``, the acceptance set) compiles it the same.
+
+    source_nvcc_flags("#include <x.h>\\n") == ()
+    """
+    return tuple(word for line in NVCC_FLAGS_LINE.findall(text) for word in line.split())
+
+
+def cuda_source_text(path):
+    """The text of a CUDA source followed by the texts of the ``#include "..."`` files found beside it
+    (recursively): where its ``__global__`` functions are, for a file that includes another."""
+    return _source_with_local_headers(Path(path).resolve())
+
+
 def compile_cuda(path, arch="sm_80", nvcc_flags=(), cache=True):
-    """``nvcc -ptx -lineinfo`` of one CUDA C++ file: the PTX text, ``.file`` paths relative."""
+    """``nvcc -ptx -lineinfo`` of one CUDA C++ file: the PTX text, ``.file`` paths relative. The flags are
+    the base ones, the file's own (:func:`source_nvcc_flags`), then ``nvcc_flags``."""
     path = Path(path).resolve()
     arch = normalize_arch(arch)
     nvcc = find_nvcc()
@@ -170,7 +191,8 @@ def compile_cuda(path, arch="sm_80", nvcc_flags=(), cache=True):
                            "(install the CUDA toolkit, or pass a .ptx file)")
     include = cute_include_dir()
     includes = [str(include)] if include else []
-    flags = [*NVCC_BASE_FLAGS, f"-arch={arch}", *[f"-I{d}" for d in includes], *nvcc_flags]
+    own = source_nvcc_flags(path.read_text(encoding="utf-8", errors="replace"))
+    flags = [*NVCC_BASE_FLAGS, f"-arch={arch}", *[f"-I{d}" for d in includes], *own, *nvcc_flags]
     key = _hash("cuda", _nvcc_version(nvcc), _package_version("nvidia-cutlass"), " ".join(flags),
                 _source_with_local_headers(path))
     cached = _cache_get(key) if cache else None

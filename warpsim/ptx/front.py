@@ -13,11 +13,12 @@ whose entry is mangled (``_Z4saxpyPfS_i`` for ``saxpy``), or a CuTe DSL ``@cute.
 entries is an error listing the entries.
 
 Naming arguments: a key of ``args`` is the PTX param name, its position (``0``, ``"0"``), or the
-source's name for it (the C++ parameter names of a ``__global__`` function, read from the ``.cu``;
-the parameter names of a DSL ``@cute.kernel`` when they are as many as the entry's params). Values:
-a numpy array for a pointer; an int or float for a scalar; for a CuTe DSL tensor param (a byte
-struct ``.param .align 8 .b8 X[N]``) a list of ``(ptx_type, value)`` fields, or just the array
-when the struct is the pointer alone (``N == 8``: the tensor's shape and strides are static).
+source's name for it (the C++ parameter names of a ``__global__`` function, read from the ``.cu`` and
+the local headers it includes; the parameter names of a DSL ``@cute.kernel`` when they are as many as
+the entry's params). Values: a numpy array for a pointer; an int or float for a scalar; for a CuTe DSL
+tensor param (a byte struct ``.param .align 8 .b8 X[N]``) a list of ``(ptx_type, value)`` fields, or
+just the array when the struct is the pointer alone (``N == 8``: the tensor's shape and strides are
+static).
 
 Example (needs nvcc)::
 
@@ -35,13 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
-from warpsim.ptx.compile import compile_source, normalize_arch
+from warpsim.ptx.compile import compile_source, cuda_source_text, normalize_arch
 
 __all__ = ["Kernel", "KernelParam", "open_kernel", "entry_params", "source_param_names", "find_entry",
            "parse_dim3"]
 
 ENTRY = re.compile(r"\.entry\s+([\w$.]+)\s*\(([^)]*)\)", re.DOTALL)
-PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+(?:\.ptr\S*\s+)*([\w$.]+)(?:\s*\[(\d+)\])?")
+PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+"
+                   r"(?:\.(?:ptr|global|shared|const|local)\s+|\.align\s+\d+\s+)*"      # pointer attributes
+                   r"([\w$.]+)(?:\s*\[(\d+)\])?")
 CUDA_KERNEL = re.compile(r"__global__\s+(?:[\w:<>,\s()]*?\s)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
                          r"(\w+)\s*\(([^)]*)\)", re.DOTALL)
 DSL_KERNEL = re.compile(r"@cute\.kernel[^\n]*\n\s*def\s+(\w+)\s*\((.*?)\)\s*(?:->[^:]*)?:", re.DOTALL)
@@ -61,6 +64,7 @@ def entry_params(ptx):
     """``{entry name: [KernelParam, ...]}`` of every ``.entry`` in a PTX text, params in order.
 
     entry_params(".entry f(.param .u64 f_param_0, .param .u32 f_param_1)")["f"][1].ptx_type == "u32"
+    entry_params(".entry f(.param .u64 .ptr .global .align 16 f_param_0)")["f"][0].name == "f_param_0"
     """
     entries = {}
     for match in ENTRY.finditer(ptx):
@@ -98,6 +102,11 @@ def _last_identifier(decl, python=False):
     return names[-1] if names else None
 
 
+def _is_constexpr(decl):
+    """Whether a CuTe DSL parameter is annotated ``Constexpr`` (compile-time: it is no ``.param`` of the PTX)."""
+    return ":" in decl and "Constexpr" in decl.split("=")[0].split(":", 1)[1]
+
+
 def source_param_names(source_text, kind):
     """``{kernel name in the source: [parameter names]}`` of the ``__global__`` functions (``kind="cuda"``)
     or the ``@cute.kernel`` functions (``kind="dsl"``).
@@ -111,7 +120,8 @@ def source_param_names(source_text, kind):
                 for name, params in found}
     if kind == "dsl":
         found = DSL_KERNEL.findall(source_text)
-        return {name: [_last_identifier(p, True) for p in _split_params(params) if _last_identifier(p, True) != "self"]
+        return {name: [_last_identifier(p, True) for p in _split_params(params)
+                       if _last_identifier(p, True) != "self" and not _is_constexpr(p)]
                 for name, params in found}
     return {}
 
@@ -128,6 +138,7 @@ def find_entry(entries, name):
     mangled = f"_Z{len(name)}{name}"
     for rule in (lambda e: e.startswith(mangled) and not e[len(mangled):len(mangled) + 1].isdigit(),
                  lambda e: e.startswith(f"kernel_cutlass_{name}_"),
+                 lambda e: re.fullmatch(rf"{re.escape(name)}_\d+", e) is not None,   # DSL set_name_prefix(name)
                  lambda e: name in e):
         hits = [e for e in entries if rule(e)]
         if len(hits) == 1:
@@ -230,7 +241,9 @@ def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compil
     ``compiled``: the source's :class:`~warpsim.ptx.compile.Compiled` PTX made earlier (no compile here)."""
     arch = normalize_arch(arch)
     compiled = compile_source(source, arch, nvcc_flags) if compiled is None else compiled
-    names = source_param_names(Path(source).read_text(encoding="utf-8", errors="replace"), compiled.kind)
+    text = (cuda_source_text(source) if compiled.kind == "cuda"
+            else Path(source).read_text(encoding="utf-8", errors="replace"))
+    names = source_param_names(text, compiled.kind)
     texts = compiled.modules if module is None else (compiled.modules[module],)
     candidates = {e: (text, params) for text in texts for e, params in entry_params(text).items()}
     entry = find_entry(candidates, kernel)
@@ -256,4 +269,5 @@ def _dsl_or_cuda_name(entry, names):
     for name in names:
         if entry.startswith(f"kernel_cutlass_{name}_"):
             return name
-    return base
+    prefixed = [name for name in names if entry.startswith(f"{name}_")]      # a DSL kernel renamed by a prefix
+    return max(prefixed, key=len) if prefixed else base

@@ -12,13 +12,28 @@ from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
+from warpsim.ptx.alu import BFE_FOLDED
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
                                  TK_S, TK_U, TYPES, Op, supported_names, type_of)
 from warpsim.ptx.rows import ATOM_OPS, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES, VOTE_MODES
+from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["InstructionDecoder", "name_of"]
+
+
+def _folded_bfe(t, ops, known) -> bool:
+    """Whether the driver's ptxas folds this ``bfe`` to all ones at compile time: ``bfe.s32`` whose position and
+    length it knows then (immediates, or registers in ``known``: :mod:`warpsim.ptx.constants`) and whose ``a`` it
+    does not, the position's low byte >= 32 and the length's >= 1 (the PTX ISA gives ``a[31]`` replicated, and so
+    does ptxas when it knows ``a`` too; docs/ptx.md)."""
+    def value(op):
+        return op.value if op.kind == "imm" else known.get(op.name) if op.kind == "reg" else None
+    if t != "s32" or len(ops) != 4 or value(ops[1]) is not None:
+        return False
+    pos, length = value(ops[2]), value(ops[3])
+    return pos is not None and length is not None and pos & 0xFF >= 32 and length & 0xFF >= 1
 
 
 def name_of(ins):
@@ -77,6 +92,8 @@ class InstructionDecoder(FloatDecoder):
             m0 = ("r" in mods) + 2 * ("clamp" in mods)
         elif op == Op.BFIND:
             m0 = int("shiftamt" in mods)
+        elif op == Op.BFE:
+            m0 = BFE_FOLDED if _folded_bfe(t, ops, fn.known.get(id(ins), {})) else 0
         else:
             m0 = mode
         arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
@@ -141,7 +158,11 @@ class InstructionDecoder(FloatDecoder):
                 raise self.error(ins.token, f"{name_of(ins)}: float conversions are not supported yet "
                                             f"(integer cvt and cvt.rn.f16x2/bf16x2.f32 are)", UnsupportedType)
         self.count(ins, ops, 2)
-        self.emit(fn, ins, op, (dt, st), (0, "sat" in mods, 0, 0), [self.operand(fn, o) for o in ops])
+        # PTX ISA, "Operand Size Exceeding Instruction-Type Size": a destination register wider than the type
+        # holds the result sign-extended for a signed type (H200: cvt.s16.s32 %r gives 0xffff8000, not 0x8000)
+        d = ops[0]
+        reg_bits = 8 * type_bytes(fn.regs[d.name][2]) if d.kind == "reg" and d.name in fn.regs else 0
+        self.emit(fn, ins, op, (dt, st), (0, "sat" in mods, reg_bits, 0), [self.operand(fn, o) for o in ops])
 
     def do_cvta(self, fn, ins, op, mods, types, ops):
         space = next((SPACE_CODES[m] for m in mods if m in SPACE_CODES), None)

@@ -113,12 +113,16 @@ def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
 
 @njit(cache=True)
 def lane_address(r, opnd, row):
+    """``[base+offset]`` of one lane: a 32-bit base register's sum wraps modulo 2**32, as the 32-bit address
+    arithmetic of the GPU does (``[%r+18432]`` with ``%r`` = -8192 + a shared address is that address + 10240)."""
     base = np.int64(0)
     if opnd[row, SLOT] >= 0:
         s = opnd[row, SLOT]
         base = np.int64(r[s])
         if opnd[row, NW] == 2:
             base |= np.int64(r[s + 1]) << 32
+        else:
+            return (base + opnd[row, IMM]) & np.int64(0xFFFFFFFF)
     return base + opnd[row, IMM]
 
 
@@ -196,7 +200,8 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
             v = cvt_pack_bits(get(r, opnd, o[1]) & 0xFFFFFFFF, get(r, opnd, o[2]) & 0xFFFFFFFF, code[p, M2])
             put(r, opnd, o[0], v)
         else:
-            put(r, opnd, o[0], cvt_int(get(r, opnd, o[1]), tk, tb, code[p, SK], code[p, SB], code[p, M1]))
+            put(r, opnd, o[0], cvt_int(get(r, opnd, o[1]), tk, tb, code[p, SK], code[p, SB], code[p, M1],
+                                       code[p, M2]))
     elif op == Op.CVTA:
         v = get(r, opnd, o[1])
         space = code[p, M0]
@@ -320,8 +325,10 @@ def _saturate(op, a, b, c, mode):
 
 
 @njit(cache=True)
-def cvt_int(v, dk, db, sk, sb, sat):
-    """``cvt.dtype.stype`` between integer types; ``.sat`` clamps to the destination's range."""
+def cvt_int(v, dk, db, sk, sb, sat, reg_bits=0):
+    """``cvt.dtype.stype`` between integer types; ``.sat`` clamps to the destination's range. A signed ``dtype``
+    narrower than the destination register (``reg_bits``) is sign-extended to the register's width (PTX ISA,
+    "Operand Size Exceeding Instruction-Type Size"; the H200 agrees), an unsigned one zero-extended."""
     x = sext(v, sb) if sk == TK_S else zext(v, sb)
     if sat and db < 64:
         if dk == TK_S:
@@ -333,6 +340,10 @@ def cvt_int(v, dk, db, sk, sb, sat):
         x = min(max(x, lo), hi)
     elif sat and db == 64 and dk != TK_S and sk == TK_S and x < 0:
         x = np.int64(0)
+    elif sat and db == 64 and dk == TK_S and sk != TK_S and sb == 64 and x < 0:   # u64 above the s64 range
+        x = np.int64(0x7FFFFFFFFFFFFFFF)
+    if dk == TK_S and reg_bits > db:
+        return sext(x, db) & mask(reg_bits)
     return zext(x, db)
 
 

@@ -370,10 +370,11 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
             if (gmask >> lane) & 1:
                 _set(regs, w, lane, k0, s0, n0, _val(regs, w, lane, k1, s1, n1, i1, g1) & wm)
     elif op == Op.CVT and m0 == 0:
-        sk, sb, sat = code[p, SK], code[p, SB], code[p, M1]
+        sk, sb, sat, reg_bits = code[p, SK], code[p, SB], code[p, M1], code[p, M2]
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0, cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat))
+                _set(regs, w, lane, k0, s0, n0,
+                     cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat, reg_bits))
     elif op == Op.CVTA:
         window = np.int64(0) if m0 == SP_GLOBAL else (np.int64(m0 - 1) << 40)
         if code[p, M1]:
@@ -409,17 +410,13 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
 
 
 @njit(cache=True)
-def _generic_window(regs, w, gmask, s_base, n_base, imm):
+def _generic_window(regs, w, gmask, opnd, arow):
     """``SP_GLOBAL`` when every lane of ``gmask`` has a global generic address, ``SP_SHARED`` when every
     one is in the shared window, else -1 (mixed, another window, or invalid: thread by thread)."""
     space = np.int64(-1)
     for lane in range(32):
         if (gmask >> lane) & 1:
-            a = imm
-            if s_base >= 0:
-                a += np.int64(regs[w, lane, s_base])
-                if n_base == 2:
-                    a += np.int64(regs[w, lane, s_base + 1]) << 32
+            a = lane_address(regs[w, lane], opnd, arow)
             lsp = SP_GLOBAL if 0 <= a < SHARED_WINDOW else (SP_SHARED if SHARED_WINDOW <= a < 2 * SHARED_WINDOW else -1)
             if lsp < 0 or (space >= 0 and lsp != space):
                 return np.int64(-1)
@@ -442,9 +439,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     size = esize * n
     o = code[p, O0:O0 + 2]
     arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
-    s_base, n_base, imm = opnd[arow, SLOT], opnd[arow, NW], opnd[arow, IMM]
     if generic:
-        space = _generic_window(regs, w, gmask, s_base, n_base, imm)
+        space = _generic_window(regs, w, gmask, opnd, arow)
         if space < 0:
             return False
     mem = smem if space == SP_SHARED else gmem
@@ -454,11 +450,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     for lane in range(32):                      # check every lane first: a fault changes nothing
         if not (gmask >> lane) & 1:
             continue
-        addr = imm
-        if s_base >= 0:
-            addr += np.int64(regs[w, lane, s_base])
-            if n_base == 2:
-                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
         if (off < lowest or off > mem.shape[0] - size
                 or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT])):
@@ -474,11 +466,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
-        addr = imm
-        if s_base >= 0:
-            addr += np.int64(regs[w, lane, s_base])
-            if n_base == 2:
-                addr += np.int64(regs[w, lane, s_base + 1]) << 32
+        addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
         for j in range(n):
             row = opnd[drow, SLOT] + j if n > 1 else drow

@@ -1,0 +1,113 @@
+"""Registers whose value is known when the kernel is compiled: the constants ptxas folds instructions with.
+
+The driver's ptxas folds some instructions whose operands it knows at compile time differently from the
+sequence it runs otherwise (``bfe.s32`` with a known position >= 32 and a known length >= 1 becomes all ones:
+docs/ptx.md, "Integer forms: what the H200 runs"). To model that, the decoder asks which registers hold a known
+constant before each instruction: :func:`known_constants` is a forward dataflow over one function's control flow
+(:class:`warpsim.ptx.reaching.ControlFlow`) with the lattice "register -> one value, or unknown":
+
+- ``mov.TYPE %r, IMM`` without a guard makes ``%r`` that constant (its low ``TYPE`` bits); ``mov.TYPE %r, %s``
+  copies what is known of ``%s``; ``add/sub/and/or/xor`` of known values (integer types, no modifier) are known;
+- any other write to a register (the first operand of every instruction but ``st``, ``red``, branches,
+  barriers and the like; both halves of ``p|q``; the elements of a vector; a guarded ``mov``) makes it unknown;
+- where paths join (a label, the instruction after a guarded or unconditional branch's fall-through), a register
+  stays known only with the same value on every incoming path.
+
+ptxas knows more (it folds every arithmetic on constants); this is a part of what it knows, and a register reported
+known here is known to ptxas too.
+
+>>> from warpsim.ptx.syntax import parse_module
+>>> m = parse_module(".version 8.0\\n.target sm_90\\n.address_size 64\\n.entry k()\\n{ .reg .b32 %r<4>;\\n"
+...                  "mov.u32 %r1, 40; mov.u32 %r2, %r1; add.u32 %r1, %r1, 1; ld.u32 %r2, [%r3]; ret; }")
+>>> [known_constants(m.functions["k"])[i] for i in (3, 4)] == [{"%r1": 41, "%r2": 40}, {"%r1": 41}]
+True
+"""
+
+from __future__ import annotations
+
+from warpsim.ptx.reaching import ControlFlow
+from warpsim.ptx.syntax import Instruction
+
+__all__ = ["known_constants"]
+
+_NO_WRITE = frozenset({"st", "red", "bra", "ret", "exit", "trap", "bar", "barrier", "membar", "fence", "nanosleep",
+                       "prefetch", "prefetchu", "griddepcontrol", "pmevent", "cp"})
+_BITS = {"8": 0xFF, "16": 0xFFFF, "32": 0xFFFFFFFF, "64": 0xFFFFFFFFFFFFFFFF}
+
+
+def _written(ins: Instruction) -> list:
+    """The register names ``ins`` may write."""
+    if ins.opcode in _NO_WRITE or not ins.operands:
+        return []
+    out = []
+
+    def add(op):
+        if op is None:
+            return
+        if op.kind in ("reg", "sym"):
+            out.append(op.name)
+        elif op.kind in ("vec", "list"):
+            for item in op.items:
+                add(item)
+    first = ins.operands[0]     # call (ret), f, (args): the return list
+    add(first)
+    add(first.pair)
+    return out
+
+
+_FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "and": lambda a, b: a & b,
+         "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
+
+
+def _value(ins: Instruction, known: dict):
+    """The constant ``ins`` writes to its first operand, or None (module docstring)."""
+    ops = ins.operands
+    if ins.guard is not None or len(ops) < 2 or ops[0].kind != "reg" or ops[0].pair is not None:
+        return None
+    mask = next((_BITS[m[1:]] for m in ins.mods if m[1:] in _BITS and m[0] in "bus"), None)
+    srcs = [o.value if o.kind == "imm" else known.get(o.name) if o.kind == "reg" else None for o in ops[1:]]
+    if mask is None or any(v is None for v in srcs):
+        return None
+    if ins.opcode == "mov" and len(srcs) == 1:
+        return srcs[0] & mask
+    if ins.opcode in _FOLD and len(srcs) == 2 and set(ins.mods) <= {"u32", "s32", "b32", "u64", "s64", "b64"}:
+        return _FOLD[ins.opcode](srcs[0], srcs[1]) & mask
+    return None
+
+
+def _transfer(ins: Instruction, known: dict) -> dict:
+    known = dict(known)
+    writes = _written(ins)
+    value = _value(ins, known)
+    for name in writes:
+        known.pop(name, None)
+    if value is not None:
+        known[ins.operands[0].name] = value
+    return known
+
+
+def _meet(a: dict | None, b: dict) -> dict:
+    if a is None:
+        return dict(b)
+    return {k: v for k, v in a.items() if b.get(k) == v}
+
+
+def known_constants(function) -> list:
+    """For each instruction of ``function`` (a parsed :class:`~warpsim.ptx.syntax.Function`; in order, labels
+    skipped): ``{register name: value}`` of the registers holding a constant known at compile time when the
+    instruction starts (module docstring). The control flow is :class:`warpsim.ptx.reaching.ControlFlow`'s."""
+    flow = ControlFlow(function)
+    ins, succ = flow.instrs, flow.succ
+    entry: list = [None] * len(ins)
+    if ins:
+        entry[0] = {}
+    work = [0] if ins else []
+    while work:
+        i = work.pop()
+        out = _transfer(ins[i], entry[i])
+        for j in succ[i]:
+            met = _meet(entry[j], out)
+            if met != entry[j]:
+                entry[j] = met
+                work.append(j)
+    return [e if e is not None else {} for e in entry]
