@@ -27,5 +27,6 @@ def need_dsl():
     _need(importlib.util.find_spec("cutlass") is not None, "CuTe DSL not installed (pip install 'warpsim[dsl]')")
 
 
-# a CuTe DSL kernel source for warpsim check, not a test module (importing it needs the DSL)
-collect_ignore = ["attn_tile_dsl.py"]
+# a CuTe DSL kernel source for warpsim check, not a test module (importing it needs the DSL); this list
+# shadows the root conftest's for this folder, so it repeats its rule: a conftest is no doctest module
+collect_ignore = ["attn_tile_dsl.py", "conftest.py"]

@@ -1,6 +1,6 @@
 """``warpsim check``: the type-provenance check of a kernel (:mod:`warpsim.ptx.provenance`), with source lines.
 
-``warpsim check SOURCE [--kernel NAME] [--arch sm_80|sm_90] [--nvcc-flags "FLAGS"]``
+``warpsim check SOURCE [--kernel NAME] [--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--ptx-out DIR]``
 
 SOURCE is a ``.cu`` (compiled by nvcc with ``-lineinfo``), a ``.ptx`` or a CuTe DSL ``.py`` file, as for
 ``warpsim run``; without ``--kernel`` every kernel of the source is checked. Each finding is one line
@@ -11,9 +11,10 @@ it was inlined from, ``flash.cu:365>287>76``) and its PTX line and instruction, 
     attn.cu:36 (attn.sm_80.ptx:200 mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32) reads A register %r13
     as bf16x2, but attn.cu:29 (attn.sm_80.ptx:142 cvt.rn.f16x2.f32) produced it as f16x2 (4 PTX instruction pairs)
 
-(one line on the terminal). Findings with the same two source lines, instructions and types are one
-line, with the count of (producer, consumer) PTX instruction pairs behind it. ``warpsim run SOURCE
---strict ...`` runs the same check first and does not launch a kernel with findings.
+(one line on the terminal). ``--ptx-out DIR`` writes the PTX those line numbers refer to. Findings with
+the same two source lines, instructions and types are one line, with the count of (producer, consumer)
+PTX instruction pairs behind it. ``warpsim run SOURCE --strict ...`` runs the same check first and does
+not launch a kernel with findings.
 
 Exit status: 0 no findings; 1 findings; 2 bad input (one line: a missing file, a compile error, an
 unknown kernel, a PTX syntax error).
@@ -23,8 +24,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from warpsim.debug.ptx_source import source_chains, user_line
+from warpsim.files import write_atomic
 from warpsim.ptx.compile import ARCHS, compile_source
 from warpsim.ptx.front import find_entry
 from warpsim.ptx.provenance import check_kernel
@@ -41,6 +44,8 @@ def add_arguments(parser):
     parser.add_argument("--arch", default="sm_90", help=f"compile target: {', '.join(ARCHS)} (default sm_90)")
     parser.add_argument("--nvcc-flags", default="", metavar="FLAGS",
                         help="more nvcc flags, written with = as they start with a dash: --nvcc-flags=\"-DX=1\"")
+    parser.add_argument("--ptx-out", default=None, metavar="DIR",
+                        help="write the PTX the findings' line numbers refer to into DIR (as named in the findings)")
 
 
 @dataclass(frozen=True)
@@ -68,19 +73,24 @@ class SourceFinding:
                 f"{at(self.producer_line, f.producer)} produced it as {f.produced}{packed}{count}")
 
 
-def check_source(source, kernel=None, arch="sm_90", nvcc_flags=()):
-    """``(kernels checked, [SourceFinding, ...])`` of a source file; errors as ``warpsim run`` raises them."""
+def check_source(source, kernel=None, arch="sm_90", nvcc_flags=(), ptx_out=None):
+    """``(kernels checked, [SourceFinding, ...])`` of a source file; errors as ``warpsim run`` raises them.
+    ``ptx_out``: a folder to write the checked kernels' PTX modules into, each under the name the findings
+    give it (``k.sm_90.ptx``; ``k.0.sm_90.ptx``, ``k.1.sm_90.ptx``, ... for a DSL file of several modules)."""
     compiled = compile_source(source, arch, nvcc_flags)
-    ptx_name = compiled.source.name if compiled.kind == "ptx" else f"{compiled.source.stem}.{compiled.arch}.ptx"
-    modules = [(text, parse_module(text, ptx_name)) for text in compiled.modules]
-    entries = {name: (text, module) for text, module in modules
-               for name, f in module.functions.items() if f.entry and not f.declared_only}
+    modules = []
+    for k, text in enumerate(compiled.modules):
+        number = f".{k}" if len(compiled.modules) > 1 else ""
+        name = compiled.source.name if compiled.kind == "ptx" else f"{compiled.source.stem}{number}.{compiled.arch}.ptx"
+        modules.append((name, text, parse_module(text, name)))
+    entries = {kernel_name: (ptx_name, text, module) for ptx_name, text, module in modules
+               for kernel_name, f in module.functions.items() if f.entry and not f.declared_only}
     if not entries:
         raise ValueError(f"{compiled.source.name}: no kernel (.entry) to check")
     names = [find_entry(entries, kernel)] if kernel is not None else list(entries)
     out = []
     for name in names:
-        text, module = entries[name]
+        ptx_name, text, module = entries[name]
         findings = check_kernel(module, name)
         lines = {site.ptx_line for f in findings for site in (f.consumer, f.producer)}
         chains = source_chains(text, module.files, lines)
@@ -91,6 +101,8 @@ def check_source(source, kernel=None, arch="sm_90", nvcc_flags=()):
             first, count = groups.get(key, (f, 0))
             groups[key] = (first, count + 1)
         out += [SourceFinding(name, first, key[0], key[1], ptx_name, count) for key, (first, count) in groups.items()]
+    for ptx_name, text in sorted({entries[name][:2] for name in names} if ptx_out is not None else ()):
+        write_atomic(Path(ptx_out) / ptx_name, lambda f, text=text: f.write(text.encode()), makedirs=True)
     return names, out
 
 
@@ -115,7 +127,8 @@ def _user(chain):
 
 def run(args):
     """Check, print, return the exit status (0 clean, 1 findings); user errors are raised for the CLI."""
-    names, findings = check_source(args.source, args.kernel, args.arch, tuple(args.nvcc_flags.split()))
+    names, findings = check_source(args.source, args.kernel, args.arch, tuple(args.nvcc_flags.split()),
+                                   args.ptx_out)
     for f in findings:
         sys.stdout.write(f"{f}\n")
     for name in names:

@@ -78,9 +78,22 @@ def test_flash_forward_p_in_the_other_type_is_flagged(need_nvcc):
     assert finding.pairs > 4                          # P's registers feed every n8 tile of P V, in a loop
 
 
+def test_ptx_out_writes_the_ptx_the_findings_name(need_nvcc, capsys, tmp_path):
+    status, out, _err = cli(capsys, "check", ATTN, "--arch", "sm_80", "--nvcc-flags=-DP_AS_HALF",
+                            "--ptx-out", tmp_path / "ptx")
+    assert status == 1
+    ptx = (tmp_path / "ptx" / "attn_tile.sm_80.ptx").read_text().splitlines()
+    _names, [finding] = check_source(ATTN, arch="sm_80", nvcc_flags=("-DP_AS_HALF",))
+    assert f"attn_tile.sm_80.ptx:{finding.finding.producer.ptx_line} cvt.rn.f16x2.f32" in out
+    assert "cvt.rn.f16x2.f32" in ptx[finding.finding.producer.ptx_line - 1]
+    assert ptx[finding.finding.consumer.ptx_line - 1].strip().startswith("mma.sync.aligned.m16n8k16")
+    assert sorted(p.name for p in (tmp_path / "ptx").iterdir()) == ["attn_tile.sm_80.ptx"]
+
+
 def test_cute_dsl_p_as_f16_is_flagged_with_both_python_lines(need_dsl):
     names, [finding] = check_source(ATTN_DSL, arch="sm_80")
     assert len(names) == 2 and finding.kernel.endswith("_Float16_0")          # the BFloat16 kernel is silent
+    assert finding.ptx_name == "attn_tile_dsl.1.sm_80.ptx"                     # the second WARPSIM entry
     assert (finding.consumer_line, finding.producer_line) == (marked_line(ATTN_DSL, "P V"),
                                                               marked_line(ATTN_DSL, "P"))
     f = finding.finding
