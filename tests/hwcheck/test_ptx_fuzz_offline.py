@@ -163,8 +163,8 @@ H200_RECORDS = [
     (100018, "out", 41, None, 0xe8ba1154),
     (100022, "register", 0, 45, 0xffffffff),            # bfe.s32 with a position ptxas knows (folded)
     (100022, "register", 0, 50, 0xffffffffffffffff),    # bfe.s64
-    # the second campaign (2026-12-01 evening, conformance/h200/h200-ptx-fuzz.json): bfi.b32 with a known position
-    # in 1..31 and a known length >= 32, which ptxas folds with the length mod 32
+    # the second campaign (2026-12-01 evening): bfi.b32 with a known position in 1..31 and a known length >= 32,
+    # which ptxas folds with the length mod 32 (SHF + LOP3)
     (100205, "register", 12, 48, 0xef91cab3),   # bfi.b32 %r4, %r4, %r4, 1, 33;
     (100786, "register", 8, 43, 0x980c44f9),   # bfi.b32 %r1, %r1, %r0, 1, 64;
     (101972, "register", 8, 39, 0x05b0ad3a),   # bfi.b32 %r11, %r2, %r10, 31, 32;
@@ -173,6 +173,12 @@ H200_RECORDS = [
     (102542, "register", 9, 57, 0xffffffd1),   # bfi.b32 %r6, %r0, %r8, 1, %r9;
     (102597, "register", 2, 36, 0x9e7243bc),   # bfi.b32 %r9, %r9, %r6, 7, 32;
     (102684, "register", 4, 41, 0xd5d290d0),   # bfi.b32 %r3, %r0, %r0, 1, 64;
+    # the third (conformance/h200/h200-ptx-fuzz.json): positions that are multiples of 8 (PRMT), and a known b
+    # (LEA/IMAD), which ptxas folds as the ISA says
+    (100538, "register", 13, 44, 0x85561b10),   # bfi.b32 %r1, %r4, %r10, 16, 32;
+    (101010, "register", 2, 49, 0x7344fcfc),   # bfi.b32 %r0, %r0, %r0, 8, 64;
+    (101588, "register", 1, 59, 0xa3a455fa),   # bfi.b32 %r7, %r0, %r9, 8, 64;
+    (103836, "register", 17, 46, 0x72130013),   # bfi.b32 %r9, %r5, %r6, 8, 64;
 ]
 
 

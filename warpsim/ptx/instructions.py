@@ -37,16 +37,18 @@ def _folded_bfe(t, ops, known) -> bool:
 
 
 def _folded_bfi(t, ops, known) -> bool:
-    """Whether the driver's ptxas folds this ``bfi.b32`` into a shift and a mask it computes with the length mod 32:
-    position and length known at compile time (as for :func:`_folded_bfe`), the position's low byte in 1..31 and
-    the length's >= 32 (``bfi.b32 d, a, b, 1, 32`` is ``b``; ptxas 13 for sm_90, SHF + LOP3; the H200's fuzz
-    campaign: docs/ptx.md). Position 0 with a length >= 32 is a plain copy of ``a``, as the ISA says."""
+    """Whether the driver's ptxas folds this ``bfi.b32`` into a shift and a mask it computes with the length mod 32
+    (``SHF`` + ``LOP3``; ``bfi.b32 d, a, b, 1, 32`` is ``b``): position and length known at compile time (as for
+    :func:`_folded_bfe`), ``b`` not known, the position's low byte in 1..31 and not a multiple of 8 (those become a
+    ``PRMT``, as the ISA), the length's >= 32. With ``b`` known ptxas folds to ``LEA``/``IMAD``, as the ISA; position 0
+    is a copy of ``a``. (ptxas 13 for sm_90 read with nvdisasm; the H200's fuzz campaigns: docs/ptx.md.)"""
     def value(op):
         return op.value if op.kind == "imm" else known.get(op.name) if op.kind == "reg" else None
-    if t != "b32" or len(ops) != 5:
+    if t != "b32" or len(ops) != 5 or value(ops[2]) is not None:
         return False
     pos, length = value(ops[3]), value(ops[4])
-    return pos is not None and length is not None and 0 < pos & 0xFF < 32 and length & 0xFF >= 32
+    return (pos is not None and length is not None and 0 < pos & 0xFF < 32 and (pos & 0xFF) % 8 != 0
+            and length & 0xFF >= 32)
 
 
 def name_of(ins):
