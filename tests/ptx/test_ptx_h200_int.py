@@ -1,5 +1,5 @@
 """Integer instructions where the H200 departs from a plain reading of the PTX ISA text, as the interpreter
-models them (the evidence: ``hwcheck campaign --instr int`` on the H200, conformance/h200/h200-int-forms.json).
+models them (the evidence: ``hwcheck campaign --instr int`` on the H200, conformance/h200/h200-int-forms-run1.json).
 """
 
 import numpy as np

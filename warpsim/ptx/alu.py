@@ -104,7 +104,7 @@ def _sdiv(a, b, bits):
 def field(v, bits):
     """A ``bfe``/``bfi`` position or length as the H200 reads it: the low 8 bits for 32-bit types (PTX ISA, "bfe":
     ``pos = b & 0xff``), the whole ``u32`` for 64-bit types (the H200 does not reduce it mod 256: ``bfe.u64 d, 1, 0,
-    256`` is 1, not 0; conformance/h200/h200-int-forms.json, docs/ptx.md).
+    256`` is 1, not 0; conformance/h200/h200-int-forms-run1.json, docs/ptx.md).
 
     >>> field(0x105, 32), field(0x105, 64)
     (5, 261)
@@ -292,7 +292,7 @@ def alu(op, tk, tb, mode, a, b, c, e):
     if op == Op.MAD:
         return _mul(a, b, tk, tb, mode) + c
     if op == Op.DIV or op == Op.REM:
-        if zext(b, tb) == 0:             # the H200: all ones for div and rem (h200-int-forms.json)
+        if zext(b, tb) == 0:             # the H200: all ones for div and rem (h200-int-forms-run1.json)
             return np.int64(-1)
         q, r = _sdiv(a, b, tb) if signed else _udiv(a, b, tb)
         return q if op == Op.DIV else r
