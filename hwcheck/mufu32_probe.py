@@ -221,9 +221,9 @@ extern "C" __global__ void lg2_predict(const unsigned* out, unsigned long long* 
 
 def _sass(forms, log):
     """``ptxas`` + ``cuobjdump -sass`` of one kernel per form; the text, or why not."""
-    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    tools = {t: next((p for p in (os.path.join(cuda, "bin", t), t) if os.path.exists(p) or "/" not in p), t)
-             for t in ("ptxas", "cuobjdump")}
+    from warpsim.ptx.compile import find_nvcc
+    nvcc = find_nvcc()                            # ptxas and cuobjdump stand beside it in the toolkit's bin
+    tools = {t: os.path.join(os.path.dirname(nvcc), t) if nvcc else t for t in ("ptxas", "cuobjdump")}
     parts = []
     with tempfile.TemporaryDirectory() as d:
         for form in forms:

@@ -549,7 +549,8 @@ def _worker_job(make_gpu_ptx, job, options):
         _WORKER_PTX = make_gpu_ptx()
     run = PtxRun(job)
     try:
-        run_one(_WORKER_PTX, job, run=run, log=open(os.devnull, "w"), **options)
+        with open(os.devnull, "w") as quiet:
+            run_one(_WORKER_PTX, job, run=run, log=quiet, **options)
     except HwcheckError as e:
         return run, str(e)
     except (WarpsimError, ValueError, TypeError) as e:

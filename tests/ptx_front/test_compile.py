@@ -32,9 +32,11 @@ def test_source_kind_tells_dsl_from_program(tmp_path):
         source_kind("k.txt")
 
 
-def test_relative_file_lines():
-    ptx = '\t.file\t1 "/home/u/proj/k.cu"\n\t.file\t2 "/opt/inc/cute/layout.hpp", 1, 2\n\t.file\t3 "/usr/x/y.h"\n'
-    out = relative_file_lines(ptx, ["/home/u/proj", "/opt/inc"])
+def test_relative_file_lines(tmp_path):
+    proj, inc, other = tmp_path / "proj", tmp_path / "inc", tmp_path / "x"
+    ptx = (f'\t.file\t1 "{proj}/k.cu"\n\t.file\t2 "{inc}/cute/layout.hpp", 1, 2\n'
+           f'\t.file\t3 "{other}/y.h"\n')
+    out = relative_file_lines(ptx, [str(proj), str(inc)])
     assert out == '\t.file\t1 "k.cu"\n\t.file\t2 "cute/layout.hpp", 1, 2\n\t.file\t3 "y.h"\n'
 
 
