@@ -223,11 +223,12 @@ class Kernel:
                              f"(of {len(self.params)}: {', '.join(p.source_name or p.name for p in self.params)})")
         return out
 
-    def launch(self, grid=1, block=128, args=None, smem=0, cta=None):
-        """Run the kernel; returns the core's result with ``.buffers`` keyed by PTX param name."""
+    def launch(self, grid=1, block=128, args=None, smem=0, cta=None, profile=False):
+        """Run the kernel; returns the core's result with ``.buffers`` keyed by PTX param name (``profile``:
+        see :meth:`warpsim.ptx.launch.PtxModule.launch`)."""
         return self.module.launch(self.name, grid=parse_dim3(grid, "--grid"), block=parse_dim3(block, "--block"),
                                   args=self.core_args(args or {}), smem=smem, arch=self.arch.replace("_", ""),
-                                  cta=cta)
+                                  cta=cta, profile=profile)
 
     def buffers(self, result):
         """``result.buffers`` keyed by the name the user would give (source name where known)."""

@@ -19,7 +19,9 @@ Faults fill ``fault`` (``int64[8]``: code, thread, value, extra, pc, space, warp
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from warpsim.isa.faults import set_fault
 from warpsim.ptx.codes import (ABSENT, CTX, EXITED, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
@@ -29,22 +31,37 @@ from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.thread import thread_op
 from warpsim.ptx.warp import warp_collective, warp_shared_global, warp_simple
+from warpsim.ptx.warpcopy import warp_cp_async
 
 __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
            "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE",
            "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
 
 
+@intrinsic
+def host_cycles(typingctx):
+    """The host's cycle counter (``llvm.readcyclecounter``: the TSC on x86-64), int64; differences only."""
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = builder.module.declare_intrinsic("llvm.readcyclecounter", fnty=ir.FunctionType(i64, []))
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
             kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault,
-            mt):
+            mt, cycles):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
     across calls); at ``ctx[14]`` of them it stops with ``FAULT_STEP_LIMIT`` before executing the
     next one. Every bit of state is in the arguments (``bars``: ``int64[2, 16]``, threads arrived
     and expected per barrier), so a call with a larger ``ctx[14]`` resumes where it stopped.
+
+    ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
+    each of its warp instructions' scheduling to the next one's, and how many it executed (a profile; the
+    schedule and the results do not change).
     """
     warps = regs.shape[0]
     bar_arrived = bars[0]
@@ -52,10 +69,18 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     steps = ctx[13]
     max_steps = ctx[14]
     big = np.int64(1) << 62
+    profile = cycles.shape[0] > 0
+    last_p = np.int64(-1)
+    last_t = np.int64(0)
     while True:
         for w in range(warps):
             t0 = 32 * w
             while True:
+                if profile:
+                    now = host_cycles()
+                    if last_p >= 0:
+                        cycles[last_p, 0] += now - last_t
+                    last_p, last_t = np.int64(-1), now
                 p = big
                 alive = np.int64(0)
                 group = np.int64(0)
@@ -87,6 +112,9 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     return False
                 op = code[p, OP]
                 counts[op] += 1
+                if profile:
+                    cycles[p, 1] += 1
+                    last_p = p
                 clocks[w] += 1
                 if op == Op.BAR or op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA or op == Op.SHFL \
                         or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK or op == Op.REDUX:
@@ -101,6 +129,9 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         return False
                     continue
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
+                    continue
+                if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(
+                        p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map):
                     continue
                 if op == Op.LD or op == Op.ST:
                     if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map,

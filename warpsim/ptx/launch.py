@@ -195,7 +195,7 @@ class PtxModule:
 
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0):
+               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
@@ -204,19 +204,21 @@ class PtxModule:
         not echoed to stdout; ``keep_shared``: the result keeps each CTA's final shared memory
         (``LaunchResult.shared``); ``shared_fill``: the byte every CTA's shared memory holds when it
         starts (default 0; a GPU leaves what was there, so a second run with another fill tells
-        which bytes a kernel wrote). Raises ``SimulatorFault`` for a fault of the kernel.
+        which bytes a kernel wrote); ``profile``: the result's ``stats["host_cycles"]`` gives the host
+        cycles spent per PTX instruction form (:meth:`PtxRun.host_cycles`). Raises ``SimulatorFault`` for a
+        fault of the kernel.
         """
         if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
                 or not 0 <= shared_fill < 256):
             raise ValueError(f"launch: shared_fill must be a byte value 0..255, got {shared_fill!r}")
-        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet)
+        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet, profile)
         run.shared = [] if keep_shared else None
         run.shared_fill = int(shared_fill)
         run.machine.smem[...] = run.shared_fill          # the first CTA began before the fill was known
         return run.run()
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-              max_steps=DEFAULT_MAX_STEPS, quiet=False):
+              max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False):
         """A :class:`PtxRun` of ``kernel`` stopped before its first instruction (arguments as :meth:`launch`)."""
         d = self.decoded(kernel)
         grid, block = _dim3("grid", grid), _dim3("block", block)
@@ -234,7 +236,7 @@ class PtxModule:
             raise ValueError(f"launch: max_steps must be a positive int, got {max_steps!r}")
         ctas = self._ctas(grid, cta)
         args = self._arguments(kernel, d, args)
-        return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet)
+        return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet, profile)
 
     def _ctas(self, grid, cta):
         gx, gy, gz = grid
@@ -325,7 +327,7 @@ class PtxRun:
     and ``where(thread)`` the instruction a thread executes next.
     """
 
-    def __init__(self, module, kernel, d, grid, block, ctas, args, smem, arch, max_steps, quiet):
+    def __init__(self, module, kernel, d, grid, block, ctas, args, smem, arch, max_steps, quiet, profile=False):
         self.module, self.kernel, self.decoded = module, kernel, d
         self.block, self._ctas, self._max_steps, self._quiet = block, ctas, max_steps, quiet
         threads = block[0] * block[1] * block[2]
@@ -353,6 +355,7 @@ class PtxRun:
         ctx[12], ctx[14], ctx[15] = m.smem.size - SHARED_BASE, max_steps, _SM_COUNT    # static + dynamic
         self._ctx = ctx
         self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
+        self._cycles = np.zeros((d.code.shape[0] if profile else 0, 2), np.int64)  # per row: cycles, executions
         self.printf = []
         self.shared_fill = 0        # the byte each CTA's shared memory starts with
         self.shared = None          # a list: each finished CTA's final shared window is appended to it
@@ -409,7 +412,7 @@ class PtxRun:
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
                            state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault,
-                           self._mufu)
+                           self._mufu, self._cycles)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, self._kparam, self._quiet))
             if done:
                 if self.shared is not None:
@@ -436,7 +439,24 @@ class PtxRun:
         out = {name: m.read_global(name, np.uint8).view(a.dtype).reshape(a.shape) for name, a in self._buffers.items()}
         by_op = {Op(k).name.lower(): int(c) for k, c in enumerate(self._counts) if c and k in Op._value2member_map_}
         stats = {"warp_instructions": self.steps, "by_opcode": by_op, "ctas": len(self._ctas)}
+        if self._cycles.shape[0]:
+            stats["host_cycles"] = self.host_cycles()
         return LaunchResult(out, list(self.printf), stats, m, None if self.shared is None else list(self.shared))
+
+
+    def host_cycles(self):
+        """``{form: (warp instructions, host cycles)}`` so far per PTX instruction form (its opcode with
+        modifiers and types, e.g. ``"fma.rn.f32"``, a guard left out), most cycles first, for a run started
+        with ``profile=True`` (else empty): each warp instruction's cycles run from its scheduling to the
+        next one's (:func:`warpsim.ptx.interp.run_cta`). Cycles are the host's counter (x86-64: the TSC),
+        so their ratios matter, not their unit."""
+        by_form = {}
+        for row in np.flatnonzero(self._cycles[:, 1]):
+            text = self.decoded.where[int(self.decoded.code[row, LOC])].text.split()
+            form = (text[1] if text[0].startswith("@") and len(text) > 1 else text[0]).rstrip(";")
+            n, c = by_form.get(form, (0, 0))
+            by_form[form] = (n + int(self._cycles[row, 1]), c + int(self._cycles[row, 0]))
+        return dict(sorted(by_form.items(), key=lambda kv: -kv[1][1]))
 
 
 def _lanes(bits):

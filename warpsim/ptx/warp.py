@@ -4,7 +4,8 @@
   ``shfl``, ``vote``, ``match``, ``activemask``, ``bar.warp.sync``, with the convergence checks of
   :mod:`warpsim.ptx.interp`;
 - ``warp_simple`` and ``warp_shared_global``: integer ALU, ``setp``, ``selp``, ``mov``, ``cvt``,
-  ``cvta``, ``bra``, fences, the float instructions (:mod:`warpsim.ptx.fpu`), and ``ld``/``st`` of ``.shared``/``.global``, for a whole group of lanes
+  ``cvta``, ``bra``, fences, the float instructions (:mod:`warpsim.ptx.warpfloat`), and ``ld``/``st`` of
+  ``.shared``/``.global``, for a whole group of lanes
   in one call (the operands' fields read once). They return False for what they do not cover,
   which then runs thread by thread (:func:`warpsim.ptx.thread.thread_op`): the same semantics.
 
@@ -15,20 +16,24 @@ advance their pc).
 import numpy as np
 from numba import njit
 
+from warpsim.isa.cvt import cvt_pack_bits
 from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
+from warpsim.isa.scratch import stack_array
 from warpsim.ptx.alu import alu, compare, mask, sext, zext
 from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, WAITING
-from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
                                 read_bytes, write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.thread import cvt_int, get, lane_address, put, raced
+from warpsim.ptx.warpfloat import warp_float
 
 __all__ = ["warp_collective", "warp_simple", "warp_shared_global"]
+
+_MAX_VEC = 32    # the scratch for a vector operand's register slots (mma and ldmatrix take at most 4)
 
 
 @njit(cache=True, inline="always")
@@ -68,14 +73,16 @@ def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
     return True
 
 
-@njit(cache=True)
-def _vec_slots(opnd, row):
-    n = opnd[row, NW]
+@njit(cache=True, inline="always")
+def _vec_slots(opnd, row, out):
+    """The register slots of a vector operand ``{%r1, %r2, ...}``: ``out[:n]`` filled, that view returned
+    (``out``: a scratch array; a longer vector is cut to its size, which the instruction's count check then
+    rejects)."""
+    n = min(opnd[row, NW], out.shape[0])
     first = opnd[row, SLOT]
-    out = np.empty(n, np.int64)
     for j in range(n):
         out[j] = opnd[first + j, SLOT]
-    return out
+    return out[:n]
 
 
 @njit(cache=True)
@@ -94,6 +101,9 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
     t0 = 32 * w
     regs_w = regs[w]
     o = code[p, O0:]
+    # scratch on the stack (no allocation per instruction): vector operands' register slots, lanes' values
+    slots_a, slots_b = stack_array(_MAX_VEC, np.int64), stack_array(_MAX_VEC, np.int64)
+    slots_c, slots_d = stack_array(_MAX_VEC, np.int64), stack_array(_MAX_VEC, np.int64)
     if op == Op.BAR and code[p, M0] != 2:
         if code[p, M1] and gmask != alive:
             set_fault(fault, FAULT_DIVERGENT, t0, gmask, alive)
@@ -120,12 +130,12 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
             return False
         if op == Op.MMA:
             cd = code[p, M2]
-            ok = warp_mma(regs_w, _vec_slots(opnd, o[1]), _vec_slots(opnd, o[2]), _vec_slots(opnd, o[3]),
-                          _vec_slots(opnd, o[0]), code[p, M0], code[p, M1], cd, mma_arch[cd, 0],
-                          mma_arch[cd, 1], mma_arch[cd, 2], fault)
+            ok = warp_mma(regs_w, _vec_slots(opnd, o[1], slots_a), _vec_slots(opnd, o[2], slots_b),
+                          _vec_slots(opnd, o[3], slots_c), _vec_slots(opnd, o[0], slots_d), code[p, M0], code[p, M1],
+                          cd, mma_arch[cd, 0], mma_arch[cd, 1], mma_arch[cd, 2], fault)
         else:
             vec, arow = (o[0], o[1]) if op == Op.LDMATRIX else (o[1], o[0])
-            addrs = np.empty(32, np.int64)
+            addrs = stack_array(32, np.int64)
             if not _shared_addresses(regs_w, opnd, arow, code[p, M1], addrs, t0, fault):
                 return False
             for lane in range(8 * code[p, M2]):
@@ -137,9 +147,9 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
                 if a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
                     return False
             if op == Op.LDMATRIX:
-                ok = warp_ldmatrix(regs_w, _vec_slots(opnd, vec), smem, addrs, code[p, M0], fault)
+                ok = warp_ldmatrix(regs_w, _vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
             else:
-                ok = warp_stmatrix(regs_w, _vec_slots(opnd, vec), smem, addrs, code[p, M0], fault)
+                ok = warp_stmatrix(regs_w, _vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
         if not ok:
             _isa_fault(fault, w)
             fault[5] = SP_SHARED
@@ -157,11 +167,11 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
     if members & ~gmask:
         set_fault(fault, FAULT_DIVERGENT, t0, gmask, members)
         return False
-    vals = np.zeros(32, np.int64)
+    vals = stack_array(32, np.int64)
     if op == Op.SHFL:
         mode = code[p, M0]
-        out = np.zeros(32, np.int64)
-        inside = np.zeros(32, np.int64)
+        out = stack_array(32, np.int64)
+        inside = stack_array(32, np.int64)
         for lane in range(32):
             vals[lane] = get(regs_w[lane], opnd, o[2])
         for lane in range(32):
@@ -277,7 +287,8 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
 @njit(cache=True)
 def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     """The common per-thread instructions for a whole group at once (integer ALU without carries,
-    setp, selp, mov, integer cvt, cvta, bra, fences, and every float instruction). Returns False for any other instruction,
+    setp, selp, mov, integer cvt, the f32 pair pack ``cvt.rn.{f16,bf16}x2.f32``, cvta, bra, fences, and every
+    float instruction: :func:`warpsim.ptx.warpfloat.warp_float`). Returns False for any other instruction,
     which then runs thread by thread in ``thread_op``."""
     tk, tb, m0 = code[p, TK], code[p, TB], code[p, M0]
     nops = code[p, NOPS]
@@ -375,6 +386,12 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
             if (gmask >> lane) & 1:
                 _set(regs, w, lane, k0, s0, n0,
                      cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat, reg_bits))
+    elif op == Op.CVT and m0 == 1:                          # cvt.rn.{f16,bf16}x2.f32 d, a, b (as thread_op)
+        to = code[p, M2]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, cvt_pack_bits(_val(regs, w, lane, k1, s1, n1, i1, g1) & 0xFFFFFFFF,
+                                                              _val(regs, w, lane, k2, s2, n2, i2, g2) & 0xFFFFFFFF, to))
     elif op == Op.CVTA:
         window = np.int64(0) if m0 == SP_GLOBAL else (np.int64(m0 - 1) << 40)
         if code[p, M1]:
@@ -385,20 +402,24 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     elif op >= Op.FARITH and op <= Op.FCVT:
         m1, m2, m3, sk, sb = code[p, M1], code[p, M2], code[p, M3], code[p, SK], code[p, SB]
         setp = op == Op.FSETP                               # p|q, a, b, c; the others d, a, b, c
+        av, bv, cv = stack_array(32, np.int64), stack_array(32, np.int64), stack_array(32, np.int64)
+        dv, qv = stack_array(32, np.int64), stack_array(32, np.int64)
         for lane in range(32):
             if (gmask >> lane) & 1:
                 if setp:
-                    a = _val(regs, w, lane, k2, s2, n2, i2, g2)
-                    b = _val(regs, w, lane, k3, s3, n3, i3, g3)
-                    c = _val(regs, w, lane, k4, s4, n4, i4, g4)
+                    av[lane] = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                    bv[lane] = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                    cv[lane] = _val(regs, w, lane, k4, s4, n4, i4, g4)
                 else:
-                    a = _val(regs, w, lane, k1, s1, n1, i1, g1)
-                    b = _val(regs, w, lane, k2, s2, n2, i2, g2)
-                    c = _val(regs, w, lane, k3, s3, n3, i3, g3)
-                d, q = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt)
-                _set(regs, w, lane, k0, s0, n0, d)
+                    av[lane] = _val(regs, w, lane, k1, s1, n1, i1, g1)
+                    bv[lane] = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                    cv[lane] = _val(regs, w, lane, k3, s3, n3, i3, g3)
+        warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, av, bv, cv, dv, qv, mt)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                _set(regs, w, lane, k0, s0, n0, dv[lane])
                 if setp:
-                    _set(regs, w, lane, k1, s1, n1, q)
+                    _set(regs, w, lane, k1, s1, n1, qv[lane])
     elif op == Op.FENCE or op == Op.NOP:
         pass
     else:

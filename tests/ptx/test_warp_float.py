@@ -1,0 +1,73 @@
+"""``warp_float`` (a warp's float instruction at once) against ``float_result`` (lane by lane): the same bits.
+
+Every form ``warp_float`` hoists (``add sub mul fma .rn`` with and without ``.ftz``/``.sat``, ``max min`` with
+their modifiers, ``ex2.approx.ftz``), and a few it leaves to ``float_result`` (``.rz``, ``ex2.approx`` without
+``.ftz``, ``rcp.approx``, f16x2, ``setp``), on special values, subnormals, values near the smallest normal and
+random bits; lanes outside the guard mask keep what they held."""
+
+import numpy as np
+import pytest
+
+from warpsim.isa.mufu32 import mufu_tables
+from warpsim.isa.rounding import RN, RZ
+from warpsim.ptx.fpu import FLAGS, FOPS, float_result
+from warpsim.ptx.opcodes import TK_F, TK_F16X2, Op
+from warpsim.ptx.warpfloat import warp_float
+
+SPECIAL = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
+           0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x00800001, 0x7F7FFFFF, 0xFF7FFFFF,
+           0x3F000000, 0xC2FC0000, 0xC3000000, 0x43000000, 0xC2FE0000, 0x33800000, 0x34000000, 0x4B000000]
+F = FLAGS
+
+
+def _operands(seed):
+    """32-lane operand rows: each special value against each, then random bits and nearby exponents."""
+    rng = np.random.default_rng(seed)
+    special = np.array(SPECIAL, np.int64)
+    a, b = np.meshgrid(special, special)
+    rows = [np.stack([a.ravel(), b.ravel(), np.roll(a.ravel(), 7)])]
+    bits = rng.integers(0, 1 << 32, (3, 32 * 40), dtype=np.int64)
+    near = (rng.integers(100, 140, (3, 32 * 40)) << 23) | rng.integers(0, 1 << 23, (3, 32 * 40))
+    near |= rng.integers(0, 2, (3, 32 * 40)) << 31
+    rows += [bits, near]
+    flat = np.concatenate(rows, axis=1)
+    flat = flat[:, :flat.shape[1] // 32 * 32]
+    return flat.reshape(3, -1, 32).transpose(1, 0, 2)          # [row, operand, lane]
+
+
+FORMS = [(Op.FARITH, TK_F, 32, FOPS.index(f), RN, flags) for f in ("add", "sub", "mul", "fma")
+         for flags in (0, F["ftz"], F["sat"], F["ftz"] | F["sat"])]
+FORMS += [(Op.FARITH, TK_F, 32, FOPS.index(f), 0, flags) for f in ("max", "min")
+          for flags in (0, F["ftz"], F["nan_mode"], F["xorsign_abs"], F["ftz"] | F["nan_mode"])]
+FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"] | F["ftz"])]
+# left to float_result lane by lane
+FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"]),
+          (Op.FARITH, TK_F, 32, FOPS.index("rcp"), 0, F["approx"] | F["ftz"]),
+          (Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, 0), (Op.FSETP, TK_F, 32, 1, 0, 0)]
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return mufu_tables(("ex2", "rcp"))
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f"op{int(f[0])}-tk{f[1]}-fop{f[3]}-rnd{f[4]}-flags{f[5]}")
+def test_warp_float_gives_float_results_bits(form, tables):
+    op, tk, tb, m0, m1, m2 = form
+    gmask = 0xFFFFFFFF
+    for k, (a, b, c) in enumerate(_operands(int(m0) * 64 + int(m2))):
+        if k % 3 == 2:
+            gmask = 0x5A5AF00F                                  # some lanes held back by their guard
+        d = np.full(32, -7, np.int64)
+        q = np.full(32, -9, np.int64)
+        warp_float(op, tk, tb, m0, m1, m2, 0, 0, 0, gmask, a, b, c, d, q, tables)
+        for lane in range(32):
+            if not (gmask >> lane) & 1:
+                assert (d[lane], q[lane]) == (-7, -9), f"lane {lane} is outside the guard mask but was written"
+                continue
+            want = float_result(op, tk, tb, m0, m1, m2, 0, 0, 0, a[lane], b[lane], c[lane], tables)
+            got = (int(d[lane]), int(q[lane]))
+            assert got == (int(want[0]), int(want[1])), (
+                f"form {form} lane {lane}: a={int(a[lane]):#010x} b={int(b[lane]):#010x} c={int(c[lane]):#010x}: "
+                f"warp_float {got[0]:#x}, {got[1]}; float_result {int(want[0]):#x}, {int(want[1])}")
+        gmask = 0xFFFFFFFF

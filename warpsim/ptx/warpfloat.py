@@ -1,0 +1,99 @@
+"""Float instructions for the lanes of a warp at once (``@njit``): the operands' bits in, the results' bits out.
+
+:func:`warp_float` gives for each lane exactly what :func:`warpsim.ptx.fpu.float_result` gives for it (the same
+isa models, called with the same arguments), but it decides the instruction's form once per warp instruction
+instead of once per lane, and hands the f32 MUFU tables over once. The forms compiled CUDA code runs most, and
+the flash-attention forward's inner loop is made of, are loops over the lanes with one model call each:
+
+==================================  ===========================================================================
+form                                model (as ``float_result`` takes it)
+==================================  ===========================================================================
+``add sub mul fma .rn{.ftz}{.sat}.f32``  the host's binary32 unit (``warpsim.isa.hostfloat``)
+``max min{.ftz}{.NaN}{.xorsign.abs}.f32``  ``warpsim.isa.fpcompare``
+``ex2.approx.ftz.f32``              ``MUFU.EX2``'s table (``warpsim.isa.mufu32.mufu_ex2``)
+==================================  ===========================================================================
+
+Every other form (other types and rounding modes, the other MUFU forms, ``setp``, ``cvt``) goes lane by lane
+through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
+
+>>> import numpy as np
+>>> from warpsim.ptx.fpu import FOPS
+>>> from warpsim.ptx.opcodes import TK_F
+>>> from warpsim.isa.mufu32 import mufu_tables
+>>> a = np.full(32, 0x3F800000, np.int64); d = np.zeros(32, np.int64); q = np.zeros(32, np.int64)
+>>> warp_float(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0xFFFFFFFF, a, a, a, d, q, mufu_tables(()))
+>>> hex(d[0]), int(d[31])
+('0x40000000', 1073741824)
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa import fpcompare as fc
+from warpsim.isa import mufu32 as m32
+from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
+from warpsim.isa.rounding import RN
+from warpsim.ptx.fpu import FLAGS, FOPS, float_result
+from warpsim.ptx.opcodes import TK_F, Op
+
+__all__ = ["warp_float"]
+
+_ADD, _SUB, _MUL, _FMA = FOPS.index("add"), FOPS.index("sub"), FOPS.index("mul"), FOPS.index("fma")
+_MIN, _MAX, _EX2 = FOPS.index("min"), FOPS.index("max"), FOPS.index("ex2")
+_FTZ, _SAT, _NAN, _XORSIGN = FLAGS["ftz"], FLAGS["sat"], FLAGS["nan_mode"], FLAGS["xorsign_abs"]
+_MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
+
+
+@njit(cache=True)
+def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
+    """The hoisted f32 forms (the module docstring's table) for the lanes of ``gmask``; False for the others."""
+    ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
+    if flags & _MUFU:
+        if fop != _EX2 or not ftz:
+            return False
+        t = mt[m32.EX2]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                d[lane] = np.int64(m32.mufu_ex2(np.uint32(a[lane]), t))    # = f32_ex2_approx_ftz
+        return True
+    if rnd == RN and fop == _FMA:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                d[lane] = np.int64(host_f32_fma(a[lane], b[lane], c[lane], ftz, sat))
+    elif rnd == RN and fop == _MUL:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                d[lane] = np.int64(host_f32_mul(a[lane], b[lane], ftz, sat))
+    elif rnd == RN and (fop == _ADD or fop == _SUB):
+        flip = np.int64(0x80000000) if fop == _SUB else np.int64(0)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                d[lane] = np.int64(host_f32_add(a[lane], b[lane] ^ flip, ftz, sat))
+    elif fop == _MAX or fop == _MIN:
+        nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                if fop == _MAX:
+                    d[lane] = np.int64(fc.f32_max(a[lane], b[lane], ftz, nan, xs))
+                else:
+                    d[lane] = np.int64(fc.f32_min(a[lane], b[lane], ftz, nan, xs))
+    else:
+        return False
+    return True
+
+
+@njit(cache=True)
+def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
+    """``d[lane], q[lane] = float_result(op, ..., a[lane], b[lane], c[lane], mt)`` for each lane of ``gmask``.
+
+    ``a, b, c``: int64[32], the source operands' bits as ``float_result`` takes them; ``d, q``: int64[32],
+    written at the lanes of ``gmask`` only; the row fields as :mod:`warpsim.ptx.fpu` describes them.
+    """
+    if op == Op.FARITH and tk == TK_F and tb == 32 and _f32_lanes(m0, m1, m2, gmask, a, b, c, d, mt):
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                q[lane] = 0
+        return
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            d[lane], q[lane] = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane], mt)
