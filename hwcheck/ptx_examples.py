@@ -24,8 +24,8 @@ from itertools import product
 
 import numpy as np
 
-__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands",
-           "run_ptx_examples"]
+__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_BENCH_EXAMPLE", "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY",
+           "ROOT", "ptx_jobs", "example_commands", "flash_bench_command", "reported_gpu_time", "run_ptx_examples"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _U32 = ["x=random:u32:128", "y=zeros:u32:128"]
@@ -48,21 +48,25 @@ _FLASH_SHAPES = ((2, 2, 80), (1, 1, 512), (1, 2, 130), (2, 1, 200), (2, 1, 128),
 FLASH_TRACE_CAPACITY = 16384     # trace records per thread: a CTA of N = 512 writes registers ~10^4 times a thread
 
 
+def _flash_launch(source, dtype, d, causal, B, H, N):
+    """One launch of a CuTe C++ flash kernel (``examples/cute_cpp/SOURCE``) with the recipe's arguments."""
+    softmax_scale = np.float32(1.0 / np.sqrt(d))
+    scale_log2 = softmax_scale * np.float32(1.4426950408889634)     # both rounded to f32, as the recipe says
+    shape = f"{B}x{H}x{N}x{d}"
+    return (f"examples/cute_cpp/{source}", f"flash_fwd_{dtype}_d{d}{'_causal' if causal else ''}",
+            f"{-(-N // 64)},{H},{B}", 128, 5 * 64 * d * 2,
+            [f"q=random:{dtype}:{shape}", f"k=random:{dtype}:{shape}", f"v=random:{dtype}:{shape}",
+             f"o=zeros:{dtype}:{shape}", f"lse=zeros:f32:{B}x{H}x{N}", f"N={N}",
+             f"scale_log2={float(scale_log2)!r}", f"softmax_scale={float(softmax_scale)!r}"])
+
+
 def _flash():
-    out = []
     variants = list(product(("f16", "bf16"), (64, 128), (False, True)))
+    out = []
     for build, source in enumerate(("flash_fwd.cu", "flash_fwd_fast_math.cu")):
         for i, (dtype, d, causal) in enumerate(variants):
             B, H, N = _FLASH_SHAPES[(i + build * len(variants) // 2) % len(_FLASH_SHAPES)]
-            softmax_scale = np.float32(1.0 / np.sqrt(d))
-            scale_log2 = softmax_scale * np.float32(1.4426950408889634)     # both rounded to f32, as the recipe says
-            out_type = "f16" if dtype == "f16" else "bf16"
-            shape = f"{B}x{H}x{N}x{d}"
-            out.append((f"examples/cute_cpp/{source}", f"flash_fwd_{dtype}_d{d}{'_causal' if causal else ''}",
-                        f"{-(-N // 64)},{H},{B}", 128, 5 * 64 * d * 2,
-                        [f"q=random:{dtype}:{shape}", f"k=random:{dtype}:{shape}", f"v=random:{dtype}:{shape}",
-                         f"o=zeros:{out_type}:{shape}", f"lse=zeros:f32:{B}x{H}x{N}", f"N={N}",
-                         f"scale_log2={float(scale_log2)!r}", f"softmax_scale={float(softmax_scale)!r}"]))
+            out.append(_flash_launch(source, dtype, d, causal, B, H, N))
     return tuple(out)
 
 
@@ -115,6 +119,9 @@ PTX_EXAMPLES = (
 )
 
 FLASH_EXAMPLES = _flash()
+# the launch bench/bench_flash.py simulates (f16, d = 64, not causal, B = 1, H = 2, N = 512), whose GPU time the
+# benchmark prints beside the simulator's once a committed report has it (its command: FLASH_BENCH_COMMAND)
+FLASH_BENCH_EXAMPLE = _flash_launch("flash_fwd.cu", "f16", 64, False, 1, 2, 512)
 
 
 def ptx_jobs(examples=None, root=ROOT):
@@ -141,6 +148,47 @@ def example_commands(examples=FLASH_EXAMPLES, seeds=10, seed=0, capacity=FLASH_T
     """The ``hwcheck run`` command line of each example (as its report records it), e.g. to run the flash
     kernels one at a time."""
     return [_command(e, seeds, seed, capacity) for e in examples]
+
+
+FLASH_BENCH_REPORT = "conformance/h200/h200-flash-bench.json"
+
+
+def flash_bench_command(report=FLASH_BENCH_REPORT):
+    """The command (from the repository root, on a machine with the GPU) that checks :data:`FLASH_BENCH_EXAMPLE`
+    bit for bit for 2 seeds and times it (``gpu_kernel_ms``) into ``report``.
+
+    >>> flash_bench_command().split(" --")[:3]
+    ['python -m hwcheck run examples/cute_cpp/flash_fwd.cu', 'kernel flash_fwd_f16_d64', 'grid 8,2,1']
+    """
+    return (f"python -m hwcheck {_command(FLASH_BENCH_EXAMPLE, 2, 0, FLASH_TRACE_CAPACITY)[len('hwcheck '):]} "
+            f"--report {report}")
+
+
+def reported_gpu_time(example=FLASH_BENCH_EXAMPLE, folder=os.path.join(ROOT, "conformance")):
+    """``(milliseconds, report path under ROOT, GPU name, timed launches)``: the GPU time (``gpu_kernel_ms``) of
+    ``example`` in the newest hwcheck PTX report under ``folder`` that ran it (the same source file, kernel,
+    launch and ``--arg`` specs) and timed it; None where none did."""
+    import glob
+    import json
+    from hwcheck.ptx_run import PtxRun
+    want = PtxRun(ptx_jobs([example])[0]).as_dict()
+    found = None
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or data.get("kind") != "ptx-programs":
+            continue
+        for run in data.get("runs") or []:
+            if (isinstance(run, dict) and str(run.get("source", "")).endswith(example[0])
+                    and all(run.get(k) == want[k] for k in ("kernel", "grid", "block", "smem", "args"))
+                    and isinstance(run.get("gpu_kernel_ms"), (int, float))
+                    and (found is None or str(data.get("date", "")) > found[0])):
+                found = (str(data.get("date", "")), float(run["gpu_kernel_ms"]), os.path.relpath(path, ROOT),
+                         (data.get("gpu") or {}).get("name", "a GPU"), run.get("gpu_timed_launches"))
+    return None if found is None else found[1:]
 
 
 def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1, capacity=4096):

@@ -10,10 +10,14 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
    (``cuModuleLoadData`` of the PTX text, ``cuLaunchKernel`` with the parameter bytes packed as the
    simulator packs them), on the GPU; compare every global buffer bit for bit;
 3. device printf lines are compared as multisets (the GPU's text is read from file descriptor 1);
-4. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
+4. with ``timing`` (``hwcheck run`` and the acceptance sets), time the original kernel on the GPU: CUDA events
+   around each of ``TIMED_LAUNCHES`` launches of the first seed's arguments after ``WARMUP_LAUNCHES`` untimed
+   ones; the report keeps their median as the run's ``gpu_kernel_ms`` (with ``gpu_kernel_ms_range``, the
+   fastest and the slowest), beside ``sim_s``, the simulator's seconds;
+5. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
    that its buffers equal the original's on each, and compare the two trace buffers record by record
    (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included;
-5. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
+6. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
    (:mod:`hwcheck.shared_capture`), the simulator's as its original run left it (the simulator's own capture
    by the instrumented kernel must equal that too); only the bytes the kernel wrote (a second simulator run,
    whose shared memory starts as 0xFF instead of 0, tells which).
@@ -39,9 +43,12 @@ from hwcheck.trace_compare import Regions, compare_buffers, compare_traces
 from warpsim.errors import SimulatorFault, WarpsimError
 
 __all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "validate", "run_one", "check_ptx",
-           "RECORDS", "PTX_DIR_ENV", "ptx_file", "export_ptx", "open_job_kernel"]
+           "RECORDS", "WARMUP_LAUNCHES", "TIMED_LAUNCHES", "kernel_timing",
+           "PTX_DIR_ENV", "ptx_file", "export_ptx", "open_job_kernel"]
 
 RECORDS = 20
+WARMUP_LAUNCHES = 3      # untimed launches before the timed ones (module load, caches, clocks)
+TIMED_LAUNCHES = 20      # launches timed one by one with CUDA events; the report keeps their median
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _INTS = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
          "u64": np.uint64, "i64": np.int64, "bf16": np.uint16}
@@ -197,7 +204,9 @@ class CupyPtx:
                                f"PTX (.version {version.group(1) if version else '?'}): "
                                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
 
-    def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
+    def _prepare(self, module, decoded, kernel, smem, args):
+        """``(launch(grid, block), device arrays, regions)``: the arguments copied to the device, the parameter
+        bytes packed, and a function that launches the kernel once on the null stream (not synchronised)."""
         cp, drv = self.cupy, self.cupy.cuda.driver
         device, regions = {}, {}
 
@@ -209,22 +218,59 @@ class CupyPtx:
         params = _pack_params(decoded, args, pointer, kernel)
         for name, _off, nbytes, _init in decoded.globals_:
             regions[f".global {name}"] = (int(drv.moduleGetGlobal(module, name)), nbytes)
+        func = drv.moduleGetFunction(module, kernel)
+        if smem > 48 * 1024:
+            drv.funcSetAttribute(func, 8, int(smem))     # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        buf = ctypes.create_string_buffer(params, len(params))
+        size = ctypes.c_size_t(len(params))
+        extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+
+        def launch(grid, block):
+            keep = (buf, size, extra)                    # noqa: F841 -- the bytes the driver reads
+            drv.launchKernel(func, *grid, *block, int(smem), 0, 0, ctypes.addressof(extra))
+        return launch, device, regions
+
+    def _failed(self, kernel, e):
+        return HwcheckError(f"hwcheck run: kernel {kernel} failed on {self.gpu.info.name}: "
+                            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
+
+    def launch(self, module, decoded, kernel, grid, block, smem, args) -> GpuLaunch:
+        cp = self.cupy
         try:
-            func = drv.moduleGetFunction(module, kernel)
-            if smem > 48 * 1024:
-                drv.funcSetAttribute(func, 8, int(smem))     # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            buf = ctypes.create_string_buffer(params, len(params))
-            size = ctypes.c_size_t(len(params))
-            extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+            run, device, regions = self._prepare(module, decoded, kernel, smem, args)
             cp.cuda.runtime.deviceSynchronize()
             with _CapturedStdout() as captured:
-                drv.launchKernel(func, *grid, *block, int(smem), 0, 0, ctypes.addressof(extra))
+                run(grid, block)
                 cp.cuda.runtime.deviceSynchronize()
         except Exception as e:
-            raise HwcheckError(f"hwcheck run: kernel {kernel} failed on {self.gpu.info.name}: "
-                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            raise self._failed(kernel, e) from None
         out = {name: cp.asnumpy(d).view(host.dtype).reshape(host.shape) for name, (d, host) in device.items()}
         return GpuLaunch(out, regions, captured.text)
+
+    def kernel_ms(self, module, decoded, kernel, grid, block, smem, args, warmup=WARMUP_LAUNCHES,
+                  launches=TIMED_LAUNCHES) -> list:
+        """The GPU time in milliseconds of each of ``launches`` launches of the kernel on its own device copy of
+        ``args`` (a CUDA event recorded before and after each launch on the null stream, the launch waited
+        for), after ``warmup`` launches not timed. Device printf output, if any, is discarded."""
+        cp = self.cupy
+        times = []
+        try:
+            run, _device, _regions = self._prepare(module, decoded, kernel, smem, args)
+            cp.cuda.runtime.deviceSynchronize()
+            with _CapturedStdout():
+                for _ in range(warmup):
+                    run(grid, block)
+                cp.cuda.runtime.deviceSynchronize()
+                for _ in range(launches):
+                    start, end = cp.cuda.Event(), cp.cuda.Event()
+                    start.record()
+                    run(grid, block)
+                    end.record()
+                    end.synchronize()
+                    times.append(float(cp.cuda.get_elapsed_time(start, end)))
+        except Exception as e:
+            raise self._failed(kernel, e) from None
+        return times
 
 
 class SimulatorAsGpu:
@@ -232,8 +278,9 @@ class SimulatorAsGpu:
     construction unless ``corrupt(kind, buffers)`` changes the result; ``kind`` is ``"original"`` or
     ``"instrumented"``; ``shared_fill``: the byte its shared memory starts as, like a GPU's leftovers)."""
 
-    def __init__(self, arch="sm90", corrupt=None, shared_fill=0):
+    def __init__(self, arch="sm90", corrupt=None, shared_fill=0, kernel_times=None):
         self.arch, self.corrupt, self.shared_fill = arch, corrupt, shared_fill
+        self.kernel_times = kernel_times       # what kernel_ms reports (milliseconds), or None: no timing
 
     def load(self, text):
         from warpsim import ptx
@@ -246,6 +293,22 @@ class SimulatorAsGpu:
             self.corrupt("instrumented" if any(n.startswith("__warpsim") for n in res.buffers) else "original",
                          res.buffers)
         return GpuLaunch(res.buffers, _sim_regions(res), "".join(text for _, _, text in res.printf))
+
+    def kernel_ms(self, module, decoded, kernel, grid, block, smem, args, warmup=WARMUP_LAUNCHES,
+                  launches=TIMED_LAUNCHES):
+        """``kernel_times`` as given (the simulator has no GPU time to stand in with); None without them."""
+        return None if self.kernel_times is None else list(self.kernel_times)
+
+
+def kernel_timing(times) -> dict:
+    """The report's GPU time of a run from the timed launches' milliseconds: the median and the range.
+
+    >>> kernel_timing([0.5, 0.25, 0.75, 0.3])
+    {'gpu_kernel_ms': 0.4, 'gpu_kernel_ms_range': [0.25, 0.75], 'gpu_timed_launches': 4}
+    """
+    return {"gpu_kernel_ms": round(float(np.median(times)), 6),
+            "gpu_kernel_ms_range": [round(float(min(times)), 6), round(float(max(times)), 6)],
+            "gpu_timed_launches": len(times)}
 
 
 def _sim_regions(result):
@@ -331,6 +394,7 @@ class PtxRun:
     records: list = field(default_factory=list)
     wall_s: float = 0.0
     first_register: dict | None = None   # the first seed's earliest mismatching register record, with its PTX text
+    timing: dict | None = None           # kernel_timing() of the original kernel on the GPU, where it was timed
 
     @property
     def mismatched(self):
@@ -343,7 +407,7 @@ class PtxRun:
                 "args": {k: repr(v) if not isinstance(v, np.ndarray) else f"array {v.dtype} {v.shape}"
                          for k, v in j.specs.items()},
                 "simulator_arch": self.arch, "trace_sites": self.sites, "seeds_run": len(self.seeds),
-                "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3),
+                "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3), **(self.timing or {}),
                 "seeds": [s.as_dict() for s in self.seeds], "first_mismatching_register": self.first_register,
                 "mismatches": self.records}
 
@@ -446,8 +510,9 @@ def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
 
 
 def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capacity=4096, window=(0, 0xFFFFFFFF),
-            log=None, run=None) -> PtxRun:
-    """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it)."""
+            log=None, run=None, timing=False) -> PtxRun:
+    """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it). ``timing``:
+    then time the original kernel on the GPU with the first seed's arguments (``PtxRun.timing``)."""
     from hwcheck.instrument import TRACE_PARAM, instrument
     from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture, written_mask
     from warpsim import ptx
@@ -535,6 +600,12 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
         run.seeds.append(result)
         log.write(result.line(job.label) + "\n")
         log.flush()
+    if timing:
+        times = gpu_ptx.kernel_ms(gpu0, d0, name, job.grid, job.block, job.smem,
+                                  kernel.core_args(make_args(job.specs, first_seed)))
+        if times:
+            run.timing = kernel_timing(times)
+            log.write(f"{job.label}: GPU {run.timing['gpu_kernel_ms']:.4f} ms per launch (median of {len(times)})\n")
     run.wall_s = time.perf_counter() - start
     return run
 
@@ -560,16 +631,19 @@ def _worker_job(make_gpu_ptx, job, options):
 
 def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, capacity=4096,
               window=(0, 0xFFFFFFFF), report=None, command="", gpu_info=None, log=None, workers=1,
-              make_gpu_ptx=None):
-    """Run :func:`run_one` for each job; write the report; return ``(runs, status, error, exit status)``.
+              make_gpu_ptx=None, timing=True):
+    """Run :func:`run_one` for each job (``timing``: each kernel's GPU time too); write the report; return
+    ``(runs, status, error, exit status)``.
 
     ``workers`` > 1: the jobs run in that many processes (``spawn``), each with its own ``make_gpu_ptx()``
     (a picklable callable, e.g. :func:`hwcheck.ptx_fuzz.open_cupy_ptx`); the report lists them in ``jobs``'
     order, as one process would."""
     runs, error, settings = [], None, {"seeds": seeds, "first_seed": first_seed, "simulator_arch": arch,
                                        "trace": trace, "trace_capacity": capacity, "trace_window": list(window),
-                                       "workers": workers}
-    options = dict(seeds=seeds, first_seed=first_seed, arch=arch, trace=trace, capacity=capacity, window=window)
+                                       "workers": workers, "timing": timing,
+                                       "timed_launches": [WARMUP_LAUNCHES, TIMED_LAUNCHES] if timing else None}
+    options = dict(seeds=seeds, first_seed=first_seed, arch=arch, trace=trace, capacity=capacity, window=window,
+                   timing=timing)
     try:
         if workers > 1:
             import multiprocessing

@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NUMBER = r"(-?[\d,]*\.?\d+)"
 
 
-def run_quick(script):
+def run_quick(script, *more):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, f"bench/{script}", "--quick"], cwd=ROOT, env=env,
+    out = subprocess.run([sys.executable, f"bench/{script}", "--quick", *more], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.splitlines()
@@ -119,7 +119,7 @@ def test_bench_ptx_debug_quick():
 @pytest.mark.skipif(__import__("shutil").which("nvcc") is None and os.environ.get("CI") != "true",
                     reason="nvcc not found on PATH (bench_flash compiles examples/cute_cpp/flash_fwd.cu)")
 def test_bench_flash_quick():
-    text = run_quick("bench_flash.py")
+    text = run_quick("bench_flash.py", "--profile")
     one = re.search(rf"^one CTA \(64 rows x 128 keys\): +{NUMBER} ms", text, re.M)
     whole = re.search(rf"^B=1 H=2 N=128 forward \(4 CTAs\): +{NUMBER} s", text, re.M)
     base = re.search(rf"^baseline: numpy float64 attention of B=1 H=2: {NUMBER} ms; simulator / numpy: {NUMBER}x", text,
@@ -128,3 +128,12 @@ def test_bench_flash_quick():
     assert one and whole and base and steps, text
     assert num(steps[1]) > 1000 and num(one[1]) > 0
     assert abs(num(base[2]) - num(whole[1]) / (num(base[1]) / 1e3)) <= 0.5 + 0.01 * num(base[2])   # printed rounded
+    cpu = re.search(rf"^CPU time of this process: one CTA {NUMBER} ms \(median {NUMBER}\); B=1 H=2 {NUMBER} s", text,
+                    re.M)
+    assert cpu and num(cpu[1]) > 0, text
+    assert re.search(r"^GPU time of the B=1 H=2 N=512 launch: not for --quick", text, re.M), text
+    rows = re.findall(rf"^  (\S+) +{NUMBER} +{NUMBER}% +{NUMBER} +{NUMBER}$", text, re.M)
+    forms = {r[0] for r in rows}
+    assert {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ex2.approx.ftz.f32", "fma.rn.f32"} <= forms
+    assert sum(int(num(r[1])) for r in rows) == num(steps[1])  # every warp instruction of the CTA, once
+    assert abs(sum(num(r[2]) for r in rows) - 100) <= 0.01 * len(rows) + 0.01

@@ -39,6 +39,7 @@ FORMS = [(Op.FARITH, TK_F, 32, FOPS.index(f), RN, flags) for f in ("add", "sub",
          for flags in (0, F["ftz"], F["sat"], F["ftz"] | F["sat"])]
 FORMS += [(Op.FARITH, TK_F, 32, FOPS.index(f), 0, flags) for f in ("max", "min")
           for flags in (0, F["ftz"], F["nan_mode"], F["xorsign_abs"], F["ftz"] | F["nan_mode"])]
+FORMS += [(Op.FARITH, TK_F, 32, FOPS.index(f), 0, flags) for f in ("neg", "abs") for flags in (0, F["ftz"])]
 FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"] | F["ftz"])]
 # left to float_result lane by lane
 FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"]),

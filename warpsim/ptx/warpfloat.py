@@ -5,13 +5,9 @@ isa models, called with the same arguments), but it decides the instruction's fo
 instead of once per lane, and hands the f32 MUFU tables over once. The forms compiled CUDA code runs most, and
 the flash-attention forward's inner loop is made of, are loops over the lanes with one model call each:
 
-==================================  ===========================================================================
-form                                model (as ``float_result`` takes it)
-==================================  ===========================================================================
-``add sub mul fma .rn{.ftz}{.sat}.f32``  the host's binary32 unit (``warpsim.isa.hostfloat``)
-``max min{.ftz}{.NaN}{.xorsign.abs}.f32``  ``warpsim.isa.fpcompare``
-``ex2.approx.ftz.f32``              ``MUFU.EX2``'s table (``warpsim.isa.mufu32.mufu_ex2``)
-==================================  ===========================================================================
+- ``add sub mul fma .rn{.ftz}{.sat}.f32``: the host's binary32 unit (``warpsim.isa.hostfloat``);
+- ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``: ``warpsim.isa.fpcompare``;
+- ``ex2.approx.ftz.f32``: ``MUFU.EX2``'s table (``warpsim.isa.mufu32.mufu_ex2``).
 
 Every other form (other types and rounding modes, the other MUFU forms, ``setp``, ``cvt``) goes lane by lane
 through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
@@ -39,7 +35,8 @@ from warpsim.ptx.opcodes import TK_F, Op
 __all__ = ["warp_float"]
 
 _ADD, _SUB, _MUL, _FMA = FOPS.index("add"), FOPS.index("sub"), FOPS.index("mul"), FOPS.index("fma")
-_MIN, _MAX, _EX2 = FOPS.index("min"), FOPS.index("max"), FOPS.index("ex2")
+_MIN, _MAX, _ABS, _NEG = FOPS.index("min"), FOPS.index("max"), FOPS.index("abs"), FOPS.index("neg")
+_EX2 = FOPS.index("ex2")
 _FTZ, _SAT, _NAN, _XORSIGN = FLAGS["ftz"], FLAGS["sat"], FLAGS["nan_mode"], FLAGS["xorsign_abs"]
 _MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
 
@@ -77,6 +74,10 @@ def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
                     d[lane] = np.int64(fc.f32_max(a[lane], b[lane], ftz, nan, xs))
                 else:
                     d[lane] = np.int64(fc.f32_min(a[lane], b[lane], ftz, nan, xs))
+    elif fop == _NEG or fop == _ABS:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                d[lane] = np.int64(fc.f32_neg(a[lane], ftz) if fop == _NEG else fc.f32_abs(a[lane], ftz))
     else:
         return False
     return True
