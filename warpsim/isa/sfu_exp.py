@@ -110,7 +110,7 @@ def lg2_sum(m, t):
     return _accumulate(np.int64(m), t, LG2_C0_SHIFT, LG2_C1_SHIFT, -1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")        # inlined: the PTX forms wrap it element by element
 def mufu_ex2(a, t):
     """``MUFU.EX2``: ``2**x``, subnormal inputs read as 0, results below ``2**-126`` flushed to +0.
     ``t``: the EX2 coefficients (:func:`ex2_coefficients`)."""
@@ -136,7 +136,7 @@ def mufu_ex2(a, t):
     return np.uint32(0) if eo <= 0 else np.uint32((eo << 23) | ex2_mantissa(0x7FFFFF - f, t))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")        # inlined: the PTX forms wrap it element by element
 def mufu_lg2(a, t):
     """``MUFU.LG2``: ``log2(x)``; subnormal inputs read as 0 (``-inf``), negative ones give NaN.
     ``t``: the LG2 coefficients (:func:`lg2_coefficients`)."""
