@@ -209,7 +209,6 @@ def recip_tables(path: str = DATA) -> tuple:
 
 def _pack(bias: int, coefficients) -> np.ndarray:
     t = np.array([bias & 0xFFFFFFFF, bias >> 32] + [int(c) for row in coefficients for c in row], np.uint32)
-    t.setflags(write=False)
     return t
 
 
