@@ -127,3 +127,39 @@ def test_every_key_equals_the_h200_key_table(name):
     bad = np.flatnonzero(got != want)
     x = reference_inputs(name)
     assert bad.size == 0, [f"{int(x[i]):08x}: model {int(got[i]):08x}, H200 {int(want[i]):08x}" for i in bad[:5]]
+
+
+# ---- rcp.approx.ftz.f64 (UNPROVEN on sm_90: the model the H200 sweep will test; the PTX interpreter refuses it) --
+
+@pytest.mark.parametrize("x, y", [
+    (0x3FF0000000000000, 0x3FF0000000000000), (0x4000000000000000, 0x3FE0000000000000),
+    (0x4008000000000000, 0x3FD5555500000000),              # 1/3: RCP's mantissa cut to 20 bits
+    (0xBFF0000000000000, 0xBFF0000000000000), (0x7FD0000000000000, 0x0010000000000000),   # 1/2**1022 = 2**-1022
+    (0x7FD0000100000000, 0x0000000000000000),              # below 2**-1022: flushed
+    (0x0000000000000000, 0x7FF0000000000000), (0x8000000FFFFFFFFF, 0xFFF0000000000000),   # 0, subnormal: +-inf
+    (0xFFF0000000000000, 0x8000000000000000), (0x7FF8000000000000, 0x7FFFFFFF00000000),
+    (0x0010000000000000, 0x7FD0000000000000)])
+def test_rcp_f64_model(x, y):
+    t = recip_tables()[0]
+    got = int(mufu_recip.f64_rcp_approx_ftz(np.uint64(x), t))
+    assert got == y, f"rcp.approx.ftz.f64({x:#018x}) = {got:#018x}, want {y:#018x}"
+    assert int(mufu_recip.f64_rcp_approx_ftz(np.uint64(x ^ 0xFFFFFFFF), t)) == y     # the low word is never read
+
+
+def test_rcp_f64_is_the_f32_datapath_on_the_high_word():
+    f = np.random.default_rng(9).integers(0, 1 << 20, 4096, dtype=np.uint64).astype(np.uint32)
+    hi = mufu_recip.rcp64h_range(0x3FF00000, np.empty(1 << 20, np.uint32))[f]
+    rcp32 = mufu_batch("rcp", np.uint32(0x3F800000) | (f << np.uint32(3)), ftz=True)
+    # 1/x in (0.5, 1]: f32 exponent 126 -> f64 1022; the top 20 of RCP's 23 mantissa bits
+    want = (((rcp32 >> np.uint32(23)) - np.uint32(126) + np.uint32(1022)) << np.uint32(20)) | \
+        ((rcp32 & np.uint32(0x7FFFFF)) >> np.uint32(3))
+    np.testing.assert_array_equal(hi, want)
+
+
+def test_the_ptx_interpreter_still_refuses_rcp_f64():
+    from warpsim.errors import UnsupportedType
+    from warpsim.ptx import load
+    src = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n  .reg .f64 %fd<3>;\n"
+           "  mov.f64 %fd1, 0d4000000000000000;\n  rcp.approx.ftz.f64 %fd2, %fd1;\n  ret;\n}\n")
+    with pytest.raises(UnsupportedType, match=r"rcp\.approx\.ftz\.f64.*docs/numerics\.md"):
+        load(src)

@@ -43,8 +43,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["Datapath", "DATAPATHS", "RECIP_NAMES", "DATA", "square_truncated", "mufu_rcp", "mufu_rsq",
-           "mufu_sqrt", "recip_tables", "reference_inputs", "key_results", "derive", "model_results", "main"]
+__all__ = ["Datapath", "DATAPATHS", "RECIP_NAMES", "DATA", "square_truncated", "mufu_rcp", "mufu_rsq", "mufu_sqrt",
+           "mufu_rcp64h", "f64_rcp_approx_ftz", "rcp64h_range", "recip_tables", "reference_inputs", "key_results",
+           "derive", "model_results", "main"]
 
 _NAN = np.uint32(0x7FFFFFFF)           # the canonical NaN every MUFU returns
 _INF = np.uint32(0x7F800000)
@@ -185,6 +186,53 @@ def mufu_sqrt(a, t):
         return _NAN
     odd, half = _half_exponent(e)
     return np.uint32(((127 + half) << 23) | _significand(t, odd, m, _SQRT)[1])
+
+
+# -- rcp.approx.ftz.f64: UNPROVEN on sm_90 (the PTX interpreter refuses it; docs/numerics.md) -------------------
+
+@njit(cache=True)
+def mufu_rcp64h(h, t):
+    """``MUFU.RCP64H`` as modelled (UNPROVEN on sm_90): the high word of ``1/x`` from the high word ``h`` of an
+    f64 ``x``, through the RCP datapath (``t``: its coefficients) on the 20 fraction bits ``h`` holds.
+
+    The result's mantissa is RCP's for the f32 ``1.f`` (``f`` the 20 bits, 3 zero bits below them) cut to its top
+    20 bits; ``+-0`` and subnormal inputs give ``+-inf``, ``+-inf`` gives ``+-0``, NaN the high word
+    ``0x7FFFFFFF``, results below 2**-1022 ``+-0``. The published sm_5x model (bcarlet/ptx-math) has this
+    shape; ``hwcheck sweep --forms rcp.approx.ftz.f64`` on an H200 is what would prove it there.
+    """
+    h = np.uint32(h)
+    s, e, f = h & _SIGN, np.int64((h >> 20) & 0x7FF), np.int64(h & 0xFFFFF)
+    if e == 0x7FF:
+        return _NAN if f else s
+    if e == 0:
+        return s | np.uint32(0x7FF00000)
+    carry, mant = _significand(t, np.int64(0), f << 3, _RCP)
+    eo = 2045 + carry - e                               # 1/x = 2**(carry - 1) * 1.mant * 2**-(e - 1023)
+    return s if eo <= 0 else np.uint32(s | (eo << 20) | (mant >> 3))
+
+
+@njit(cache=True)
+def f64_rcp_approx_ftz(a, t):
+    """``rcp.approx.ftz.f64`` as ptxas 13 compiles it for sm_90 (UNPROVEN): only the input's high word is read;
+    the result is ``MUFU.RCP64H`` of it over a zero low word. ``a``: the f64 bits (uint64)."""
+    return np.uint64(mufu_rcp64h(np.uint32(np.uint64(a) >> np.uint64(32)), t)) << np.uint64(32)
+
+
+@njit(cache=True, parallel=True)
+def _range64h(start, t, out):
+    for i in prange(out.size):
+        out[i] = mufu_rcp64h(np.uint32((start + i) & 0xFFFFFFFF), t)
+
+
+def rcp64h_range(start: int, out: np.ndarray) -> np.ndarray:
+    """``out[i]`` = the modelled result's high word for the input high word ``start + i`` (mod 2**32); the host
+    half of ``hwcheck sweep --forms rcp.approx.ftz.f64``.
+
+    >>> [hex(int(v)) for v in rcp64h_range(0x40000000, np.empty(1, np.uint32))]    # 1/2.0 = 0.5
+    ['0x3fe00000']
+    """
+    _range64h(np.int64(start), recip_tables()[0], out)
+    return out
 
 
 _MODELS = {"rcp": mufu_rcp, "rsqrt": mufu_rsq, "sqrt": mufu_sqrt}
