@@ -163,3 +163,25 @@ def test_the_ptx_interpreter_still_refuses_rcp_f64():
            "  mov.f64 %fd1, 0d4000000000000000;\n  rcp.approx.ftz.f64 %fd2, %fd1;\n  ret;\n}\n")
     with pytest.raises(UnsupportedType, match=r"rcp\.approx\.ftz\.f64.*docs/numerics\.md"):
         load(src)
+
+
+@pytest.mark.slow
+def test_the_shipped_file_is_what_the_command_writes(tmp_path):
+    if not _has_key_tables():
+        pytest.skip(f"{KEY_TABLES} no longer holds the key tables; derive from a probe folder on a GPU")
+    out = tmp_path / "c.json"
+    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip", "--derive-from", KEY_TABLES, "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode == 0, r.stderr
+    with open(mufu_recip.DATA) as f:
+        assert json.loads(out.read_text()) == json.load(f)
+
+
+def test_cli_names_a_table_the_file_lacks(tmp_path):
+    path = tmp_path / "keys.npz"
+    np.savez(path, ex2=np.zeros(4, np.int32))
+    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip", "--derive-from", str(path),
+                        "--out", str(tmp_path / "out.json")], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode == 2
+    assert r.stderr == f"python -m warpsim.isa.mufu_recip: {path} has no 'rcp' table\n"

@@ -419,7 +419,7 @@ def main(argv=None) -> int:
             print(f"{name}: {len(coefficients)} segments, bias {bias:#x}, equal at all {want.size} keys")
         write_atomic(args.out, lambda f: f.write(_json(out).encode()))
     except (OSError, ValueError, KeyError) as e:
-        print(f"python -m warpsim.isa.mufu_recip: {e}", file=sys.stderr)
+        print(f"python -m warpsim.isa.mufu_recip: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
     print(f"wrote {args.out}")
     return 0
