@@ -47,8 +47,8 @@ extern "C" __global__ void sweep_rcp64(unsigned* hi, unsigned* lo, unsigned long
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
     unsigned h = (unsigned)(start + i);
-    double y;
-    asm volatile("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(__hiloint2double((int)h, (int)(h * 0x9E3779B9u + 0x7F4A7C15u))));
+    double x = __hiloint2double((int)h, (int)(h * 0x9E3779B9u + 0x7F4A7C15u)), y;   // LOW_WORD
+    asm volatile("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
     hi[i] = (unsigned)__double2hiint(y);
     lo[i] = (unsigned)__double2loint(y);
   }
