@@ -17,7 +17,8 @@ import pytest
 
 from warpsim.isa import sfu_exp
 from warpsim.isa.sfu_exp import (OFFSET_BITS, SQUARER_DROPPED_COLUMNS, derive, ex2_coefficients, lg2_coefficients,
-                                 model_mismatches, mufu_ex2, mufu_lg2, probe_keys, truncated_square)
+                                 model_mismatches, model_results, mufu_ex2, mufu_lg2, probe_keys, solve,
+                                 truncated_square)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "sfu_exp_sample.npz")
@@ -112,3 +113,28 @@ def test_the_coefficients_derived_again_from_a_probe_run_are_the_shipped_ones():
         shipped = json.load(f)
     for name in ("ex2", "lg2"):
         assert derived[name] == shipped[name], name
+
+
+def _whole_domain(name):
+    """Every argument once: EX2 ``x = f * 2**-23``; LG2 the mantissas of [0.5, 1) and [1, 2)."""
+    f = np.arange(1 << 23, dtype=np.uint32)
+    if name == "ex2":
+        return (f.astype(np.float32) * np.float32(2.0 ** -23)).view(np.uint32)
+    return np.concatenate([f | np.uint32(126 << 23), f | np.uint32(127 << 23)])
+
+
+@pytest.mark.parametrize("name", ["ex2", pytest.param("lg2", marks=pytest.mark.slow)])
+def test_the_solver_gives_back_the_shipped_coefficients_from_their_own_results(name):
+    """The derivation, offline: the model's results (the H200's, at every key) pin the coefficients down."""
+    x = _whole_domain(name)
+    solved = solve(name, x, model_results(name, x, COEFFS[name]()))
+    with open(sfu_exp.DATA) as f:
+        assert solved == json.load(f)[name]
+
+
+def test_the_solver_refuses_results_no_quadratic_gives():
+    x = _whole_domain("ex2")
+    y = model_results("ex2", x, ex2_coefficients())
+    y[(5 << 17) + 1000] ^= np.uint32(1 << 12)          # one result of segment 5, far off
+    with pytest.raises(ValueError, match="ex2: segment 5: "):
+        solve("ex2", x, y)

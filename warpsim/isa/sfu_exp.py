@@ -50,7 +50,8 @@ from warpsim.isa.floats import bit_length
 
 __all__ = ["SEGMENT_BITS", "OFFSET_BITS", "SQUARER_DROPPED_COLUMNS", "DATAPATHS", "LG2_CUT_BITS", "DATA",
            "truncated_square", "ex2_mantissa", "lg2_sum", "mufu_ex2", "mufu_lg2", "ex2_coefficients",
-           "lg2_coefficients", "pack", "derive", "probe_keys", "model_mismatches", "main"]
+           "lg2_coefficients", "pack", "derive", "solve", "probe_keys", "model_results", "model_mismatches",
+           "main"]
 
 SEGMENT_BITS = 6                   # the argument's top bits: 64 segments, one (c0, c1, c2) each
 OFFSET_BITS = 17                   # the offset u within a segment: 23 - SEGMENT_BITS bits
@@ -312,6 +313,17 @@ def _apply(fn, x, t, out):
         out[i] = fn(x[i], t)
 
 
+def model_results(name: str, inputs: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
+    """``mufu_{name}`` (``name`` ``ex2`` or ``lg2``) with ``coeffs`` (:func:`pack`'s layout) on every input.
+
+    >>> [hex(int(v)) for v in model_results("lg2", np.array([0x40000000], np.uint32), lg2_coefficients())]
+    ['0x3f800000']
+    """
+    out = np.empty(inputs.size, np.uint32)
+    _apply(mufu_ex2 if name == "ex2" else mufu_lg2, np.ascontiguousarray(inputs, np.uint32), coeffs, out)
+    return out
+
+
 def model_mismatches(name: str, inputs: np.ndarray, results: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
     """The indices where ``mufu_{name}`` with ``coeffs`` does not give ``results``.
 
@@ -319,9 +331,14 @@ def model_mismatches(name: str, inputs: np.ndarray, results: np.ndarray, coeffs:
     ...                  ex2_coefficients()).size
     0
     """
-    out = np.empty(inputs.size, np.uint32)
-    _apply(mufu_ex2 if name == "ex2" else mufu_lg2, inputs, coeffs, out)
-    return np.flatnonzero(out != results)
+    return np.flatnonzero(model_results(name, inputs, coeffs) != results)
+
+
+def solve(name: str, inputs: np.ndarray, results: np.ndarray) -> dict:
+    """One function's coefficients (``{"bias", "c0", "c1", "c2"}``, ints) from results at every argument:
+    EX2 the results for ``x = f * 2**-23`` (all ``f``), LG2 for whole exponents (all mantissas);
+    ``ValueError`` naming the segment where no quadratic of the datapath fits. Unchecked: :func:`derive`."""
+    return _solve_segments(name, *_sum_bounds(name, inputs, results))
 
 
 def derive(keys: dict) -> dict:
@@ -330,7 +347,7 @@ def derive(keys: dict) -> dict:
     out = {}
     for name in ("ex2", "lg2"):
         inputs, results = keys[name]
-        coeffs = _solve_segments(name, *_sum_bounds(name, inputs, results))
+        coeffs = solve(name, inputs, results)
         bad = model_mismatches(name, inputs, results, pack(coeffs))
         if bad.size:
             pairs = [f"{int(inputs[i]):08x}->{int(results[i]):08x}" for i in bad[:4]]
