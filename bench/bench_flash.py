@@ -17,9 +17,10 @@ Measured after warm-up (best and median of N), f16, d = 64, not causal, sm_90:
   simulator / GPU; else the command that measures it.
 
 ``--profile``: where one CTA's time goes, per PTX instruction form (``PtxModule.launch(profile=True)``: host
-cycles from each warp instruction's scheduling to the next one's, summed over 3 runs): warp instructions
-executed, share of the time, milliseconds (the share of the profiled runs' mean CPU time) and microseconds per
-warp instruction.
+cycles from each warp instruction's scheduling to the next one's; per form the least over 5 runs, as a loaded
+host adds the time other processes hold the core to whichever instruction was running): warp instructions
+executed, share of the time, milliseconds (the share of the fastest run's CPU time) and microseconds per warp
+instruction.
 
 ``--quick`` (N = 128, one repeat) is what tests/test_bench.py runs: it checks that the benchmark runs, never
 a time.
@@ -60,19 +61,20 @@ def _once(fn, clock):
     return clock() - start
 
 
-def profile(launch, repeat=3):
+def profile(launch, repeat=5):
     """Print where one CTA's time goes, per PTX instruction form (see the module docstring)."""
-    cycles, counts, cpu = {}, {}, 0.0
+    cycles, counts, cpu = {}, {}, []
     launch(profile=True)
     for _ in range(repeat):
         start = time.process_time()
         res = launch(profile=True)
-        cpu += (time.process_time() - start) / repeat
+        cpu.append(time.process_time() - start)
         for form, (n, c) in res.stats["host_cycles"].items():
             counts[form] = n
-            cycles[form] = cycles.get(form, 0) + c
-    total = sum(cycles.values())
-    print(f"profile of one CTA (host cycles per instruction form, {repeat} runs; CPU {cpu * 1e3:.1f} ms a run):")
+            cycles[form] = min(cycles.get(form, c), c)
+    total, cpu = sum(cycles.values()), min(cpu)
+    print(f"profile of one CTA (host cycles per instruction form, the least of {repeat} runs, which leaves out most "
+          f"of the time another process held the core; CPU {cpu * 1e3:.1f} ms, the fastest run):")
     print(f"  {'instruction form':48s} {'warp instr':>10s} {'share':>7s} {'ms':>7s} {'us each':>8s}")
     for form, c in sorted(cycles.items(), key=lambda kv: -kv[1]):
         ms = cpu * 1e3 * c / total

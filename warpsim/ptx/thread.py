@@ -106,7 +106,8 @@ def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
                 smem[dst + b] = gmem[src + b] if b < srcsize else np.uint8(0)
                 pend_map[dst + b] -= 1
         else:
-            pend[t, k, :] = pend[t, i, :]
+            for j in range(5):                          # element by element: no views made per entry
+                pend[t, k, j] = pend[t, i, j]
             k += 1
     npend[t] = k
 

@@ -24,15 +24,12 @@ __all__ = ["warp_cp_async"]
 
 
 @njit(cache=True, inline="always")
-def _copy(regs_w, lane, code, opnd, p):
-    """``(shared offset, source address, bytes, source bytes)`` of one lane's ``cp.async``, as ``thread_op``
-    reads them (source bytes clamped to 0..bytes)."""
-    o = code[p, O0:]
-    size = code[p, M0]
-    dst = lane_address(regs_w[lane], opnd, o[0])
-    src = lane_address(regs_w[lane], opnd, o[1])
-    srcsize = get(regs_w[lane], opnd, o[2]) if code[p, NOPS] > 2 else size
-    return dst, src, size, min(max(srcsize, 0), size)
+def _copy(r, opnd, rows, size):
+    """``(shared offset, source address, source bytes)`` of one lane's ``cp.async`` (registers ``r``; ``rows``:
+    its operand rows, the third -1 where src-size is not given), as ``thread_op`` reads them (source bytes
+    clamped to 0..size)."""
+    srcsize = get(r, opnd, rows[2]) if rows[2] >= 0 else size
+    return lane_address(r, opnd, rows[0]), lane_address(r, opnd, rows[1]), min(max(srcsize, 0), size)
 
 
 @njit(cache=True)
@@ -41,10 +38,12 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
     t0 = 32 * w
     regs_w = regs[w]
     if op == Op.CP_ASYNC:
+        size = code[p, M0]
+        rows = (code[p, O0], code[p, O0 + 1], code[p, O0 + 2] if code[p, NOPS] > 2 else np.int64(-1))
         for lane in range(32):                  # every lane's copy must queue without a fault
             if not (gmask >> lane) & 1:
                 continue
-            dst, src, size, srcsize = _copy(regs_w, lane, code, opnd, p)
+            dst, src, srcsize = _copy(regs_w[lane], opnd, rows, size)
             if dst < SHARED_BASE or dst > smem.shape[0] - size or dst % size != 0 or npend[t0 + lane] >= MAX_PENDING:
                 return False
             if srcsize > 0:
@@ -56,7 +55,7 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
             if not (gmask >> lane) & 1:
                 continue
             t = t0 + lane
-            dst, src, size, srcsize = _copy(regs_w, lane, code, opnd, p)
+            dst, src, srcsize = _copy(regs_w[lane], opnd, rows, size)
             k = npend[t]
             pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = dst, (src - GLOBAL_BASE if srcsize > 0 else 0), size
             pend[t, k, 3], pend[t, k, 4] = srcsize, groups[t]

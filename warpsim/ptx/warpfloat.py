@@ -7,7 +7,7 @@ the flash-attention forward's inner loop is made of, are loops over the lanes wi
 
 - ``add sub mul fma .rn{.ftz}{.sat}.f32``: the host's binary32 unit (``warpsim.isa.hostfloat``);
 - ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``: ``warpsim.isa.fpcompare``;
-- ``ex2.approx.ftz.f32``: ``MUFU.EX2``'s table (``warpsim.isa.mufu32.mufu_ex2``).
+- ``ex2.approx.ftz.f32``: ``MUFU.EX2`` (``warpsim.isa.mufu32.f32_ex2_approx_ftz``), its table taken once.
 
 Every other form (other types and rounding modes, the other MUFU forms, ``setp``, ``cvt``) goes lane by lane
 through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
@@ -51,7 +51,7 @@ def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
         t = mt[m32.EX2]
         for lane in range(32):
             if (gmask >> lane) & 1:
-                d[lane] = np.int64(m32.mufu_ex2(np.uint32(a[lane]), t))    # = f32_ex2_approx_ftz
+                d[lane] = np.int64(m32.f32_ex2_approx_ftz(np.uint32(a[lane]), t))
         return True
     if rnd == RN and fop == _FMA:
         for lane in range(32):
