@@ -172,14 +172,15 @@ def _search(a, b, lo, hi, c1_lo, c1_hi, c2_lo, c2_hi, centre, found):
 
 
 def _solve_segment(u, lo, hi):
+    # u: distinct offsets, each with its interval [lo, hi)
     """``(triple, count, why, window)``: the triple nearest the least-squares fit, the number of triples in the
     window ``(c1 half-width, c2 half-width)`` that fit every observation, or ``None`` and why not."""
     order = np.argsort(hi - lo, kind="stable")   # the tightest constraints first: infeasible triples fail fast
     u, lo, hi = u[order], lo[order], hi[order]
     a = u << np.int64(C1_SHIFT)
     b = _square_all(u)
-    if np.unique(u).size < 3:
-        return None, 0, f"{np.unique(u).size} distinct offsets (3 needed)", None
+    if u.size < 3:
+        return None, 0, f"{u.size} distinct offsets (3 needed)", None
     m = np.stack([np.full(u.size, 2.0 ** C0_SHIFT), a.astype(np.float64), -b.astype(np.float64)], axis=1)
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1.0
@@ -210,27 +211,25 @@ def derive_coefficients(obs: Observations):
     if obs.broken:
         raise ValueError(f"{obs.broken} results break the sin/cos structure (sign, NaN or above 1), first: "
                          + ", ".join(obs.broken_first))
-    lo, hi = sum_interval(obs.mag)
-    seg = obs.r >> OFFSET_BITS
-    u = obs.r & ((1 << OFFSET_BITS) - 1)
+    order = np.argsort(obs.r, kind="stable")     # by segment, then offset
+    r = obs.r[order]
+    lo, hi = sum_interval(obs.mag[order])
+    bounds = np.searchsorted(r, np.arange(SEGMENTS + 1, dtype=np.int64) << OFFSET_BITS)
     rows, info, failed = np.zeros((SEGMENTS, 3), np.int64), [], []
     for s in range(SEGMENTS):
-        sel = seg == s
-        su, slo, shi = u[sel], lo[sel], hi[sel]
-        if su.size:                              # one interval per offset: intersect repeated ones
-            order = np.lexsort((slo, su))
-            su, slo, shi = su[order], slo[order], shi[order]
-            first = np.r_[True, su[1:] != su[:-1]]
-            starts = np.flatnonzero(first)
-            ulo, uhi = np.maximum.reduceat(slo, starts), np.minimum.reduceat(shi, starts)
+        part = slice(bounds[s], bounds[s + 1])
+        su, slo, shi = r[part] & ((1 << OFFSET_BITS) - 1), lo[part], hi[part]
+        n = su.size
+        if n:                                    # one interval per offset: intersect repeated ones
+            starts = np.flatnonzero(np.r_[True, su[1:] != su[:-1]])
+            slo, shi = np.maximum.reduceat(slo, starts), np.minimum.reduceat(shi, starts)
             su = su[starts]
-            if (ulo >= uhi).any():
+            if (slo >= shi).any():
                 failed.append(f"segment {s}: one offset gave two different results")
-                info.append({"segment": s, "observations": int(sel.sum()), "fit": 0})
+                info.append({"segment": s, "observations": n, "offsets": int(su.size), "fit": 0, "window": None})
                 continue
-            slo, shi = ulo, uhi
         triple, count, why, window = _solve_segment(su, slo, shi)
-        info.append({"segment": s, "observations": int(sel.sum()), "offsets": int(su.size), "fit": count,
+        info.append({"segment": s, "observations": n, "offsets": int(su.size), "fit": count,
                      "window": window})
         if triple is None:
             failed.append(f"segment {s}: {why}")
