@@ -240,12 +240,14 @@ def derive_coefficients(obs: Observations):
     return rows, info
 
 
-def count_mismatches(c: np.ndarray, table: np.ndarray, is_cos: bool):
-    """``(mismatches, first keys)`` of the model with ``c`` against a key table (every key, ``t >= 0``)."""
-    model = mufu_from_keys(np.arange(table.size, dtype=np.uint32), is_cos, c)
+def count_mismatches(c: np.ndarray, table: np.ndarray, is_cos: bool, keys: np.ndarray | None = None):
+    """``(mismatches, first ones as text)`` of the model with ``c`` against a key table: ``table[i]`` the GPU's
+    result for a ``t >= 0`` with key ``keys[i]`` (default ``i``: every key)."""
+    keys = np.arange(table.size, dtype=np.uint32) if keys is None else np.asarray(keys, np.uint32)
+    model = mufu_from_keys(keys, is_cos, c)
     bad = np.flatnonzero(model != table)
-    return int(bad.size), [f"key 0x{int(k):07x}: gpu 0x{int(table[k]):08x} model 0x{int(model[k]):08x}"
-                           for k in bad[:8]]
+    return int(bad.size), [f"key 0x{int(keys[i]):07x}: gpu 0x{int(table[i]):08x} model 0x{int(model[i]):08x}"
+                           for i in bad[:8]]
 
 
 def coefficient_file_text(doc: dict) -> str:
