@@ -18,14 +18,14 @@ the same two instructions. The MUFU step, as modelled here (every width below is
 4. **Result.** ``sum`` is a fixed-point number with ``2**56`` standing for 1.0, normalised and truncated to
    24 significant bits (a zero sum gives a zero); the sign from step 2.
 
-The coefficients (``data/sfu_sincos_sm90.json``) are not written by hand: :func:`derive_coefficients` solves
-them, per segment, from (key, result) pairs measured on the GPU (each result bounds ``sum`` to an interval;
+The coefficients (``data/sfu_sincos_sm90.json``) are not written by hand: ``warpsim.isa.sfu_sincos_derive``
+solves them, per segment, from (key, result) pairs measured on the GPU (each result bounds ``sum`` to an interval;
 the integer triples inside every interval are found by search). The structure (widths, truncations, the
 squarer) is the one bcarlet/ptx-math found for sm_70/sm_75 (read for facts, not copied); its model agreed
 with every H200 result at hand (1.3·10^6). **Pending:** that these coefficients give the H200's result at
 every one of the 2**25 keys; the next device session's ``python -m hwcheck.sincos_probe --out DIR`` derives
-them from all keys and sweeps all 2**32 inputs. Until :data:`HARDWARE_PROOF` names that run, the PTX
-interpreter refuses these forms (:data:`PENDING_REASON`).
+them from all keys and sweeps all 2**32 inputs. Until :data:`HARDWARE_PROOF` names that run's report, the
+PTX loader refuses these forms (:data:`PENDING_REASON`); with it set, the interpreter runs this model.
 
 >>> c = coefficients()
 >>> hex(f32_sin_approx(0x00000000, c)), hex(f32_sin_approx(0x80000000, c)), hex(f32_cos_approx(0, c))
@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 
 import numpy as np
 from numba import njit, prange
@@ -128,7 +127,8 @@ def _curve(r, c):
     """The first-quadrant curve at ``r`` (23 bits) as f32 magnitude bits, from the coefficient rows ``c``."""
     seg = r >> OFFSET_BITS
     u = r & _OFFSET_MASK
-    s = (c[seg, 0] << C0_SHIFT) + ((c[seg, 1] * u) << C1_SHIFT) - c[seg, 2] * approx_square(u)
+    s = ((np.int64(c[seg, 0]) << C0_SHIFT) + ((np.int64(c[seg, 1]) * u) << C1_SHIFT)
+         - np.int64(c[seg, 2]) * approx_square(u))
     if s <= 0:
         return np.uint32(0)
     n = bit_length(s) - 1                        # the leading bit

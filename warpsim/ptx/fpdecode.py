@@ -42,7 +42,7 @@ from warpsim.isa.fpcompare import CMP as FCMP
 from warpsim.isa.fpcompare import TESTP
 from warpsim.isa.fpops import FLOAT_OPS as ISA_FLOAT_OPS
 from warpsim.isa.rounding import INT_ROUNDING, ROUNDING
-from warpsim.isa.sfu_sincos import PENDING_REASON as SINCOS_PENDING
+from warpsim.isa import sfu_sincos
 from warpsim.ptx.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS
 from warpsim.ptx.opcodes import BOOL, TK_BF, TK_BF16X2, TK_F, TK_F16X2, TYPES, Op
 from warpsim.ptx.rows import K_IMM, K_NONE
@@ -84,7 +84,10 @@ class FloatDecoder:
             self.float_div32(fn, ins, mods)
             return True
         if name in ("sin", "cos") and "approx" in mods and types == ["f32"]:
-            raise self.error(ins.token, f"{_name(ins)}: {SINCOS_PENDING}", UnsupportedType)
+            if sfu_sincos.HARDWARE_PROOF is None:
+                raise self.error(ins.token, f"{_name(ins)}: {sfu_sincos.PENDING_REASON}", UnsupportedType)
+            self.float_mufu32(fn, ins, mods)
+            return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
         if name == "cvt":
@@ -188,7 +191,8 @@ class FloatDecoder:
         self.emit(fn, ins, Op.FARITH, (t, None), (FOPS.index(ins.opcode), 0, 0, 0), rows)
 
     def float_mufu32(self, fn, ins, mods):
-        """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``: the H200's MUFU (``warpsim.isa.mufu32``)."""
+        """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``, ``tanh.approx.f32``: the H200's MUFU (``warpsim.isa.mufu32``);
+        ``{sin,cos}.approx{.ftz}.f32`` (``warpsim.isa.sfu_sincos``) once its proof is recorded."""
         extra = [m for m in mods if m not in ("approx", "f32") and (m != "ftz" or ins.opcode == "tanh")]
         if extra:
             takes = "no other modifier" if ins.opcode == "tanh" else "it takes .ftz"
