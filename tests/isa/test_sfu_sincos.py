@@ -151,3 +151,22 @@ def test_unknown_forms_are_refused():
 
 def test_the_hardware_proof_is_pending():
     assert HARDWARE_PROOF is None                # flip only with the report of hwcheck.sincos_probe on a GPU
+
+
+KEY_SAMPLE = os.path.join(os.path.dirname(__file__), "sfu_sincos_keys_sample.npz")
+
+
+@pytest.mark.skipif(not os.path.exists(KEY_SAMPLE), reason="no key sample yet: `python -m hwcheck.sincos_probe --out "
+                    "DIR` on an H200 writes DIR/sincos_keys_sample.npz, to be committed as tests/isa/"
+                    "sfu_sincos_keys_sample.npz")
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_the_model_gives_the_gpu_keys_at_every_segment_boundary(op):
+    from hwcheck.sincos_probe import UNFILLED, sample_keys
+    with np.load(KEY_SAMPLE) as d:
+        keys, want = d["keys"], d[f"{op}_keys"]
+    assert np.array_equal(keys, sample_keys())
+    filled = want != np.uint32(UNFILLED)
+    got = mufu_from_keys(keys[filled], op == "cos", coefficients())
+    bad = np.flatnonzero(got != want[filled])
+    assert bad.size == 0, [f"key 0x{int(keys[filled][i]):07x}: GPU 0x{int(want[filled][i]):08x}, model "
+                           f"0x{int(got[i]):08x}" for i in bad[:8]]
