@@ -6,6 +6,7 @@ each) and every 256th of the dense run ``0x3E000000 + i``; ``sin``/``cos`` the H
 plain gave the same bits there).
 """
 
+import json
 import os
 from fractions import Fraction
 
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 
 from warpsim.isa.sfu_sincos import (HARDWARE_PROOF, KEY_BITS, OFFSET_BITS, ONE_BIT, SEGMENTS, SQUARE_DROPPED,
-                                    approx_square, coefficients, mufu_from_keys, sincos_batch, sincos_key,
-                                    sincos_range)
+                                    approx_square, coefficients, load_coefficients, mufu_from_keys, sincos_batch,
+                                    sincos_key, sincos_range)
 from warpsim.isa.sfu_sincos_derive import (Observations, derive_coefficients, observations_from_inputs,
                                            observations_from_keys, sum_interval)
 
@@ -170,3 +171,23 @@ def test_the_model_gives_the_gpu_keys_at_every_segment_boundary(op):
     bad = np.flatnonzero(got != want[filled])
     assert bad.size == 0, [f"key 0x{int(keys[filled][i]):07x}: GPU 0x{int(want[filled][i]):08x}, model "
                            f"0x{int(got[i]):08x}" for i in bad[:8]]
+
+
+def test_the_derivation_command_writes_the_shipped_file_again(tmp_path, capsys):
+    from warpsim.isa.sfu_sincos_derive import main
+    out = tmp_path / "c.json"
+    assert main(["--from", SAMPLE, "--write", str(out), "--source", '{"gpu": "H200"}']) == 0
+    assert np.array_equal(load_coefficients(str(out)), coefficients())
+    text = capsys.readouterr().out
+    assert "segment 63:" in text and "sin: the derived model differs from 0 observations" in text
+    doc = json.loads(out.read_text())
+    assert doc["source"] == {"gpu": "H200"} and doc["derived_from"] == "sfu_sincos_sample.npz"
+
+
+def test_the_derivation_command_names_a_bad_file(tmp_path, capsys):
+    from warpsim.isa.sfu_sincos_derive import main
+    bad = tmp_path / "x.npz"
+    np.savez(bad, other=np.zeros(3))
+    assert main(["--from", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "neither sin_keys/cos_keys nor inputs with sin/cos" in err
