@@ -109,13 +109,16 @@ def _normalise(s):
 
 
 def test_sum_interval_is_exactly_the_sums_of_a_result():
-    mags = np.array([0, 0x3F800000, 0x3F7FFFFF, 0x3F000000, 0x3E000001, 0x34000000, 0x33C90FDB, 0x30000005],
-                    np.uint32)
+    mags = np.array([0, 0x3F800000, 0x3F7FFFFF, 0x3F000000, 0x3E000001, 0x34000000, 0x33C90FDB, 0x30000005,
+                     0x2C000000, 0x2A7FFC00], np.uint32)       # the last two: sums below 2**33, exact
     lo, hi = sum_interval(mags)
     for m, a, b in zip(mags, lo, hi):
         a, b = int(a), int(b)
-        assert _normalise(a) == m and _normalise(b - 1) == m, hex(int(m))
+        assert a < b and _normalise(a) == m and _normalise(b - 1) == m, hex(int(m))
         assert (a == 0 or _normalise(a - 1) != m) and _normalise(b) != m, hex(int(m))
+    # a sum below 2**33 has fewer than 24 significant bits: results with low bits set come from no sum
+    lo, hi = sum_interval(np.array([0x28000001, 0x2A7FFFFF], np.uint32))
+    assert (lo == hi).all()
 
 
 def test_the_derivation_recovers_other_coefficients():
