@@ -143,6 +143,12 @@ def test_the_derivation_refuses_results_that_break_the_structure(sample):
         derive_coefficients(obs)
 
 
+def test_an_offset_with_two_results_is_named():
+    r = np.array([(9 << OFFSET_BITS) + 5, (9 << OFFSET_BITS) + 5], np.int64)
+    with pytest.raises(ValueError, match=r"segment 9: no sum gives the result\(s\) at offset 0x00005"):
+        derive_coefficients(Observations(r, np.array([0x3F000000, 0x3F000001], np.uint32)))
+
+
 def test_a_segment_without_enough_observations_is_named():
     with pytest.raises(ValueError, match=r"segment 0: 0 distinct offsets \(3 needed\)"):
         derive_coefficients(Observations(np.array([5 << OFFSET_BITS], np.int64), np.array([0x3F000000], np.uint32)))

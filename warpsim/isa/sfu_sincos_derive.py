@@ -224,8 +224,8 @@ def derive_coefficients(obs: Observations):
             starts = np.flatnonzero(np.r_[True, su[1:] != su[:-1]])
             slo, shi = np.maximum.reduceat(slo, starts), np.minimum.reduceat(shi, starts)
             su = su[starts]
-            if (slo >= shi).any():
-                failed.append(f"segment {s}: one offset gave two different results")
+            if (slo >= shi).any():                # two different results, or one no sum gives
+                failed.append(f"segment {s}: no sum gives the result(s) at offset 0x{int(su[slo >= shi][0]):05x}")
                 info.append({"segment": s, "observations": n, "offsets": int(su.size), "fit": 0, "window": None})
                 continue
         triple, count, why, window = _solve_segment(su, slo, shi)
