@@ -15,9 +15,9 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
   MUFU      key                                         result
   ========  ==========================================  ====================================================
   EX2       sign, 23 fraction bits of ``floor(|x|*2**23)``  ``2**n * table``, ``n`` the integer part
-  RCP       the mantissa                                the table's mantissa, exponent ``253 + t - e``
-  RSQ       exponent parity and mantissa                exponent ``(379 + t - e) / 2``
-  SQRT      exponent parity and mantissa                exponent ``(126 + t + e) / 2``
+  RCP       the mantissa                                computed: ``warpsim.isa.mufu_recip``
+  RSQ       exponent parity and mantissa                computed: ``warpsim.isa.mufu_recip``
+  SQRT      exponent parity and mantissa                computed: ``warpsim.isa.mufu_recip``
   LG2       the mantissa (``x`` in [1, 2) and [0.5, 1)):  other exponents: ``e + lg2(m)`` in fixed point,
             the table is the result itself              rounded toward zero, negative sums just below
   TANH      exponent 119..129 and the mantissa without  the table's entry, the input's sign; below: the
@@ -29,7 +29,9 @@ Proven on: sm_90 (the H200, every one of the 2**32 inputs of each form). sm_80: 
 
 The tables (``data/mufu32_sm90.npz``, 3.6 MB compressed) are the H200's results, written by
 ``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
-in the file). They load on first use (:func:`mufu_tables`): about 300 MB in memory for all six.
+in the file). They load on first use (:func:`mufu_tables`). RCP, RSQ and SQRT are not lookups: their
+"tables" are the coefficients of the SFU's datapath (``warpsim.isa.mufu_recip``), solved from the same
+probe's key tables, which the npz file no longer needs.
 The scalar models take their table as the last argument; :func:`mufu_batch` runs one over an array.
 
 >>> t = mufu_tables()
@@ -52,6 +54,7 @@ from numba import njit, prange
 
 from warpsim.isa.floats import bit_length
 from warpsim.isa.fparith import f32_add, f32_mul
+from warpsim.isa.mufu_recip import RECIP_NAMES, mufu_rcp, mufu_rsq, mufu_sqrt, recip_tables
 from warpsim.isa.rounding import RN
 
 __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "mufu_tables", "mufu_batch",
@@ -59,7 +62,8 @@ __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "muf
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
            "f32_lg2_approx", "f32_lg2_approx_ftz", "mufu_tanh", "f32_tanh_approx", "f32_div_approx", "f32_div_approx_ftz", "f32_div_full",
-           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH"]
+           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH",
+           "key_tables", "table_source"]
 
 TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")
 EX2, RCP, RSQ, SQRT, LG2, TANH = range(len(TABLE_NAMES))
@@ -95,52 +99,6 @@ def mufu_ex2(a, t):
         return _INF if eo >= 255 else np.uint32((eo << 23) | t[f])
     eo = (127 if f == 0 else 126) - n
     return np.uint32(0) if eo <= 0 else np.uint32((eo << 23) | t[0x800000 + f])
-
-
-@njit(cache=True)
-def mufu_rcp(a, t):
-    """``MUFU.RCP``: ``1/x``. ``t``: the RCP table, by mantissa: ``(exponent sum - 253) << 23 | mantissa``."""
-    a = np.uint32(a)
-    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), a & 0x7FFFFF
-    if e == 0xFF:
-        return _NAN if m else s
-    if e == 0:
-        return s | _INF
-    v = np.int64(t[m])
-    eo = 253 + (v >> 23) - e
-    return s if eo <= 0 else np.uint32(s | (eo << 23) | (v & 0x7FFFFF))
-
-
-@njit(cache=True)
-def mufu_rsq(a, t):
-    """``MUFU.RSQ``: ``1/sqrt(x)``. ``t`` by exponent parity and mantissa: ``(2*eo + e - 379) << 23 | mant``."""
-    a = np.uint32(a)
-    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
-    if e == 0xFF:
-        return _NAN if m or s else np.uint32(0)
-    if e == 0:
-        return s | _INF
-    if s:
-        return _NAN
-    v = np.int64(t[((e & 1) << 23) | m])
-    eo = (379 + (v >> 23) - e) >> 1
-    return np.uint32((eo << 23) | (v & 0x7FFFFF))
-
-
-@njit(cache=True)
-def mufu_sqrt(a, t):
-    """``MUFU.SQRT``: ``sqrt(x)``. ``t`` by exponent parity and mantissa: ``(2*eo - e - 126) << 23 | mant``."""
-    a = np.uint32(a)
-    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
-    if e == 0xFF:
-        return _NAN if m or s else _INF
-    if e == 0:
-        return s
-    if s:
-        return _NAN
-    v = np.int64(t[((e & 1) << 23) | m])
-    eo = (126 + (v >> 23) + e) >> 1
-    return np.uint32((eo << 23) | (v & 0x7FFFFF))
 
 
 @njit(cache=True)
@@ -353,22 +311,39 @@ def _undiff(d: np.ndarray) -> np.ndarray:
 
 
 def mufu_tables(names=TABLE_NAMES, path: str = DATA) -> tuple:
-    """The tables as a tuple indexed by ``EX2 .. LG2`` (uint32 arrays; those not in ``names`` are empty), loaded
-    once per process; ``FileNotFoundError`` naming the file and the command that writes it."""
+    """The tables as a tuple indexed by ``EX2 .. TANH`` (uint32 arrays; those not in ``names`` are empty), loaded
+    once per process; ``FileNotFoundError`` naming the file and the command that writes it. ``rcp``, ``rsqrt``,
+    ``sqrt``: their datapath's coefficients (``warpsim.isa.mufu_recip``), not key tables."""
+    recip = recip_tables() if set(names) & set(RECIP_NAMES) else ()
+    lookups = [name for name in TABLE_NAMES if name in names and name not in RECIP_NAMES]
+    found = dict(zip(lookups, key_tables(lookups, path))) if lookups else {}
+    return tuple(recip[RECIP_NAMES.index(name)] if name in RECIP_NAMES and name in names else found.get(name, _EMPTY)
+                 for name in TABLE_NAMES)
+
+
+def key_tables(names, path: str = DATA) -> tuple:
+    """The key tables ``names`` in the npz file at ``path`` (uint32 arrays, in the order of ``names``), loaded once
+    per process; ``FileNotFoundError`` naming the file and the command that writes it, ``KeyError`` naming a
+    table the file lacks."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: the f32 MUFU tables are missing; "
                                 f"`python -m warpsim.isa.mufu32 --from PROBE_DIR` writes them")
     out = []
-    for name in TABLE_NAMES:
-        if name not in names:
-            out.append(_EMPTY)
-            continue
+    for name in names:
         key = (path, name)
         if key not in _LOADED:
             with np.load(path) as data:
+                if name not in data.files:
+                    raise KeyError(f"{path} has no {name!r} table")
                 _LOADED[key] = _undiff(data[name])
         out.append(_LOADED[key])
     return tuple(out)
+
+
+def table_source(path: str = DATA) -> dict:
+    """How the tables at ``path`` were obtained (the probe run's command, GPU, driver, date), as stored in it."""
+    with np.load(path) as data:
+        return json.loads(str(data["source"])) if "source" in data.files else {}
 
 
 @njit(cache=True, parallel=True)
@@ -490,7 +465,8 @@ def build_tables(probe_dir: str) -> dict:
 
 def _write(tables: dict, source: dict, path: str = DATA):
     from warpsim.files import write_atomic
-    arrays = {name: np.diff(tables[name], prepend=np.uint32(0)).view(np.int32) for name in TABLE_NAMES}
+    arrays = {name: np.diff(tables[name], prepend=np.uint32(0)).view(np.int32) for name in TABLE_NAMES
+              if name not in RECIP_NAMES}           # mufu_recip derives its coefficients from the probe folder
     write_atomic(path, lambda f: np.savez_compressed(f, source=np.array(json.dumps(source)), **arrays))
 
 
