@@ -153,3 +153,60 @@ def test_without_cupy_the_command_says_so_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("hwcheck: no CUDA GPU visible") and err.count("\n") == 1
     assert not os.listdir(tmp_path)
+
+
+# ---- `hwcheck sweep --forms sin.approx.f32,...`: the shipped model against the GPU, swept only when named ------
+
+class _Dev(np.ndarray):
+    def get(self, out):
+        out[...] = self
+        return out
+
+
+class _Cupy:
+    uint32 = np.uint32
+
+    @staticmethod
+    def empty(n, dtype):
+        return np.empty(n, dtype).view(_Dev)
+
+
+class _SweepGpu:
+    """``hwcheck sweep``'s f32 path on a GPU whose sin/cos are the model, ``bad`` inputs with the lowest bit flipped."""
+    info = INFO
+    cupy = _Cupy
+
+    def __init__(self, bad=()):
+        self.bad = set(bad)
+
+    def module(self, source):
+        gpu = self
+
+        def get_function(name):
+            op, ftz = name.split("_")[1], name.endswith("_1")
+
+            def run(grid, block, args):
+                out, start, n = args
+                sincos_range(op, int(start), out[:int(n)], ftz=ftz)
+                for x in gpu.bad:
+                    if int(start) <= x < int(start) + int(n):
+                        out[x - int(start)] ^= np.uint32(1)
+            return run
+        return type("M", (), {"raw": type("R", (), {"get_function": staticmethod(get_function)})()})()
+
+
+@pytest.mark.parametrize("bad", [(), (0x40490FDB + 3,)])
+def test_hwcheck_sweep_takes_the_sin_cos_forms_when_named(tmp_path, bad):
+    from hwcheck.mufu_sweep import SINCOS_FORMS, parse_forms, sweep, sweep_source
+    forms = parse_forms(list(SINCOS_FORMS))
+    assert forms == [("sin", False), ("sin", True), ("cos", False), ("cos", True)]
+    assert all(f'"{f} %0, %1' in sweep_source(forms) for f in SINCOS_FORMS)
+    report = tmp_path / "r.json"
+    code = sweep(_SweepGpu(bad), forms, start=0x40490FDB - 1000, count=1 << 14, chunk_bits=12, report=str(report),
+                 log=io.StringIO())
+    data = json.loads(report.read_text())["forms"]
+    assert code == (1 if bad else 0) and set(data) == set(SINCOS_FORMS)
+    for form in SINCOS_FORMS:
+        assert data[form]["mismatches"] == len(bad), form
+        if bad:
+            assert data[form]["first_mismatches"][0]["input"] == f"0x{bad[0]:08x}"
