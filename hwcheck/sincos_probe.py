@@ -18,7 +18,8 @@ One command does every step that needs the GPU's results for ``sin.approx.f32``/
 It writes to ``DIR``: ``sincos-probe.json`` (the report: every count, the first mismatches, the GPU),
 ``sfu_sincos_sm90.json`` (the derived coefficient file, to be copied over the shipped one) and
 ``sincos_keys_sample.npz`` (both tables at every segment's first and last offsets in each quadrant and
-every 1024th key: a test sample). Exit status 0 when every step found 0 mismatches, 1 otherwise, 2 when
+every 1024th key: a test sample); where the derivation fails, ``sincos_failed_segments.npz`` (both tables
+wherever they read the first :data:`FAILED_SEGMENTS_KEPT` failed segments). Exit status 0 when every step found 0 mismatches, 1 otherwise, 2 when
 it could not run (one line: no CuPy, no GPU, a compile error).
 """
 
@@ -34,12 +35,14 @@ import numpy as np
 from hwcheck.errors import HwcheckError
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["OPS", "SWEEP_FORMS", "UNFILLED", "KEEP", "probe_source", "sample_keys", "probe", "main"]
+__all__ = ["OPS", "SWEEP_FORMS", "UNFILLED", "KEEP", "FAILED_SEGMENTS_KEPT", "probe_source", "sample_keys",
+           "segment_keys", "probe", "main"]
 
 OPS = ("sin", "cos")
 SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in OPS for ftz in ("", ".ftz"))
 UNFILLED = 0xFFFFFFFF          # a key no input reached (no MUFU result has these bits: its NaN is 0x7FFFFFFF)
 KEEP = 16
+FAILED_SEGMENTS_KEPT = 4       # segments whose whole key range is written when the derivation fails there
 _GRID, _BLOCK = 132 * 64, 256
 
 _SOURCE = r"""
@@ -143,8 +146,8 @@ def _key_tables(gpu, module, log):
 def _derive(tables, out_dir, info, log):
     """Step 2: ``(coefficients or None, report section)``; writes the coefficient file when one is derived."""
     from warpsim.isa.sfu_sincos import coefficients
-    from warpsim.isa.sfu_sincos_derive import (coefficient_file_text, count_mismatches, derive_coefficients,
-                                               observations_from_keys)
+    from warpsim.isa.sfu_sincos_derive import (DerivationError, coefficient_file_text, count_mismatches,
+                                               derive_coefficients, observations_from_keys)
     from warpsim.files import write_atomic
     obs = None
     for op, table in tables.items():
@@ -153,9 +156,10 @@ def _derive(tables, out_dir, info, log):
         obs = part if obs is None else obs + part
     try:
         c, segments = derive_coefficients(obs)
-    except ValueError as e:
+    except DerivationError as e:
         log(f"derivation failed: {e}")
-        return None, {"error": str(e)}
+        _write_segments(tables, out_dir, e.segments[:FAILED_SEGMENTS_KEPT])
+        return None, {"error": str(e), "failed_segments": e.segments}
     shipped = coefficients()
     section = {"segments_with_one_triple": sum(1 for s in segments if s["fit"] == 1),
                "triples_per_segment": [s["fit"] for s in segments],
@@ -202,6 +206,33 @@ def _sweep(gpu, module, c, start, count, chunk_bits, log):
         sections[form] = {"inputs": done, "start": f"0x{start:08x}", "mismatches": bad, "first_mismatches": first}
         log(f"sweep {form}: {done} inputs, {bad} mismatches")
     return sections
+
+
+def segment_keys(segments, is_cos: bool) -> np.ndarray:
+    """The keys of quadrants 0 and 1 at which ``sin`` (or ``cos``) reads ``segments`` of the first-quadrant
+    curve: ``r`` itself and its mirror ``2**23 - 1 - r`` (quadrants 2 and 3 repeat them with the other sign).
+
+    >>> k = segment_keys([0], False); int(k.size), int(k[0]), int(k[-1]) == (1 << 24) - 1
+    (262144, 0, True)
+    """
+    from warpsim.isa.sfu_sincos import OFFSET_BITS, QUARTER_BITS
+    parts = [np.zeros(0, np.int64)]
+    for s in segments:
+        r = (np.int64(s) << OFFSET_BITS) + np.arange(1 << OFFSET_BITS, dtype=np.int64)
+        mirror = (1 << QUARTER_BITS) - 1 - r
+        parts += [mirror, (1 << QUARTER_BITS) + r] if is_cos else [r, (1 << QUARTER_BITS) + mirror]
+    return np.unique(np.concatenate(parts)).astype(np.uint32)
+
+
+def _write_segments(tables, out_dir, segments):
+    """Both key tables where they read the failed ``segments`` (``sincos_failed_segments.npz``: ``segments``,
+    ``{op}_keys_at`` and ``{op}_keys``): what the next analysis needs, small enough to bring back."""
+    from warpsim.files import write_atomic
+    arrays = {"segments": np.array(segments, np.int64)}
+    for op in tables:
+        keys = segment_keys(segments, op == "cos")
+        arrays.update({f"{op}_keys_at": keys, f"{op}_keys": tables[op][keys]})
+    write_atomic(os.path.join(out_dir, "sincos_failed_segments.npz"), lambda f: np.savez_compressed(f, **arrays))
 
 
 def _write_sample(tables, out_dir):

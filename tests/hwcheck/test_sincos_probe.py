@@ -115,6 +115,8 @@ def test_a_key_that_breaks_the_structure_fails_the_derivation(tmp_path):
     assert code == 1 and report["sweep_coefficients"] == "shipped"
     assert f"sin key 0x{key:07x}" in report["derivation"]["error"]
     assert not (tmp_path / "sfu_sincos_sm90.json").exists()
+    with np.load(tmp_path / "sincos_failed_segments.npz") as f:   # broken before any segment: no segment
+        assert f["segments"].size == 0 and f["sin_keys_at"].size == 0
 
 
 def test_a_key_off_by_one_unit_is_found(tmp_path):
@@ -125,6 +127,13 @@ def test_a_key_off_by_one_unit_is_found(tmp_path):
     assert code == 1
     d = report["derivation"]
     assert ("error" in d and "segment 5" in d["error"]) or d["model_vs_keys"]["sin"]["mismatches"] >= 1
+    if "error" in d:                             # the fake breaks the key in both tables: cos reads it as segment 58
+        assert d["failed_segments"] == [5, 58]
+        with np.load(tmp_path / "sincos_failed_segments.npz") as f:
+            assert list(f["segments"]) == [5, 58]
+            at = f["sin_keys_at"]
+            assert int(f["sin_keys"][np.searchsorted(at, key)]) == good + 1 and at[np.searchsorted(at, key)] == key
+            assert f["sin_keys"].size == f["cos_keys"].size == 2 * 2 * (1 << 17)
 
 
 @pytest.mark.slow

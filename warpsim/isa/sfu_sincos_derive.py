@@ -41,11 +41,20 @@ from warpsim.isa.rounding import RZ
 from warpsim.isa.sfu_sincos import (C0_SHIFT, C1_SHIFT, INV_TWO_PI, KEY_BITS, OFFSET_BITS, ONE_BIT, SEGMENTS,
                                     approx_square, mufu_from_keys, quarter_of, sincos_key)
 
-__all__ = ["Observations", "observations_from_inputs", "observations_from_keys", "sum_interval",
+__all__ = ["DerivationError", "Observations", "observations_from_inputs", "observations_from_keys", "sum_interval",
            "derive_coefficients", "count_mismatches", "coefficient_file_text", "main"]
 
 _FRAC_SHIFT = ONE_BIT - 23
 _WINDOWS = ((64, 8), (512, 32), (4096, 128))     # half-widths in c1 and c2 searched around the fit, in turn
+
+
+class DerivationError(ValueError):
+    """The data does not fit the datapath: the message says where; ``segments`` lists the segments that failed
+    (empty when results broke the structure before any segment was solved)."""
+
+    def __init__(self, message, segments=()):
+        super().__init__(message)
+        self.segments = list(segments)
 
 
 class Observations:
@@ -206,16 +215,17 @@ def _solve_segment(u, lo, hi):
 def derive_coefficients(obs: Observations):
     """``(coefficients int64[64, 3], per-segment list of dicts: observations, triples that fit, why not)``.
 
-    Raises ``ValueError`` naming the segments where nothing fits or the structure is broken.
+    Raises :class:`DerivationError` (a ``ValueError``) naming the segments where nothing fits, or the results
+    that break the structure.
     """
     if obs.broken:
-        raise ValueError(f"{obs.broken} results break the sin/cos structure (sign, NaN or above 1), first: "
-                         + ", ".join(obs.broken_first))
+        raise DerivationError(f"{obs.broken} results break the sin/cos structure (sign, NaN or above 1), first: "
+                              + ", ".join(obs.broken_first))
     order = np.argsort(obs.r, kind="stable")     # by segment, then offset
     r = obs.r[order]
     lo, hi = sum_interval(obs.mag[order])
     bounds = np.searchsorted(r, np.arange(SEGMENTS + 1, dtype=np.int64) << OFFSET_BITS)
-    rows, info, failed = np.zeros((SEGMENTS, 3), np.int64), [], []
+    rows, info, failed, bad = np.zeros((SEGMENTS, 3), np.int64), [], [], []
     for s in range(SEGMENTS):
         part = slice(bounds[s], bounds[s + 1])
         su, slo, shi = r[part] & ((1 << OFFSET_BITS) - 1), lo[part], hi[part]
@@ -226,6 +236,7 @@ def derive_coefficients(obs: Observations):
             su = su[starts]
             if (slo >= shi).any():                # two different results, or one no sum gives
                 failed.append(f"segment {s}: no sum gives the result(s) at offset 0x{int(su[slo >= shi][0]):05x}")
+                bad.append(s)
                 info.append({"segment": s, "observations": n, "offsets": int(su.size), "fit": 0, "window": None})
                 continue
         triple, count, why, window = _solve_segment(su, slo, shi)
@@ -233,10 +244,11 @@ def derive_coefficients(obs: Observations):
                      "window": window})
         if triple is None:
             failed.append(f"segment {s}: {why}")
+            bad.append(s)
             continue
         rows[s] = triple
     if failed:
-        raise ValueError("; ".join(failed))
+        raise DerivationError("; ".join(failed), bad)
     return rows, info
 
 
