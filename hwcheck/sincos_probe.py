@@ -32,8 +32,13 @@ import time
 
 import numpy as np
 
-from hwcheck.errors import HwcheckError
-from hwcheck.report import new_report, write_json_atomic
+from hwcheck.gpu import Gpu
+from hwcheck.report import command_line, new_report, write_json_atomic
+from warpsim.errors import WarpsimError
+from warpsim.files import write_atomic
+from warpsim.isa.sfu_sincos import KEY_BITS, OFFSET_BITS, QUARTER_BITS, coefficients, sincos_range
+from warpsim.isa.sfu_sincos_derive import (DerivationError, coefficient_file_text, count_mismatches,
+                                           derive_coefficients, observations_from_keys)
 
 __all__ = ["OPS", "SWEEP_FORMS", "UNFILLED", "KEEP", "FAILED_SEGMENTS_KEPT", "probe_source", "sample_keys",
            "segment_keys", "probe", "main"]
@@ -111,7 +116,6 @@ def sample_keys() -> np.ndarray:
     >>> k = sample_keys(); int(k.size), int(k[0]), int(k[-1]) == (1 << 25) - 1
     (33536, 0, True)
     """
-    from warpsim.isa.sfu_sincos import KEY_BITS, OFFSET_BITS
     starts = np.arange(1 << (KEY_BITS - OFFSET_BITS), dtype=np.int64) << OFFSET_BITS   # 4 quadrants x 64 segments
     ends = starts + (1 << OFFSET_BITS) - 1
     keys = np.concatenate([starts, starts + 1, ends - 1, ends, np.arange(0, 1 << KEY_BITS, 1024)])
@@ -145,10 +149,6 @@ def _key_tables(gpu, module, log):
 
 def _derive(tables, out_dir, info, log):
     """Step 2: ``(coefficients or None, report section)``; writes the coefficient file when one is derived."""
-    from warpsim.isa.sfu_sincos import coefficients
-    from warpsim.isa.sfu_sincos_derive import (DerivationError, coefficient_file_text, count_mismatches,
-                                               derive_coefficients, observations_from_keys)
-    from warpsim.files import write_atomic
     obs = None
     for op, table in tables.items():
         keys = np.flatnonzero(table != UNFILLED)
@@ -184,7 +184,6 @@ def _derive(tables, out_dir, info, log):
 
 def _sweep(gpu, module, c, start, count, chunk_bits, log):
     """Step 3: ``{form: report section}``."""
-    from warpsim.isa.sfu_sincos import sincos_range
     chunk = min(1 << chunk_bits, count)
     dev = gpu.output(chunk)
     model = np.empty(chunk, np.uint32)
@@ -215,7 +214,6 @@ def segment_keys(segments, is_cos: bool) -> np.ndarray:
     >>> k = segment_keys([0], False); int(k.size), int(k[0]), int(k[-1]) == (1 << 24) - 1
     (262144, 0, True)
     """
-    from warpsim.isa.sfu_sincos import OFFSET_BITS, QUARTER_BITS
     parts = [np.zeros(0, np.int64)]
     for s in segments:
         r = (np.int64(s) << OFFSET_BITS) + np.arange(1 << OFFSET_BITS, dtype=np.int64)
@@ -227,7 +225,6 @@ def segment_keys(segments, is_cos: bool) -> np.ndarray:
 def _write_segments(tables, out_dir, segments):
     """Both key tables where they read the failed ``segments`` (``sincos_failed_segments.npz``: ``segments``,
     ``{op}_keys_at`` and ``{op}_keys``): what the next analysis needs, small enough to bring back."""
-    from warpsim.files import write_atomic
     arrays = {"segments": np.array(segments, np.int64)}
     for op in tables:
         keys = segment_keys(segments, op == "cos")
@@ -238,7 +235,6 @@ def _write_segments(tables, out_dir, segments):
 def _write_sample(tables, out_dir):
     keys = sample_keys()
     arrays = {"keys": keys, **{f"{op}_keys": tables[op][keys] for op in tables}}
-    from warpsim.files import write_atomic
     write_atomic(os.path.join(out_dir, "sincos_keys_sample.npz"), lambda f: np.savez_compressed(f, **arrays))
 
 
@@ -255,7 +251,6 @@ def probe(gpu, out_dir, *, sweep_start=0, sweep_count=1 << 32, chunk_bits=28, co
     tables, keys = _key_tables(gpu, module, say)
     _write_sample(tables, out_dir)
     c, derivation = _derive(tables, out_dir, gpu.info.as_dict(), say)
-    from warpsim.isa.sfu_sincos import coefficients
     sweep = _sweep(gpu, module, coefficients() if c is None else c, sweep_start, sweep_count, chunk_bits, say)
     ok = (c is not None and not any(k["exceptions"] for k in keys.values())
           and not any(v["mismatches"] for v in derivation["model_vs_keys"].values())
@@ -272,18 +267,17 @@ def probe(gpu, out_dir, *, sweep_start=0, sweep_count=1 << 32, chunk_bits=28, co
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hwcheck.sincos_probe", description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder for the report, the coefficient file and the sample")
-    ap.add_argument("--sweep-start", type=lambda s: int(s, 0), default=0)
-    ap.add_argument("--sweep-count", type=lambda s: int(s, 0), default=1 << 32)
-    ap.add_argument("--chunk-bits", type=int, default=28)
+    ap.add_argument("--sweep-start", type=lambda s: int(s, 0), default=0, help="first input of the sweep (default 0)")
+    ap.add_argument("--sweep-count", type=lambda s: int(s, 0), default=1 << 32,
+                    help="inputs swept per form (default all 2**32; 0: keys and derivation only)")
+    ap.add_argument("--chunk-bits", type=int, default=28, help="inputs per sweep chunk: 2**N (default 28)")
     args = ap.parse_args(argv)
-    from hwcheck.gpu import Gpu
-    from hwcheck.report import command_line
     try:
         gpu = Gpu.open()
         return probe(gpu, args.out, sweep_start=args.sweep_start, sweep_count=args.sweep_count,
                      chunk_bits=args.chunk_bits, command=command_line(argv).replace("hwcheck", "python -m "
                                                                                   "hwcheck.sincos_probe", 1))
-    except HwcheckError as e:
+    except WarpsimError as e:                    # no CuPy or GPU, a compile error, a file that cannot be written
         print(str(e), file=sys.stderr)
         return 2
 
