@@ -179,6 +179,10 @@ H200_RECORDS = [
     (101010, "register", 2, 49, 0x7344fcfc),   # bfi.b32 %r0, %r0, %r0, 8, 64;
     (101588, "register", 1, 59, 0xa3a455fa),   # bfi.b32 %r7, %r0, %r9, 8, 64;
     (103836, "register", 17, 46, 0x72130013),   # bfi.b32 %r9, %r5, %r6, 8, 64;
+    # bfe.s32 that ptxas folds to all ones: the position a cvt of a 64-bit constant (cvt.s32.s64 %r5, %rd5), and a
+    # position and length in the bfe's segment with an `a` set by mov before a 64-bit bfe (warpsim.ptx.constants)
+    (105231, "register", 14, 51, 0xffffffff),   # bfe.s32 %r7, %r7, %r5, 32;
+    (107088, "register", 0, 46, 0xffffffff),    # bfe.s32 %r0, %r9, 255, 64; (mov.u32 %r9, 399750814 ... bfe.u64)
 ]
 
 
