@@ -87,6 +87,32 @@ def test_byte_struct_param_and_scalars():
     assert (res.buffers["T"][32:] == np.float32(1.5).view(np.uint32)).all()
 
 
+def test_the_align_of_a_pointer_parameter_is_the_pointees():
+    """``.param .u64 .ptr .global .align 16 p``: 16 is the alignment of what ``p`` points to (PTX ISA, "Kernel
+    Function Parameter Attribute: .ptr"); the parameters lie 8 bytes apart, as ptxas lays them out (the CuTe DSL
+    flash kernel: ``c[0x0][0x210]``, ``0x218``, ... in its SASS). A layout with 16-byte slots made the GPU refuse the
+    launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: a parameter block larger than the kernel's)."""
+    text = HEADER + """
+.visible .entry k(.param .u64 .ptr .global .align 16 x, .param .u64 .ptr .global .align 16 y,
+                  .param .u64 .ptr .align 4 z, .param .u32 n, .param .align 16 .b8 s[16])
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [y];
+  ld.param.u32 %r1, [n];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}"""
+    decoded = warpsim.ptx.load(text).decoded("k")
+    assert [(name, offset) for name, _t, offset, _size, _struct in decoded.params] == [
+        ("x", 0), ("y", 8), ("z", 16), ("n", 24), ("s", 32)]
+    assert decoded.param_bytes == 48
+    y = np.zeros(1, np.uint32)
+    res = warpsim.ptx.load(text).launch("k", block=1, args={"x": np.zeros(1, np.uint32), "y": y,
+                                                            "z": np.zeros(1, np.uint32), "n": 77,
+                                                            "s": [("u64", 0), ("u64", 0)]})
+    assert int(res.buffers["y"][0]) == 77
+
+
 @pytest.mark.parametrize("space", ["global", "shared"])
 @pytest.mark.parametrize("op,typ,init,operand,combine", [
     ("add", "u32", 5, "%r1", lambda old, v: old + v),
