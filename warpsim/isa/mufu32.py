@@ -24,6 +24,9 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
             its low 2..6 bits (their number by exponent)  input itself, above: +-1
   ========  ==========================================  ====================================================
 
+Proven on: sm_90 (the H200, every one of the 2**32 inputs of each form). sm_80: ptxas emits the same SASS
+(``tests/hwcheck/test_sass_sm80.py``), the A100's SFU bits are unproven; warpsim uses these tables for both.
+
 The tables (``data/mufu32_sm90.npz``, 3.6 MB compressed) are the H200's results, written by
 ``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
 in the file). They load on first use (:func:`mufu_tables`): about 300 MB in memory for all six.
