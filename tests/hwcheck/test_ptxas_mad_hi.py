@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from hwcheck.ptx_fuzz import IN_WORDS, KERNEL, OUT_WORDS, program
+from hwcheck.sass import disassemble, find_tool
 from hwcheck.ptx_run import make_args, parse_ptx_arg
 from warpsim import ptx
 
@@ -129,6 +130,16 @@ def test_the_simulator_runs_every_mad_hi_of_a_chain():
     out = np.array([c, a, b, 0], np.uint32)
     got = ptx.load(CHAIN).launch("chain", block=1, args={"out": out}, quiet=True).buffers["out"]
     assert int(got[3]) == (c + 3 * (a * b >> 32)) & 0xFFFFFFFF
+
+
+_MISSING = [t for t in ("ptxas", "nvdisasm") if find_tool(t) is None]
+
+
+@pytest.mark.skipif(bool(_MISSING) and os.environ.get("CI") != "true",
+                    reason=f"needs {' and '.join(_MISSING)} (nvdisasm: pip install nvidia-cuda-nvdisasm)")
+def test_ptxas_makes_two_imad_hi_of_the_three():
+    sass = disassemble(CHAIN, "sm_90")
+    assert sum(s.startswith("IMAD.HI.U32") for s in sass) == 2, sass
 
 
 @pytest.mark.gpu

@@ -1,11 +1,13 @@
 """Memory: state spaces and generic addresses, vectors, sub-word loads, atomics, cp.async, faults."""
 
+import os
 import re
 
 import numpy as np
 import pytest
 
 import warpsim.ptx
+from hwcheck.sass import disassemble, find_tool
 from warpsim.errors import SimulatorFault
 from warpsim.ptx.memory import SHARED_BASE
 from tests.ptx.ptx_helpers import HEADER, load, store_r
@@ -111,6 +113,15 @@ def test_the_align_of_a_pointer_parameter_is_the_pointees():
                                                             "z": np.zeros(1, np.uint32), "n": 77,
                                                             "s": [("u64", 0), ("u64", 0)]})
     assert int(res.buffers["y"][0]) == 77
+    missing = [t for t in ("ptxas", "nvdisasm") if find_tool(t) is None]
+    if missing and os.environ.get("CI") != "true":
+        pytest.skip(f"ptxas's layout not checked: needs {' and '.join(missing)} (pip install nvidia-cuda-nvdisasm)")
+    sass = disassemble(text.replace("st.global.u32 [%rd1], %r1;", "ld.param.u64 %rd2, [z];\n"
+                                    "  st.global.u64 [%rd1+8], %rd2;\n  st.global.u32 [%rd1], %r1;"), "sm_90")
+    read = {int(a, 16) for s in sass for a in re.findall(r"c\[0x0\]\[(0x2[0-9a-f]{2})\]", s)}
+    offsets = {name: offset for name, _t, offset, _size, _struct in decoded.params}
+    want = {0x210 + offsets[p] for p in ("y", "z", "n")}     # sm_90's parameters start at c[0x0][0x210]
+    assert want <= read, f"ptxas reads {sorted(map(hex, read))}, the decoder's offsets are {sorted(map(hex, want))}"
 
 
 @pytest.mark.parametrize("space", ["global", "shared"])
