@@ -209,3 +209,22 @@ def test_the_interpreter_gives_what_the_h200_gave(seed):
         rec = next(r for r in records[where, :int(words[where, 1])] if int(r[1]) == step)
         got = int(rec[2]) | int(rec[3]) << 32
         assert got == want, f"seed {seed} thread {where} step {step}: {got:#x}, the H200 {want:#x}"
+
+
+def test_a_gpu_whose_original_kernel_alone_differs_is_named_for_it(tmp_path):
+    """The GPU's original kernel stores a different word, its instrumented copy (every register traced) does not: the
+    program is counted under COMPILED_APART (a compiler that made the two kernels differ, as ptxas's dropped mad.hi),
+    not under the plain buffer-only key; the report's record says on which side the two kernels differ."""
+    from hwcheck.ptx_fuzz import COMPILED_APART
+
+    def original_only(kind, buffers):
+        if kind == "original":
+            buffers["out"][3] ^= 1
+    report = tmp_path / "fuzz.json"
+    summary, code = fuzz(SimulatorAsGpu(corrupt=original_only), 3, seed=7, report=str(report),
+                         log=open(os.devnull, "w"))
+    assert code == 1 and summary.first_opcodes == {COMPILED_APART: 3}
+    data = json.loads(report.read_text())
+    apart = [r for r in data["failing_programs"][0]["mismatches"] if "gpu_bytes" in r]
+    assert apart and apart[0]["gpu_bytes"] == 1 and apart[0]["simulator_bytes"] == 0
+    assert all(f["buffer"]["index"] == 3 for f in data["first_mismatches"])
