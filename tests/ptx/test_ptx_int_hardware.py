@@ -170,6 +170,9 @@ LEARNS_AFTER = [
     ([_A, "div.u32 %a, %a, %c;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),         # so does a div
     ([_A, "brev.b64 %dd, %x;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),
     ([_A, "popc.b64 %a, %x;", "bfe.s32 %d, %b, 255, 64;"], 0x00000000),            # not a popc
+    ([_A, "fence.sc.cta;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),
+    ([_A, "div.approx.f32 %a, %a, %c;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),  # f32 without .ftz
+    ([_A, "ex2.approx.ftz.f32 %a, %a;", "bfe.s32 %d, %b, 255, 64;"], 0x00000000),  # with .ftz: not
     ([_A, "mov.u32 %a, 255;", "$L_a:", "bfe.s32 %d, %b, %a, 64;"], 0x00000000),    # fields learnt with a
     (["mov.u32 %a, 255;", "$L_a:", _A, "bfe.s32 %d, %b, %a, 64;"], 0x00000000),    # a learnt first
     ([_A, "$L_a:", "mov.u32 %a, 255;", "bfe.s32 %d, %b, %a, 64;"], 0xFFFFFFFF),    # fields learnt first

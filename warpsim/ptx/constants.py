@@ -19,8 +19,9 @@ known here is known to ptxas too.
 
 ptxas learns these constants in two stages, and its ``bfe.s32`` folding depends on which: :func:`segment_constants`
 are the ones it knows early, from the same *segment* of straight-line code (the same rules, but every register
-unknown again after a label, a branch, and the instructions it expands early: ``div``/``rem``, 64-bit
-``bfe``/``bfi``/``brev``/``bfind``, ``shfl``, ``vote``, ``redux``, ``activemask``, ``bar``, ``membar``).
+unknown again after a label, a branch, and the instructions it expands early: integer ``div``/``rem``, 64-bit
+``bfe``/``bfi``/``brev``/``bfind``, ``shfl``, ``vote``, ``redux``, ``activemask``, ``bar``, ``membar``, ``fence``, and
+the f32/f64 ``div``, ``rcp``, ``sqrt``, ``rsqrt``, ``lg2``, ``ex2`` without ``.ftz`` (not ``div.full``)).
 >>> from warpsim.ptx.syntax import parse_module
 >>> m = parse_module(".version 8.0\\n.target sm_90\\n.address_size 64\\n.entry k()\\n{ .reg .b32 %r<4>;\\n"
 ...                  "mov.u32 %r1, 40; mov.u32 %r2, %r1; add.u32 %r1, %r1, 1; ld.u32 %r2, [%r3]; ret; }")
@@ -45,9 +46,10 @@ _BITS = {"8": 0xFF, "16": 0xFFFF, "32": 0xFFFFFFFF, "64": 0xFFFFFFFFFFFFFFFF}
 _INT_TYPES = {f"{k}{b}" for k in "bus" for b in (8, 16, 32, 64)}
 # instructions after which ptxas's early folding knows no register (ptxas 13.0 -arch=sm_90 read with nvdisasm:
 # mov.u32 %r9, C; <instruction>; bfe.s32 %r0, %r9, 255, 64 is all ones after these, the ISA's 0 after the others)
-_SEGMENT_END = frozenset({"bra", "ret", "exit", "trap", "div", "rem", "shfl", "vote", "redux", "activemask", "bar",
-                          "barrier", "membar"})
+_SEGMENT_END = frozenset({"bra", "ret", "exit", "trap", "rem", "shfl", "vote", "redux", "activemask", "bar",
+                          "barrier", "membar", "fence"})
 _SEGMENT_END_64 = frozenset({"bfe", "bfi", "brev", "bfind"})   # their 64-bit forms
+_SEGMENT_END_FLOAT = frozenset({"div", "rcp", "sqrt", "rsqrt", "lg2", "ex2"})   # f32/f64 without .ftz (not div.full)
 
 
 def _written(ins: Instruction) -> list:
@@ -135,7 +137,13 @@ def known_constants(function) -> list:
 
 
 def _ends_segment(ins: Instruction) -> bool:
-    return ins.opcode in _SEGMENT_END or (ins.opcode in _SEGMENT_END_64 and any(m[1:] == "64" for m in ins.mods))
+    op, mods = ins.opcode, ins.mods
+    if op in _SEGMENT_END or (op in _SEGMENT_END_64 and any(m[1:] == "64" for m in mods)):
+        return True
+    if op == "div" and not any(m in ("f32", "f64") for m in mods):
+        return True                                  # integer div, as rem
+    return (op in _SEGMENT_END_FLOAT and any(m in ("f32", "f64") for m in mods) and "ftz" not in mods
+            and "full" not in mods)
 
 
 def segment_constants(function) -> list:
