@@ -11,7 +11,8 @@ fix-ups), ``fma.rn.f16x2`` and ``add.rn.f32``. numpy computes ``a * b + c`` in f
 inputs (two roundings: a baseline of speed only). The 16-bit MUFU forms (``ex2.approx.f16x2``,
 ``tanh.approx.bf16``: ``warpsim.isa.mufu16.float_mufu16``, a table lookup) count each 32-bit
 register as one lane-op; the f32 MUFU forms (``ex2.approx.ftz.f32``, ``ex2.approx.f32``, ``rcp.approx.f32``,
-``lg2.approx.ftz.f32``: ``warpsim.isa.mufu32.mufu_batch``, key and table lookup) one per f32. The issue's targets are ``fma.rn.f32`` at 100 M lane-ops/s or more per core
+``lg2.approx.ftz.f32``: ``warpsim.isa.mufu32.mufu_batch``; rcp a key and table lookup, ex2 and lg2 the SFU's
+quadratics of ``warpsim.isa.sfu_exp``) one per f32. The issue's targets are ``fma.rn.f32`` at 100 M lane-ops/s or more per core
 and MUFU at 50 M; the printed ratio to numpy is the figure to compare between machines.
 ``--quick``: 200,000 elements, best of 2.
 """

@@ -13,8 +13,12 @@ inputs on the host's CPUs (Numba, parallel); every differing input is counted an
 (``hwcheck.report``, written atomically) holds per form the inputs compared, the mismatches and the
 first failing inputs.
 
->>> parse_forms(["ex2.approx.ftz.f32", "lg2.approx.f32"])
-[('ex2', True), ('lg2', False)]
+:data:`F64_FORMS` (``rcp.approx.ftz.f64``: modelled by ``warpsim.isa.mufu_recip`` but UNPROVEN, refused by the PTX
+interpreter; not swept unless named) run ``count`` consecutive *high words* from ``start``, each with its own
+low word (:data:`LOW_WORD`); a result differs where its high word is not the model's or its low word is not 0.
+
+>>> parse_forms(["ex2.approx.ftz.f32", "lg2.approx.f32", "rcp.approx.ftz.f64"])
+[('ex2', True), ('lg2', False), ('rcp.approx.ftz.f64', True)]
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import numpy as np
 
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["SWEEP_FORMS", "KEEP", "parse_forms", "sweep", "sweep_source"]
+__all__ = ["SWEEP_FORMS", "F64_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source", "low_words"]
 
 SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2") for ftz in (".ftz", "")
                     ) + ("tanh.approx.f32",)
@@ -34,7 +38,31 @@ DIV_FORMS = ("div.approx.f32", "div.approx.ftz.f32", "div.full.f32", "div.full.f
 DIV_COUNT = 1 << 26
 HALF_FORMS = ("ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.f16",
               "tanh.approx.f16x2", "tanh.approx.bf16", "tanh.approx.bf16x2")   # every 16-bit pattern (x2: both halves)
+F64_FORMS = ("rcp.approx.ftz.f64",)     # every high word; UNPROVEN until this sweep passes on an H200
+LOW_WORD = "(high word * 0x9E3779B9 + 0x7F4A7C15) mod 2**32"
 KEEP = 16
+
+_RCP64_KERNEL = r"""
+extern "C" __global__ void sweep_rcp64(unsigned* hi, unsigned* lo, unsigned long long start, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)(start + i);
+    double x = __hiloint2double((int)h, (int)(h * 0x9E3779B9u + 0x7F4A7C15u)), y;   // LOW_WORD
+    asm volatile("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+    hi[i] = (unsigned)__double2hiint(y);
+    lo[i] = (unsigned)__double2loint(y);
+  }
+}
+"""
+
+
+def low_words(high: np.ndarray) -> np.ndarray:
+    """The low word the f64 sweep pairs with each high word (:data:`LOW_WORD`), as its kernel computes it.
+
+    >>> [hex(int(v)) for v in low_words(np.array([0, 1], np.uint32))]
+    ['0x7f4a7c15', '0x1d81f5ce']
+    """
+    return (high.astype(np.uint64) * np.uint64(0x9E3779B9) + np.uint64(0x7F4A7C15)).astype(np.uint32)
 
 _DIV_KERNEL = r"""
 extern "C" __global__ void sweep_%(name)s(unsigned* out, const unsigned* a, const unsigned* b,
@@ -89,10 +117,13 @@ def parse_forms(texts) -> list:
     """``(op, ftz)`` of each form named (``op`` ``div.approx``/``div.full`` for the div forms); ``ValueError``
     naming one that is neither in :data:`SWEEP_FORMS` nor in :data:`DIV_FORMS`."""
     out = []
-    known = SWEEP_FORMS + DIV_FORMS + HALF_FORMS
+    known = SWEEP_FORMS + DIV_FORMS + HALF_FORMS + F64_FORMS
     for text in texts:
         if text not in known:
             raise ValueError(f"--forms: {text!r} is not one of the swept forms: {', '.join(known)}")
+        if text in F64_FORMS:
+            out.append((text, True))
+            continue
         parts = text.split(".")
         out.append((text if text in HALF_FORMS else ".".join(parts[:2]) if parts[0] == "div" else parts[0],
                     ".ftz" in text))
@@ -110,7 +141,37 @@ def _name(op, ftz):
 def sweep_source(forms) -> str:
     """The CUDA source of the GPU half: one kernel per form, the PTX instruction in inline assembly."""
     return "".join((_DIV_KERNEL if op.startswith("div") else _KERNEL) % {"name": _name(op, ftz), "form": _text(op, ftz)}
-                   for op, ftz in forms if op not in HALF_FORMS)
+                   for op, ftz in forms if op not in HALF_FORMS + F64_FORMS) + \
+        (_RCP64_KERNEL if any(op in F64_FORMS for op, _ in forms) else "")
+
+
+def _sweep_rcp64(gpu, module, start, count, chunk, log, t0) -> dict:
+    """``rcp.approx.ftz.f64`` over ``count`` high words from ``start``: the GPU against ``rcp64h_range``."""
+    from warpsim.isa.mufu_recip import rcp64h_range
+    cp = gpu.cupy
+    kernel = module.raw.get_function("sweep_rcp64")
+    dev_hi, dev_lo = cp.empty(chunk, dtype=cp.uint32), cp.empty(chunk, dtype=cp.uint32)
+    hi, lo, model = np.empty(chunk, np.uint32), np.empty(chunk, np.uint32), np.empty(chunk, np.uint32)
+    bad, first, done = 0, [], 0
+    while done < count:
+        n = min(chunk, count - done)
+        s = (start + done) & 0xFFFFFFFF
+        kernel((1024 * 132,), (256,), (dev_hi, dev_lo, np.uint64(s), np.uint64(n)))
+        dev_hi[:n].get(out=hi[:n])
+        dev_lo[:n].get(out=lo[:n])
+        rcp64h_range(s, model[:n])
+        diff = np.flatnonzero((hi[:n] != model[:n]) | (lo[:n] != 0))
+        bad += diff.size
+        for i in diff[:KEEP - len(first)]:
+            h = (s + int(i)) & 0xFFFFFFFF
+            first.append({"input": f"0x{h:08x}{int(low_words(np.array([h], np.uint32))[0]):08x}",
+                          "gpu": f"0x{int(hi[i]):08x}{int(lo[i]):08x}", "model": f"0x{int(model[i]):08x}00000000"})
+        done += n
+        log.write(f"sweep rcp.approx.ftz.f64: {done}/{count} high words, {bad} mismatches, "
+                  f"{time.perf_counter() - t0:.0f} s\n")
+        log.flush()
+    return {"inputs": done, "start": f"0x{start:08x}", "high_words": True, "low_word": LOW_WORD, "mismatches": bad,
+            "first_mismatches": first}
 
 
 def _sweep_half(gpu, text) -> dict:
@@ -142,6 +203,9 @@ def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int =
         host, model = np.empty(chunk, np.uint32), np.empty(chunk, np.uint32)
     results, t0 = {}, time.perf_counter()
     for op, ftz in forms:
+        if op in F64_FORMS:
+            results[op] = _sweep_rcp64(gpu, module, start, count, chunk, log, t0)
+            continue
         if op in HALF_FORMS:
             results[op] = _sweep_half(gpu, op)
             log.write(f"sweep {op}: {results[op]['inputs']} halves, {results[op]['mismatches']} mismatches, "

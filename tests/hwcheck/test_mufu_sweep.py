@@ -1,4 +1,4 @@
-"""``hwcheck sweep`` offline: form names, the div pairs, the 16-bit path's comparison and its report."""
+"""``hwcheck sweep`` offline: form names, the div pairs, the 16-bit and f64 paths' comparisons and their reports."""
 
 import io
 import json
@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 import hwcheck.mufu
-from hwcheck.mufu_sweep import DIV_FORMS, HALF_FORMS, SWEEP_FORMS, div_pairs, parse_forms, sweep, sweep_source
+from hwcheck.mufu_sweep import (DIV_FORMS, HALF_FORMS, SWEEP_FORMS, div_pairs, low_words, parse_forms, sweep,
+                                sweep_source)
 from warpsim.isa.mufu16 import float_mufu16
+from warpsim.isa.mufu_recip import rcp64h_range
 
 
 def test_every_form_parses_and_has_a_kernel():
@@ -53,3 +55,61 @@ def test_the_16_bit_path_counts_what_differs(monkeypatch, tmp_path, corrupt):
     assert (code, data["inputs"], data["mismatches"]) == ((1, 65536, 3) if corrupt else (0, 65536, 0))
     if corrupt:
         assert data["first_mismatches"][0]["input"] == "0x00000064"
+
+
+# ---- rcp.approx.ftz.f64: every high word, each with its own low word (the model is UNPROVEN) ----------------
+
+def test_the_f64_kernel_compiles_and_reads_both_words(nvrtc):
+    from hwcheck.nvrtc import compile_cuda
+    c = compile_cuda(sweep_source(parse_forms(["rcp.approx.ftz.f64", "rcp.approx.f32"])), arch="sm_90",
+                     name="sweep.cu")
+    assert "rcp.approx.ftz.f64" in c.ptx and "rcp.approx.f32" in c.ptx
+
+
+class _Dev(np.ndarray):
+    def get(self, out):
+        out[...] = self
+        return out
+
+
+class _Cupy:
+    uint32 = np.uint32
+
+    @staticmethod
+    def empty(n, dtype):
+        return np.empty(n, dtype).view(_Dev)
+
+
+class _F64Gpu(_Gpu):
+    """A GPU whose rcp.approx.ftz.f64 is the model, with ``bad`` high words given a wrong high or low word."""
+    cupy = _Cupy
+
+    def __init__(self, bad=()):
+        self.bad = dict(bad)
+
+    def module(self, source):
+        assert "sweep_rcp64" in source
+        gpu = self
+
+        def run(grid, block, args):
+            hi, lo, start, n = args
+            rcp64h_range(int(start), hi[:int(n)])
+            lo[:int(n)] = 0
+            for h, (dhi, dlo) in gpu.bad.items():
+                if int(start) <= h < int(start) + int(n):
+                    hi[h - int(start)] ^= dhi
+                    lo[h - int(start)] ^= dlo
+        return type("M", (), {"raw": type("R", (), {"get_function": staticmethod(lambda name: run)})()})()
+
+
+@pytest.mark.parametrize("bad", [(), ((0x3FF00005, (1, 0)), (0x40000000 + 70000, (0, 4)))])
+def test_the_f64_path_counts_high_and_low_word_differences(tmp_path, bad):
+    report = tmp_path / "r.json"
+    code = sweep(_F64Gpu(bad), parse_forms(["rcp.approx.ftz.f64"]), start=0x3FF00000, count=1 << 21,
+                 chunk_bits=19, report=str(report), log=io.StringIO())
+    data = json.loads(report.read_text())["forms"]["rcp.approx.ftz.f64"]
+    assert (code, data["inputs"], data["mismatches"]) == (1 if bad else 0, 1 << 21, len(bad))
+    if bad:
+        first = data["first_mismatches"]
+        assert first[0]["input"].startswith("0x3ff00005") and first[1]["gpu"].endswith("00000004")
+        assert int(first[0]["input"], 16) & 0xFFFFFFFF == int(low_words(np.array([0x3FF00005], np.uint32))[0])

@@ -80,8 +80,8 @@ def test_missing_table_file_names_the_command(tmp_path):
 
 
 def test_build_tables_refuses_a_failed_hypothesis(tmp_path):
-    np.savez(tmp_path / "ex2.npz", other=np.zeros(4, np.int64))
-    with pytest.raises(ValueError, match="has no 'ex2_signmag_F23'"):
+    np.savez(tmp_path / "rcp.npz", other=np.zeros(4, np.int64))
+    with pytest.raises(ValueError, match="has no 'rcp_F0'"):
         build_tables(str(tmp_path))
 
 

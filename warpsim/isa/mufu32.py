@@ -6,7 +6,7 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
   ``MUFU.SQRT``, ``MUFU.LG2``), which flushes subnormal inputs and results; each form without ``.ftz``
   into the same instruction wrapped in exact scalings (``FSETP``/``FMUL``/``FADD``, IEEE, no flush) that
   move subnormal inputs or results into its range. :func:`f32_ex2_approx` and the others compose
-  :func:`mufu_ex2` ... with ``warpsim.isa.fparith`` exactly as that SASS does.
+  :func:`mufu_ex2` ... with ``warpsim.isa.fparith`` (or ``hostfloat``, the same bits) exactly as that SASS does.
 - Each MUFU result, for the inputs that are not special, depends only on a *key* of the input and is the
   table's entry at that key, placed by an exponent rule (tested on all 2**32 inputs of the H200 by
   ``python -m hwcheck.mufu32_probe``: every input with the same key gives the same normalised result):
@@ -14,12 +14,13 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
   ========  ==========================================  ====================================================
   MUFU      key                                         result
   ========  ==========================================  ====================================================
-  EX2       sign, 23 fraction bits of ``floor(|x|*2**23)``  ``2**n * table``, ``n`` the integer part
-  RCP       the mantissa                                the table's mantissa, exponent ``253 + t - e``
-  RSQ       exponent parity and mantissa                exponent ``(379 + t - e) / 2``
-  SQRT      exponent parity and mantissa                exponent ``(126 + t + e) / 2``
-  LG2       the mantissa (``x`` in [1, 2) and [0.5, 1)):  other exponents: ``e + lg2(m)`` in fixed point,
-            the table is the result itself              rounded toward zero, negative sums just below
+  EX2       sign, 23 fraction bits of ``floor(|x|*2**23)``  computed: ``warpsim.isa.sfu_exp`` (``x < 0``: the
+            (``x < 0``: their one's complement)           fraction's one's complement, one function)
+  RCP       the mantissa                                computed: ``warpsim.isa.mufu_recip``
+  RSQ       exponent parity and mantissa                computed: ``warpsim.isa.mufu_recip``
+  SQRT      exponent parity and mantissa                computed: ``warpsim.isa.mufu_recip``
+  LG2       the mantissa                                computed: ``warpsim.isa.sfu_exp`` (``e + P(m)`` in
+                                                        fixed point, cut toward zero)
   TANH      exponent 119..129 and the mantissa without  the table's entry, the input's sign; below: the
             its low 2..6 bits (their number by exponent)  input itself, above: +-1
   ========  ==========================================  ====================================================
@@ -27,9 +28,12 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
 Proven on: sm_90 (the H200, every one of the 2**32 inputs of each form). sm_80: ptxas emits the same SASS
 (``tests/hwcheck/test_sass_sm80.py``), the A100's SFU bits are unproven; warpsim uses these tables for both.
 
-The tables (``data/mufu32_sm90.npz``, 3.6 MB compressed) are the H200's results, written by
+The tables (``data/mufu32_sm90.npz``, 2.0 MB compressed) are the H200's results, written by
 ``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
-in the file). They load on first use (:func:`mufu_tables`): about 300 MB in memory for all six.
+in the file). They load on first use (:func:`mufu_tables`). RCP, RSQ and SQRT are not lookups: their
+"tables" are the coefficients of the SFU's datapath (``warpsim.isa.mufu_recip``), solved from the same
+probe's key tables, which the npz file no longer needs. Nor are EX2 and LG2 (:data:`EXP_COEFFICIENTS`): the
+SFU's quadratics of ``warpsim.isa.sfu_exp``, solved from the probe's results; their tables are gone from the npz.
 The scalar models take their table as the last argument; :func:`mufu_batch` runs one over an array.
 
 >>> t = mufu_tables()
@@ -50,19 +54,24 @@ import sys
 import numpy as np
 from numba import njit, prange
 
-from warpsim.isa.floats import bit_length
-from warpsim.isa.fparith import f32_add, f32_mul
+from warpsim.isa.fparith import f32_mul
+from warpsim.isa.hostfloat import host_f32_add, host_f32_mul
+from warpsim.isa.mufu_recip import RECIP_NAMES, mufu_rcp, mufu_rsq, mufu_sqrt, recip_tables
 from warpsim.isa.rounding import RN
+from warpsim.isa.sfu_exp import ex2_coefficients, lg2_coefficients, mufu_ex2, mufu_lg2
 
 __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "mufu_tables", "mufu_batch",
            "mufu_range", "mufu_ex2", "mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_lg2",
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
            "f32_lg2_approx", "f32_lg2_approx_ftz", "mufu_tanh", "f32_tanh_approx", "f32_div_approx", "f32_div_approx_ftz", "f32_div_full",
-           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH"]
+           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH",
+           "key_tables", "table_source", "EXP_COEFFICIENTS"]
 
 TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")
 EX2, RCP, RSQ, SQRT, LG2, TANH = range(len(TABLE_NAMES))
+# ex2, lg2: the coefficients of the SFU's quadratics (``warpsim.isa.sfu_exp``), not key tables
+EXP_COEFFICIENTS = {"ex2": ex2_coefficients, "lg2": lg2_coefficients}
 TANH_FIRST, TANH_LAST = 119, 129     # MUFU.TANH's table exponents; below: the input itself, above: +-1
 DATA = os.path.join(os.path.dirname(__file__), "data", "mufu32_sm90.npz")
 
@@ -74,109 +83,6 @@ _SMALLEST_NORMAL = np.uint32(0x00800000)   # 2**-126
 
 
 # -- the MUFU instructions (flush subnormal inputs and results) -----------------------------------------------
-
-@njit(cache=True)
-def mufu_ex2(a, t):
-    """``MUFU.EX2``: ``2**x``. ``t``: the EX2 table (mantissas; ``x >= 0`` then ``x < 0``)."""
-    a = np.uint32(a)
-    s, e, m = a >> 31, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
-    if e == 0xFF:
-        return _NAN if m else (np.uint32(0) if s else _INF)
-    if e == 0:
-        return _ONE
-    sh = e - 127
-    if sh >= 8:                                   # |x| >= 256
-        return np.uint32(0) if s else _INF
-    mm = m | 0x800000
-    q = mm << sh if sh >= 0 else (mm >> -sh if sh > -24 else np.int64(0))
-    n, f = q >> 23, q & 0x7FFFFF
-    if s == 0:
-        eo = 127 + n
-        return _INF if eo >= 255 else np.uint32((eo << 23) | t[f])
-    eo = (127 if f == 0 else 126) - n
-    return np.uint32(0) if eo <= 0 else np.uint32((eo << 23) | t[0x800000 + f])
-
-
-@njit(cache=True)
-def mufu_rcp(a, t):
-    """``MUFU.RCP``: ``1/x``. ``t``: the RCP table, by mantissa: ``(exponent sum - 253) << 23 | mantissa``."""
-    a = np.uint32(a)
-    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), a & 0x7FFFFF
-    if e == 0xFF:
-        return _NAN if m else s
-    if e == 0:
-        return s | _INF
-    v = np.int64(t[m])
-    eo = 253 + (v >> 23) - e
-    return s if eo <= 0 else np.uint32(s | (eo << 23) | (v & 0x7FFFFF))
-
-
-@njit(cache=True)
-def mufu_rsq(a, t):
-    """``MUFU.RSQ``: ``1/sqrt(x)``. ``t`` by exponent parity and mantissa: ``(2*eo + e - 379) << 23 | mant``."""
-    a = np.uint32(a)
-    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
-    if e == 0xFF:
-        return _NAN if m or s else np.uint32(0)
-    if e == 0:
-        return s | _INF
-    if s:
-        return _NAN
-    v = np.int64(t[((e & 1) << 23) | m])
-    eo = (379 + (v >> 23) - e) >> 1
-    return np.uint32((eo << 23) | (v & 0x7FFFFF))
-
-
-@njit(cache=True)
-def mufu_sqrt(a, t):
-    """``MUFU.SQRT``: ``sqrt(x)``. ``t`` by exponent parity and mantissa: ``(2*eo - e - 126) << 23 | mant``."""
-    a = np.uint32(a)
-    s, e, m = a & _SIGN, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
-    if e == 0xFF:
-        return _NAN if m or s else _INF
-    if e == 0:
-        return s
-    if s:
-        return _NAN
-    v = np.int64(t[((e & 1) << 23) | m])
-    eo = (126 + (v >> 23) + e) >> 1
-    return np.uint32((eo << 23) | (v & 0x7FFFFF))
-
-
-@njit(cache=True)
-def mufu_lg2(a, t):
-    """``MUFU.LG2``: ``log2(x)``. ``t``: the results for ``x`` in [1, 2) then in [0.5, 1), by mantissa.
-
-    Other exponents ``k``: ``k + L`` (``L`` the [1, 2) entry) in fixed point, rounded toward zero; a negative
-    sum is first lowered by one unit below any result's precision (the H200 gives ``-125.99999`` for
-    ``2**-126``, not ``-126``).
-    """
-    a = np.uint32(a)
-    s, e, m = a >> 31, np.int64((a >> 23) & 0xFF), np.int64(a & 0x7FFFFF)
-    if e == 0xFF:
-        return _NAN if m or s else _INF
-    if e == 0:
-        return np.uint32(0xFF800000)
-    if s:
-        return _NAN
-    k = e - 127
-    if k == 0:
-        return t[m]
-    if k == -1:
-        return t[0x800000 + m]
-    lb = np.int64(t[m])                             # L = 0 or a normal float >= 2**-45
-    if lb == 0:
-        lfix = np.int64(0)
-    else:
-        lfix = ((lb & 0x7FFFFF) | 0x800000) << (((lb >> 23) & 0xFF) - 150 + 50)   # L * 2**50
-    v = (k << 50) + lfix
-    sign = np.int64(0)
-    if v < 0:
-        sign, v = np.int64(1), -v - 1
-    p = bit_length(v) - 1
-    mant = v >> (p - 23) if p >= 23 else v << (23 - p)
-    return np.uint32((sign << 31) | ((p - 50 + 127) << 23) | (mant & 0x7FFFFF))
-
 
 @njit(cache=True)
 def mufu_tanh(a, t):
@@ -211,12 +117,15 @@ def f32_ex2_approx_ftz(a, t):
 
 @njit(cache=True)
 def f32_ex2_approx(a, t):
-    """``ex2.approx.f32``: below -126, ``MUFU.EX2(x/2)`` squared (``FMUL``), so subnormal results survive."""
+    """``ex2.approx.f32``: below -126, ``MUFU.EX2(x/2)`` squared (``FMUL``), so subnormal results survive.
+
+    Both ``FMUL`` are the host's (``hostfloat``: the same bits as IEEE ``mul.rn.f32``); ``x/2`` is exact there.
+    """
     a = np.uint32(a)
     if a <= 0xC2FC0000 or a > 0xFF800000:       # not below -126 (``FSETP.GEU``: positive, >= -126, or NaN)
         return mufu_ex2(a, t)
-    y = mufu_ex2(f32_mul(a, np.uint32(0x3F000000), RN, False, False), t)
-    return f32_mul(y, y, RN, False, False)
+    y = mufu_ex2(host_f32_mul(a, np.uint32(0x3F000000), False, False), t)
+    return host_f32_mul(y, y, False, False)
 
 
 @njit(cache=True)
@@ -280,8 +189,8 @@ def f32_lg2_approx(a, t):
     """``lg2.approx.f32``: below 2**-126 the input times 2**24, and 24 subtracted (``FADD``)."""
     if not _tiny(a):
         return mufu_lg2(a, t)
-    y = mufu_lg2(f32_mul(a, np.uint32(0x4B800000), RN, False, False), t)
-    return f32_add(y, np.uint32(0xC1C00000), RN, False, False)
+    y = mufu_lg2(host_f32_mul(a, np.uint32(0x4B800000), False, False), t)
+    return host_f32_add(y, np.uint32(0xC1C00000), False, False)
 
 
 @njit(cache=True)
@@ -353,22 +262,42 @@ def _undiff(d: np.ndarray) -> np.ndarray:
 
 
 def mufu_tables(names=TABLE_NAMES, path: str = DATA) -> tuple:
-    """The tables as a tuple indexed by ``EX2 .. LG2`` (uint32 arrays; those not in ``names`` are empty), loaded
-    once per process; ``FileNotFoundError`` naming the file and the command that writes it."""
+    """The tables as a tuple indexed by ``EX2 .. TANH`` (uint32 arrays; those not in ``names`` are empty), loaded
+    once per process; ``FileNotFoundError`` naming the file and the command that writes it. ``rcp``, ``rsqrt``,
+    ``sqrt``: their datapath's coefficients (``warpsim.isa.mufu_recip``), not key tables; ``ex2``, ``lg2``: the
+    coefficients of :data:`EXP_COEFFICIENTS`."""
+    recip = recip_tables() if set(names) & set(RECIP_NAMES) else ()
+    lookups = [name for name in TABLE_NAMES
+               if name in names and name not in RECIP_NAMES and name not in EXP_COEFFICIENTS]
+    found = dict(zip(lookups, key_tables(lookups, path))) if lookups else {}
+    found.update((name, load()) for name, load in EXP_COEFFICIENTS.items() if name in names)
+    return tuple(recip[RECIP_NAMES.index(name)] if name in RECIP_NAMES and name in names else found.get(name, _EMPTY)
+                 for name in TABLE_NAMES)
+
+
+def key_tables(names, path: str = DATA) -> tuple:
+    """The key tables ``names`` in the npz file at ``path`` (uint32 arrays, in the order of ``names``), loaded once
+    per process; ``FileNotFoundError`` naming the file and the command that writes it, ``KeyError`` naming a
+    table the file lacks."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: the f32 MUFU tables are missing; "
                                 f"`python -m warpsim.isa.mufu32 --from PROBE_DIR` writes them")
     out = []
-    for name in TABLE_NAMES:
-        if name not in names:
-            out.append(_EMPTY)
-            continue
+    for name in names:
         key = (path, name)
         if key not in _LOADED:
             with np.load(path) as data:
+                if name not in data.files:
+                    raise KeyError(f"{path} has no {name!r} table")
                 _LOADED[key] = _undiff(data[name])
         out.append(_LOADED[key])
     return tuple(out)
+
+
+def table_source(path: str = DATA) -> dict:
+    """How the tables at ``path`` were obtained (the probe run's command, GPU, driver, date), as stored in it."""
+    with np.load(path) as data:
+        return json.loads(str(data["source"])) if "source" in data.files else {}
 
 
 @njit(cache=True, parallel=True)
@@ -439,7 +368,7 @@ def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
 
 
 def build_tables(probe_dir: str) -> dict:
-    """The five tables (uint32) from a ``hwcheck.mufu32_probe`` output folder; ``ValueError`` where its data
+    """The key tables (uint32: rcp, rsqrt, sqrt, tanh) from a ``hwcheck.mufu32_probe`` output folder; ``ValueError`` where its data
     breaks the structure the models rely on (a hypothesis that did not hold, an exponent rule violated)."""
     def load(name, key):
         with np.load(os.path.join(probe_dir, f"{name}.npz")) as d:
@@ -453,11 +382,7 @@ def build_tables(probe_dir: str) -> dict:
         if not np.all(ok):
             raise ValueError(f"{probe_dir}: {what}")
 
-    ex2 = load("ex2", "ex2_signmag_F23")
-    pos, neg = ex2[:1 << 23], ex2[1 << 23:]
-    check((pos >> np.uint64(23)) == 127, "ex2: x >= 0 results not 2**n * [1, 2)")
-    check((neg[1:] >> np.uint64(23)) == 126, "ex2: x < 0 results not 2**-(n+1) * [1, 2)")
-    tables = {"ex2": (ex2 & np.uint64(0x7FFFFF)).astype(np.uint32)}
+    tables = {}                                 # ex2, lg2: warpsim.isa.sfu_exp reads the probe folder itself
     rcp = load("rcp", "rcp_F0")
     check((rcp[1 << 23:] & np.uint64((1 << 40) - 1)) == rcp[:1 << 23], "rcp: not odd in the sign")
     esum = (rcp[:1 << 23] >> np.uint64(23)) & np.uint64(0x3FF)
@@ -469,8 +394,6 @@ def build_tables(probe_dir: str) -> dict:
         v = (t >> np.uint64(23)) & np.uint64(0xFFFF)
         check((v >= base) & (v <= base + 3), f"{name}: exponent rule")
         tables[name] = (((v - np.uint64(base)) << np.uint64(23)) | (t & np.uint64(0x7FFFFF))).astype(np.uint32)
-    lg2 = load("lg2", "lg2_126_128")
-    tables["lg2"] = np.concatenate([lg2[1 << 23:2 << 23], lg2[:1 << 23]])
     with np.load(os.path.join(probe_dir, "tanh.npz")) as d:
         ident, names = d["tanh_identity"], set(d.files)
         check(ident[:TANH_FIRST] == 1 << 23, f"tanh: not the identity below exponent {TANH_FIRST}")
@@ -490,7 +413,8 @@ def build_tables(probe_dir: str) -> dict:
 
 def _write(tables: dict, source: dict, path: str = DATA):
     from warpsim.files import write_atomic
-    arrays = {name: np.diff(tables[name], prepend=np.uint32(0)).view(np.int32) for name in TABLE_NAMES}
+    arrays = {name: np.diff(tables[name], prepend=np.uint32(0)).view(np.int32) for name in TABLE_NAMES
+              if name in tables and name not in RECIP_NAMES}   # mufu_recip derives its coefficients from the probe
     write_atomic(path, lambda f: np.savez_compressed(f, source=np.array(json.dumps(source)), **arrays))
 
 
