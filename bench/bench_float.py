@@ -12,7 +12,8 @@ inputs (two roundings: a baseline of speed only). The 16-bit MUFU forms (``ex2.a
 ``tanh.approx.bf16``: ``warpsim.isa.mufu16.float_mufu16``, a table lookup) count each 32-bit
 register as one lane-op; the f32 MUFU forms (``ex2.approx.ftz.f32``, ``ex2.approx.f32``, ``rcp.approx.f32``,
 ``lg2.approx.ftz.f32``: ``warpsim.isa.mufu32.mufu_batch``; rcp a key and table lookup, ex2 and lg2 the SFU's
-quadratics of ``warpsim.isa.sfu_exp``) one per f32. The issue's targets are ``fma.rn.f32`` at 100 M lane-ops/s or more per core
+quadratics of ``warpsim.isa.sfu_exp``; ``sin.approx.f32``, ``cos.approx.f32``: ``warpsim.isa.sfu_sincos.sincos_batch``,
+the datapath in integers) one per f32. The issue's targets are ``fma.rn.f32`` at 100 M lane-ops/s or more per core
 and MUFU at 50 M; the printed ratio to numpy is the figure to compare between machines.
 ``--quick``: 200,000 elements, best of 2.
 """
@@ -32,6 +33,7 @@ import numpy as np
 from warpsim.isa.fpbatch import float_arith
 from warpsim.isa.mufu16 import float_mufu16
 from warpsim.isa.mufu32 import mufu_batch
+from warpsim.isa.sfu_sincos import sincos_batch
 
 
 def best_rate(fn, count, repeats):
@@ -70,6 +72,8 @@ def main(argv=None):
         ("ex2.approx.f32", lambda: mufu_batch("ex2", ua)),
         ("rcp.approx.f32", lambda: mufu_batch("rcp", ua)),
         ("lg2.approx.ftz.f32", lambda: mufu_batch("lg2", ua & np.uint32(0x7FFFFFFF), ftz=True)),
+        ("sin.approx.f32", lambda: sincos_batch("sin", ua)),
+        ("cos.approx.f32", lambda: sincos_batch("cos", ua)),
     ]
     rows = [("numpy float32 a * b + c (two roundings)", numpy_rate)]
     for name, fn in runs:

@@ -13,6 +13,9 @@ inputs on the host's CPUs (Numba, parallel); every differing input is counted an
 (``hwcheck.report``, written atomically) holds per form the inputs compared, the mismatches and the
 first failing inputs.
 
+:data:`SINCOS_FORMS` (``sin``/``cos.approx{.ftz}.f32``: modelled by ``warpsim.isa.sfu_sincos``, pending its proof,
+refused by the PTX interpreter; not swept unless named) run like the f32 forms above, against ``sincos_range``.
+
 :data:`F64_FORMS` (``rcp.approx.ftz.f64``: modelled by ``warpsim.isa.mufu_recip`` but UNPROVEN, refused by the PTX
 interpreter; not swept unless named) run ``count`` consecutive *high words* from ``start``, each with its own
 low word (:data:`LOW_WORD`); a result differs where its high word is not the model's or its low word is not 0.
@@ -30,7 +33,7 @@ import numpy as np
 
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["SWEEP_FORMS", "F64_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source", "low_words"]
+__all__ = ["SWEEP_FORMS", "F64_FORMS", "SINCOS_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source", "low_words"]
 
 SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2") for ftz in (".ftz", "")
                     ) + ("tanh.approx.f32",)
@@ -39,6 +42,7 @@ DIV_COUNT = 1 << 26
 HALF_FORMS = ("ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.f16",
               "tanh.approx.f16x2", "tanh.approx.bf16", "tanh.approx.bf16x2")   # every 16-bit pattern (x2: both halves)
 F64_FORMS = ("rcp.approx.ftz.f64",)     # every high word; UNPROVEN until this sweep passes on an H200
+SINCOS_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("sin", "cos") for ftz in ("", ".ftz"))   # pending proof
 LOW_WORD = "(high word * 0x9E3779B9 + 0x7F4A7C15) mod 2**32"
 KEEP = 16
 
@@ -117,7 +121,7 @@ def parse_forms(texts) -> list:
     """``(op, ftz)`` of each form named (``op`` ``div.approx``/``div.full`` for the div forms); ``ValueError``
     naming one that is neither in :data:`SWEEP_FORMS` nor in :data:`DIV_FORMS`."""
     out = []
-    known = SWEEP_FORMS + DIV_FORMS + HALF_FORMS + F64_FORMS
+    known = SWEEP_FORMS + DIV_FORMS + HALF_FORMS + F64_FORMS + SINCOS_FORMS
     for text in texts:
         if text not in known:
             raise ValueError(f"--forms: {text!r} is not one of the swept forms: {', '.join(known)}")
@@ -194,6 +198,7 @@ def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int =
     """Compare ``forms`` (``(op, ftz)`` pairs) on ``count`` inputs from ``start``; returns 0 when every result
     matched, 1 otherwise; writes the report when ``report`` names a file."""
     from warpsim.isa.mufu32 import div_batch, mufu_range
+    from warpsim.isa.sfu_sincos import sincos_range
     log = sys.stderr if log is None else log
     chunk = min(1 << chunk_bits, count)
     if any(op not in HALF_FORMS for op, _ in forms):         # the 32-bit forms: CuPy kernels of their own
@@ -238,7 +243,7 @@ def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int =
             s = (start + done) & 0xFFFFFFFF
             kernel((1024 * 132,), (256,), (dev, np.uint64(s), np.uint64(n)))
             dev[:n].get(out=host[:n])
-            mufu_range(op, s, model[:n], ftz=ftz)
+            (sincos_range if op in ("sin", "cos") else mufu_range)(op, s, model[:n], ftz=ftz)
             diff = np.flatnonzero(host[:n] != model[:n])
             bad += diff.size
             for i in diff[:KEEP - len(first)]:

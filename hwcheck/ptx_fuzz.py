@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, fields
 from hwcheck.report import new_report, write_json_atomic
 
 __all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "first_record", "open_cupy_ptx", "CHUNK",
-           "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "ERROR"]
+           "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "COMPILED_APART", "ERROR"]
 
 KERNEL = "fuzz"
 R32, R64, PREDS = 12, 6, 4           # %r0..%r11, %rd0..%rd5, %p0..%p3 (the body's registers)
@@ -340,6 +340,10 @@ class FuzzTotals:
 
 
 NO_REGISTER = "(no register differs: buffers only)"   # first_opcodes keys of failing programs without a register record
+# ... where the GPU's original kernel and its instrumented copy (whose registers all match) store different buffers
+# and the simulator's do not: the driver's compiler made the original compute otherwise (docs/ptx.md, "ptxas 13.0
+# drops repeated mad.hi")
+COMPILED_APART = "(no register differs: the GPU's original kernel differs from its instrumented copy)"
 ERROR = "(error)"
 _FIRST_KEYS = ("seed", "cta", "warp", "lane", "thread", "step", "register", "instruction", "ptx_line", "ptx", "what",
                "expected", "actual")
@@ -347,14 +351,18 @@ _FIRST_KEYS = ("seed", "cta", "warp", "lane", "thread", "step", "register", "ins
 
 def first_record(seed: int, error, run) -> dict:
     """One failing program's line of the report: its seed and the earliest (by dynamic step) mismatching register
-    record, with the PTX instruction text and line; or its error, or its first buffer record."""
+    record, with the PTX instruction text and line; or its error, or its first buffer record (opcode
+    :data:`COMPILED_APART` where the GPU's original kernel and its instrumented copy store different buffers and
+    the simulator's do not, else :data:`NO_REGISTER`)."""
     if error is not None:
         return {"seed": seed, "opcode": ERROR, "error": error}
     if run.first_register is not None:
         first = run.first_register
         return {"opcode": first.get("instruction", NO_REGISTER),
                 **{k: first[k] for k in _FIRST_KEYS if k in first}, "seed": seed}
-    return {"seed": seed, "opcode": NO_REGISTER, "buffer": next((r for r in run.records if "buffer" in r), None)}
+    apart = any(r.get("gpu_bytes", 0) and not r.get("simulator_bytes", 1) for r in run.records)
+    return {"seed": seed, "opcode": COMPILED_APART if apart else NO_REGISTER,
+            "buffer": next((r for r in run.records if "buffer" in r), None)}
 
 
 CHUNK = 100                            # programs per task of a worker

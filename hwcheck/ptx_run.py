@@ -566,11 +566,13 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             got1 = gpu_ptx.launch(gpu1, d1, name, job.grid, job.block, job.smem, targs)
             result.gpu_s += time.perf_counter() - t
             added = (TRACE_PARAM, SHARED_PARAM)
-            result.instrumented_bad = (_buffers_equal(want.buffers, want1.buffers, skip=added)
-                                       + _buffers_equal(got.buffers, got1.buffers, skip=added))
-            if result.instrumented_bad:
+            on_sim = _buffers_equal(want.buffers, want1.buffers, skip=added)
+            on_gpu = _buffers_equal(got.buffers, got1.buffers, skip=added)
+            result.instrumented_bad = on_sim + on_gpu
+            if result.instrumented_bad:     # on the GPU only: the compiler made the two kernels compute differently
                 run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
-                                                          "original's", "bytes": result.instrumented_bad})
+                                                          "original's", "bytes": result.instrumented_bad,
+                                    "simulator_bytes": on_sim, "gpu_bytes": on_gpu})
             tc = compare_traces(ins, want1.buffers[TRACE_PARAM], got1.buffers[TRACE_PARAM],
                                 Regions(_sim_regions(want1), got1.regions, job.smem), job.block, job.grid,
                                 limit=RECORDS - len(run.records))

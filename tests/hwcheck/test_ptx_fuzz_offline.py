@@ -179,6 +179,10 @@ H200_RECORDS = [
     (101010, "register", 2, 49, 0x7344fcfc),   # bfi.b32 %r0, %r0, %r0, 8, 64;
     (101588, "register", 1, 59, 0xa3a455fa),   # bfi.b32 %r7, %r0, %r9, 8, 64;
     (103836, "register", 17, 46, 0x72130013),   # bfi.b32 %r9, %r5, %r6, 8, 64;
+    # bfe.s32 that ptxas folds to all ones: the position a cvt of a 64-bit constant (cvt.s32.s64 %r5, %rd5), and a
+    # position and length in the bfe's segment with an `a` set by mov before a 64-bit bfe (warpsim.ptx.constants)
+    (105231, "register", 14, 51, 0xffffffff),   # bfe.s32 %r7, %r7, %r5, 32;
+    (107088, "register", 0, 46, 0xffffffff),    # bfe.s32 %r0, %r9, 255, 64; (mov.u32 %r9, 399750814 ... bfe.u64)
 ]
 
 
@@ -205,3 +209,22 @@ def test_the_interpreter_gives_what_the_h200_gave(seed):
         rec = next(r for r in records[where, :int(words[where, 1])] if int(r[1]) == step)
         got = int(rec[2]) | int(rec[3]) << 32
         assert got == want, f"seed {seed} thread {where} step {step}: {got:#x}, the H200 {want:#x}"
+
+
+def test_a_gpu_whose_original_kernel_alone_differs_is_named_for_it(tmp_path):
+    """The GPU's original kernel stores a different word, its instrumented copy (every register traced) does not: the
+    program is counted under COMPILED_APART (a compiler that made the two kernels differ, as ptxas's dropped mad.hi),
+    not under the plain buffer-only key; the report's record says on which side the two kernels differ."""
+    from hwcheck.ptx_fuzz import COMPILED_APART
+
+    def original_only(kind, buffers):
+        if kind == "original":
+            buffers["out"][3] ^= 1
+    report = tmp_path / "fuzz.json"
+    summary, code = fuzz(SimulatorAsGpu(corrupt=original_only), 3, seed=7, report=str(report),
+                         log=open(os.devnull, "w"))
+    assert code == 1 and summary.first_opcodes == {COMPILED_APART: 3}
+    data = json.loads(report.read_text())
+    apart = [r for r in data["failing_programs"][0]["mismatches"] if "gpu_bytes" in r]
+    assert apart and apart[0]["gpu_bytes"] == 1 and apart[0]["simulator_bytes"] == 0
+    assert all(f["buffer"]["index"] == 3 for f in data["first_mismatches"])

@@ -31,8 +31,8 @@ def test_unknown_instruction_lists_the_supported_ones():
 
 
 def test_float_instructions_not_modelled_bit_exactly_are_refused_at_load():
-    with pytest.raises(UnsupportedType, match=r"<ptx>:\d+:3: sin\.approx\.f32: this MUFU approximation is not "
-                                              r"modelled bit-exactly yet; see docs/numerics\.md"):
+    with pytest.raises(UnsupportedType, match=r"<ptx>:\d+:3: sin\.approx\.f32: modelled \(warpsim\.isa\.sfu_sincos\) "
+                                              r"but not yet proven on the H200 at every input; pending "):
         load("  sin.approx.f32 %r1, %r2;\n")
 
 

@@ -5,10 +5,14 @@ One thread runs one instruction on operands loaded from memory (so that ptxas ca
 case is about ptxas's folding, on immediates and registers set by ``mov``.
 """
 
+import os
+import re
+
 import numpy as np
 import pytest
 
 import warpsim.ptx
+from hwcheck.sass import disassemble, find_tool
 from ptx_helpers import kernel
 
 _REGS = {"r": ".b32", "rd": ".b64", "h": ".b16"}
@@ -152,3 +156,69 @@ def test_a_field_that_is_not_constant_on_every_path_is_computed():
     lines = ["mov.u32 %b, 40;", "setp.eq.u32 %p1, %a, 0;", "@%p1 bra $L_skip;", "ld.global.u32 %b, [%rd11+8];",
              "$L_skip:", "bfe.s32 %d, %a, %b, 7;"]
     assert _run(lines, a=0) == 0   # %b is 40 on one path only: the run-time sequence, a[31] = 0
+
+
+# --- the same, where ptxas learns `a` later than the fields: its early folding knows one segment of straight-line
+# code (warpsim.ptx.constants.segment_constants); a constant `a` from an earlier segment is learnt after the fold
+_A = "mov.u32 %b, 399750814;"    # 0x17d3b69e: a[31] = 0, so the ISA gives 0 and ptxas's fold all ones
+LEARNS_AFTER = [
+    # H200, hwcheck fuzz seed 107088: mov.u32 %r9, 399750814 ... bfe.u64 ... bfe.s32 %r0, %r9, 255, 64: all ones
+    ([_A, "bfe.u64 %dd, %x, 255, %c;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),
+    ([_A, "bfe.s32 %d, %b, 255, 64;", "bfe.u64 %dd, %x, 255, %c;"], 0x00000000),    # the 64-bit bfe after it
+    ([_A, "bfe.s32 %d, %b, 255, 64;"], 0x00000000),                                # one segment: the ISA
+    ([_A, "$L_a:", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),                       # a label ends a segment
+    ([_A, "div.u32 %a, %a, %c;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),         # so does a div
+    ([_A, "brev.b64 %dd, %x;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),
+    ([_A, "popc.b64 %a, %x;", "bfe.s32 %d, %b, 255, 64;"], 0x00000000),            # not a popc
+    ([_A, "fence.sc.cta;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),
+    ([_A, "div.approx.f32 %a, %a, %c;", "bfe.s32 %d, %b, 255, 64;"], 0xFFFFFFFF),  # f32 without .ftz
+    ([_A, "ex2.approx.ftz.f32 %a, %a;", "bfe.s32 %d, %b, 255, 64;"], 0x00000000),  # with .ftz: not
+    ([_A, "mov.u32 %a, 255;", "$L_a:", "bfe.s32 %d, %b, %a, 64;"], 0x00000000),    # fields learnt with a
+    (["mov.u32 %a, 255;", "$L_a:", _A, "bfe.s32 %d, %b, %a, 64;"], 0x00000000),    # a learnt first
+    ([_A, "$L_a:", "mov.u32 %a, 255;", "bfe.s32 %d, %b, %a, 64;"], 0xFFFFFFFF),    # fields learnt first
+    ([_A, "$L_a:", "xor.b32 %a, %b, 1;", "bfe.s32 %d, %a, 255, 64;"], 0xFFFFFFFF),
+    # H200, hwcheck fuzz seed 105231: cvt.s32.s64 %r5, %rd5 of a mov'd %rd5 (low byte 0x59) as the position
+    (["mov.b64 %y, 0xd8bde4e9f4359559;", "cvt.s32.s64 %a, %y;", "$L_a:", "bfe.s32 %d, %c, %a, 32;"], 0xFFFFFFFF),
+    (["mov.b64 %y, 0xd8bde4e9f4359518;", "cvt.s32.s64 %a, %y;", "$L_a:", "bfe.s32 %d, %c, %a, 32;"], 0x00000000),
+]
+
+
+@pytest.mark.parametrize("lines, want", LEARNS_AFTER)
+def test_bfe_s32_whose_a_ptxas_learns_after_the_fields(lines, want):
+    # ptxas 13.0 -arch=sm_90 read with nvdisasm: MOV R, 0xffffffff where all ones, STG of RZ (or SGXT) where 0
+    assert _run(lines, c=0, x=0x0123456789ABCDEF) == want
+
+
+_MISSING = [t for t in ("ptxas", "nvdisasm") if find_tool(t) is None]
+_CONSTANT = re.compile(r"^(?:MOV|IMAD\.MOV\.U32) (R\d+), (?:RZ, RZ, )?(-?0x[0-9a-f]+|\d+)$")
+
+
+def _stored_constant(sass):
+    """The constant the last ``STG`` of ``sass`` stores (``RZ`` is 0), or None where it is computed."""
+    store = [s for s in sass if s.startswith("STG")][-1]
+    reg = store.split(",")[-1].strip()
+    if reg == "RZ":
+        return 0
+    value = None
+    for s in sass[:sass.index(store)]:
+        m = _CONSTANT.match(s)
+        if m and m.group(1) == reg:
+            value = int(m.group(2), 0) & 0xFFFFFFFF
+        elif re.match(rf"^(@!?P\d+ )?\S+ {reg}\b", s):
+            value = None
+    return value
+
+
+@pytest.mark.skipif(bool(_MISSING) and os.environ.get("CI") != "true",
+                    reason=f"needs {' and '.join(_MISSING)} (nvdisasm: pip install nvidia-cuda-nvdisasm)")
+@pytest.mark.parametrize("lines, want", LEARNS_AFTER)
+def test_ptxas_stores_what_the_interpreter_gives(lines, want, monkeypatch):
+    """The same kernels through ptxas (sm_90) and nvdisasm: where the SASS stores a constant, it is the
+    interpreter's result; where it computes (the run-time sequence, the ISA's value), the interpreter gives the
+    ISA's value, which an all-ones fold is not here."""
+    texts, load = [], warpsim.ptx.load
+    monkeypatch.setattr(warpsim.ptx, "load", lambda text, **kw: texts.append(text) or load(text, **kw))
+    got = _run(lines, c=0, x=0x0123456789ABCDEF)
+    ptxas = _stored_constant(disassemble(texts[0], "sm_90"))
+    assert ptxas == got if ptxas is not None else got != 0xFFFFFFFF, (
+        f"{' '.join(lines)}: ptxas stores {ptxas}, the interpreter gives {got:#x}")

@@ -1,11 +1,13 @@
 """Memory: state spaces and generic addresses, vectors, sub-word loads, atomics, cp.async, faults."""
 
+import os
 import re
 
 import numpy as np
 import pytest
 
 import warpsim.ptx
+from hwcheck.sass import disassemble, find_tool
 from warpsim.errors import SimulatorFault
 from warpsim.ptx.memory import SHARED_BASE
 from tests.ptx.ptx_helpers import HEADER, load, store_r
@@ -85,6 +87,41 @@ def test_byte_struct_param_and_scalars():
                                           "n": 1000, "scale": 1.5})
     assert res.buffers["T"][:32].tolist() == (np.arange(32) + 1107).tolist()
     assert (res.buffers["T"][32:] == np.float32(1.5).view(np.uint32)).all()
+
+
+def test_the_align_of_a_pointer_parameter_is_the_pointees():
+    """``.param .u64 .ptr .global .align 16 p``: 16 is the alignment of what ``p`` points to (PTX ISA, "Kernel
+    Function Parameter Attribute: .ptr"); the parameters lie 8 bytes apart, as ptxas lays them out (the CuTe DSL
+    flash kernel: ``c[0x0][0x210]``, ``0x218``, ... in its SASS). A layout with 16-byte slots made the GPU refuse the
+    launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: a parameter block larger than the kernel's)."""
+    text = HEADER + """
+.visible .entry k(.param .u64 .ptr .global .align 16 x, .param .u64 .ptr .global .align 16 y,
+                  .param .u64 .ptr .align 4 z, .param .u32 n, .param .align 16 .b8 s[16])
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [y];
+  ld.param.u32 %r1, [n];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}"""
+    decoded = warpsim.ptx.load(text).decoded("k")
+    assert [(name, offset) for name, _t, offset, _size, _struct in decoded.params] == [
+        ("x", 0), ("y", 8), ("z", 16), ("n", 24), ("s", 32)]
+    assert decoded.param_bytes == 48
+    y = np.zeros(1, np.uint32)
+    res = warpsim.ptx.load(text).launch("k", block=1, args={"x": np.zeros(1, np.uint32), "y": y,
+                                                            "z": np.zeros(1, np.uint32), "n": 77,
+                                                            "s": [("u64", 0), ("u64", 0)]})
+    assert int(res.buffers["y"][0]) == 77
+    missing = [t for t in ("ptxas", "nvdisasm") if find_tool(t) is None]
+    if missing and os.environ.get("CI") != "true":
+        pytest.skip(f"ptxas's layout not checked: needs {' and '.join(missing)} (pip install nvidia-cuda-nvdisasm)")
+    sass = disassemble(text.replace("st.global.u32 [%rd1], %r1;", "ld.param.u64 %rd2, [z];\n"
+                                    "  st.global.u64 [%rd1+8], %rd2;\n  st.global.u32 [%rd1], %r1;"), "sm_90")
+    read = {int(a, 16) for s in sass for a in re.findall(r"c\[0x0\]\[(0x2[0-9a-f]{2})\]", s)}
+    offsets = {name: offset for name, _t, offset, _size, _struct in decoded.params}
+    want = {0x210 + offsets[p] for p in ("y", "z", "n")}     # sm_90's parameters start at c[0x0][0x210]
+    assert want <= read, f"ptxas reads {sorted(map(hex, read))}, the decoder's offsets are {sorted(map(hex, want))}"
 
 
 @pytest.mark.parametrize("space", ["global", "shared"])

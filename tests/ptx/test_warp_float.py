@@ -8,9 +8,8 @@ random bits; lanes outside the guard mask keep what they held."""
 import numpy as np
 import pytest
 
-from warpsim.isa.mufu32 import mufu_tables
 from warpsim.isa.rounding import RN, RZ
-from warpsim.ptx.fpu import FLAGS, FOPS, float_result
+from warpsim.ptx.fpu import FLAGS, FOPS, float_result, mufu_operands
 from warpsim.ptx.opcodes import TK_F, TK_F16X2, Op
 from warpsim.ptx.warpfloat import warp_float
 
@@ -49,7 +48,7 @@ FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FARITH, TK_F, 32,
 
 @pytest.fixture(scope="module")
 def tables():
-    return mufu_tables(("ex2", "rcp"))
+    return mufu_operands(("ex2", "rcp"))
 
 
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f"op{int(f[0])}-tk{f[1]}-fop{f[3]}-rnd{f[4]}-flags{f[5]}")

@@ -7,7 +7,8 @@ constant before each instruction: :func:`known_constants` is a forward dataflow 
 (:class:`warpsim.ptx.reaching.ControlFlow`) with the lattice "register -> one value, or unknown":
 
 - ``mov.TYPE %r, IMM`` without a guard makes ``%r`` that constant (its low ``TYPE`` bits); ``mov.TYPE %r, %s``
-  copies what is known of ``%s``; ``add/sub/and/or/xor`` of known values (integer types, no modifier) are known;
+  copies what is known of ``%s``; ``add/sub/and/or/xor`` of known values (integer types, no modifier) and an integer
+  ``cvt`` (no ``.sat``) of a known value are known;
 - any other write to a register (the first operand of every instruction but ``st``, ``red``, branches,
   barriers and the like; both halves of ``p|q``; the elements of a vector; a guarded ``mov``) makes it unknown;
 - where paths join (a label, the instruction after a guarded or unconditional branch's fall-through), a register
@@ -16,23 +17,39 @@ constant before each instruction: :func:`known_constants` is a forward dataflow 
 ptxas knows more (it folds every arithmetic on constants); this is a part of what it knows, and a register reported
 known here is known to ptxas too.
 
+ptxas learns these constants in two stages, and its ``bfe.s32`` folding depends on which: :func:`segment_constants`
+are the ones it knows early, from the same *segment* of straight-line code (the same rules, but every register
+unknown again after a label, a branch, and the instructions it expands early: integer ``div``/``rem``, 64-bit
+``bfe``/``bfi``/``brev``/``bfind``, ``shfl``, ``vote``, ``redux``, ``activemask``, ``bar``, ``membar``, ``fence``, and
+the f32/f64 ``div``, ``rcp``, ``sqrt``, ``rsqrt``, ``lg2``, ``ex2`` without ``.ftz`` (not ``div.full``)).
 >>> from warpsim.ptx.syntax import parse_module
 >>> m = parse_module(".version 8.0\\n.target sm_90\\n.address_size 64\\n.entry k()\\n{ .reg .b32 %r<4>;\\n"
 ...                  "mov.u32 %r1, 40; mov.u32 %r2, %r1; add.u32 %r1, %r1, 1; ld.u32 %r2, [%r3]; ret; }")
 >>> [known_constants(m.functions["k"])[i] for i in (3, 4)] == [{"%r1": 41, "%r2": 40}, {"%r1": 41}]
+True
+>>> m = parse_module(".version 8.0\\n.target sm_90\\n.address_size 64\\n.entry k()\\n{ .reg .b32 %r<4>;\\n"
+...                  "mov.u32 %r1, 40; div.u32 %r2, %r3, 3; mov.u32 %r0, 7; ret; }")
+>>> segment_constants(m.functions["k"])[1:] == [{"%r1": 40}, {}, {"%r0": 7}]
 True
 """
 
 from __future__ import annotations
 
 from warpsim.ptx.reaching import ControlFlow
-from warpsim.ptx.syntax import Instruction
+from warpsim.ptx.syntax import Instruction, Label
 
-__all__ = ["known_constants"]
+__all__ = ["known_constants", "segment_constants"]
 
 _NO_WRITE = frozenset({"st", "red", "bra", "ret", "exit", "trap", "bar", "barrier", "membar", "fence", "nanosleep",
                        "prefetch", "prefetchu", "griddepcontrol", "pmevent", "cp"})
 _BITS = {"8": 0xFF, "16": 0xFFFF, "32": 0xFFFFFFFF, "64": 0xFFFFFFFFFFFFFFFF}
+_INT_TYPES = {f"{k}{b}" for k in "bus" for b in (8, 16, 32, 64)}
+# instructions after which ptxas's early folding knows no register (ptxas 13.0 -arch=sm_90 read with nvdisasm:
+# mov.u32 %r9, C; <instruction>; bfe.s32 %r0, %r9, 255, 64 is all ones after these, the ISA's 0 after the others)
+_SEGMENT_END = frozenset({"bra", "ret", "exit", "trap", "rem", "shfl", "vote", "redux", "activemask", "bar",
+                          "barrier", "membar", "fence"})
+_SEGMENT_END_64 = frozenset({"bfe", "bfi", "brev", "bfind"})   # their 64-bit forms
+_SEGMENT_END_FLOAT = frozenset({"div", "rcp", "sqrt", "rsqrt", "lg2", "ex2"})   # f32/f64 without .ftz (not div.full)
 
 
 def _written(ins: Instruction) -> list:
@@ -72,6 +89,12 @@ def _value(ins: Instruction, known: dict):
         return srcs[0] & mask
     if ins.opcode in _FOLD and len(srcs) == 2 and set(ins.mods) <= {"u32", "s32", "b32", "u64", "s64", "b64"}:
         return _FOLD[ins.opcode](srcs[0], srcs[1]) & mask
+    if ins.opcode == "cvt" and len(srcs) == 1 and len(ins.mods) == 2 and set(ins.mods) <= _INT_TYPES:
+        dst, src = ins.mods            # the source's bits, extended by its signedness, cut to the destination's
+        v = srcs[0] & _BITS[src[1:]]
+        if src[0] == "s" and v >> (int(src[1:]) - 1):
+            v -= 1 << int(src[1:])
+        return v & mask if int(dst[1:]) >= 32 else None   # narrower: the register's extension (decoder) not modelled
     return None
 
 
@@ -111,3 +134,27 @@ def known_constants(function) -> list:
                 entry[j] = met
                 work.append(j)
     return [e if e is not None else {} for e in entry]
+
+
+def _ends_segment(ins: Instruction) -> bool:
+    op, mods = ins.opcode, ins.mods
+    if op in _SEGMENT_END or (op in _SEGMENT_END_64 and any(m[1:] == "64" for m in mods)):
+        return True
+    if op == "div" and not any(m in ("f32", "f64") for m in mods):
+        return True                                  # integer div, as rem
+    return (op in _SEGMENT_END_FLOAT and any(m in ("f32", "f64") for m in mods) and "ftz" not in mods
+            and "full" not in mods)
+
+
+def segment_constants(function) -> list:
+    """For each instruction of ``function`` (as :func:`known_constants`): ``{register name: value}`` of the registers
+    known from its own segment of straight-line code, what ptxas's early folding knows (module docstring); a subset of
+    :func:`known_constants`'s."""
+    out, known = [], {}
+    for item in function.body:
+        if isinstance(item, Label):
+            known = {}
+            continue
+        out.append(known)
+        known = {} if _ends_segment(item) else _transfer(item, known)
+    return out

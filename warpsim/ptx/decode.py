@@ -38,7 +38,7 @@ import numpy as np
 from warpsim.errors import PtxSyntaxError
 from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM,
                                 SP_LOCAL, SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
-from warpsim.ptx.constants import known_constants
+from warpsim.ptx.constants import known_constants, segment_constants
 from warpsim.ptx.instructions import InstructionDecoder
 from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
@@ -101,6 +101,7 @@ class _Function:
         self.symbols = {}
         self.labels = {}
         self.known = {}     # id(instruction) -> {register: value} known at compile time (warpsim.ptx.constants)
+        self.early = {}     # id(instruction) -> the part of it known from its own segment (segment_constants)
 
 
 class _Decoder(InstructionDecoder):
@@ -340,6 +341,7 @@ class _Decoder(InstructionDecoder):
                 pc += 1
         instructions = [item for item in fn.f.body if isinstance(item, Instruction)]
         fn.known = {id(item): known for item, known in zip(instructions, known_constants(fn.f))}
+        fn.early = {id(item): known for item, known in zip(instructions, segment_constants(fn.f))}
         last = None
         for item in fn.f.body:
             if isinstance(item, Instruction):

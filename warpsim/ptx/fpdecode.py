@@ -13,8 +13,10 @@ carries is one of that model's parameters (f64: ``warpsim.isa.fp64``, rounding `
 ``.ftz``/``.sat``); cvt forms are those ``warpsim.isa.cvt`` models (f64, f32, f16, bf16, tf32 and the
 integers). Everything else with a float type is refused at load:
 
-- the MUFU approximations (``sin cos tanh`` on f32, ``div.approx``, ``div.full``, f64 ``.approx`` such as
-  ``rcp.approx.ftz.f64``): ``UnsupportedType``, saying they are not modelled bit-exactly (docs/numerics.md) --
+- ``sin.approx{.ftz}.f32``, ``cos.approx{.ftz}.f32``: ``UnsupportedType``, saying that their model
+  (``warpsim.isa.sfu_sincos``) awaits its proof on the H200 and naming the command that gives it;
+- the other MUFU approximations (f64 ``.approx`` such as ``rcp.approx.ftz.f64``): ``UnsupportedType``,
+  saying they are not modelled bit-exactly (docs/numerics.md) --
   except ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` (``warpsim.isa.mufu32``: tables of the H200's
   results, the SASS's scalings around them) and the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
   ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
@@ -40,6 +42,7 @@ from warpsim.isa.fpcompare import CMP as FCMP
 from warpsim.isa.fpcompare import TESTP
 from warpsim.isa.fpops import FLOAT_OPS as ISA_FLOAT_OPS
 from warpsim.isa.rounding import INT_ROUNDING, ROUNDING
+from warpsim.isa import sfu_sincos
 from warpsim.ptx.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS
 from warpsim.ptx.opcodes import BOOL, TK_BF, TK_BF16X2, TK_F, TK_F16X2, TYPES, Op
 from warpsim.ptx.rows import K_IMM, K_NONE
@@ -79,6 +82,11 @@ class FloatDecoder:
             return True
         if name == "div" and ("approx" in mods or "full" in mods) and types == ["f32"]:
             self.float_div32(fn, ins, mods)
+            return True
+        if name in ("sin", "cos") and "approx" in mods and types == ["f32"]:
+            if sfu_sincos.HARDWARE_PROOF is None:
+                raise self.error(ins.token, f"{_name(ins)}: {sfu_sincos.PENDING_REASON}", UnsupportedType)
+            self.float_mufu32(fn, ins, mods)
             return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
@@ -183,7 +191,8 @@ class FloatDecoder:
         self.emit(fn, ins, Op.FARITH, (t, None), (FOPS.index(ins.opcode), 0, 0, 0), rows)
 
     def float_mufu32(self, fn, ins, mods):
-        """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``: the H200's MUFU (``warpsim.isa.mufu32``)."""
+        """``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32``, ``tanh.approx.f32``: the H200's MUFU (``warpsim.isa.mufu32``);
+        ``{sin,cos}.approx{.ftz}.f32`` (``warpsim.isa.sfu_sincos``) once its proof is recorded."""
         extra = [m for m in mods if m not in ("approx", "f32") and (m != "ftz" or ins.opcode == "tanh")]
         if extra:
             takes = "no other modifier" if ins.opcode == "tanh" else "it takes .ftz"

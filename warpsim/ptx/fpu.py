@@ -21,9 +21,8 @@ predicate of ``setp``, 0 for the others). The row's fields (filled by
 The type is in ``TK, TB`` (``cvt``: destination; its source in ``SK, SB``).
 
 >>> from warpsim.ptx.opcodes import TK_F
->>> from warpsim.isa.mufu32 import mufu_tables
 >>> d, q = float_result(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0x3F800000, 0x3F800000, 0,
-...                     mufu_tables(()))
+...                     mufu_operands())
 >>> hex(d)
 '0x40000000'
 """
@@ -36,18 +35,20 @@ from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu16 as mu
 from warpsim.isa import mufu32 as m32
+from warpsim.isa import sfu_sincos as sc
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 
-__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "float_result", "kernel_mufu_tables"]
+__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result", "kernel_mufu_tables",
+           "mufu_operands"]
 
 # FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
 FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh", "lg2",
-        "rsqrt")
+        "rsqrt", "sin", "cos")
 (_ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP, _MIN, _MAX, _ABS, _NEG, _COPYSIGN, _EX2, _TANH, _LG2,
- _RSQRT) = range(len(FOPS))
+ _RSQRT, _SIN, _COS) = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
 FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64,
          "approx": 128, "full": 256}
@@ -56,6 +57,7 @@ _FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL = FLAGS
 MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.index("rsqrt"): m32.RSQ,
                 FOPS.index("sqrt"): m32.SQRT, FOPS.index("lg2"): m32.LG2, FOPS.index("tanh"): m32.TANH,
                 FOPS.index("div"): m32.RCP}
+SINCOS_SLOT = len(m32.TABLE_NAMES)   # mt's entry after the mufu32 tables: sfu_sincos's coefficients, uint32[64 * 3]
 # FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
 CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
 FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32 f64
@@ -91,6 +93,9 @@ def _mufu32(fop, a, b, ftz, full, mt):
         return m32.f32_sqrt_approx_ftz(a, mt[m32.SQRT]) if ftz else m32.f32_sqrt_approx(a, mt[m32.SQRT])
     if fop == _TANH:
         return m32.f32_tanh_approx(a, mt[m32.TANH])
+    if fop == _SIN or fop == _COS:                   # sfu_sincos, reachable once the PTX loader lets them through
+        c = mt[SINCOS_SLOT].reshape((sc.SEGMENTS, 3))
+        return sc.f32_cos_approx(a, c) if fop == _COS else sc.f32_sin_approx(a, c)
     return m32.f32_lg2_approx_ftz(a, mt[m32.LG2]) if ftz else m32.f32_lg2_approx(a, mt[m32.LG2])
 
 
@@ -275,8 +280,8 @@ def _cvt(kind, rnd, flags, fmts, tk, tb, sk, sb, a, b):
 @njit(cache=True)
 def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     """The destination bits ``(d, q)`` of float instruction ``op`` (see the module docstring) on
-    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand); ``mt``: the f32 MUFU tables
-    (``warpsim.isa.mufu32.mufu_tables``; empty arrays where the kernel uses none)."""
+    operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand); ``mt``: the f32 MUFU tables and
+    the sin/cos coefficients (:func:`mufu_operands`; empty arrays where the kernel uses none)."""
     if op == Op.FARITH:
         x2 = tk == TK_F16X2 or tk == TK_BF16X2
         if not x2 and tb == 16:
@@ -312,11 +317,19 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     return _cvt(m0, m1, m2, m3, tk, tb, sk, sb, a, b), np.int64(0)
 
 
+def mufu_operands(names=(), sincos=False) -> tuple:
+    """``float_result``'s ``mt``: the mufu32 tables ``names`` (``warpsim.isa.mufu32.mufu_tables``), then at
+    :data:`SINCOS_SLOT` the ``sin``/``cos`` coefficients (``warpsim.isa.sfu_sincos``) when ``sincos``; empty
+    arrays for the rest."""
+    coeffs = np.ascontiguousarray(sc.coefficients(), np.uint32).ravel() if sincos else np.zeros(0, np.uint32)
+    return tuple(m32.mufu_tables(tuple(names))) + (coeffs,)
+
+
 def kernel_mufu_tables(code) -> tuple:
-    """The f32 MUFU tables a decoded kernel's rows need (``float_result``'s ``mt``): loaded for the
-    ``.approx`` f32 forms it has, empty for the rest."""
+    """The f32 MUFU tables a decoded kernel's rows need (``float_result``'s ``mt``, :func:`mufu_operands`):
+    loaded for the ``.approx`` f32 forms it has, empty for the rest."""
     from warpsim.ptx.rows import M0, M2, OP, TB, TK
     rows = code[(code[:, OP] == Op.FARITH) & (code[:, TK] == TK_F) & (code[:, TB] == 32)
                 & ((code[:, M2] & (_APPROX | _FULL)) != 0)]
-    names = {m32.TABLE_NAMES[MUFU32_TABLE[int(f)]] for f in rows[:, M0]}
-    return m32.mufu_tables(names) if names else m32.mufu_tables(())
+    names = {m32.TABLE_NAMES[MUFU32_TABLE[int(f)]] for f in rows[:, M0] if int(f) in MUFU32_TABLE}
+    return mufu_operands(names, bool(np.isin(rows[:, M0], (_SIN, _COS)).any()))

@@ -23,17 +23,34 @@ from warpsim.ptx.syntax import type_bytes
 __all__ = ["InstructionDecoder", "name_of"]
 
 
-def _folded_bfe(t, ops, known) -> bool:
+def _folded_bfe(t, ops, known, early) -> bool:
     """Whether the driver's ptxas folds this ``bfe`` to all ones at compile time: ``bfe.s32`` whose position and
-    length it knows then (immediates, or registers in ``known``: :mod:`warpsim.ptx.constants`) and whose ``a`` it
-    does not, the position's low byte >= 32 and the length's >= 1 (the PTX ISA gives ``a[31]`` replicated, and so
-    does ptxas when it knows ``a`` too; docs/ptx.md)."""
-    def value(op):
-        return op.value if op.kind == "imm" else known.get(op.name) if op.kind == "reg" else None
-    if t != "s32" or len(ops) != 4 or value(ops[1]) is not None:
+    length it knows (immediates, or registers in ``known``: :mod:`warpsim.ptx.constants`), the position's low byte
+    >= 32 and the length's >= 1, and whose ``a`` it does not know when it folds: ``a`` not known at all, or known only
+    through a register from an earlier segment (not in ``early``) while both fields are known in the ``bfe``'s own
+    segment (``early``: ptxas folds with the fields before it learns ``a``). Otherwise (``a`` an immediate, or
+    learnt no later than the fields) ptxas folds as the PTX ISA: ``a[31]`` replicated (docs/ptx.md).
+
+    >>> from warpsim.ptx.syntax import Operand
+    >>> a, imm = Operand("reg", name="%r9"), lambda v: Operand("imm", value=v)
+    >>> _folded_bfe("s32", [a, a, imm(255), imm(64)], {}, {})                  # a unknown
+    True
+    >>> _folded_bfe("s32", [a, a, imm(255), imm(64)], {"%r9": 5}, {"%r9": 5})  # a known in the same segment
+    False
+    >>> _folded_bfe("s32", [a, a, imm(255), imm(64)], {"%r9": 5}, {})          # a known from an earlier one
+    True
+    """
+    def value(op, consts):
+        return op.value if op.kind == "imm" else consts.get(op.name) if op.kind == "reg" else None
+    if t != "s32" or len(ops) != 4:
         return False
-    pos, length = value(ops[2]), value(ops[3])
-    return pos is not None and length is not None and pos & 0xFF >= 32 and length & 0xFF >= 1
+    pos, length = value(ops[2], known), value(ops[3], known)
+    if pos is None or length is None or pos & 0xFF < 32 or length & 0xFF < 1:
+        return False
+    if value(ops[1], known) is None:
+        return True
+    return (value(ops[1], early) is None and value(ops[2], early) is not None
+            and value(ops[3], early) is not None)
 
 
 def _folded_bfi(t, ops, known) -> bool:
@@ -108,7 +125,7 @@ class InstructionDecoder(FloatDecoder):
         elif op == Op.BFIND:
             m0 = int("shiftamt" in mods)
         elif op == Op.BFE:
-            m0 = BFE_FOLDED if _folded_bfe(t, ops, fn.known.get(id(ins), {})) else 0
+            m0 = BFE_FOLDED if _folded_bfe(t, ops, fn.known.get(id(ins), {}), fn.early.get(id(ins), {})) else 0
         elif op == Op.BFI:
             m0 = BFI_FOLDED if _folded_bfi(t, ops, fn.known.get(id(ins), {})) else 0
         else:

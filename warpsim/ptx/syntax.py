@@ -336,16 +336,20 @@ class _Parser:
             tok = self.next()
             if tok.text != "." + space:
                 raise self.error(f"expected .{space}", tok)
-        align, vector, ptype = 0, 1, None
+        align, vector, ptype, pointer = 0, 1, None, False
         while self.peek() is not None and self.peek().text.startswith("."):
             d = self.next().text
-            if d == ".align":
+            if d == ".align" and pointer:
+                self.integer()   # .param .u64 .ptr .global .align 16 p: the pointee's alignment, not the parameter's
+            elif d == ".align":
                 align = self.integer()
             elif d in (".v2", ".v4", ".v8"):
                 vector = int(d[2:])
             elif d[1:] in _TYPE_BYTES:
                 ptype = d[1:]
-            elif d in (".ptr", ".global", ".shared", ".const", ".local"):
+            elif d == ".ptr":
+                pointer = True
+            elif d in (".global", ".shared", ".const", ".local"):
                 pass   # .param .u64 .ptr .global .align 8 p: pointer attributes
             else:
                 raise self.error(f"unknown variable attribute {d!r}", self.t[self.i - 1])

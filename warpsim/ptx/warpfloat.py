@@ -13,11 +13,10 @@ Every other form (other types and rounding modes, the other MUFU forms, ``setp``
 through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
 
 >>> import numpy as np
->>> from warpsim.ptx.fpu import FOPS
+>>> from warpsim.ptx.fpu import FOPS, mufu_operands
 >>> from warpsim.ptx.opcodes import TK_F
->>> from warpsim.isa.mufu32 import mufu_tables
 >>> a = np.full(32, 0x3F800000, np.int64); d = np.zeros(32, np.int64); q = np.zeros(32, np.int64)
->>> warp_float(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0xFFFFFFFF, a, a, a, d, q, mufu_tables(()))
+>>> warp_float(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0xFFFFFFFF, a, a, a, d, q, mufu_operands())
 >>> hex(d[0]), int(d[31])
 ('0x40000000', 1073741824)
 """

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The H200 runs the open issues still wait for, in three parts that each fit one device call (< 10 min):
+#
+#   sfu       the SFU models that replaced the lookup tables, and the forms still unproven (issue 14):
+#             every default sweep form over all 2**32 inputs (ex2 rcp rsqrt sqrt lg2 tanh f32, div pairs, the
+#             16-bit forms over every pattern), rcp.approx.ftz.f64 over every high word, and
+#             hwcheck.sincos_probe (sin/cos: key tables of all 2**32 inputs, coefficients derived on the
+#             device, the model checked at every key, the four forms swept);
+#   programs  ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run, every PTX example with the CuTe DSL
+#             flash kernels (20 seeds), every Python example program incl. examples/flash_fwd.py (issues
+#             13 and 15);
+#   int       the integer-forms campaign, complete: its 554 forms in five shards run at once (issue 13).
+#
+# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | programs | int)
+# Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs`, HWCHECK_PTX_DIR pointing at the PTX examples
+# exported on a machine with nvcc and CuTe DSL (python -m hwcheck.ptx_examples --export ptx-export
+# --arch sm_90). Environment: PYTHON (default python3). Every report is written atomically into OUT_DIR;
+# the exit status is 0 only when every step of the part passed. conformance/h200/README.md says which
+# committed report each output becomes.
+set -u
+cd "$(dirname "$0")/.."
+out="${1:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|programs|int}"
+part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|programs|int}"
+py="${PYTHON:-python3}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+mkdir -p "$out"
+status=0
+start=$(date +%s)
+
+step() {   # step NAME COMMAND...: run, say how it ended and how long it took
+    local name="$1" t0 rc
+    shift
+    t0=$(date +%s)
+    "$@"
+    rc=$?
+    echo "== ${name}: exit ${rc}, $(( $(date +%s) - t0 )) s"
+    [ "$rc" -eq 0 ] || status=1
+}
+
+case "$part" in
+sfu)
+    step "sweep, default forms" "$py" -m hwcheck sweep --exhaustive --report "$out/h200-mufu32-sweep.json"
+    step "sweep, rcp.approx.ftz.f64" "$py" -m hwcheck sweep --exhaustive --forms rcp.approx.ftz.f64 \
+        --report "$out/h200-rcp-f64-sweep.json"
+    step "sin/cos probe" "$py" -m hwcheck.sincos_probe --out "$out/sincos-h200"
+    ;;
+programs)
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    step "mad.hi chain (GPU test)" "$py" -m pytest -q -p no:cacheprovider -m gpu tests/hwcheck/test_ptxas_mad_hi.py
+    step "fuzz 10^4" env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --count 10000 --seed 100000 --workers 15 \
+        --report "$out/h200-ptx-fuzz.json"
+    step "PTX examples" "$py" -m hwcheck acceptance --out "$out" --only ptx --seeds 20 --workers 8
+    step "example programs" "$py" -m hwcheck acceptance --out "$out" --only programs
+    ;;
+int)
+    shards=("setp.*32*" "setp.*64*" "cvt.*" "bfe.*,bfi.*,shr.*,shl.*"
+            "add.*,sub.*,min.*,max.*,mul.*,mad.*,div.*,rem.*,abs.*,neg.*,and.*,or.*,xor.*,not.*,cnot.*,brev.*,popc.*,clz.*,bfind.*,prmt.*,shf.*,sad.*,selp.*")
+    pids=()
+    for i in "${!shards[@]}"; do
+        NUMBA_NUM_THREADS=3 "$py" -m hwcheck campaign --instr int --count 1024 --forms "${shards[$i]}" \
+            --report "$out/h200-int-forms-$((i + 1)).json" > "$out/int-forms-$((i + 1)).log" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}"
+        rc=$?
+        echo "== int shard $((i + 1)) (${shards[$i]}): exit ${rc}; $(tail -n 1 "$out/int-forms-$((i + 1)).log")"
+        [ "$rc" -eq 0 ] || status=1
+    done
+    ;;
+*)
+    echo "gpu_pending.sh: unknown part '${part}' (sfu, programs or int)" >&2
+    exit 2
+    ;;
+esac
+echo "gpu_pending.sh ${part}: exit ${status}, $(( $(date +%s) - start )) s in all"
+exit "$status"
