@@ -7,8 +7,9 @@
 #             hwcheck.sincos_probe (sin/cos: key tables of all 2**32 inputs, coefficients derived on the
 #             device, the model checked at every key, the four forms swept);
 #   programs  ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run, every PTX example with the CuTe DSL
-#             flash kernels (20 seeds), every Python example program incl. examples/flash_fwd.py (issues
-#             13 and 15);
+#             flash kernels (20 seeds), every Python example program incl. examples/flash_fwd.py, and the
+#             flash benchmark's launch (B=1 H=2 N=512, checked and timed: gpu_kernel_ms for
+#             bench/bench_flash.py; hwcheck.ptx_examples.flash_bench_command) (issues 13 and 15);
 #   int       the integer-forms campaign, complete: its 554 forms in five shards run at once (issue 13).
 #
 # Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | programs | int)
@@ -51,6 +52,12 @@ programs)
         --report "$out/h200-ptx-fuzz.json"
     step "PTX examples" "$py" -m hwcheck acceptance --out "$out" --only ptx --seeds 20 --workers 8
     step "example programs" "$py" -m hwcheck acceptance --out "$out" --only programs
+    step "flash benchmark launch, timed" "$py" -m hwcheck run examples/cute_cpp/flash_fwd.cu \
+        --kernel flash_fwd_f16_d64 --grid 8,2,1 --block 128 --smem 40960 \
+        --arg q=random:f16:1x2x512x64 --arg k=random:f16:1x2x512x64 --arg v=random:f16:1x2x512x64 \
+        --arg o=zeros:f16:1x2x512x64 --arg lse=zeros:f32:1x2x512 --arg N=512 \
+        --arg scale_log2=0.1803368777036667 --arg softmax_scale=0.125 \
+        --seeds 2 --seed 0 --trace-capacity 16384 --report "$out/h200-flash-bench.json"
     ;;
 int)
     shards=("setp.*32*" "setp.*64*" "cvt.*" "bfe.*,bfi.*,shr.*,shl.*"

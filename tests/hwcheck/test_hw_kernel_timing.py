@@ -156,3 +156,11 @@ def test_the_flash_benchmarks_gpu_time_is_found_in_a_report(tmp_path):
     command = flash_bench_command()
     assert command.startswith("python -m hwcheck run examples/cute_cpp/flash_fwd.cu --kernel flash_fwd_f16_d64 ")
     assert command.endswith("--report conformance/h200/h200-flash-bench.json") and " --arg N=512 " in command
+
+
+def test_gpu_pending_runs_the_flash_benchmarks_launch_as_flash_bench_command_says():
+    text = open(os.path.join(ROOT, "hwcheck", "gpu_pending.sh")).read().replace("\\\n", " ")
+    line = next(ln for ln in text.splitlines() if "flash benchmark launch" in ln)
+    got = " ".join(line.split('"$py" ', 1)[1].split())
+    want = flash_bench_command(report='"$out/h200-flash-bench.json"')
+    assert got == want[len("python "):]
