@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The H200 runs the open issues still wait for, in three parts that each fit one device call (< 10 min):
+# The H200 runs the open issues still wait for, in four parts that each fit one device call (< 10 min):
 #
 #   sfu       the SFU models that replaced the lookup tables, and the forms still unproven (issue 14):
 #             every default sweep form over all 2**32 inputs (ex2 rcp rsqrt sqrt lg2 tanh f32, div pairs, the
 #             16-bit forms over every pattern), rcp.approx.ftz.f64 over every high word, and
 #             hwcheck.sincos_probe (sin/cos: key tables of all 2**32 inputs, coefficients derived on the
 #             device, the model checked at every key, the four forms swept);
-#   programs  ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run, every PTX example with the CuTe DSL
-#             flash kernels (20 seeds), every Python example program incl. examples/flash_fwd.py, and the
-#             flash benchmark's launch (B=1 H=2 N=512, checked and timed: gpu_kernel_ms for
-#             bench/bench_flash.py; hwcheck.ptx_examples.flash_bench_command) (issues 13 and 15);
+#   fuzz      ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run (issue 13);
+#   programs  every PTX example with the CuTe DSL flash kernels (20 seeds), every Python example program incl.
+#             examples/flash_fwd.py, and the flash benchmark's launch (B=1 H=2 N=512, checked and timed:
+#             gpu_kernel_ms for bench/bench_flash.py; hwcheck.ptx_examples.flash_bench_command) (issues 13, 15);
 #   int       the integer-forms campaign, complete: its 554 forms in five shards run at once (issue 13).
 #
-# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | programs | int)
+# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int)
 # Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs`, HWCHECK_PTX_DIR pointing at the PTX examples
 # exported on a machine with nvcc and CuTe DSL (python -m hwcheck.ptx_examples --export ptx-export
 # --arch sm_90). Environment: PYTHON (default python3). Every report is written atomically into OUT_DIR;
@@ -20,8 +20,8 @@
 # committed report each output becomes.
 set -u
 cd "$(dirname "$0")/.."
-out="${1:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|programs|int}"
-part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|programs|int}"
+out="${1:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int}"
+part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int}"
 py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 mkdir -p "$out"
@@ -45,11 +45,13 @@ sfu)
         --report "$out/h200-rcp-f64-sweep.json"
     step "sin/cos probe" "$py" -m hwcheck.sincos_probe --out "$out/sincos-h200"
     ;;
-programs)
-    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+fuzz)
     step "mad.hi chain (GPU test)" "$py" -m pytest -q -p no:cacheprovider -m gpu tests/hwcheck/test_ptxas_mad_hi.py
     step "fuzz 10^4" env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --count 10000 --seed 100000 --workers 15 \
         --report "$out/h200-ptx-fuzz.json"
+    ;;
+programs)
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
     step "PTX examples" "$py" -m hwcheck acceptance --out "$out" --only ptx --seeds 20 --workers 8
     step "example programs" "$py" -m hwcheck acceptance --out "$out" --only programs
     step "flash benchmark launch, timed" "$py" -m hwcheck run examples/cute_cpp/flash_fwd.cu \
@@ -76,7 +78,7 @@ int)
     done
     ;;
 *)
-    echo "gpu_pending.sh: unknown part '${part}' (sfu, programs or int)" >&2
+    echo "gpu_pending.sh: unknown part '${part}' (sfu, fuzz, programs or int)" >&2
     exit 2
     ;;
 esac
