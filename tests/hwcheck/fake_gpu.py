@@ -7,7 +7,13 @@ executing its CUDA source statement by statement (``lowered_emulator``), so plum
 be tested without a GPU. ``corrupt(name, out)`` may change the output in place, to play a GPU that
 disagrees; for a lowered kernel ``out`` is ``{"gmem": ..., "snap": ..., "smem": ...}`` (numpy views of
 the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, shared-memory words).
+
+The pieces other stand-ins share: :class:`HostMemory` (``put``/``output``/``get`` on numpy arrays) for those
+that compute their kernels another way, and :class:`FakeCupy` with :func:`sweep_module` for those that play
+the CuPy calls ``hwcheck sweep`` makes (``gpu.cupy.empty``, ``module.raw.get_function(name)``, ``.get(out=)``).
 """
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -23,16 +29,11 @@ INFO = GpuInfo(device=0, name="Fake GPU (warpsim)", compute_capability="90", arc
                cupy_version="0", memory_bytes=0, cache_dir="")
 
 
-class FakeGpu:
-    def __init__(self, corrupt=None, info=INFO):
-        self.info = info
-        self.corrupt = corrupt
-        self.launches = []
-        self.modules = []
+class HostMemory:
+    """``hwcheck.gpu.Gpu``'s memory calls on the host: device arrays are numpy copies; an output starts as
+    0xFFFFFFFF in every word (what a kernel that never wrote it leaves)."""
 
-    def module(self, source):
-        self.modules.append(source)
-        return GpuModule(source, "fake", 0.0)
+    info = INFO
 
     def put(self, array):
         return np.array(array, copy=True)
@@ -42,6 +43,42 @@ class FakeGpu:
 
     def get(self, array):
         return np.array(array, copy=True)
+
+
+class _CupyArray(np.ndarray):
+    """A numpy array with CuPy's ``get(out=)``."""
+
+    def get(self, out):
+        out[...] = self
+        return out
+
+
+class FakeCupy:
+    """The part of CuPy ``hwcheck sweep`` calls through ``gpu.cupy``: ``uint32`` and ``empty``."""
+
+    uint32 = np.uint32
+
+    @staticmethod
+    def empty(n, dtype):
+        return np.empty(n, dtype).view(_CupyArray)
+
+
+def sweep_module(get_function):
+    """A compiled module as ``hwcheck sweep`` uses it: ``module.raw.get_function(name)(grid, block, args)``;
+    ``get_function(name)`` returns the kernel's stand-in."""
+    return GpuModule(SimpleNamespace(get_function=get_function), "fake", 0.0)
+
+
+class FakeGpu(HostMemory):
+    def __init__(self, corrupt=None, info=INFO):
+        self.info = info
+        self.corrupt = corrupt
+        self.launches = []
+        self.modules = []
+
+    def module(self, source):
+        self.modules.append(source)
+        return GpuModule(source, "fake", 0.0)
 
     def launch(self, module, name, grid, block, args, shared_mem=0):
         self.launches.append((name, grid, block, shared_mem))

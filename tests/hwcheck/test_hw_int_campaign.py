@@ -15,7 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from fake_gpu import INFO
+from fake_gpu import HostMemory
 from hwcheck.campaign import build_cases, make_runner, run_campaign
 from hwcheck.cli import EXIT_USAGE, main
 from hwcheck.errors import HwcheckError
@@ -29,11 +29,9 @@ _FEW = ["bfe.s32", "bfi.b64", "prmt.b32.f4e", "setp.lt.and.s32 p|q", "cvt.sat.u8
         "selp.b64", "popc.b64"]
 
 
-class PtxStandIn:
+class PtxStandIn(HostMemory):
     """A stand-in for :class:`hwcheck.gpu.Gpu` that runs the PTX module in the interpreter; ``corrupt(name, inp,
     out)`` may change a launch's output in place."""
-
-    info = INFO
 
     def __init__(self, corrupt=None):
         self.corrupt = corrupt
@@ -42,15 +40,6 @@ class PtxStandIn:
     def ptx_module(self, text):
         from warpsim import ptx
         return GpuModule(ptx.load(text, filename="<stand-in>"), "fake", 0.0)
-
-    def put(self, array):
-        return np.array(array, copy=True)
-
-    def output(self, shape):
-        return np.full(shape, 0xFFFFFFFF, np.uint32)
-
-    def get(self, array):
-        return np.array(array, copy=True)
 
     def launch(self, module, name, grid, block, args, shared_mem=0):
         inp, out, count = args

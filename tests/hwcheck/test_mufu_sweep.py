@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hwcheck.mufu
+from fake_gpu import INFO, FakeCupy, sweep_module
 from hwcheck.mufu_sweep import (DIV_FORMS, HALF_FORMS, SWEEP_FORMS, div_pairs, low_words, parse_forms, sweep,
                                 sweep_source)
 from warpsim.isa.mufu16 import float_mufu16
@@ -36,7 +37,7 @@ def test_div_pairs_are_reproducible_and_cover_the_classes():
 
 
 class _Gpu:
-    info = type("Info", (), {"as_dict": lambda self: {"name": "fake"}})()
+    info = INFO
 
 
 @pytest.mark.parametrize("corrupt", [False, True])
@@ -66,23 +67,9 @@ def test_the_f64_kernel_compiles_and_reads_both_words(nvrtc):
     assert "rcp.approx.ftz.f64" in c.ptx and "rcp.approx.f32" in c.ptx
 
 
-class _Dev(np.ndarray):
-    def get(self, out):
-        out[...] = self
-        return out
-
-
-class _Cupy:
-    uint32 = np.uint32
-
-    @staticmethod
-    def empty(n, dtype):
-        return np.empty(n, dtype).view(_Dev)
-
-
 class _F64Gpu(_Gpu):
     """A GPU whose rcp.approx.ftz.f64 is the model, with ``bad`` high words given a wrong high or low word."""
-    cupy = _Cupy
+    cupy = FakeCupy
 
     def __init__(self, bad=()):
         self.bad = dict(bad)
@@ -99,7 +86,7 @@ class _F64Gpu(_Gpu):
                 if int(start) <= h < int(start) + int(n):
                     hi[h - int(start)] ^= dhi
                     lo[h - int(start)] ^= dlo
-        return type("M", (), {"raw": type("R", (), {"get_function": staticmethod(lambda name: run)})()})()
+        return sweep_module(lambda name: run)
 
 
 @pytest.mark.parametrize("bad", [(), ((0x3FF00005, (1, 0)), (0x40000000 + 70000, (0, 4)))])

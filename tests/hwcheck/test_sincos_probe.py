@@ -13,16 +13,14 @@ import os
 import numpy as np
 import pytest
 
-from fake_gpu import INFO
+from fake_gpu import INFO, FakeCupy, HostMemory, sweep_module
 from hwcheck.gpu import GpuModule
 from hwcheck.sincos_probe import OPS, SWEEP_FORMS, main, probe, probe_source, sample_keys
 from warpsim.isa.sfu_sincos import coefficients, load_coefficients, mufu_from_keys, sincos_range
 
 
-class FakeSfu:
+class FakeSfu(HostMemory):
     """``hwcheck.gpu.Gpu``'s interface; kernels computed with the model and the coefficients ``c``."""
-
-    info = INFO
 
     def __init__(self, c, stride=61, bad_keys=(), bad_inputs=()):
         self.c, self.stride = c, stride
@@ -32,15 +30,6 @@ class FakeSfu:
     def module(self, source):
         self.source = source
         return GpuModule(source, "fake", 0.0)
-
-    def put(self, array):
-        return np.array(array, copy=True)
-
-    def output(self, shape):
-        return np.full(shape, 0xFFFFFFFF, np.uint32)
-
-    def get(self, array):
-        return np.array(array, copy=True)
 
     def launch(self, module, name, grid, block, args, shared_mem=0):
         assert f"void {name}(" in module.raw, name           # the kernel exists in the module launched
@@ -166,24 +155,10 @@ def test_without_cupy_the_command_says_so_in_one_line(tmp_path, capsys):
 
 # ---- `hwcheck sweep --forms sin.approx.f32,...`: the shipped model against the GPU, swept only when named ------
 
-class _Dev(np.ndarray):
-    def get(self, out):
-        out[...] = self
-        return out
-
-
-class _Cupy:
-    uint32 = np.uint32
-
-    @staticmethod
-    def empty(n, dtype):
-        return np.empty(n, dtype).view(_Dev)
-
-
 class _SweepGpu:
     """``hwcheck sweep``'s f32 path on a GPU whose sin/cos are the model, ``bad`` inputs with the lowest bit flipped."""
     info = INFO
-    cupy = _Cupy
+    cupy = FakeCupy
 
     def __init__(self, bad=()):
         self.bad = set(bad)
@@ -201,7 +176,7 @@ class _SweepGpu:
                     if int(start) <= x < int(start) + int(n):
                         out[x - int(start)] ^= np.uint32(1)
             return run
-        return type("M", (), {"raw": type("R", (), {"get_function": staticmethod(get_function)})()})()
+        return sweep_module(get_function)
 
 
 @pytest.mark.parametrize("bad", [(), (0x40490FDB + 3,)])
