@@ -33,7 +33,8 @@ import numpy as np
 
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["SWEEP_FORMS", "F64_FORMS", "SINCOS_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source", "low_words"]
+__all__ = ["SWEEP_FORMS", "F64_FORMS", "SINCOS_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source", "range_kernel",
+           "low_words"]
 
 SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2") for ftz in (".ftz", "")
                     ) + ("tanh.approx.f32",)
@@ -106,7 +107,7 @@ def div_pairs(seed: int, n: int):
 
 
 _KERNEL = r"""
-extern "C" __global__ void sweep_%(name)s(unsigned* out, unsigned long long start, unsigned long long n) {
+extern "C" __global__ void %(kernel)s(unsigned* out, unsigned long long start, unsigned long long n) {
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
     float y;
@@ -115,6 +116,16 @@ extern "C" __global__ void sweep_%(name)s(unsigned* out, unsigned long long star
   }
 }
 """
+
+
+def range_kernel(kernel: str, form: str) -> str:
+    """The CUDA source of kernel ``kernel(out, start, n)``: ``out[i]`` = the f32 ``form`` (one source operand) of
+    the input bits ``start + i`` (mod 2**32), for ``i < n``.
+
+    >>> "void sweep_ex2_1(unsigned* out" in range_kernel("sweep_ex2_1", "ex2.approx.ftz.f32")
+    True
+    """
+    return _KERNEL % {"kernel": kernel, "form": form}
 
 
 def parse_forms(texts) -> list:
@@ -144,7 +155,8 @@ def _name(op, ftz):
 
 def sweep_source(forms) -> str:
     """The CUDA source of the GPU half: one kernel per form, the PTX instruction in inline assembly."""
-    return "".join((_DIV_KERNEL if op.startswith("div") else _KERNEL) % {"name": _name(op, ftz), "form": _text(op, ftz)}
+    return "".join(_DIV_KERNEL % {"name": _name(op, ftz), "form": _text(op, ftz)} if op.startswith("div")
+                   else range_kernel(f"sweep_{_name(op, ftz)}", _text(op, ftz))
                    for op, ftz in forms if op not in HALF_FORMS + F64_FORMS) + \
         (_RCP64_KERNEL if any(op in F64_FORMS for op, _ in forms) else "")
 

@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from hwcheck.gpu import Gpu
+from hwcheck.mufu_sweep import range_kernel
 from hwcheck.report import command_line, new_report, write_json_atomic
 from warpsim.errors import WarpsimError
 from warpsim.files import write_atomic
@@ -87,26 +88,15 @@ extern "C" __global__ void sincos_keys_%(op)s(unsigned* table, unsigned long lon
 }
 """
 
-_SWEEP = r"""
-extern "C" __global__ void sincos_sweep_%(name)s(unsigned* out, unsigned long long start, unsigned long long n) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x) {
-    float y;
-    asm volatile("%(form)s %%0, %%1;" : "=f"(y) : "f"(__uint_as_float((unsigned)(start + i))));
-    out[i] = __float_as_uint(y);
-  }
-}
-"""
-
 
 def _sweep_name(form):
-    return form.replace(".", "_")
+    return f"sincos_sweep_{form.replace('.', '_')}"
 
 
 def probe_source() -> str:
     """The CUDA source of every kernel the probe runs."""
     return (_SOURCE + "".join(_KEYS % {"op": op, "odd": int(op == "sin"), "keep": KEEP} for op in OPS)
-            + "".join(_SWEEP % {"name": _sweep_name(f), "form": f} for f in SWEEP_FORMS))
+            + "".join(range_kernel(_sweep_name(f), f) for f in SWEEP_FORMS))
 
 
 def sample_keys() -> np.ndarray:
@@ -194,7 +184,7 @@ def _sweep(gpu, module, c, start, count, chunk_bits, log):
         while done < count:
             n = min(chunk, count - done)
             s = (start + done) & 0xFFFFFFFF
-            gpu.launch(module, f"sincos_sweep_{_sweep_name(form)}", _GRID, _BLOCK, (dev, np.uint64(s), np.uint64(n)))
+            gpu.launch(module, _sweep_name(form), _GRID, _BLOCK, (dev, np.uint64(s), np.uint64(n)))
             host = gpu.get(dev)[:n]
             sincos_range(op, s, model[:n], ftz=ftz, c=c)
             diff = np.flatnonzero(host != model[:n])
