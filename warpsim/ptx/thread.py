@@ -20,7 +20,7 @@ from warpsim.ptx.memory import (FAULT_RACE, SP_GENERIC, SP_GLOBAL, SP_SHARED, lo
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.memory import locate_prefix
 
-__all__ = ["thread_op", "get", "put", "raced", "land", "lane_address", "cvt_int"]
+__all__ = ["thread_op", "get", "put", "raced", "land", "lane_address", "advance", "cvt_int"]
 
 
 @njit(cache=True, inline="always")
@@ -110,6 +110,15 @@ def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
                 pend[t, k, j] = pend[t, i, j]
             k += 1
     npend[t] = k
+
+
+@njit(cache=True, inline="always")
+def advance(pc, t0, group):
+    """Move each lane of ``group`` (a 32-bit lane mask) of the warp whose lane 0 is thread ``t0`` to its next
+    instruction: ``pc[t0 + lane] += 1``; the other lanes' pcs are unchanged."""
+    for lane in range(32):
+        if (group >> lane) & 1:
+            pc[t0 + lane] += 1
 
 
 @njit(cache=True)

@@ -28,7 +28,7 @@ from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
                                 read_bytes, write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
-from warpsim.ptx.thread import cvt_int, get, lane_address, put, raced
+from warpsim.ptx.thread import advance, cvt_int, get, lane_address, put, raced
 from warpsim.ptx.warpfloat import warp_float
 
 __all__ = ["warp_collective", "warp_simple", "warp_shared_global"]
@@ -424,9 +424,7 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
         pass
     else:
         return False
-    for lane in range(32):
-        if (group >> lane) & 1:
-            pc[t0 + lane] += 1
+    advance(pc, t0, group)
     return True
 
 
@@ -500,7 +498,5 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             elif k == K_REG or k == K_IMM:
                 v = _val(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
                 write_bytes(mem, off + j * esize, esize, v)
-    for lane in range(32):
-        if (group >> lane) & 1:
-            pc[t0 + lane] += 1
+    advance(pc, t0, group)
     return True

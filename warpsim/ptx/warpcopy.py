@@ -18,7 +18,7 @@ from warpsim.ptx.codes import MAX_PENDING
 from warpsim.ptx.memory import GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.rows import M0, NOPS, O0
-from warpsim.ptx.thread import get, land, lane_address
+from warpsim.ptx.thread import advance, get, land, lane_address
 
 __all__ = ["warp_cp_async"]
 
@@ -72,7 +72,5 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
                     land(t0 + lane, keep, pend, npend, groups, pend_map, smem, gmem)
     else:
         return False
-    for lane in range(32):
-        if (group >> lane) & 1:
-            pc[t0 + lane] += 1
+    advance(pc, t0, group)
     return True
