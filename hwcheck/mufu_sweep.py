@@ -33,8 +33,8 @@ import numpy as np
 
 from hwcheck.report import new_report, write_json_atomic
 
-__all__ = ["SWEEP_FORMS", "F64_FORMS", "SINCOS_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source", "range_kernel",
-           "low_words"]
+__all__ = ["SWEEP_FORMS", "F64_FORMS", "SINCOS_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source",
+           "range_kernel", "low_words"]
 
 SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2") for ftz in (".ftz", "")
                     ) + ("tanh.approx.f32",)

@@ -36,7 +36,7 @@ from hwcheck.gpu import Gpu
 from hwcheck.mufu_sweep import range_kernel
 from hwcheck.report import command_line, new_report, write_json_atomic
 from warpsim.errors import WarpsimError
-from warpsim.files import write_atomic
+from warpsim.files import WriteError, write_atomic
 from warpsim.isa.sfu_sincos import KEY_BITS, OFFSET_BITS, QUARTER_BITS, coefficients, sincos_range
 from warpsim.isa.sfu_sincos_derive import (DerivationError, coefficient_file_text, count_mismatches,
                                            derive_coefficients, observations_from_keys)
@@ -229,14 +229,19 @@ def _write_sample(tables, out_dir):
 
 
 def probe(gpu, out_dir, *, sweep_start=0, sweep_count=1 << 32, chunk_bits=28, command="", log=None) -> int:
-    """Run the three steps on ``gpu`` (``hwcheck.gpu.Gpu``'s interface) and write ``out_dir``'s files;
-    0 when every count is 0, 1 otherwise."""
+    """Run the three steps on ``gpu`` (``hwcheck.gpu.Gpu``'s interface) and write ``out_dir``'s files (the folder
+    made if missing); 0 when every count is 0, 1 otherwise. ``WriteError`` (a ``WarpsimError``) naming the folder
+    or file that cannot be made."""
     t0 = time.perf_counter()
 
     def say(msg):
         (log or sys.stderr).write(f"[{time.perf_counter() - t0:6.1f} s] {msg}\n")
 
-    os.makedirs(out_dir, exist_ok=True)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"python -m hwcheck.sincos_probe: cannot make the folder {out_dir}: "
+                         f"{e.strerror or e}") from None
     module = gpu.module(probe_source())
     tables, keys = _key_tables(gpu, module, say)
     _write_sample(tables, out_dir)

@@ -143,6 +143,14 @@ def test_the_kernels_compile_for_sm90(nvrtc):
     assert c.ptx.count("mul.rz.f32 %f") == 2 and "0f3E22F983" in c.ptx and c.log == ""
 
 
+def test_an_out_folder_that_cannot_be_made_is_named_in_one_line(tmp_path):
+    from warpsim.files import WriteError
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    with pytest.raises(WriteError, match=r"^python -m hwcheck.sincos_probe: cannot make the folder .*a-file: .*$"):
+        probe(FakeSfu(coefficients()), str(taken))
+
+
 def test_without_cupy_the_command_says_so_in_one_line(tmp_path, capsys):
     import importlib.util
     if importlib.util.find_spec("cupy") is not None:
