@@ -92,7 +92,7 @@ def disassemble(ptx, arch):
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
                 raise SassError(f"{Path(cmd[0]).name} for {arch} failed (exit {done.returncode}): "
-                                f"{(done.stderr or done.stdout).strip()[:400]}")
+                                f"{' '.join((done.stderr or done.stdout).split())[:400]}")   # one line
     return [m.group(1).strip() for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", done.stdout)]
 
 
