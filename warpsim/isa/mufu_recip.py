@@ -21,7 +21,7 @@ coefficients are OURS: :func:`derive` solves them from the H200's results alone 
 warpsim.isa.mufu_recip --derive-from PROBE_DIR_OR_NPZ``): per segment a least-squares start, then the
 nearest ``(c1, c2)`` for which an integer ``c0 << a0 + bias`` puts every key's ``sum`` into the range its
 result allows, then the one ``bias`` that all segments share. The derivation refuses to write unless the
-model then equals the given results at every key; the result is ``data/mufu_recip_sm90.json`` (18 kB).
+model then equals the given results at every key; the result is ``data/mufu_recip_sm90.json`` (12 kB).
 
 The coefficient array ``t`` each model takes (uint32, the same type as the other MUFU tables):
 ``t[0], t[1]`` the bias's low and high words, then ``c0, c1, c2`` of segment 0, 1, ...
