@@ -569,7 +569,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             on_sim = _buffers_equal(want.buffers, want1.buffers, skip=added)
             on_gpu = _buffers_equal(got.buffers, got1.buffers, skip=added)
             result.instrumented_bad = on_sim + on_gpu
-            if result.instrumented_bad:     # on the GPU only: the compiler made the two kernels compute differently
+            if result.instrumented_bad:     # gpu_bytes alone: the GPU's compiler made the two kernels compute apart
                 run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
                                                           "original's", "bytes": result.instrumented_bad,
                                     "simulator_bytes": on_sim, "gpu_bytes": on_gpu})
