@@ -34,7 +34,7 @@ import numpy as np
 from hwcheck.report import new_report, write_json_atomic
 
 __all__ = ["SWEEP_FORMS", "F64_FORMS", "SINCOS_FORMS", "LOW_WORD", "KEEP", "parse_forms", "sweep", "sweep_source",
-           "range_kernel", "low_words"]
+           "range_kernel", "mismatch_records", "low_words"]
 
 SWEEP_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2") for ftz in (".ftz", "")
                     ) + ("tanh.approx.f32",)
@@ -190,6 +190,17 @@ def _sweep_rcp64(gpu, module, start, count, chunk, log, t0) -> dict:
             "first_mismatches": first}
 
 
+def mismatch_records(inputs, gpu, model) -> list:
+    """The report's records of differing results: one ``{"input", "gpu", "model"}`` of 32-bit hex words per
+    position of the three equally long arrays.
+
+    >>> mismatch_records(np.array([1]), np.array([0x3F800000]), np.array([0x3F800001]))
+    [{'input': '0x00000001', 'gpu': '0x3f800000', 'model': '0x3f800001'}]
+    """
+    return [{"input": f"0x{int(a):08x}", "gpu": f"0x{int(g):08x}", "model": f"0x{int(m):08x}"}
+            for a, g, m in zip(inputs, gpu, model)]
+
+
 def _sweep_half(gpu, text) -> dict:
     """One 16-bit form over every pattern: the GPU (``hwcheck.mufu.collect``) against ``float_mufu16``."""
     from hwcheck.mufu import collect, mufu_forms
@@ -200,8 +211,8 @@ def _sweep_half(gpu, text) -> dict:
     model = float_mufu16(op, x, type=t, ftz=".ftz" in text)
     diff = np.flatnonzero(model != y)
     halves = 2 if t.endswith("x2") else 1
-    first = [{"input": f"0x{int(x[i]):08x}", "gpu": f"0x{int(y[i]):08x}", "model": f"0x{int(model[i]):08x}"}
-             for i in diff[:KEEP]]
+    idx = diff[:KEEP]
+    first = mismatch_records(x[idx], y[idx], model[idx])
     return {"inputs": int(x.size) * halves, "mismatches": int(diff.size), "first_mismatches": first}
 
 
@@ -258,9 +269,8 @@ def sweep(gpu, forms, *, start: int = 0, count: int = 1 << 32, chunk_bits: int =
             (sincos_range if op in ("sin", "cos") else mufu_range)(op, s, model[:n], ftz=ftz)
             diff = np.flatnonzero(host[:n] != model[:n])
             bad += diff.size
-            for i in diff[:KEEP - len(first)]:
-                first.append({"input": f"0x{(s + int(i)) & 0xFFFFFFFF:08x}", "gpu": f"0x{int(host[i]):08x}",
-                              "model": f"0x{int(model[i]):08x}"})
+            idx = diff[:KEEP - len(first)]
+            first += mismatch_records((s + idx) & 0xFFFFFFFF, host[idx], model[idx])
             done += n
             log.write(f"sweep {text}: {done}/{count} inputs, {bad} mismatches, "
                       f"{time.perf_counter() - t0:.0f} s\n")

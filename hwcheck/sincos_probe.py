@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from hwcheck.gpu import Gpu
-from hwcheck.mufu_sweep import range_kernel
+from hwcheck.mufu_sweep import mismatch_records, range_kernel
 from hwcheck.report import command_line, new_report, write_json_atomic
 from warpsim.errors import WarpsimError
 from warpsim.files import WriteError, write_atomic
@@ -112,11 +112,6 @@ def sample_keys() -> np.ndarray:
     return np.unique(keys).astype(np.uint32)
 
 
-def _mismatch_list(x, gpu, model):
-    return [{"input": f"0x{int(a):08x}", "gpu": f"0x{int(g):08x}", "model": f"0x{int(m):08x}"}
-            for a, g, m in zip(x, gpu, model)]
-
-
 def _key_tables(gpu, module, log):
     """Step 1: ``({op: table}, {op: report section})``."""
     tables, sections = {}, {}
@@ -190,7 +185,7 @@ def _sweep(gpu, module, c, start, count, chunk_bits, log):
             diff = np.flatnonzero(host != model[:n])
             bad += diff.size
             idx = diff[:KEEP - len(first)]
-            first += _mismatch_list((s + idx) & 0xFFFFFFFF, host[idx], model[idx])
+            first += mismatch_records((s + idx) & 0xFFFFFFFF, host[idx], model[idx])
             done += n
         sections[form] = {"inputs": done, "start": f"0x{start:08x}", "mismatches": bad, "first_mismatches": first}
         log(f"sweep {form}: {done} inputs, {bad} mismatches")
