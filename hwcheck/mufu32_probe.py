@@ -7,8 +7,8 @@ giving ``(valid, key, norm)`` for an input ``x`` and the GPU's result ``y``; the
 table at ``key`` and then counts the inputs whose ``norm`` differs from the table's (0 means the hypothesis
 holds on every valid input). For the hypotheses that hold, the table is the model's data, written (as
 differences, compressed) to ``DIR/*.npz``; ``warpsim.isa.mufu32`` is built from them
-(``python -m warpsim.isa.mufu32 --from DIR``; EX2's and LG2's coefficients: ``python -m warpsim.isa.sfu_exp
---from DIR``). The script also writes, for every form, the results on an *edge sweep* (each sign and exponent with 256 mantissas), and the SASS of each form (``sass.txt``).
+(``python -m warpsim.isa.mufu32 --from DIR``; EX2's and LG2's coefficients:
+``python -m warpsim.isa.sfu_exp_derive --from DIR``). The script also writes, for every form, the results on an *edge sweep* (each sign and exponent with 256 mantissas), and the SASS of each form (``sass.txt``).
 
 The hypotheses (``F``: fraction bits of a fixed-point input):
 

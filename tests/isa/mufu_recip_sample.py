@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 from warpsim.isa.mufu32 import key_tables
-from warpsim.isa.mufu_recip import DATAPATHS, RECIP_NAMES, key_results, reference_inputs
+from warpsim.isa.mufu_recip import DATAPATHS, RECIP_NAMES
+from warpsim.isa.mufu_recip_derive import key_results, reference_inputs
 
 RANDOM_KEYS = 2048
 

@@ -1,7 +1,7 @@
 """Draw the checked-in sample of the H200's MUFU.EX2 and MUFU.LG2 results (``sfu_exp_sample.npz``) from a probe run.
 
 ``python tests/isa/sfu_exp_sample.py PROBE_DIR OUT.npz`` keeps, from the inputs that
-``warpsim.isa.sfu_exp.probe_keys`` reads (EX2: every sign-magnitude key ``+-f * 2**-23``; LG2: the mantissas of
+``warpsim.isa.sfu_exp_derive.probe_keys`` reads (EX2: every sign-magnitude key ``+-f * 2**-23``; LG2: the mantissas of
 exponents 1, 126, 127, 128, 254), every input at a segment's edge (the first three and the last three
 arguments of each of the 64 segments) and 2,000 more drawn uniformly with a fixed seed, per function.
 Keys: ``"ex2:inputs"``, ``"ex2:results"``, ``"lg2:inputs"``, ``"lg2:results"`` (uint32).
@@ -11,7 +11,8 @@ import sys
 
 import numpy as np
 
-from warpsim.isa.sfu_exp import OFFSET_BITS, SEGMENT_BITS, probe_keys
+from warpsim.isa.sfu_exp import OFFSET_BITS, SEGMENT_BITS
+from warpsim.isa.sfu_exp_derive import probe_keys
 
 RANDOM_PER_FUNCTION = 2000
 

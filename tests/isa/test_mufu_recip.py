@@ -1,4 +1,5 @@
-"""MUFU.RCP, MUFU.RSQ, MUFU.SQRT as a datapath (warpsim.isa.mufu_recip) against the H200's results.
+"""MUFU.RCP, MUFU.RSQ, MUFU.SQRT as a datapath (warpsim.isa.mufu_recip; its coefficients solved by
+warpsim.isa.mufu_recip_derive) against the H200's results.
 
 ``mufu_recip_sample.npz`` (drawn by ``mufu_recip_sample.py`` from the H200 key tables): each function's
 results at the first and last two keys of every segment and at 2,048 random keys. The ``--slow`` test
@@ -16,8 +17,8 @@ import pytest
 
 from warpsim.isa import mufu_recip
 from warpsim.isa.mufu32 import DATA as KEY_TABLES, key_tables, mufu_batch
-from warpsim.isa.mufu_recip import (DATAPATHS, RECIP_NAMES, derive, key_results, model_results,
-                                    recip_tables, reference_inputs, square_truncated)
+from warpsim.isa.mufu_recip import DATAPATHS, RECIP_NAMES, recip_tables, square_truncated
+from warpsim.isa.mufu_recip_derive import derive, key_results, model_results, reference_inputs
 
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mufu_recip_sample.npz")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -87,14 +88,14 @@ def test_a_file_for_another_datapath_is_refused(tmp_path):
 
 
 def test_missing_file_names_the_command(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m warpsim.isa.mufu_recip --derive-from"):
+    with pytest.raises(FileNotFoundError, match="python -m warpsim.isa.mufu_recip_derive --derive-from"):
         recip_tables(str(tmp_path / "none.json"))
 
 
 def test_cli_error_is_one_line_and_exit_2(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip", "--derive-from", str(tmp_path / "none.npz"),
-                        "--out", str(tmp_path / "out.json")], capture_output=True, text=True, cwd=ROOT,
-                       env={**os.environ, "PYTHONPATH": ROOT})
+    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip_derive",
+                        "--derive-from", str(tmp_path / "none.npz"), "--out", str(tmp_path / "out.json")],
+                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "none.npz" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "out.json").exists()
@@ -103,7 +104,7 @@ def test_cli_error_is_one_line_and_exit_2(tmp_path):
 def test_the_coefficient_file_says_how_it_was_obtained():
     with open(mufu_recip.DATA) as f:
         source = json.load(f)["source"]
-    assert source["command"].startswith("python -m warpsim.isa.mufu_recip --derive-from")
+    assert source["command"].startswith("python -m warpsim.isa.mufu_recip_derive --derive-from")
     assert "H200" in source["probe"]["gpu"]
 
 
@@ -170,7 +171,8 @@ def test_the_shipped_file_is_what_the_command_writes(tmp_path):
     if not _has_key_tables():
         pytest.skip(f"{KEY_TABLES} no longer holds the key tables; derive from a probe folder on a GPU")
     out = tmp_path / "c.json"
-    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip", "--derive-from", KEY_TABLES, "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip_derive", "--derive-from", KEY_TABLES,
+                        "--out", str(out)],
                        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode == 0, r.stderr
     with open(mufu_recip.DATA) as f:
@@ -180,8 +182,8 @@ def test_the_shipped_file_is_what_the_command_writes(tmp_path):
 def test_cli_names_a_table_the_file_lacks(tmp_path):
     path = tmp_path / "keys.npz"
     np.savez(path, ex2=np.zeros(4, np.int32))
-    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip", "--derive-from", str(path),
+    r = subprocess.run([sys.executable, "-m", "warpsim.isa.mufu_recip_derive", "--derive-from", str(path),
                         "--out", str(tmp_path / "out.json")], capture_output=True, text=True, cwd=ROOT,
                        env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode == 2
-    assert r.stderr == f"python -m warpsim.isa.mufu_recip: {path} has no 'rcp' table\n"
+    assert r.stderr == f"python -m warpsim.isa.mufu_recip_derive: {path} has no 'rcp' table\n"

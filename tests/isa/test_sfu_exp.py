@@ -1,4 +1,5 @@
-"""MUFU.EX2 and MUFU.LG2 as a quadratic per segment (warpsim.isa.sfu_exp) against the H200's results.
+"""MUFU.EX2 and MUFU.LG2 as a quadratic per segment (warpsim.isa.sfu_exp; its coefficients solved by
+warpsim.isa.sfu_exp_derive) against the H200's results.
 
 ``sfu_exp_sample.npz`` (drawn by ``sfu_exp_sample.py`` from the probe run the coefficients were solved from)
 holds the H200's results at every segment edge and at 2,000 random keys per function. The coefficients
@@ -16,9 +17,9 @@ import numpy as np
 import pytest
 
 from warpsim.isa import sfu_exp
-from warpsim.isa.sfu_exp import (OFFSET_BITS, SQUARER_DROPPED_COLUMNS, derive, ex2_coefficients, lg2_coefficients,
-                                 model_mismatches, model_results, mufu_ex2, mufu_lg2, probe_keys, solve,
-                                 truncated_square)
+from warpsim.isa.sfu_exp import (OFFSET_BITS, SQUARER_DROPPED_COLUMNS, ex2_coefficients, lg2_coefficients, mufu_ex2,
+                                 mufu_lg2, truncated_square)
+from warpsim.isa.sfu_exp_derive import derive, model_mismatches, model_results, probe_keys, solve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "sfu_exp_sample.npz")
@@ -83,7 +84,7 @@ def test_lg2_edges(x, y):
 def test_the_shipped_coefficients_say_where_they_come_from():
     with open(sfu_exp.DATA) as f:
         doc = json.load(f)
-    assert "H200" in doc["source"]["gpu"] and "sfu_exp --from" in doc["derived_by"]
+    assert "H200" in doc["source"]["gpu"] and "python -m warpsim.isa.sfu_exp_derive --from" in doc["derived_by"]
     for name in ("ex2", "lg2"):
         assert all(len(doc[name][c]) == 64 for c in ("c0", "c1", "c2"))
 
@@ -97,7 +98,8 @@ def test_a_probe_folder_without_the_key_table_is_refused_by_name(tmp_path):
 def test_the_command_reports_a_bad_probe_folder_in_one_line(tmp_path):
     np.savez(tmp_path / "ex2.npz", other=np.zeros(4, np.int64))
     out = tmp_path / "c.json"
-    r = subprocess.run([sys.executable, "-m", "warpsim.isa.sfu_exp", "--from", str(tmp_path), "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "warpsim.isa.sfu_exp_derive", "--from", str(tmp_path),
+                        "--out", str(out)],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(HERE))))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "ex2_signmag_F23" in r.stderr, r.stderr
     assert not out.exists()

@@ -32,8 +32,9 @@ The tables (``data/mufu32_sm90.npz``, 2.0 MB compressed) are the H200's results,
 ``python -m warpsim.isa.mufu32 --from PROBE_DIR`` from a probe run (its command, GPU and driver are stored
 in the file). They load on first use (:func:`mufu_tables`). RCP, RSQ and SQRT are not lookups: their
 "tables" are the coefficients of the SFU's datapath (``warpsim.isa.mufu_recip``), solved from the same
-probe's key tables, which the npz file no longer needs. Nor are EX2 and LG2 (:data:`EXP_COEFFICIENTS`): the
-SFU's quadratics of ``warpsim.isa.sfu_exp``, solved from the probe's results; their tables are gone from the npz.
+probe's key tables (``warpsim.isa.mufu_recip_derive``), which the npz file no longer needs. Nor are EX2 and
+LG2 (:data:`EXP_COEFFICIENTS`): the SFU's quadratics of ``warpsim.isa.sfu_exp``, solved from the probe's
+results (``warpsim.isa.sfu_exp_derive``); their tables are gone from the npz.
 The scalar models take their table as the last argument; :func:`mufu_batch` runs one over an array.
 
 >>> t = mufu_tables()
@@ -382,7 +383,7 @@ def build_tables(probe_dir: str) -> dict:
         if not np.all(ok):
             raise ValueError(f"{probe_dir}: {what}")
 
-    tables = {}                                 # ex2, lg2: warpsim.isa.sfu_exp reads the probe folder itself
+    tables = {}                                 # ex2, lg2: warpsim.isa.sfu_exp_derive reads the probe folder itself
     rcp = load("rcp", "rcp_F0")
     check((rcp[1 << 23:] & np.uint64((1 << 40) - 1)) == rcp[:1 << 23], "rcp: not odd in the sign")
     esum = (rcp[:1 << 23] >> np.uint64(23)) & np.uint64(0x3FF)
@@ -414,7 +415,7 @@ def build_tables(probe_dir: str) -> dict:
 def _write(tables: dict, source: dict, path: str = DATA):
     from warpsim.files import write_atomic
     arrays = {name: np.diff(tables[name], prepend=np.uint32(0)).view(np.int32) for name in TABLE_NAMES
-              if name in tables and name not in RECIP_NAMES}   # mufu_recip derives its coefficients from the probe
+              if name in tables and name not in RECIP_NAMES}   # mufu_recip_derive solves their coefficients
     write_atomic(path, lambda f: np.savez_compressed(f, source=np.array(json.dumps(source)), **arrays))
 
 
