@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+from hwcheck.mufu_sweep import DIV_FORMS     # the div forms the sweep checks
 
 __all__ = ["F32_FORMS", "EDGE_MANTISSAS", "edge_inputs", "HYPOTHESES", "main"]
 
@@ -40,7 +40,6 @@ F32_FORMS = ("ex2.approx.ftz.f32", "ex2.approx.f32", "rcp.approx.ftz.f32", "rcp.
              "lg2.approx.ftz.f32", "lg2.approx.f32", "sin.approx.ftz.f32", "sin.approx.f32",
              "cos.approx.ftz.f32", "cos.approx.f32", "tanh.approx.f32")
 
-DIV_FORMS = ("div.approx.f32", "div.approx.ftz.f32", "div.full.f32", "div.full.ftz.f32")
 
 _rng = np.random.default_rng(2026)
 EDGE_MANTISSAS = np.unique(np.concatenate([
@@ -220,32 +219,16 @@ extern "C" __global__ void lg2_predict(const unsigned* out, unsigned long long* 
 
 
 def _sass(forms, log):
-    """``ptxas`` + ``cuobjdump -sass`` of one kernel per form; the text, or why not."""
-    from warpsim.ptx.compile import find_nvcc
-    nvcc = find_nvcc()                            # ptxas and cuobjdump stand beside it in the toolkit's bin
-    tools = {t: os.path.join(os.path.dirname(nvcc), t) if nvcc else t for t in ("ptxas", "cuobjdump")}
+    """The SASS ptxas makes of one kernel per form (:mod:`hwcheck.sass`); the text, or why not."""
+    from hwcheck.sass import SassError, disassemble, form_kernel
     parts = []
-    with tempfile.TemporaryDirectory() as d:
-        for form in forms:
-            body = f" {form} %f2, %f0, %f1;" if form.startswith("div") else f" {form} %f2, %f0;"
-            src = "\n".join([".version 8.0", ".target sm_90", ".address_size 64",
-                             ".visible .entry k(.param .u64 p) {", " .reg .f32 %f<3>; .reg .b64 %rd<2>;",
-                             " ld.param.u64 %rd0, [p]; cvta.to.global.u64 %rd0, %rd0;",
-                             " ld.global.f32 %f0, [%rd0]; ld.global.f32 %f1, [%rd0+8];", body,
-                             " st.global.f32 [%rd0+4], %f2;", " ret;", "}", ""])
-            ptx, cubin = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
-            with open(ptx, "w") as f:
-                f.write(src)
-            try:
-                subprocess.run([tools["ptxas"], "-arch=sm_90", "-O3", ptx, "-o", cubin], check=True,
-                               capture_output=True, text=True)
-                text = subprocess.run([tools["cuobjdump"], "-sass", cubin], check=True, capture_output=True,
-                                      text=True).stdout
-                body = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("/*") and ";" in ln]
-                parts.append(f"== {form}\n" + "\n".join(body))
-            except (OSError, subprocess.CalledProcessError) as e:
-                parts.append(f"== {form}\n(no SASS: {e})")
-                log(f"sass {form}: {e}")
+    for form in forms:
+        try:
+            sass = disassemble(form_kernel(form, "f32", 2 if form.startswith("div") else 1, "sm_90"), "sm_90")
+            parts.append(f"== {form}\n" + "\n".join(sass))
+        except SassError as e:
+            parts.append(f"== {form}\n(no SASS: {e})")
+            log(f"sass {form}: {e}")
     return "\n\n".join(parts) + "\n"
 
 

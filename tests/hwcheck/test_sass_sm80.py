@@ -40,3 +40,12 @@ def test_the_comparison_sees_a_difference():
     assert one != arithmetic(["FMUL R2, R2, 0.15915493667125701904 ;", "MUFU.SIN R3, R2 ;"])
     assert one != arithmetic(["FMUL.RZ R2, R2, 0.15915493667125701904 ;", "MUFU.COS R3, R2 ;"])
     assert one == arithmetic(["FMUL.RZ R7, R7, 0.15915493667125701904 ;", "MUFU.SIN R9, R7 ;"])
+
+
+def test_the_probe_records_the_sass_through_this_module():
+    """``hwcheck.mufu32_probe`` writes each form's SASS (its sass.txt) with :mod:`hwcheck.sass`."""
+    from hwcheck.mufu32_probe import _sass
+    logged = []
+    text = _sass(("rcp.approx.ftz.f32", "div.full.f32"), logged.append)
+    assert "== rcp.approx.ftz.f32\n" in text and "MUFU.RCP" in text and "== div.full.f32\n" in text
+    assert not logged
