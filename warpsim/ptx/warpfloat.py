@@ -2,12 +2,13 @@
 
 :func:`warp_float` gives for each lane exactly what :func:`warpsim.ptx.fpu.float_result` gives for it (the same
 isa models, called with the same arguments), but it decides the instruction's form once per warp instruction
-instead of once per lane, and hands the f32 MUFU tables over once. The forms compiled CUDA code runs most, and
+instead of once per lane, and hands the f32 MUFU operands (coefficients, the tanh table) over once. The forms compiled CUDA code runs most, and
 the flash-attention forward's inner loop is made of, are loops over the lanes with one model call each:
 
 - ``add sub mul fma .rn{.ftz}{.sat}.f32``: the host's binary32 unit (``warpsim.isa.hostfloat``);
 - ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``: ``warpsim.isa.fpcompare``;
-- ``ex2.approx.ftz.f32``: ``MUFU.EX2`` (``warpsim.isa.mufu32.f32_ex2_approx_ftz``), its table taken once.
+- ``ex2.approx.ftz.f32``: ``MUFU.EX2`` (``warpsim.isa.mufu32.f32_ex2_approx_ftz``, ``sfu_exp``'s datapath), its
+  coefficients taken once.
 
 Every other form (other types and rounding modes, the other MUFU forms, ``setp``, ``cvt``) goes lane by lane
 through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
