@@ -301,24 +301,53 @@ def table_source(path: str = DATA) -> dict:
         return json.loads(str(data["source"])) if "source" in data.files else {}
 
 
+# The batched kernels take a form's index, never the model function itself: a cached kernel whose signature
+# holds a function (a Numba Dispatcher type) is rebuilt from its cache index in the next process with a
+# function nothing keeps alive, and saving the index then fails ("underlying object has vanished").
+@njit(cache=True, inline="always")       # inlined: the loop over lanes is unswitched on code
+def _form(code, a, t):
+    """The model of form ``code``, the index of its key in ``MUFU32_OPS`` (the order below; tested)."""
+    if code == 0:
+        return f32_ex2_approx_ftz(a, t)
+    if code == 1:
+        return f32_ex2_approx(a, t)
+    if code == 2:
+        return f32_rcp_approx_ftz(a, t)
+    if code == 3:
+        return f32_rcp_approx(a, t)
+    if code == 4:
+        return f32_rsqrt_approx_ftz(a, t)
+    if code == 5:
+        return f32_rsqrt_approx(a, t)
+    if code == 6:
+        return f32_sqrt_approx_ftz(a, t)
+    if code == 7:
+        return f32_sqrt_approx(a, t)
+    if code == 8:
+        return f32_lg2_approx_ftz(a, t)
+    if code == 9:
+        return f32_lg2_approx(a, t)
+    return f32_tanh_approx(a, t)
+
+
 @njit(cache=True, parallel=True)
-def _batch(fn, a, t, out):
+def _batch(code, a, t, out):
     for i in prange(a.size):
-        out[i] = fn(a[i], t)
+        out[i] = _form(code, a[i], t)
 
 
 @njit(cache=True, parallel=True)
-def _range(fn, start, t, out):
+def _range(code, start, t, out):
     for i in prange(out.size):
-        out[i] = fn(np.uint32((start + i) & 0xFFFFFFFF), t)
+        out[i] = _form(code, np.uint32((start + i) & 0xFFFFFFFF), t)
 
 
 def _model(op, ftz):
     if (op, bool(ftz)) not in MUFU32_OPS:
         raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not an f32 MUFU form warpsim models "
                          f"(ops: {', '.join(sorted({k[0] for k in MUFU32_OPS}))})")
-    fn, index = MUFU32_OPS[(op, bool(ftz))]
-    return fn, mufu_tables((TABLE_NAMES[index],))[index]
+    _fn, index = MUFU32_OPS[(op, bool(ftz))]
+    return list(MUFU32_OPS).index((op, bool(ftz))), mufu_tables((TABLE_NAMES[index],))[index]
 
 
 def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np.ndarray:
@@ -327,15 +356,27 @@ def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np
     >>> hex(int(mufu_range("ex2", 0x3F800000, np.empty(1, np.uint32), ftz=True)[0]))
     '0x40000000'
     """
-    fn, table = _model(op, ftz)
-    _range(fn, np.int64(start), table, out)
+    code, table = _model(op, ftz)
+    _range(code, np.int64(start), table, out)
     return out
 
 
+@njit(cache=True, inline="always")
+def _div_form(code, a, b, t):
+    """The div model of form ``code``, the index of its key in ``DIV32_OPS`` (the order below; tested)."""
+    if code == 0:
+        return f32_div_approx_ftz(a, b, t)
+    if code == 1:
+        return f32_div_approx(a, b, t)
+    if code == 2:
+        return f32_div_full_ftz(a, b, t)
+    return f32_div_full(a, b, t)
+
+
 @njit(cache=True, parallel=True)
-def _batch2(fn, a, b, t, out):
+def _batch2(code, a, b, t, out):
     for i in prange(a.size):
-        out[i] = fn(a[i], b[i], t)
+        out[i] = _div_form(code, a[i], b[i], t)
 
 
 def div_batch(kind: str, a: np.ndarray, b: np.ndarray, *, ftz: bool = False) -> np.ndarray:
@@ -351,7 +392,7 @@ def div_batch(kind: str, a: np.ndarray, b: np.ndarray, *, ftz: bool = False) -> 
     if a.shape != b.shape:
         raise ValueError(f"div.{kind}: operand shapes differ: {a.shape} and {b.shape}")
     out = np.empty(a.size, np.uint32)
-    _batch2(DIV32_OPS[(kind, bool(ftz))], a.ravel(), b.ravel(), mufu_tables(("rcp",))[RCP], out)
+    _batch2(list(DIV32_OPS).index((kind, bool(ftz))), a.ravel(), b.ravel(), mufu_tables(("rcp",))[RCP], out)
     return out.reshape(a.shape)
 
 
@@ -361,10 +402,10 @@ def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
     >>> [hex(int(v)) for v in mufu_batch("rcp", np.array([0x40800000, 0x80000000], np.uint32), ftz=True)]
     ['0x3e800000', '0xff800000']
     """
-    fn, table = _model(op, ftz)
+    code, table = _model(op, ftz)
     a = np.ascontiguousarray(a, dtype=np.uint32)
     out = np.empty(a.size, np.uint32)
-    _batch(fn, a.ravel(), table, out)
+    _batch(code, a.ravel(), table, out)
     return out.reshape(a.shape)
 
 

@@ -134,19 +134,21 @@ def _shared_bias(name: str, ranges, unit: int) -> int:
 
 
 @njit(cache=True, parallel=True)
-def _all(fn, x, t, out):
+def _all(code, x, t, out):
+    # an index (rcp, rsqrt, sqrt), not the function: a cached kernel with a function in its signature cannot
+    # be reloaded in another process
     for i in prange(x.size):
-        out[i] = fn(x[i], t)
+        out[i] = mufu_rcp(x[i], t) if code == 0 else (mufu_rsq(x[i], t) if code == 1 else mufu_sqrt(x[i], t))
 
 
-_MODELS = {"rcp": mufu_rcp, "rsqrt": mufu_rsq, "sqrt": mufu_sqrt}
+_MODELS = ("rcp", "rsqrt", "sqrt")
 
 
 def model_results(name: str, t: np.ndarray) -> np.ndarray:
     """The model's results at :func:`reference_inputs` with coefficient array ``t``."""
     x = reference_inputs(name)
     out = np.empty(x.size, np.uint32)
-    _all(_MODELS[name], x, np.ascontiguousarray(t, dtype=np.uint32), out)
+    _all(_MODELS.index(name), x, np.ascontiguousarray(t, dtype=np.uint32), out)
     return out
 
 

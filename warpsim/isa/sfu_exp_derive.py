@@ -135,9 +135,10 @@ def _squares_kernel(u, out):
 
 
 @njit(cache=True, parallel=True)
-def _apply(fn, x, t, out):
+def _apply(is_lg2, x, t, out):
+    # a flag, not the function: a cached kernel with a function in its signature cannot be reloaded
     for i in prange(x.size):
-        out[i] = fn(x[i], t)
+        out[i] = mufu_lg2(x[i], t) if is_lg2 else mufu_ex2(x[i], t)
 
 
 def model_results(name: str, inputs: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
@@ -148,7 +149,7 @@ def model_results(name: str, inputs: np.ndarray, coeffs: np.ndarray) -> np.ndarr
     ['0x3f800000']
     """
     out = np.empty(inputs.size, np.uint32)
-    _apply(mufu_ex2 if name == "ex2" else mufu_lg2, np.ascontiguousarray(inputs, np.uint32), coeffs, out)
+    _apply(name != "ex2", np.ascontiguousarray(inputs, np.uint32), coeffs, out)
     return out
 
 

@@ -228,19 +228,33 @@ def _op(op, ftz):
     if (op, bool(ftz)) not in SINCOS_OPS:
         raise ValueError(f"{op}.approx{'.ftz' if ftz else ''}.f32: not a form of warpsim.isa.sfu_sincos "
                          f"(ops: cos, sin)")
-    return SINCOS_OPS[(op, bool(ftz))]
+    return list(SINCOS_OPS).index((op, bool(ftz)))
+
+
+# The kernels take a form's index, not its function: a cached kernel with a function in its signature cannot
+# be reloaded in another process (see warpsim.isa.mufu32's kernels).
+@njit(cache=True, inline="always")       # inlined: the loop over lanes is unswitched on code
+def _form(code, a, c):
+    """The model of form ``code``, the index of its key in ``SINCOS_OPS``: sin, sin.ftz, cos, cos.ftz."""
+    if code == 0:
+        return f32_sin_approx(a, c)
+    if code == 1:
+        return f32_sin_approx_ftz(a, c)
+    if code == 2:
+        return f32_cos_approx(a, c)
+    return f32_cos_approx_ftz(a, c)
 
 
 @njit(cache=True, parallel=True)
-def _batch(fn, a, c, out):
+def _batch(code, a, c, out):
     for i in prange(a.size):
-        out[i] = fn(a[i], c)
+        out[i] = _form(code, a[i], c)
 
 
 @njit(cache=True, parallel=True)
-def _range(fn, start, c, out):
+def _range(code, start, c, out):
     for i in prange(out.size):
-        out[i] = fn(np.uint32((start + i) & 0xFFFFFFFF), c)
+        out[i] = _form(code, np.uint32((start + i) & 0xFFFFFFFF), c)
 
 
 def sincos_batch(op: str, a: np.ndarray, *, ftz: bool = False, c: np.ndarray | None = None) -> np.ndarray:
@@ -249,10 +263,10 @@ def sincos_batch(op: str, a: np.ndarray, *, ftz: bool = False, c: np.ndarray | N
     >>> [hex(int(v)) for v in sincos_batch("cos", np.array([0x00000000, 0x7FC00000], np.uint32))]
     ['0x3f800000', '0x7fffffff']
     """
-    fn = _op(op, ftz)
+    code = _op(op, ftz)
     a = np.ascontiguousarray(a, dtype=np.uint32)
     out = np.empty(a.size, np.uint32)
-    _batch(fn, a.ravel(), coefficients() if c is None else c, out)
+    _batch(code, a.ravel(), coefficients() if c is None else c, out)
     return out.reshape(a.shape)
 
 
