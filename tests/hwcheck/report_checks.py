@@ -155,7 +155,7 @@ def programs_problems(report, expected, seeds, *, cc="90", now=None):
     out = _head_problems(where, report, cc, now)
     gpu = report.get("gpu") or {}
     runs = report.get("runs", [])
-    got = {(r.get("name"), tuple(sorted((r.get("params") or {}).items()))): r for r in runs}
+    got = {(r.get("name"), tuple(sorted((k, str(v)) for k, v in (r.get("params") or {}).items()))): r for r in runs}
     if sorted(got) != sorted(expected) or len(runs) != len(expected):
         out.append(f"{where}: runs {sorted(got)} differ from today's examples {sorted(expected)}")
     counted = ["registers_compared", "mismatched_registers", "smem_words_compared", "mismatched_smem_words",

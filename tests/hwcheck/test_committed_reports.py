@@ -34,7 +34,7 @@ AWAITING_HARDWARE = set()     # reports of the acceptance set not yet run on an 
 GPU_COMMAND = "bash hwcheck/gpu_acceptance.sh conformance/h200 1.0 all"
 # Example programs added after the last H200 run of the programs report: until the lead commits a report
 # with their runs, the report is checked without them and the test is an expected failure naming the command.
-PROGRAMS_AWAITING_HARDWARE = {"flash_fwd"}
+PROGRAMS_AWAITING_HARDWARE = set()
 PROGRAMS_GPU_COMMAND = "HWCHECK_PTX_DIR=ptx-export bash hwcheck/gpu_pending.sh OUT programs"
 
 
