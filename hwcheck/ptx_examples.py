@@ -105,6 +105,7 @@ PTX_EXAMPLES = (
     ("examples/ptx/directed.cu", "cp_async", 2, 64, 0, ["x=random:u32:512", "y=zeros:u32:512"]),
     ("examples/ptx/directed.cu", "say", 2, 64, 0, _U32),
     ("examples/ptx/directed.cu", "calls", 2, 64, 0, _U32),
+    ("examples/ptx/directed.cu", "sfu", 2, 64, 0, _U32),
     *_gemm_smem(),
     ("examples/cute_cpp/gemm_k8_warps2x2.cu", "gemm_k8_warps2x2", 1, 128, 0,
      ["a=random:f16:32x32", "b=random:f16:32x32", "c=zeros:f32:32x32", "K=32"]),

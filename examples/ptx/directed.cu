@@ -12,6 +12,9 @@
 // say:       device printf of a few lanes' values
 // calls:     a __noinline__ function (a .func: nvcc declares the kernel's __shared__ array in its body) that
 //            writes registers and shared memory, and for one lane per warp leaves the kernel (exit) from inside
+// sfu:       the SFU's approximations on each lane's random bits (NaN, infinities, subnormals included) and on
+//            a moderate argument made from them: sin/cos/ex2/lg2/rsqrt/rcp/sqrt/tanh .approx.f32 (.ftz and
+//            not), rcp.approx.ftz.f64 of a double built from two lanes' words, div.approx and div.full
 
 #include <cstdio>
 
@@ -112,4 +115,42 @@ extern "C" __global__ void calls(unsigned const* x, unsigned* y) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned r = collatz_into(x[i], threadIdx.x, s);
     y[i] = r;
+}
+
+// Each approximation as one PTX instruction (inline asm: nvcc would otherwise pick the forms itself).
+#define SFU_F32(op, out, in) asm(op " %0, %1;" : "=f"(out) : "f"(in))
+
+__device__ unsigned mix(unsigned h, float v) {
+    unsigned b = __float_as_uint(v);
+    return (h ^ b) * 0x9E3779B1u + (b >> 7);
+}
+
+extern "C" __global__ void sfu(unsigned const* x, unsigned* y) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = __uint_as_float(x[i]);                                   // any bits: specials, subnormals
+    float m = __uint_as_float((x[i] & 0x807FFFFFu) | 0x40000000u);     // +-[2, 4): a moderate argument
+    float r[16];
+    SFU_F32("sin.approx.f32", r[0], a);
+    SFU_F32("sin.approx.ftz.f32", r[1], m);
+    SFU_F32("cos.approx.f32", r[2], m);
+    SFU_F32("cos.approx.ftz.f32", r[3], a);
+    SFU_F32("ex2.approx.f32", r[4], a);
+    SFU_F32("ex2.approx.ftz.f32", r[5], m);
+    SFU_F32("lg2.approx.f32", r[6], a);
+    SFU_F32("lg2.approx.ftz.f32", r[7], m);
+    SFU_F32("rsqrt.approx.f32", r[8], a);
+    SFU_F32("rcp.approx.f32", r[9], a);
+    SFU_F32("rcp.approx.ftz.f32", r[10], m);
+    SFU_F32("sqrt.approx.f32", r[11], a);
+    SFU_F32("tanh.approx.f32", r[12], m);
+    asm("div.approx.f32 %0, %1, %2;" : "=f"(r[13]) : "f"(m), "f"(a));
+    asm("div.full.ftz.f32 %0, %1, %2;" : "=f"(r[14]) : "f"(a), "f"(m));
+    double d = __hiloint2double(x[i], x[i ^ 1]), q;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(q) : "d"(d));
+    r[15] = __uint_as_float(__double2hiint(q) ^ __double2loint(q));
+    unsigned h = 0;
+    for (int k = 0; k < 16; ++k) {
+        h = mix(h, r[k]);
+    }
+    y[i] = h;
 }

@@ -130,7 +130,7 @@ def test_every_key_equals_the_h200_key_table(name):
     assert bad.size == 0, [f"{int(x[i]):08x}: model {int(got[i]):08x}, H200 {int(want[i]):08x}" for i in bad[:5]]
 
 
-# ---- rcp.approx.ftz.f64 (UNPROVEN on sm_90: the model the H200 sweep will test; the PTX interpreter refuses it) --
+# ---- rcp.approx.ftz.f64 (proven on the H200 at every high word: conformance/h200/h200-rcp-f64-sweep.json) ----
 
 @pytest.mark.parametrize("x, y", [
     (0x3FF0000000000000, 0x3FF0000000000000), (0x4000000000000000, 0x3FE0000000000000),
@@ -157,13 +157,14 @@ def test_rcp_f64_is_the_f32_datapath_on_the_high_word():
     np.testing.assert_array_equal(hi, want)
 
 
-def test_the_ptx_interpreter_still_refuses_rcp_f64():
-    from warpsim.errors import UnsupportedType
+def test_the_ptx_interpreter_runs_rcp_f64_on_f64_registers():
     from warpsim.ptx import load
-    src = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n  .reg .f64 %fd<3>;\n"
-           "  mov.f64 %fd1, 0d4000000000000000;\n  rcp.approx.ftz.f64 %fd2, %fd1;\n  ret;\n}\n")
-    with pytest.raises(UnsupportedType, match=r"rcp\.approx\.ftz\.f64.*docs/numerics\.md"):
-        load(src)
+    src = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p) {\n"
+           "  .reg .f64 %fd<3>; .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd1, %rd1;\n"
+           "  mov.f64 %fd1, 0d4008000000000000;\n  rcp.approx.ftz.f64 %fd2, %fd1;\n  st.global.f64 [%rd1], %fd2;\n"
+           "  ret;\n}\n")
+    out = load(src).launch("k", block=1, args={"p": np.zeros(1, np.uint64)}).buffers["p"]
+    assert int(np.asarray(out).view(np.uint64)[0]) == 0x3FD5555500000000          # 1/3, as the model above
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ import pytest
 
 import warpsim.ptx
 from warpsim.errors import PtxSyntaxError, UnsupportedType
+from warpsim.isa import sfu_sincos
 from tests.ptx.ptx_helpers import HEADER, kernel, load
 
 
@@ -30,7 +31,11 @@ def test_unknown_instruction_lists_the_supported_ones():
         _launch("  frobnicate.u32 %r1, %r2;\n")
 
 
-def test_float_instructions_not_modelled_bit_exactly_are_refused_at_load():
+def test_float_instructions_not_modelled_bit_exactly_are_refused_at_load(monkeypatch):
+    with pytest.raises(UnsupportedType, match=r"<ptx>:\d+:3: rsqrt\.approx\.ftz\.f64: this MUFU approximation is "
+                                              r"not modelled bit-exactly yet"):
+        load("  rsqrt.approx.ftz.f64 %rd1, %rd2;\n")
+    monkeypatch.setattr(sfu_sincos, "HARDWARE_PROOF", None)      # a model without its H200 proof
     with pytest.raises(UnsupportedType, match=r"<ptx>:\d+:3: sin\.approx\.f32: modelled \(warpsim\.isa\.sfu_sincos\) "
                                               r"but not yet proven on the H200 at every input; pending "):
         load("  sin.approx.f32 %r1, %r2;\n")

@@ -309,6 +309,21 @@ def test_f64_cvt(src, dst, rnd, extra):
     check(got, want, line)
 
 
+# ---- rcp.approx.ftz.f64: MUFU.RCP64H (proven on the H200 at every high word) ------------------------------
+
+def test_rcp_approx_ftz_f64_is_the_rcp64h_model():
+    from warpsim.isa.mufu_recip import f64_rcp_approx_ftz, recip_tables
+    a = operands(1, "rcp", seed("rcp.approx.ftz.f64"))[0]
+    a[:8] = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000001, 0x3FF0000000000000,
+             0x0000000000000001, 0x4000000000000001]      # +-0, +-inf, NaN, 1, a subnormal, 2 with a low bit
+    got, _ = run("rcp.approx.ftz.f64 %rd25, %rd5;", a=a)
+    t = recip_tables()[0]
+    want = np.array([int(f64_rcp_approx_ftz(np.uint64(x), t)) for x in a], np.uint64)
+    check(got, want, "rcp.approx.ftz.f64")
+    assert int(got[5]) == 0x3FF0000000000000 and int(got[7]) == 0x3FE0000000000000      # the low word ignored
+    assert [int(x) >> 32 for x in got[:4]] == [0x7FF00000, 0xFFF00000, 0, 0x80000000]   # 1/+-0, 1/+-inf
+
+
 # ---- refused at load -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line,error,match", [
@@ -319,7 +334,9 @@ def test_f64_cvt(src, dst, rnd, extra):
     ("mul.rn.sat.f64 %rd25, %rd5, %rd6;", UnsupportedType, r"\.sat is not defined for mul\.f64"),
     ("min.NaN.f64 %rd25, %rd5, %rd6;", UnsupportedType, r"\.NaN is not defined for min\.f64"),
     ("setp.lt.ftz.f64 %p1, %rd5, %rd6;", UnsupportedType, r"\.ftz is not defined for setp\.f64"),
-    ("rcp.approx.ftz.f64 %rd25, %rd5;", UnsupportedType, "MUFU approximation is not modelled"),
+    ("rsqrt.approx.ftz.f64 %rd25, %rd5;", UnsupportedType, "MUFU approximation is not modelled"),
+    ("rcp.approx.f64 %rd25, %rd5;", UnsupportedType, r"\.ftz is required \(the one form is rcp\.approx\.ftz\.f64\)"),
+    ("rcp.approx.ftz.sat.f64 %rd25, %rd5;", UnsupportedType, r"\.sat is not a modifier of it"),
     ("cvt.rna.tf32.f64 %r20, %rd5;", UnsupportedType, r"cvt to \.tf32 takes an \.f32 source"),
     ("cvt.rn.ftz.f16.f64 %h4, %rd5;", UnsupportedType, r"\.ftz needs an \.f32 source or destination"),
     ("cvt.f32.f64 %r20, %rd5;", PtxSyntaxError, "a narrowing cvt needs a rounding modifier"),

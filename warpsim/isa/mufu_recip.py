@@ -185,17 +185,18 @@ def mufu_sqrt(a, t):
     return np.uint32(((127 + half) << 23) | _significand(t, odd, m, _SQRT)[1])
 
 
-# -- rcp.approx.ftz.f64: UNPROVEN on sm_90 (the PTX interpreter refuses it; docs/numerics.md) -------------------
+# -- rcp.approx.ftz.f64: proven on the H200 (conformance/h200/h200-rcp-f64-sweep.json: every high word, 0) ---------
 
 @njit(cache=True)
 def mufu_rcp64h(h, t):
-    """``MUFU.RCP64H`` as modelled (UNPROVEN on sm_90): the high word of ``1/x`` from the high word ``h`` of an
+    """``MUFU.RCP64H`` of sm_90: the high word of ``1/x`` from the high word ``h`` of an
     f64 ``x``, through the RCP datapath (``t``: its coefficients) on the 20 fraction bits ``h`` holds.
 
     The result's mantissa is RCP's for the f32 ``1.f`` (``f`` the 20 bits, 3 zero bits below them) cut to its top
     20 bits; ``+-0`` and subnormal inputs give ``+-inf``, ``+-inf`` gives ``+-0``, NaN the high word
     ``0x7FFFFFFF``, results below 2**-1022 ``+-0``. The published sm_5x model (bcarlet/ptx-math) has this
-    shape; ``hwcheck sweep --forms rcp.approx.ftz.f64`` on an H200 is what would prove it there.
+    shape; ``hwcheck sweep --forms rcp.approx.ftz.f64`` found it equal to the H200 at every one of the 2**32
+    high words (2026-12-01, ``conformance/h200/h200-rcp-f64-sweep.json``).
     """
     h = np.uint32(h)
     s, e, f = h & _SIGN, np.int64((h >> 20) & 0x7FF), np.int64(h & 0xFFFFF)
@@ -210,7 +211,7 @@ def mufu_rcp64h(h, t):
 
 @njit(cache=True)
 def f64_rcp_approx_ftz(a, t):
-    """``rcp.approx.ftz.f64`` as ptxas 13 compiles it for sm_90 (UNPROVEN): only the input's high word is read;
+    """``rcp.approx.ftz.f64`` as ptxas 13 compiles it for sm_90 (proven on the H200, above): only the input's high word is read;
     the result is ``MUFU.RCP64H`` of it over a zero low word. ``a``: the f64 bits (uint64)."""
     return np.uint64(mufu_rcp64h(np.uint32(np.uint64(a) >> np.uint64(32)), t)) << np.uint64(32)
 

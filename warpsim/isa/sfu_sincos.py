@@ -1,4 +1,4 @@
-"""``sin.approx{.ftz}.f32`` and ``cos.approx{.ftz}.f32`` as the SFU's fixed-point datapath (sm_90, pending proof).
+"""``sin.approx{.ftz}.f32`` and ``cos.approx{.ftz}.f32`` as the SFU's fixed-point datapath (sm_90, proven on the H200).
 
 What the H200 runs (docs/numerics.md, "MUFU.SIN and MUFU.COS"): ptxas emits ``FMUL.RZ t = x * 0x3E22F983``
 (1/(2 pi) rounded to nearest) and then ``MUFU.SIN``/``MUFU.COS`` of ``t``; the ``.ftz`` and plain forms are
@@ -22,10 +22,12 @@ The coefficients (``data/sfu_sincos_sm90.json``) are not written by hand: ``warp
 solves them, per segment, from (key, result) pairs measured on the GPU (each result bounds ``sum`` to an interval;
 the integer triples inside every interval are found by search). The structure (widths, truncations, the
 squarer) is the one bcarlet/ptx-math found for sm_70/sm_75 (read for facts, not copied); its model agreed
-with every H200 result at hand (1.3·10^6). **Pending:** that these coefficients give the H200's result at
-every one of the 2**25 keys; the next device session's ``python -m hwcheck.sincos_probe --out DIR`` derives
-them from all keys and sweeps all 2**32 inputs. Until :data:`HARDWARE_PROOF` names that run's report, the
-PTX loader refuses these forms (:data:`PENDING_REASON`); with it set, the interpreter runs this model.
+with every H200 result then at hand (1.3·10^6). **Proven on the H200** (2026-12-01, :data:`HARDWARE_PROOF`):
+``python -m hwcheck.sincos_probe --out DIR`` built the key tables from all 2**32 inputs, derived the
+coefficients there (equal to the shipped ones), found the model equal to the GPU at every key (23,326,001
+per function) and swept the four forms over all 2**32 inputs each: 0 mismatches. The PTX loader decodes these
+forms only while :data:`HARDWARE_PROOF` names that report (a regenerated coefficient file must be proven again;
+:data:`PENDING_REASON` is the refusal then). sm_80: the same SASS (``hwcheck.sass``); its SFU bits unproven.
 
 >>> c = coefficients()
 >>> hex(f32_sin_approx(0x00000000, c)), hex(f32_sin_approx(0x80000000, c)), hex(f32_cos_approx(0, c))
@@ -68,7 +70,7 @@ SEGMENTS = 1 << SEGMENT_BITS
 DATA = os.path.join(os.path.dirname(__file__), "data", "sfu_sincos_sm90.json")
 
 # The device run that compared this model with the H200 at every input; None while that is pending.
-HARDWARE_PROOF = None
+HARDWARE_PROOF = "conformance/h200/h200-sincos-probe.json"
 PENDING_REASON = ("modelled (warpsim.isa.sfu_sincos) but not yet proven on the H200 at every input; "
                   "pending `PYTHONPATH=. python -m hwcheck.sincos_probe --out DIR` on an H200 "
                   "(docs/numerics.md, \"MUFU.SIN and MUFU.COS\")")

@@ -13,12 +13,12 @@ carries is one of that model's parameters (f64: ``warpsim.isa.fp64``, rounding `
 ``.ftz``/``.sat``); cvt forms are those ``warpsim.isa.cvt`` models (f64, f32, f16, bf16, tf32 and the
 integers). Everything else with a float type is refused at load:
 
-- ``sin.approx{.ftz}.f32``, ``cos.approx{.ftz}.f32``: ``UnsupportedType``, saying that their model
-  (``warpsim.isa.sfu_sincos``) awaits its proof on the H200 and naming the command that gives it;
-- the other MUFU approximations (f64 ``.approx`` such as ``rcp.approx.ftz.f64``): ``UnsupportedType``,
-  saying they are not modelled bit-exactly (docs/numerics.md) --
-  except ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` (``warpsim.isa.mufu32``: tables of the H200's
-  results, the SASS's scalings around them) and the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
+- the other MUFU approximations (``rsqrt.approx.ftz.f64``): ``UnsupportedType``, saying they are not
+  modelled bit-exactly (docs/numerics.md) --
+  except ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` and ``tanh.approx.f32`` (``warpsim.isa.mufu32``: the
+  SFU's datapaths and the SASS's scalings around them), ``{sin,cos}.approx{.ftz}.f32``
+  (``warpsim.isa.sfu_sincos``, decoded only while ``sfu_sincos.HARDWARE_PROOF`` names its H200 proof),
+  ``rcp.approx.ftz.f64`` (``warpsim.isa.mufu_recip``: ``MUFU.RCP64H``) and the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
   ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
   for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
@@ -87,6 +87,9 @@ class FloatDecoder:
             if sfu_sincos.HARDWARE_PROOF is None:
                 raise self.error(ins.token, f"{_name(ins)}: {sfu_sincos.PENDING_REASON}", UnsupportedType)
             self.float_mufu32(fn, ins, mods)
+            return True
+        if name == "rcp" and "approx" in mods and types == ["f64"]:
+            self.float_rcp64(fn, ins, mods)
             return True
         if name in MUFU_NAMES or (name in _ARITH and ("approx" in mods or "full" in mods)):
             raise self.error(ins.token, f"{_name(ins)}: {MUFU_REASON}", UnsupportedType)
@@ -203,6 +206,18 @@ class FloatDecoder:
         flags = FLAGS["approx"] | (FLAGS["ftz"] if "ftz" in mods else 0)
         rows = [self.operand(fn, d), self.float_operand(fn, a, "f32")]
         self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index(ins.opcode), 0, flags, 0), rows)
+
+    def float_rcp64(self, fn, ins, mods):
+        """``rcp.approx.ftz.f64``: ``MUFU.RCP64H`` of the high word (``warpsim.isa.mufu_recip``); PTX defines
+        no other ``rcp.approx`` form of ``.f64``, so ``.ftz`` is required."""
+        extra = [m for m in mods if m not in ("approx", "ftz", "f64")]
+        if extra or "ftz" not in mods:
+            why = f".{extra[0]} is not a modifier of it" if extra else ".ftz is required"
+            raise self.error(ins.token, f"{_name(ins)}: {why} (the one form is rcp.approx.ftz.f64)", UnsupportedType)
+        self.count(ins, ins.operands, 2)
+        d, a = ins.operands
+        rows = [self.operand(fn, d), self.float_operand(fn, a, "f64")]
+        self.emit(fn, ins, Op.FARITH, ("f64", None), (FOPS.index("rcp"), 0, FLAGS["approx"] | FLAGS["ftz"], 0), rows)
 
     def float_div32(self, fn, ins, mods):
         """``div.approx{.ftz}.f32`` and ``div.full{.ftz}.f32``: ``MUFU.RCP`` and the SASS's scalings."""

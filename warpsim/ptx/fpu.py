@@ -35,6 +35,7 @@ from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu16 as mu
 from warpsim.isa import mufu32 as m32
+from warpsim.isa import mufu_recip as mr
 from warpsim.isa import sfu_sincos as sc
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
@@ -137,8 +138,11 @@ def _f32(fop, a, b, c, rnd, flags, mt):
 
 
 @njit(cache=True)
-def _f64(fop, a, b, c, rnd):
-    """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags."""
+def _f64(fop, a, b, c, rnd, flags, mt):
+    """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags -- except
+    ``rcp.approx.ftz.f64`` (``MUFU.RCP64H``, ``warpsim.isa.mufu_recip``; ``mt``: the RCP coefficients)."""
+    if flags & _APPROX:
+        return np.int64(mr.f64_rcp_approx_ftz(np.uint64(a), mt[m32.RCP]))
     if fop == _ADD:
         return f64.f64_add(a, b, rnd)
     if fop == _SUB:
@@ -289,7 +293,7 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
         if tk == TK_F and tb == 32:
             d = np.int64(_f32(m0, a, b, c, m1, m2, mt))
         elif tb == 64:
-            d = np.int64(_f64(m0, a, b, c, m1))
+            d = np.int64(_f64(m0, a, b, c, m1, m2, mt))
         elif tk == TK_BF or tk == TK_BF16X2:
             d = np.int64(_bf16(m0, a, b, c, m1, m2, x2))
         else:
@@ -332,4 +336,6 @@ def kernel_mufu_tables(code) -> tuple:
     rows = code[(code[:, OP] == Op.FARITH) & (code[:, TK] == TK_F) & (code[:, TB] == 32)
                 & ((code[:, M2] & (_APPROX | _FULL)) != 0)]
     names = {m32.TABLE_NAMES[MUFU32_TABLE[int(f)]] for f in rows[:, M0] if int(f) in MUFU32_TABLE}
+    if ((code[:, OP] == Op.FARITH) & (code[:, TB] == 64) & ((code[:, M2] & _APPROX) != 0)).any():
+        names.add("rcp")                              # rcp.approx.ftz.f64: MUFU.RCP64H, RCP's coefficients
     return mufu_operands(names, bool(np.isin(rows[:, M0], (_SIN, _COS)).any()))
