@@ -67,11 +67,6 @@ def test_committed_ptx_report_is_whole_and_sound():
     not_run = [f"{source} {kernel}" for source, kernel, *_ in PTX_EXAMPLES
                if (os.path.basename(source), kernel) not in run]
     problems = ptx_report_problems(report)
-    open_dsl = [p for p in problems if "cute_dsl/flash_fwd.py" in p or ("flash_fwd_" in p and "OUT_OF_RESOURCES" in p)]
-    if problems and len(open_dsl) == len(problems):
-        pytest.xfail("open (issue 15): the CuTe DSL flash kernels did not launch on the H200 "
-                     "(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: hwcheck's parameter block of their .ptr .align 16 "
-                     "parameters, fixed offline; rerun pending); every other example passed")
     if not_run and all(p.endswith(": not in the report") for p in problems):
         pytest.xfail(f"{len(not_run)} examples not yet run on an H200 ({', '.join(not_run[:3])}, ...); "
                      f"run {GPU_COMMAND} and commit the report")
