@@ -18,7 +18,8 @@ report                    campaign                                              
 ========================  ==============================================================  ==========
 
 ``--only ptx`` runs the PTX examples into ``NAME-ptx-programs.json``, ``--only flash`` the flash-attention
-kernels into ``NAME-flash-programs.json`` (:mod:`hwcheck.ptx_examples`).
+kernels into ``NAME-flash-programs.json``, ``--only flash-dsl`` the CuTe DSL flash kernels at the same launches
+into ``NAME-flash-dsl-programs.json`` (:mod:`hwcheck.ptx_examples`).
 
 >>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
 ('h200', 'h100-80gb-hbm3')
@@ -54,7 +55,7 @@ ACCEPTANCE = (
     ("cvt", "cvt", {}, 200_000),
 )
 PROGRAM_SEEDS = 20       # random inputs per example program and params combination
-ONLY = ("all", "campaigns", "programs", "ptx", "flash")
+ONLY = ("all", "campaigns", "programs", "ptx", "flash", "flash-dsl")
 _EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
 
@@ -200,7 +201,8 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
     """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
     summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half, ``"ptx"`` the PTX examples
     (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.ptx_examples.FLASH_EXAMPLES``,
-    ``NAME-flash-programs.json``); ``seeds``: per program
+    ``NAME-flash-programs.json``), ``"flash-dsl"`` the CuTe DSL ones at the same launches (``FLASH_DSL_EXAMPLES``,
+    ``NAME-flash-dsl-programs.json``); ``seeds``: per program
     run (default ``PROGRAM_SEEDS * scale``, at least 2); ``invoked``: the command line for the reports
     (default: this process's).
 
@@ -230,11 +232,12 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         if not outcome.results:
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
-    if only in ("ptx", "flash"):           # every PTX (or flash) example: buffers and every written register
-        from hwcheck.ptx_examples import FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, run_ptx_examples
+    if only in ("ptx", "flash", "flash-dsl"):    # every PTX (or flash) example: buffers and every written register
+        from hwcheck.ptx_examples import FLASH_DSL_EXAMPLES, FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, run_ptx_examples
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-{only}-programs.json")
-        more = {"examples": FLASH_EXAMPLES, "capacity": FLASH_TRACE_CAPACITY} if only == "flash" else {}
+        flash = {"flash": FLASH_EXAMPLES, "flash-dsl": FLASH_DSL_EXAMPLES}
+        more = {"examples": flash[only], "capacity": FLASH_TRACE_CAPACITY} if only in flash else {}
         runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers, **more)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")

@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
-# The H200 runs the open issues still wait for, in four parts that each fit one device call (< 10 min):
+# The H200 runs of the open issues, in parts that each fit one device call (< 10 min). Run on 2026-12-01/02 (reports
+# in conformance/h200/, README there): sfu, fuzz, programs, int. Still due: flash-dsl.
 #
-#   sfu       the SFU models that replaced the lookup tables, and the forms still unproven (issue 14):
-#             every default sweep form over all 2**32 inputs (ex2 rcp rsqrt sqrt lg2 tanh f32, div pairs, the
-#             16-bit forms over every pattern), rcp.approx.ftz.f64 over every high word, and
-#             hwcheck.sincos_probe (sin/cos: key tables of all 2**32 inputs, coefficients derived on the
-#             device, the model checked at every key, the four forms swept);
-#   fuzz      ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run (issue 13);
-#   programs  every PTX example with the CuTe DSL flash kernels (20 seeds), every Python example program incl.
-#             examples/flash_fwd.py, and the flash benchmark's launch (B=1 H=2 N=512, checked and timed:
-#             gpu_kernel_ms for bench/bench_flash.py; hwcheck.ptx_examples.flash_bench_command) (issues 13, 15);
-#   int       the integer-forms campaign, complete: its 554 forms in five shards run at once (issue 13).
+#   sfu        the SFU models and the forms proven exhaustively (issue 14): every default sweep form over all 2**32
+#              inputs (ex2 rcp rsqrt sqrt lg2 tanh f32, div pairs, the 16-bit forms over every pattern),
+#              rcp.approx.ftz.f64 over every high word, and hwcheck.sincos_probe (sin/cos: key tables of all 2**32
+#              inputs, coefficients derived on the device, the model checked at every key, the four forms swept);
+#   fuzz       ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run (issue 13);
+#   programs   every PTX example with the CuTe DSL flash kernels (20 seeds), every Python example program incl.
+#              examples/flash_fwd.py, and the flash benchmark's launch (B=1 H=2 N=512, checked and timed:
+#              gpu_kernel_ms for bench/bench_flash.py; hwcheck.ptx_examples.flash_bench_command) (issues 13, 15);
+#   int        the integer-forms campaign, complete: its 554 forms in five shards run at once (issue 13);
+#   flash-dsl  the CuTe DSL flash kernels at the C++ set's launches, B 1..2, H 1..2, N up to 512, 10 seeds
+#              (hwcheck.ptx_examples.FLASH_DSL_EXAMPLES; issue 15).
 #
-# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int)
-# Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs`, HWCHECK_PTX_DIR pointing at the PTX examples
-# exported on a machine with nvcc and CuTe DSL (python -m hwcheck.ptx_examples --export ptx-export
+# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl)
+# Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs` and `flash-dsl`, HWCHECK_PTX_DIR pointing at the PTX
+# examples exported on a machine with nvcc and CuTe DSL (python -m hwcheck.ptx_examples --export ptx-export
 # --arch sm_90). Environment: PYTHON (default python3). Every report is written atomically into OUT_DIR;
 # the exit status is 0 only when every step of the part passed. conformance/h200/README.md says which
 # committed report each output becomes.
 set -u
 cd "$(dirname "$0")/.."
-out="${1:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int}"
-part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int}"
+out="${1:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int|flash-dsl}"
+part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int|flash-dsl}"
 py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 mkdir -p "$out"
@@ -77,8 +79,13 @@ int)
         [ "$rc" -eq 0 ] || status=1
     done
     ;;
+flash-dsl)
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    step "CuTe DSL flash kernels, N up to 512" "$py" -m hwcheck acceptance --out "$out" --only flash-dsl --seeds 10 \
+        --workers 8
+    ;;
 *)
-    echo "gpu_pending.sh: unknown part '${part}' (sfu, fuzz, programs or int)" >&2
+    echo "gpu_pending.sh: unknown part '${part}' (sfu, fuzz, programs, int or flash-dsl)" >&2
     exit 2
     ;;
 esac

@@ -9,12 +9,16 @@ and its ``--use_fast_math`` build ``flash_fwd_fast_math.cu``): every variant of 
 the launches together covering B 1..2, H 1..2 and N up to 512 with and without a tail. They are bigger than
 the others (seconds of simulation per seed, thousands of trace records per thread: :data:`FLASH_TRACE_CAPACITY`),
 so they are a set of their own: ``hwcheck acceptance --only flash`` into ``NAME-flash-programs.json``, or
-one ``hwcheck run`` each (:func:`example_commands`).
+one ``hwcheck run`` each (:func:`example_commands`). :data:`FLASH_DSL_EXAMPLES` are the CuTe DSL version's eight
+variants at the same launches as the C++ plain build's (``--only flash-dsl``, ``NAME-flash-dsl-programs.json``);
+:data:`PTX_EXAMPLES` holds them at small sizes.
 
 >>> len(PTX_EXAMPLES) >= 15, all(e[0].startswith("examples/") for e in PTX_EXAMPLES)
 (True, True)
 >>> len(FLASH_EXAMPLES), FLASH_EXAMPLES[0][1:5]
 (16, ('flash_fwd_f16_d64', '2,2,2', 128, 40960))
+>>> [(e[1], e[2]) for e in FLASH_DSL_EXAMPLES[:2]]
+[('flash_fwd_f16_d64', '2,2,2'), ('flash_fwd_f16_d64_causal', '8,1,1')]
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from itertools import product
 
 import numpy as np
 
-__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_BENCH_EXAMPLE", "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY",
+__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "FLASH_BENCH_EXAMPLE", "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY",
            "ROOT", "ptx_jobs", "example_commands", "flash_bench_command", "reported_gpu_time", "run_ptx_examples"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,13 +74,15 @@ def _flash():
     return tuple(out)
 
 
-def _flash_dsl():
-    """The eight variants of ``examples/cute_dsl/flash_fwd.py`` (T x d x causal), each at one small size of
+_DSL_SMALL = ((1, 2, 80), (1, 1, 200), (2, 1, 64), (1, 1, 128), (2, 1, 128), (2, 2, 80), (1, 1, 80), (1, 2, 80))
+
+
+def _flash_dsl(shapes=_DSL_SMALL):
+    """The eight variants of ``examples/cute_dsl/flash_fwd.py`` (T x d x causal), variant ``i`` at ``(B, H, N) =
+    shapes[i]``; the scales as the recipe computes them, written exactly. By default one small size each of
     B=1..2, H=1..2, N=64..200 (tails included; a few CTA-tiles each, as the simulator runs every seed too);
-    the scales as the recipe computes them, written exactly. Larger launches: README, "Flash attention forward
-    in CuTe DSL"."""
-    import numpy as np
-    sizes = iter([(1, 2, 80), (1, 1, 200), (2, 1, 64), (1, 1, 128), (2, 1, 128), (2, 2, 80), (1, 1, 80), (1, 2, 80)])
+    :data:`FLASH_DSL_EXAMPLES` takes the C++ plain build's shapes, up to N = 512."""
+    sizes = iter(shapes)
     out = []
     for dtype in ("f16", "bf16"):
         for d in (64, 128):
@@ -120,6 +126,9 @@ PTX_EXAMPLES = (
 )
 
 FLASH_EXAMPLES = _flash()
+# the CuTe DSL kernels at the launches of the C++ plain build (B 1..2, H 1..2, N 80..512 with tails): variant for
+# variant the same shapes as FLASH_EXAMPLES[:8], so the two implementations meet on the same launches
+FLASH_DSL_EXAMPLES = tuple(_flash_dsl(_FLASH_SHAPES))
 # the launch bench/bench_flash.py simulates (f16, d = 64, not causal, B = 1, H = 2, N = 512), whose GPU time the
 # benchmark prints beside the simulator's once a committed report has it (its command: FLASH_BENCH_COMMAND)
 FLASH_BENCH_EXAMPLE = _flash_launch("flash_fwd.cu", "f16", 64, False, 1, 2, 512)

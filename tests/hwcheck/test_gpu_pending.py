@@ -30,3 +30,11 @@ def test_the_script_parses_and_refuses_an_unknown_part(tmp_path):
     assert subprocess.run(["bash", "-n", str(SCRIPT)]).returncode == 0
     done = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out"), "everything"], capture_output=True, text=True)
     assert done.returncode == 2 and "unknown part 'everything'" in done.stderr
+
+
+def test_the_parts_that_run_exported_ptx_ask_for_it_first(tmp_path):
+    env = {"PATH": "/usr/bin:/bin"}
+    for part in ("programs", "flash-dsl"):
+        done = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out"), part], capture_output=True, text=True,
+                              env=env)
+        assert done.returncode != 0 and "HWCHECK_PTX_DIR" in done.stderr, (part, done.stderr)
