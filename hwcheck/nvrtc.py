@@ -88,10 +88,13 @@ def nvrtc_version() -> tuple[int, int]:
 
 
 def _read(nvrtc, prog, size_fn, get_fn, what) -> bytes:
+    """NVRTC's ``what`` (log, PTX, cubin) into a buffer of its own: NVRTC writes into the buffer it is given, and a
+    ``bytes`` object of length 1 is CPython's shared singleton (``b" " * 1 is b" "``): an empty log (its one NUL)
+    written there turned every later ``b" "`` of the process into ``b"\\x00"``."""
     (size,) = _check(nvrtc, size_fn(prog), what)
-    buf = b" " * size
+    buf = bytearray(size)
     _check(nvrtc, get_fn(prog, buf), what)
-    return buf
+    return bytes(buf)
 
 
 def compile_cuda(source: str, *, arch="sm_90", options=(), name: str = "hwcheck.cu") -> Compiled:

@@ -72,3 +72,21 @@ def test_missing_libnvrtc_is_one_hwcheck_error(monkeypatch):
     with pytest.raises(HwcheckError, match=r"^hwcheck: NVRTC is not available \(pip install cuda-bindings "
                                            r"nvidia-cuda-nvrtc\): Failure finding libnvrtc.so$"):
         compile_cuda("int x;")
+
+
+def test_a_compile_leaves_pythons_one_byte_objects_alone(nvrtc):
+    """NVRTC writes its log into the buffer it is given; an empty log is one NUL. Written into ``b" " * 1`` (CPython's
+    shared one-byte object) it made every later ``b" "`` of the process a NUL (np.savez then wrote broken headers).
+    Run in a fresh interpreter, so that a failure here cannot spoil the other tests' process."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    code = ("from hwcheck.nvrtc import compile_cuda\n"
+            "c = compile_cuda('extern \"C\" __global__ void k() {}', arch='sm_90')\n"
+            "assert c.log == '', c.log\n"
+            "print(bytes([32])[0], (b'-' + bytes([32]) * 3).hex())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["32", "2d202020"]
