@@ -6,7 +6,7 @@ Run: ``warpsim run examples/flash_fwd.py --param dtype=bf16 --param d=128 --para
 Q, K, V, O are row-major ``[n, d]`` in ``dtype`` (one batch, one head), LSE is f32 ``[n]``. The program is
 the CTA of the last 64-row Q block (block ``ceil(n/64) - 1``; the recipe's grid is ``(ceil(n/64), H, B)``
 of such CTAs): 4 warps, warp ``w`` owning rows ``16w .. 16w+15`` of the block. Params: ``dtype`` f16 or
-bf16, ``d`` (head dim) 64 or 128, ``causal`` no or yes, ``n`` (sequence length) 128 or 100 (a tail:
+bf16, ``d`` (head dim) 64 or 128, ``causal`` no or yes, ``n`` (sequence length) 128, 100 or 512 (100: a tail:
 rows and columns past ``n`` are predicated). ``scale_log2 = f32(1/sqrt(d)) * f32(log2 e)`` and
 ``softmax_scale = f32(1/sqrt(d))`` are f32 constants of the program (the kernel arguments of the C++).
 
@@ -353,7 +353,7 @@ def _outputs(p):
 program = warpsim.Program(
     kernel,
     threads=THREADS,
-    params={"dtype": ("f16", "bf16"), "d": (64, 128), "causal": ("no", "yes"), "n": (128, 100)},
+    params={"dtype": ("f16", "bf16"), "d": (64, 128), "causal": ("no", "yes"), "n": (128, 100, 512)},
     inputs=_inputs,
     outputs=_outputs,
     smem_bytes=lambda p: flash_traits(p["dtype"], p["d"]).smem_bytes,

@@ -14,7 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROGRAM = load_program(os.path.join(ROOT, "examples", "flash_fwd.py"))
 O_TOLERANCE = {"f16": 4e-3, "bf16": 2e-2}
 LSE_TOLERANCE = 1e-3
-CASES = [("f16", 64, "no", 128), ("bf16", 128, "yes", 100), ("f16", 128, "yes", 128), ("bf16", 64, "no", 100)]
+CASES = [("f16", 64, "no", 128), ("bf16", 128, "yes", 100), ("f16", 128, "yes", 128), ("bf16", 64, "no", 100),
+         ("f16", 64, "no", 512)]
 
 
 def values(bits, dtype):
