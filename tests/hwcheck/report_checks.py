@@ -56,6 +56,12 @@ def _head_problems(where, report, want_cc, now):
     return out + _gpu_problems(where, report, want_cc)
 
 
+def head_problems(where, report, *, cc="90", now=None):
+    """Problems of any report's head: hwcheck's format, a pass without error, a date in range, a real device of
+    compute capability ``cc`` (not the fake GPU)."""
+    return _head_problems(where, report, cc, now or datetime.datetime.now(datetime.timezone.utc))
+
+
 def _sum_problems(where, whole, parts, keys, whole_keys=None):
     out = []
     for key, whole_key in zip(keys, whole_keys or keys):

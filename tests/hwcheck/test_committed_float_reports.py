@@ -15,6 +15,7 @@ import os
 import pytest
 
 from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS
+from report_checks import head_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORTS = {"float": ("h200-float.json", FLOAT_FORMS), "f64": ("h200-f64.json", F64_FORMS)}
@@ -23,12 +24,9 @@ PER_FORM = 10 ** 7           # instructions per form, all input classes together
 
 def float_report_problems(report, instr, forms, per_form=PER_FORM):
     """What is wrong with a float or f64 campaign report (empty when whole and sound)."""
-    problems = []
-    if report.get("status") != "pass" or report.get("error"):
-        problems.append(f"status {report.get('status')!r}, error {report.get('error')!r}")
-    gpu = (report.get("gpu") or {}).get("name", "")
-    if "H200" not in gpu:
-        problems.append(f"gpu {gpu!r} is not an H200")
+    problems = head_problems(f"{instr} report", report)
+    if "H200" not in str((report.get("gpu") or {}).get("name")):
+        problems.append(f"gpu {(report.get('gpu') or {}).get('name')!r} is not an H200")
     if (report.get("settings") or {}).get("instr") != instr:
         problems.append(f"settings {report.get('settings')} are not a campaign of --instr {instr}")
     totals = report.get("totals", {})

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from hwcheck.int_cases import INT_CLASSES, INT_FORMS
+from report_checks import head_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATTERN = os.path.join(ROOT, "conformance", "h200", "h200-int-forms-[0-9].json")
@@ -25,11 +26,9 @@ def int_report_problems(reports, forms=INT_FORMS):
     problems, seen, cases = [], {}, 0
     for path, report in reports.items():
         name = os.path.basename(path)
-        if report.get("status") != "pass" or report.get("error"):
-            problems.append(f"{name}: status {report.get('status')!r}, error {report.get('error')!r}")
-        gpu = (report.get("gpu") or {}).get("name", "")
-        if "H200" not in gpu:
-            problems.append(f"{name}: gpu {gpu!r} is not an H200")
+        problems += head_problems(name, report)
+        if "H200" not in str((report.get("gpu") or {}).get("name")):
+            problems.append(f"{name}: gpu {(report.get('gpu') or {}).get('name')!r} is not an H200")
         settings, totals = report.get("settings", {}), report.get("totals", {})
         if settings.get("instr") != "int" or settings.get("count_per_case", 0) < MIN_COUNT:
             problems.append(f"{name}: settings {settings} are not an int campaign of {MIN_COUNT}+ per case")

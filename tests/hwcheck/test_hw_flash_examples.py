@@ -77,37 +77,15 @@ def test_the_dsl_set_is_every_dsl_variant_at_the_cpp_launches():
         assert specs["o"].shape == cspecs["o"].shape and specs["o"].dtype == np.uint16
 
 
-def test_acceptance_only_flash_dsl_writes_its_report(capsys, monkeypatch, tmp_path):
-    import hwcheck.gpu
-    import hwcheck.ptx_examples
-    import hwcheck.ptx_run
-    from fake_gpu import FakeGpu
-    gpu = FakeGpu()
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
-    monkeypatch.setattr(hwcheck.ptx_examples, "FLASH_DSL_EXAMPLES", PTX_EXAMPLES[:1])
-    status = main(["acceptance", "--out", str(tmp_path), "--only", "flash-dsl", "--seeds", "2"])
-    assert status == 0 and capsys.readouterr().out.strip().splitlines()[-1] == "acceptance: PASS"
-    assert os.listdir(tmp_path) == ["fake-gpu-warpsim-flash-dsl-programs.json"]
-
-
-def test_committed_flash_dsl_report_is_whole_and_sound():
-    from test_committed_ptx_report import ptx_report_problems
-    if not os.path.exists(DSL_REPORT):
-        pytest.xfail(f"{DSL_REPORT}: not yet run on an H200; run {DSL_GPU_COMMAND} and commit the report")
-    with open(DSL_REPORT) as f:
-        problems = ptx_report_problems(json.load(f), FLASH_DSL_EXAMPLES, seeds=SEEDS)
-    assert not problems, "\n".join(problems)
-
-
 def test_the_commands_name_the_trace_capacity():
     commands = example_commands(seeds=10)
     assert len(commands) == 16 and all(c.startswith("hwcheck run examples/cute_cpp/flash_fwd") for c in commands)
     assert all(c.endswith(f"--seeds 10 --seed 0 --trace-capacity {FLASH_TRACE_CAPACITY}") for c in commands)
 
 
-def test_acceptance_only_flash_writes_its_report(capsys, monkeypatch, tmp_path):
-    """The flash set goes to its own report with its trace capacity (a small PTX example stands in for it)."""
+@pytest.mark.parametrize("only, examples", [("flash", "FLASH_EXAMPLES"), ("flash-dsl", "FLASH_DSL_EXAMPLES")])
+def test_acceptance_only_flash_writes_its_report(capsys, monkeypatch, tmp_path, only, examples):
+    """Each flash set goes to its own report with its trace capacity (a small PTX example stands in for it)."""
     import hwcheck.gpu
     import hwcheck.ptx_examples
     import hwcheck.ptx_run
@@ -115,12 +93,13 @@ def test_acceptance_only_flash_writes_its_report(capsys, monkeypatch, tmp_path):
     gpu = FakeGpu()
     monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
     monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
-    monkeypatch.setattr(hwcheck.ptx_examples, "FLASH_EXAMPLES", PTX_EXAMPLES[:1])
-    status = main(["acceptance", "--out", str(tmp_path), "--only", "flash", "--seeds", "2"])
+    monkeypatch.setattr(hwcheck.ptx_examples, examples, PTX_EXAMPLES[:1])
+    status = main(["acceptance", "--out", str(tmp_path), "--only", only, "--seeds", "2"])
     out = capsys.readouterr().out
     assert status == 0 and out.strip().splitlines()[-1] == "acceptance: PASS"
-    assert os.listdir(tmp_path) == ["fake-gpu-warpsim-flash-programs.json"]
-    data = json.loads((tmp_path / "fake-gpu-warpsim-flash-programs.json").read_text())
+    name = f"fake-gpu-warpsim-{only}-programs.json"
+    assert os.listdir(tmp_path) == [name]
+    data = json.loads((tmp_path / name).read_text())
     assert data["status"] == "pass" and data["totals"]["seeds"] == 2
     assert f"--trace-capacity {FLASH_TRACE_CAPACITY}" in data["command"]
 
@@ -140,10 +119,14 @@ def test_the_instrumented_kernel_assembles(tmp_path):
     assert len(ins.sites) > 1000
 
 
-def test_committed_flash_report_is_whole_and_sound():
+@pytest.mark.parametrize("report, examples, command", [(REPORT, "FLASH_EXAMPLES", GPU_COMMAND),
+                                                        (DSL_REPORT, "FLASH_DSL_EXAMPLES", DSL_GPU_COMMAND)],
+                         ids=["cpp", "dsl"])
+def test_committed_flash_report_is_whole_and_sound(report, examples, command):
+    import hwcheck.ptx_examples
     from test_committed_ptx_report import ptx_report_problems
-    if not os.path.exists(REPORT):
-        pytest.xfail(f"{REPORT}: not yet run on an H200; run {GPU_COMMAND} and commit the report")
-    with open(REPORT) as f:
-        problems = ptx_report_problems(json.load(f), FLASH_EXAMPLES, seeds=SEEDS)
+    if not os.path.exists(report):
+        pytest.xfail(f"{report}: not yet run on an H200; run {command} and commit the report")
+    with open(report) as f:
+        problems = ptx_report_problems(json.load(f), getattr(hwcheck.ptx_examples, examples), seeds=SEEDS)
     assert not problems, "\n".join(problems)
