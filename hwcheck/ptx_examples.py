@@ -28,8 +28,9 @@ from itertools import product
 
 import numpy as np
 
-__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "FLASH_BENCH_EXAMPLE", "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY",
-           "ROOT", "ptx_jobs", "example_commands", "flash_bench_command", "reported_gpu_time", "run_ptx_examples"]
+__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "FLASH_BENCH_EXAMPLE", "FLASH_BENCH_REPORT",
+           "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command", "reported_gpu_time",
+           "run_ptx_examples"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _U32 = ["x=random:u32:128", "y=zeros:u32:128"]

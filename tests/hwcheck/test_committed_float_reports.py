@@ -61,7 +61,8 @@ def test_committed_float_report_is_whole_and_sound(instr):
 
 EDITS = {
     "a mismatch": lambda r: r["instructions"][3].update(mismatched_registers=1),
-    "a missing form": lambda r: r["instructions"].pop(0),
+    "a missing form": lambda r: r.update(instructions=[e for e in r["instructions"]
+                                                       if e["instruction"] != r["instructions"][0]["instruction"]]),
     "a short count": lambda r: r["instructions"][0].update(count=r["instructions"][0]["count"] // 2),
     "fake gpu": lambda r: r["gpu"].update(name="Fake GPU (warpsim)"),
     "a case not run": lambda r: r["totals"].update(cases_run=r["totals"]["cases_run"] - 1),

@@ -152,3 +152,31 @@ def test_div_is_the_reciprocal_times_the_dividend():
     want = (a.view(np.float32) * r.view(np.float32)).view(np.uint32)                 # one IEEE rn product
     np.testing.assert_array_equal(div_batch("approx", a, b, ftz=True), want)
     np.testing.assert_array_equal(div_batch("full", a, b), want)
+
+
+def _inputs():
+    rng = np.random.default_rng(5)
+    special = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x807FFFFF, 0x00400000, 0x3F800000]
+    ex2_subnormal = np.linspace(-149.9, -126.1, 200, dtype=np.float32).view(np.uint32)   # ex2: .ftz flushes these
+    return np.concatenate([np.array(special, np.uint32), ex2_subnormal, rng.integers(0, 1 << 32, 2000, dtype=np.uint32),
+                           rng.integers(0, 1 << 23, 500, dtype=np.uint32) | np.uint32(0x80000000) * (
+                               rng.integers(0, 2, 500, dtype=np.uint32))])      # subnormals: .ftz or not
+
+
+@pytest.mark.parametrize("op, ftz", list(MUFU32_OPS))
+def test_every_batched_form_runs_its_own_scalar_model(op, ftz):
+    """The batch kernels pick a model by the form's index in MUFU32_OPS (not by a function argument: Numba's cache);
+    each index must run that key's model, also where two forms differ only on subnormals."""
+    fn, index = MUFU32_OPS[(op, ftz)]
+    x, t = _inputs(), mufu_tables()[index]
+    want = np.array([fn(v, t) for v in x], np.uint32)
+    np.testing.assert_array_equal(mufu_batch(op, x, ftz=ftz), want)
+
+
+@pytest.mark.parametrize("kind, ftz", list(mufu32.DIV32_OPS))
+def test_every_batched_div_form_runs_its_own_scalar_model(kind, ftz):
+    fn, a = mufu32.DIV32_OPS[(kind, ftz)], _inputs()
+    b = np.roll(a, 7)
+    t = mufu_tables(("rcp",))[mufu32.RCP]
+    want = np.array([fn(x, y, t) for x, y in zip(a, b)], np.uint32)
+    np.testing.assert_array_equal(mufu32.div_batch(kind, a, b, ftz=ftz), want)

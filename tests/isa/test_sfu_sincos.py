@@ -15,7 +15,7 @@ import pytest
 
 from warpsim.isa.sfu_sincos import (HARDWARE_PROOF, KEY_BITS, OFFSET_BITS, ONE_BIT, SEGMENTS, SQUARE_DROPPED,
                                     approx_square, coefficients, load_coefficients, mufu_from_keys, sincos_batch,
-                                    sincos_key, sincos_range)
+                                    sincos_key, sincos_range, SINCOS_OPS)
 from warpsim.isa.sfu_sincos_derive import (Observations, derive_coefficients, observations_from_inputs,
                                            observations_from_keys, sum_interval)
 
@@ -201,3 +201,12 @@ def test_the_derivation_command_names_a_bad_file(tmp_path, capsys):
     assert main(["--from", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "neither sin_keys/cos_keys nor inputs with sin/cos" in err
+
+
+@pytest.mark.parametrize("op, ftz", list(SINCOS_OPS))
+def test_every_batched_form_runs_its_own_scalar_model(op, ftz):
+    """The batch kernel picks a model by the form's index in SINCOS_OPS (see warpsim.isa.mufu32's kernels)."""
+    x = np.random.default_rng(6).integers(0, 1 << 32, 2000, dtype=np.uint32)
+    c = coefficients()
+    want = np.array([SINCOS_OPS[(op, ftz)](v, c) for v in x], np.uint32)
+    np.testing.assert_array_equal(sincos_batch(op, x, ftz=ftz), want)
