@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The H200 runs of the open issues, in parts that each fit one device call (< 10 min). Run on 2026-12-01/02 (reports
-# in conformance/h200/, README there): sfu, fuzz, programs, int. Still due: flash-dsl, and programs again (the Python
-# flash program's n = 512 variants).
+# The H200 runs of issues 13-15, in parts that each fit one device call (< 10 min). All ran on 2026-12-01/02 (reports
+# in conformance/h200/, README there); run a part again after changing what it checks.
 #
 #   sfu        the SFU models and the forms proven exhaustively (issue 14): every default sweep form over all 2**32
 #              inputs (ex2 rcp rsqrt sqrt lg2 tanh f32, div pairs, the 16-bit forms over every pattern),

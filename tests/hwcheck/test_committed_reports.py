@@ -34,8 +34,8 @@ AWAITING_HARDWARE = set()     # reports of the acceptance set not yet run on an 
 GPU_COMMAND = "bash hwcheck/gpu_acceptance.sh conformance/h200 1.0 all"
 # Example programs (or new params choices of one) added after the last H200 run of the programs report: until a
 # report with their runs is committed, the report is checked without the runs it lacks of these programs, and the
-# test is an expected failure naming the command. flash_fwd: n = 512, added after the run of 2026-12-02.
-PROGRAMS_AWAITING_HARDWARE = {"flash_fwd"}
+# test is an expected failure naming the command. (flash_fwd's n = 512 ran on 2026-12-02: none awaits now.)
+PROGRAMS_AWAITING_HARDWARE = set()
 PROGRAMS_GPU_COMMAND = "HWCHECK_PTX_DIR=ptx-export bash hwcheck/gpu_pending.sh OUT programs"
 
 
