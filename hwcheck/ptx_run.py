@@ -44,7 +44,7 @@ from warpsim.errors import SimulatorFault, WarpsimError
 
 __all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "validate", "run_one", "check_ptx",
            "RECORDS", "WARMUP_LAUNCHES", "TIMED_LAUNCHES", "kernel_timing",
-           "PTX_DIR_ENV", "ptx_file", "export_ptx", "open_job_kernel"]
+           "PTX_DIR_ENV", "ptx_file", "export_ptx", "exported_ptx", "open_job_kernel"]
 
 RECORDS = 20
 WARMUP_LAUNCHES = 3      # untimed launches before the timed ones (module load, caches, clocks)
@@ -480,23 +480,29 @@ def export_ptx(sources, folder, arch: str = "sm_90") -> list:
     return [os.fspath(p) for p in written]
 
 
-def open_job_kernel(job: PtxJob, arch: str):
-    """``warpsim.ptx.front.open_kernel`` for ``job`` compiled for the model ``arch`` (``sm90`` -> ``sm_90``); where
-    ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`export_ptx`, made on a machine with the compilers), that
-    PTX is used and nothing is compiled."""
+def exported_ptx(source, target: str):
+    """The ``warpsim.ptx.compile.Compiled`` of ``source`` for ``target`` (``sm_90``) read from ``$HWCHECK_PTX_DIR``
+    (:func:`export_ptx`, made on a machine with the compilers), or None where that folder is unset or lacks it
+    (and for a ``.ptx`` source, which needs no compiling)."""
     import os
     from pathlib import Path
     from warpsim.ptx.compile import Compiled, source_kind
+    source, folder = os.fspath(source), os.environ.get(PTX_DIR_ENV)
+    if not folder or source.endswith(".ptx") or not os.path.exists(ptx_file(folder, source, target, 0)):
+        return None
+    texts, k = [], 0
+    while os.path.exists(ptx_file(folder, source, target, k)):
+        texts.append(Path(ptx_file(folder, source, target, k)).read_text(encoding="utf-8"))
+        k += 1
+    return Compiled(tuple(texts), Path(source), source_kind(source), target)
+
+
+def open_job_kernel(job: PtxJob, arch: str):
+    """``warpsim.ptx.front.open_kernel`` for ``job`` compiled for the model ``arch`` (``sm90`` -> ``sm_90``); where
+    ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`exported_ptx`), that PTX is used and nothing is compiled."""
     from warpsim.ptx.front import open_kernel
     target = "sm_90" if arch == "sm90" else "sm_80"
-    folder, compiled = os.environ.get(PTX_DIR_ENV), None
-    if folder and not job.source.endswith(".ptx") and os.path.exists(ptx_file(folder, job.source, target, 0)):
-        texts, k = [], 0
-        while os.path.exists(ptx_file(folder, job.source, target, k)):
-            texts.append(Path(ptx_file(folder, job.source, target, k)).read_text(encoding="utf-8"))
-            k += 1
-        compiled = Compiled(tuple(texts), Path(job.source), source_kind(job.source), target)
-    return open_kernel(job.source, job.kernel, arch=target, compiled=compiled)
+    return open_kernel(job.source, job.kernel, arch=target, compiled=exported_ptx(job.source, target))
 
 
 def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):

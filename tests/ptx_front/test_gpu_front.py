@@ -1,9 +1,10 @@
-"""On a real GPU (skipped without CuPy, a GPU or nvcc): the front doors' PTX, loaded by the driver, gives the
-bits warpsim gives when it runs the same PTX.
+"""On a real GPU (skipped without CuPy or a GPU, and without a way to the PTX): the front doors' PTX, loaded by
+the driver, gives the bits warpsim gives when it runs the same PTX.
 
-The PTX is what ``warpsim.ptx.compile`` makes (nvcc for the C++ kernels, the CuTe DSL for the DSL ones)
-for the device's arch (sm_80 or sm_90; sm_89 runs sm_80 code), loaded with ``cupy.RawModule(path=...)``
-and launched with the same inputs. CuTe DSL tensors with static shapes are 8-byte structs holding the
+The PTX is what ``warpsim.ptx.compile`` makes (nvcc and the CuTe headers for the C++ kernels, the CuTe DSL for
+the DSL ones) for the device's arch (sm_80 or sm_90; sm_89 runs sm_80 code), or, on a GPU machine without those,
+the PTX exported where they are (``python -m hwcheck.ptx_examples --export DIR --arch sm_90``, then
+``HWCHECK_PTX_DIR=DIR``), loaded with ``cupy.RawModule(path=...)`` and launched with the same inputs. CuTe DSL tensors with static shapes are 8-byte structs holding the
 pointer alone, passed as the device pointer; the 16-byte structs of ``tile_cp_async_dsl.py`` are left to
 the simulator tests. Run: ``python -m pytest -q -m gpu tests/ptx_front``.
 """
@@ -14,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warpsim.ptx.compile import compile_source, find_nvcc
+from hwcheck.ptx_run import PTX_DIR_ENV, exported_ptx
+from warpsim.ptx.compile import compile_source, cute_include_dir, find_nvcc
 from warpsim.ptx.front import open_kernel
 
 pytestmark = pytest.mark.gpu
@@ -35,11 +37,29 @@ def device():
     return cp, arch
 
 
+def compiled_or_skip(source, arch):
+    """``source``'s PTX for ``arch``: exported (``$HWCHECK_PTX_DIR``) if there, else compiled here; skips, saying
+    what is missing, where neither can be had."""
+    compiled = exported_ptx(source, arch)
+    if compiled is not None:
+        return compiled
+    if str(source).endswith(".cu"):
+        if find_nvcc() is None:
+            pytest.skip(f"nvcc not found and no exported PTX of {source.name} (set {PTX_DIR_ENV})")
+        if cute_include_dir() is None:
+            pytest.skip(f"the CuTe headers (pip install nvidia-cutlass) not found and no exported PTX of "
+                        f"{source.name} (set {PTX_DIR_ENV})")
+    elif importlib.util.find_spec("cutlass") is None:
+        pytest.skip(f"CuTe DSL not installed (pip install 'warpsim[dsl]') and no exported PTX of {source.name} "
+                    f"(set {PTX_DIR_ENV})")
+    return compile_source(source, arch)
+
+
 def gpu_run(cp, tmp_path, source, kernel_name, arch, grid, block, args, smem=0):
     """Launch ``kernel_name`` of ``source``'s PTX on the GPU; ``args`` in parameter order (arrays or np scalars);
     returns the arrays after the run."""
-    warp_kernel = open_kernel(source, kernel_name, arch=arch)
-    compiled = compile_source(source, arch)
+    compiled = compiled_or_skip(source, arch)
+    warp_kernel = open_kernel(source, kernel_name, arch=arch, compiled=compiled)
     text = next(t for t in compiled.modules if f".entry {warp_kernel.name}(" in t)
     path = tmp_path / f"{warp_kernel.name}.ptx"
     path.write_text(text)
@@ -51,7 +71,7 @@ def gpu_run(cp, tmp_path, source, kernel_name, arch, grid, block, args, smem=0):
 
 
 def sim_run(source, kernel_name, arch, grid, block, args, smem=0):
-    k = open_kernel(source, kernel_name, arch=arch)
+    k = open_kernel(source, kernel_name, arch=arch, compiled=compiled_or_skip(source, arch))
     res = k.launch(grid=grid, block=block, args=dict(enumerate(args)), smem=smem)
     return [res.buffers.get(p.name) for p in k.params]          # None for a scalar
 
@@ -68,8 +88,6 @@ def f16(rng, shape):
                                   for s in ("swizzle", "plain")])
 def test_gemm_smem_cpp_on_the_gpu(device, tmp_path, name):
     cp, arch = device
-    if find_nvcc() is None:
-        pytest.skip("nvcc not found: the C++ kernels are compiled on this machine")
     source = ROOT / "examples/cute_cpp/gemm_smem.cu"
     for seed in SEEDS:
         rng = np.random.default_rng(seed)
@@ -87,8 +105,6 @@ def test_gemm_smem_cpp_on_the_gpu(device, tmp_path, name):
 ])
 def test_other_cpp_kernels_on_the_gpu(device, tmp_path, source, name, shapes, block):
     cp, arch = device
-    if find_nvcc() is None:
-        pytest.skip("nvcc not found: the C++ kernels are compiled on this machine")
     rng = np.random.default_rng(0)
     out = np.zeros(shapes[2], np.float32 if "k8" in name else np.uint16)
     args = [f16(rng, shapes[0]), f16(rng, shapes[1]), out, np.int32(shapes[0][1])]
@@ -99,8 +115,6 @@ def test_other_cpp_kernels_on_the_gpu(device, tmp_path, source, name, shapes, bl
 
 def test_dsl_mma_on_the_gpu(device, tmp_path):
     cp, arch = device
-    if importlib.util.find_spec("cutlass") is None:
-        pytest.skip("CuTe DSL not installed (pip install 'warpsim[dsl]')")
     source = ROOT / "examples/cute_dsl/mma_ldmatrix_dsl.py"
     for seed in SEEDS:
         rng = np.random.default_rng(seed)
