@@ -1,6 +1,8 @@
 """hwcheck run without a GPU.
 
-- The lowered kernel of every example program, every params combination, compiles with NVRTC for sm_90.
+- The lowered kernel of every example program compiles with NVRTC for sm_90: every params combination with
+  ``--slow``; by default, of a sweep of more than ``MAX_COMPILED``, the sample :func:`_sample` takes (the H200's
+  ``hwcheck acceptance --only programs`` compiles every combination through NVRTC on the device).
 - The fake GPU runs a lowered kernel by executing its CUDA source (``lowered_emulator``), independently
   of the stream and of warpsim's executor: their agreement on every example and on a stream with
   every instruction kind in per-warp phases tests the lowering; a sabotaged source must disagree.
@@ -66,12 +68,17 @@ def test_examples_are_found():
     assert "gemm_smem.py" in names and "explain_config.py" not in names
 
 
+MAX_COMPILED = 8      # an n = 512 flash kernel takes NVRTC ~5 s: beyond this, a sample unless --slow
+
+
 @pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
-def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path):
+def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path, request):
     program = load_program(path)
     combos = param_choices(program, {}, sweep=True)
     spec = [len(c) for c in program.params.values() if isinstance(c, (tuple, list))]
     assert len(combos) == int(np.prod(spec))
+    if not request.config.getoption("--slow"):
+        combos = _sample(combos, MAX_COMPILED)
     for params in combos:
         t, low = _lowered(program, params)
         compiled = compile_cuda(low.source, arch="sm_90", name=f"{program.name}.cu")
@@ -169,13 +176,18 @@ def test_emulated_kernel_agrees_with_the_executor_on_every_instruction_kind():
 MAX_EMULATED = 8      # the emulator runs a CUDA statement per numpy call: beyond this, a sample of the sweep
 
 
-def _sample(jobs):
-    """Every job, or for sweeps of more than ``MAX_EMULATED``: the defaults, each one-param change from
-    them, and the last combination (every param at its last choice)."""
-    if len(jobs) <= MAX_EMULATED:
+def _sample(jobs, most=MAX_EMULATED):
+    """Every job (a ``plan_jobs`` job or a params dict), or for sweeps of more than ``most``: the defaults,
+    each one-param change from them, and the last combination (every param at its last choice).
+
+    >>> [p["n"] for p in _sample([{"d": d, "n": n} for d in (1, 2) for n in (3, 4, 5)], most=4)]
+    [3, 4, 5, 3, 5]
+    """
+    if len(jobs) <= most:
         return jobs
-    first = jobs[0].params
-    return [j for j in jobs if sum(j.params[k] != first[k] for k in first) <= 1] + [jobs[-1]]
+    params = [j if isinstance(j, dict) else j.params for j in jobs]
+    first = params[0]
+    return [j for j, p in zip(jobs, params) if sum(p[k] != first[k] for k in first) <= 1] + [jobs[-1]]
 
 
 @pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
