@@ -9,8 +9,8 @@ Subcommands:
   runs every integer PTX form (:mod:`hwcheck.int_cases`) as raw PTX on the GPU and in the PTX interpreter;
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
   results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.mufu`);
-- ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs|ptx|flash|flash-dsl] [--seeds N]``: the acceptance
-  set of campaigns and example programs, one report each (:mod:`hwcheck.acceptance`);
+- ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs|ptx|flash|flash-dsl] [--seeds N]``: the
+  acceptance set of campaigns and example programs, one report each (:mod:`hwcheck.acceptance`);
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
   [--seed S] [--arch sm80|sm90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
   and on the simulator, every register snapshot, shared memory and global memory compared
@@ -139,8 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "launches")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
     a.add_argument("--workers", type=_positive, default=1,
-                   help="with --only ptx, flash or flash-dsl: processes running the examples at once, each with its own GPU "
-                        "context (default 1)")
+                   help="with --only ptx, flash or flash-dsl: processes running the examples at once, each with its "
+                        "own GPU context (default 1)")
     f = sub.add_parser("fuzz", help="random integer PTX programs on the GPU and the simulator, every register")
     f.add_argument("--count", type=_positive, required=True, help="how many programs (seeds S..S+N-1)")
     f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")

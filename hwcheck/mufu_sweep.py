@@ -17,8 +17,8 @@ first failing inputs.
 ``hwcheck.sincos_probe``; not swept unless named) run like the f32 forms above, against ``sincos_range``.
 
 :data:`F64_FORMS` (``rcp.approx.ftz.f64``: ``warpsim.isa.mufu_recip``, proven on the H200 by this sweep,
-``conformance/h200/h200-rcp-f64-sweep.json``; not swept unless named) run ``count`` consecutive *high words* from ``start``, each with its own
-low word (:data:`LOW_WORD`); a result differs where its high word is not the model's or its low word is not 0.
+``conformance/h200/h200-rcp-f64-sweep.json``; not swept unless named) run ``count`` consecutive *high words*
+from ``start``, each with its own low word (:data:`LOW_WORD`); a result differs where its high word is not the model's or its low word is not 0.
 
 >>> parse_forms(["ex2.approx.ftz.f32", "lg2.approx.f32", "rcp.approx.ftz.f64"])
 [('ex2', True), ('lg2', False), ('rcp.approx.ftz.f64', True)]
@@ -43,7 +43,7 @@ DIV_COUNT = 1 << 26
 HALF_FORMS = ("ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.f16",
               "tanh.approx.f16x2", "tanh.approx.bf16", "tanh.approx.bf16x2")   # every 16-bit pattern (x2: both halves)
 F64_FORMS = ("rcp.approx.ftz.f64",)     # every high word (0 mismatches on the H200, 2026-12-01)
-SINCOS_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("sin", "cos") for ftz in ("", ".ftz"))   # pending proof
+SINCOS_FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("sin", "cos") for ftz in ("", ".ftz"))   # proven: sincos_probe
 LOW_WORD = "(high word * 0x9E3779B9 + 0x7F4A7C15) mod 2**32"
 KEEP = 16
 

@@ -15,7 +15,7 @@ import pytest
 
 from warpsim.isa.sfu_sincos import (HARDWARE_PROOF, KEY_BITS, OFFSET_BITS, ONE_BIT, SEGMENTS, SQUARE_DROPPED,
                                     approx_square, coefficients, load_coefficients, mufu_from_keys, sincos_batch,
-                                    sincos_key, sincos_range, SINCOS_OPS)
+                                    SINCOS_OPS, sincos_key, sincos_range)
 from warpsim.isa.sfu_sincos_derive import (Observations, derive_coefficients, observations_from_inputs,
                                            observations_from_keys, sum_interval)
 

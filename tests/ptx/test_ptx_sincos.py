@@ -5,7 +5,6 @@ refused, naming the command that proves it, when that flag is withdrawn (a regen
 import json
 import os
 
-
 import pytest
 from ptx_helpers import kernel
 from test_ptx_float import LOADS, STORES, _PARAMS, check, operands, run

@@ -4,9 +4,10 @@ the driver, gives the bits warpsim gives when it runs the same PTX.
 The PTX is what ``warpsim.ptx.compile`` makes (nvcc and the CuTe headers for the C++ kernels, the CuTe DSL for
 the DSL ones) for the device's arch (sm_80 or sm_90; sm_89 runs sm_80 code), or, on a GPU machine without those,
 the PTX exported where they are (``python -m hwcheck.ptx_examples --export DIR --arch sm_90``, then
-``HWCHECK_PTX_DIR=DIR``), loaded with ``cupy.RawModule(path=...)`` and launched with the same inputs. CuTe DSL tensors with static shapes are 8-byte structs holding the
-pointer alone, passed as the device pointer; the 16-byte structs of ``tile_cp_async_dsl.py`` are left to
-the simulator tests. Run: ``python -m pytest -q -m gpu tests/ptx_front``.
+``HWCHECK_PTX_DIR=DIR``), loaded with ``cupy.RawModule(path=...)`` and launched with the same inputs. CuTe DSL
+tensors with static shapes are 8-byte structs holding the pointer alone, passed as the device pointer; the
+16-byte structs of ``tile_cp_async_dsl.py`` are left to the simulator tests. Run:
+``python -m pytest -q -m gpu tests/ptx_front`` (with ``HWCHECK_PTX_DIR=DIR`` on a machine without the compilers).
 """
 
 import importlib.util

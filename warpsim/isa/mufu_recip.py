@@ -211,8 +211,8 @@ def mufu_rcp64h(h, t):
 
 @njit(cache=True)
 def f64_rcp_approx_ftz(a, t):
-    """``rcp.approx.ftz.f64`` as ptxas 13 compiles it for sm_90 (proven on the H200, above): only the input's high word is read;
-    the result is ``MUFU.RCP64H`` of it over a zero low word. ``a``: the f64 bits (uint64)."""
+    """``rcp.approx.ftz.f64`` as ptxas 13 compiles it for sm_90 (proven on the H200, above): only the input's
+    high word is read; the result is ``MUFU.RCP64H`` of it over a zero low word. ``a``: the f64 bits (uint64)."""
     return np.uint64(mufu_rcp64h(np.uint32(np.uint64(a) >> np.uint64(32)), t)) << np.uint64(32)
 
 

@@ -13,14 +13,14 @@ carries is one of that model's parameters (f64: ``warpsim.isa.fp64``, rounding `
 ``.ftz``/``.sat``); cvt forms are those ``warpsim.isa.cvt`` models (f64, f32, f16, bf16, tf32 and the
 integers). Everything else with a float type is refused at load:
 
-- the other MUFU approximations (``rsqrt.approx.ftz.f64``): ``UnsupportedType``, saying they are not
-  modelled bit-exactly (docs/numerics.md) --
-  except ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` and ``tanh.approx.f32`` (``warpsim.isa.mufu32``: the
-  SFU's datapaths and the SASS's scalings around them), ``{sin,cos}.approx{.ftz}.f32``
-  (``warpsim.isa.sfu_sincos``, decoded only while ``sfu_sincos.HARDWARE_PROOF`` names its H200 proof),
-  ``rcp.approx.ftz.f64`` (``warpsim.isa.mufu_recip``: ``MUFU.RCP64H``) and the 16-bit forms ``ex2.approx.{f16,f16x2}``, ``ex2.approx.ftz.{bf16,bf16x2}`` and
-  ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models (``warpsim.isa.mufu16``: the H200's results
-  for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
+- MUFU approximations without a bit-exact model (``rsqrt.approx.ftz.f64``): ``UnsupportedType``, saying so
+  (docs/numerics.md) -- the modelled ones are ``{ex2,rcp,rsqrt,sqrt,lg2}.approx{.ftz}.f32`` and
+  ``tanh.approx.f32`` (``warpsim.isa.mufu32``: the SFU's datapaths and the SASS's scalings around them),
+  ``{sin,cos}.approx{.ftz}.f32`` (``warpsim.isa.sfu_sincos``, decoded only while ``sfu_sincos.HARDWARE_PROOF``
+  names its H200 proof, else refused naming the command that proves it), ``rcp.approx.ftz.f64``
+  (``warpsim.isa.mufu_recip``: ``MUFU.RCP64H``) and the 16-bit forms ``ex2.approx.{f16,f16x2}``,
+  ``ex2.approx.ftz.{bf16,bf16x2}`` and ``tanh.approx.{f16,bf16,f16x2,bf16x2}``, whose models
+  (``warpsim.isa.mufu16``: the H200's results for every input) are in ``FLOAT_OPS`` with the modifiers they imply;
 - a modifier the model does not take (``add.ftz.bf16``), a rounding other than ``.rn`` on 16-bit
   types, a cvt form PTX lacks (``cvt.rm.relu.f16.f32``, ``cvt.rn.sat.bf16.f32``): ``UnsupportedType``;
   a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``, narrowing ``cvt``):

@@ -94,7 +94,7 @@ def _mufu32(fop, a, b, ftz, full, mt):
         return m32.f32_sqrt_approx_ftz(a, mt[m32.SQRT]) if ftz else m32.f32_sqrt_approx(a, mt[m32.SQRT])
     if fop == _TANH:
         return m32.f32_tanh_approx(a, mt[m32.TANH])
-    if fop == _SIN or fop == _COS:                   # sfu_sincos, reachable once the PTX loader lets them through
+    if fop == _SIN or fop == _COS:                   # sfu_sincos (decoded while HARDWARE_PROOF names its proof)
         c = mt[SINCOS_SLOT].reshape((sc.SEGMENTS, 3))
         return sc.f32_cos_approx(a, c) if fop == _COS else sc.f32_sin_approx(a, c)
     return m32.f32_lg2_approx_ftz(a, mt[m32.LG2]) if ftz else m32.f32_lg2_approx(a, mt[m32.LG2])
@@ -141,7 +141,7 @@ def _f32(fop, a, b, c, rnd, flags, mt):
 def _f64(fop, a, b, c, rnd, flags, mt):
     """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags -- except
     ``rcp.approx.ftz.f64`` (``MUFU.RCP64H``, ``warpsim.isa.mufu_recip``; ``mt``: the RCP coefficients)."""
-    if flags & _APPROX:
+    if fop == _RCP and flags & _APPROX:              # the one f64 .approx form the decoder lets through
         return np.int64(mr.f64_rcp_approx_ftz(np.uint64(a), mt[m32.RCP]))
     if fop == _ADD:
         return f64.f64_add(a, b, rnd)
