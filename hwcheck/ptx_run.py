@@ -188,14 +188,39 @@ class _CapturedStdout:
 class CupyPtx:
     """PTX text on a CUDA GPU through CuPy's driver bindings (module load from text, raw parameter bytes)."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu, ptxas="auto"):
+        from warpsim.ptx.contraction import find_ptxas
         self.gpu = gpu
         self.cupy = gpu.cupy
         self.cupy.zeros(1)                      # the context exists before the driver calls
+        self.ptxas = None if ptxas == "none" else find_ptxas(ptxas)
+        self._tmp = None
+        self._cubins = {}
+
+    def cubin(self, text: str):
+        """The cubin file this GPU runs for ``text`` (ptxas, as ``warpsim.ptx.contraction`` compiles it, for the
+        GPU's arch), or None where no ptxas was found and the driver's JIT assembles the PTX."""
+        if self.ptxas is None:
+            return None
+        if text not in self._cubins:
+            import tempfile
+            from pathlib import Path
+            from warpsim.ptx.contraction import compile_cubin
+            from warpsim.ptx.syntax import parse_module
+            if self._tmp is None:
+                self._tmp = tempfile.TemporaryDirectory(prefix="hwcheck-cubin-")
+            path = Path(self._tmp.name) / f"m{len(self._cubins)}.cubin"
+            compile_cubin(text, parse_module(text), self.gpu.info.arch, self.ptxas, path)
+            self._cubins[text] = str(path)
+        return self._cubins[text]
 
     def load(self, text: str):
         drv = self.cupy.cuda.driver
+        cubin = self.cubin(text)
         try:
+            if cubin is not None:
+                with open(cubin, "rb") as f:
+                    return drv.moduleLoadData(f.read())
             return drv.moduleLoadData(text.encode() + b"\0")
         except Exception as e:
             import re
@@ -395,6 +420,7 @@ class PtxRun:
     wall_s: float = 0.0
     first_register: dict | None = None   # the first seed's earliest mismatching register record, with its PTX text
     timing: dict | None = None           # kernel_timing() of the original kernel on the GPU, where it was timed
+    contraction: dict | None = None      # who decided FMA contraction, and the GPU code it was checked against
 
     @property
     def mismatched(self):
@@ -408,6 +434,7 @@ class PtxRun:
                          for k, v in j.specs.items()},
                 "simulator_arch": self.arch, "trace_sites": self.sites, "seeds_run": len(self.seeds),
                 "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3), **(self.timing or {}),
+                "contraction": self.contraction,
                 "seeds": [s.as_dict() for s in self.seeds], "first_mismatching_register": self.first_register,
                 "mismatches": self.records}
 
@@ -528,14 +555,20 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     kernel = open_job_kernel(job, arch)
     run.entry, run.arch = kernel.name, arch
     text, name = kernel.module.text, kernel.name
-    sim0, d0 = kernel.module, kernel.module.decoded(name)
     gpu0 = gpu_ptx.load(text)
+    cubin_of = getattr(gpu_ptx, "cubin", lambda text: None)   # the SASS the GPU runs, where hwcheck compiled it
+    target = "sm_90" if arch == "sm90" else "sm_80"
+    sim0 = ptx.load(text, filename=kernel.module.filename, arch=target, cubin=cubin_of(text))
+    d0 = sim0.decoded(name)
+    run.contraction = {**sim0.contraction.as_dict(), "pairs": len(sim0.contraction.pairs),
+                       "gpu_code": "cubin from this ptxas" if cubin_of(text) else "PTX (the driver's JIT)"}
     if trace:
         ins = instrument(text, name, capacity=capacity, window=window, filename=kernel.module.filename)
         run.sites = len(ins.sites)
-        sim1 = ptx.load(ins.text, filename=kernel.module.filename)
-        d1 = sim1.decoded(name)
         gpu1 = gpu_ptx.load(ins.text)
+        sim1 = ptx.load(ins.text, filename=kernel.module.filename, arch=target, cubin=cubin_of(ins.text))
+        d1 = sim1.decoded(name)
+        run.contraction["instrumented_pairs"] = len(sim1.contraction.pairs)
     threads = int(np.prod(job.grid)) * int(np.prod(job.block))
     for seed in range(first_seed, first_seed + seeds):
         result = PtxSeed(seed)

@@ -33,14 +33,21 @@ as the Python-traced programs, and :mod:`~warpsim.ptx.launch` packs arguments an
 import os
 
 from warpsim.errors import PtxSyntaxError, UnsupportedType
+from warpsim.ptx.contraction import Contraction, ContractionError, decide
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
 from warpsim.ptx.syntax import parse_module
 
-__all__ = ["load", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
+__all__ = ["load", "Contraction", "ContractionError", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
 
 
-def load(path_or_text, filename=None):
+def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None):
     """Parse a PTX module from a file path or from PTX text; return a :class:`PtxModule`.
+
+    FMA contraction is decided as the GPU's compiler decides it (:mod:`warpsim.ptx.contraction`): ``ptxas``
+    (``"auto"``: the one nvcc uses, else the ``nvidia-cuda-nvcc`` wheel's; a path; ``"none"``: run the PTX
+    without contraction) compiles the text for ``arch``, and each ``mul`` + ``add``/``sub`` pair it fused into
+    an FMA runs as one ``fma.rn``; ``cubin``: the file the GPU runs, whose SASS the decision must equal.
+    The module's ``.contraction`` says what decided (``.describe()`` is one line for a header).
 
     Text is told from a path by containing a newline, ``;``, ``{`` or a ``.version`` directive. ``filename``
     names the source in messages (default: the path, or ``<ptx>``). Every kernel is decoded here,
@@ -57,7 +64,8 @@ def load(path_or_text, filename=None):
         name = filename or os.path.basename(text)
         with open(text, encoding="utf-8") as f:
             text = f.read()
-    module = PtxModule(parse_module(text, name), text)
+    tree = parse_module(text, name)
+    module = PtxModule(tree, text, decide(text, tree, arch=arch, ptxas=ptxas, cubin=cubin, filename=name))
     for kernel in module.kernels:
         module.decoded(kernel)
     return module

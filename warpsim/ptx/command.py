@@ -70,6 +70,11 @@ def add_arguments(parser):
     parser.add_argument("--arch", default="sm_90", help=f"compile target and tensor-core model: {', '.join(ARCHS)} "
                                                         "(default sm_90)")
     parser.add_argument("--nvcc-flags", default="", metavar="FLAGS", help="more nvcc flags, written with = as they start with a dash: --nvcc-flags=\"-DTILE=64 -O2\"")
+    parser.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
+                        help="who decides which mul+add pairs become one FMA, as on the GPU: a ptxas path; auto (the "
+                             "one beside nvcc, else the nvidia-cuda-nvcc wheel's; default); none (PTX without contraction)")
+    parser.add_argument("--cubin", default=None, metavar="FILE",
+                        help="the cubin the GPU runs: the contraction is checked against its SASS")
     parser.add_argument("--cta", default=None, help="run only this CTA: an index, or X,Y,Z")
     parser.add_argument("--dump", default=None, metavar="NAME,...", help="write these buffers to --out DIR as NAME.npy")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
@@ -180,8 +185,10 @@ def run(args):
         cta = parse_dim3(args.cta, "--cta") if "," in args.cta else int(args.cta)
     if args.ray is not None and (args.no_ray or cta is not None):
         raise ValueError("--ray: not with " + ("--no-ray" if args.no_ray else "--cta (one CTA runs in this process)"))
-    kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()))
+    kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()),
+                         ptxas=args.ptxas, cubin=args.cubin)
     if args.ray is not None:
+        kernel.module.check_shared(kernel.name, args.smem, kernel.arch.replace("_", ""))   # before any Ray task
         result = _launch_on_ray(kernel, grid, block, values, args)
     else:
         result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta)
@@ -198,6 +205,7 @@ def run(args):
         return 0
     sys.stdout.write(f"{kernel.name}: grid {grid}, block {block}, smem {args.smem} B, {kernel.arch}"
                      f"{'' if cta is None else f', CTA {cta} only'}\n")
+    sys.stdout.write(f"  {kernel.module.contraction.describe()}\n")
     stats = getattr(result, "stats", None) or {}
     for key, value in (stats.items() if isinstance(stats, dict) else []):
         sys.stdout.write(f"  {key}: {value}\n")

@@ -105,7 +105,7 @@ class _Function:
 
 
 class _Decoder(InstructionDecoder):
-    def __init__(self, module, text_lines):
+    def __init__(self, module, text_lines, fused=None):
         self.m = module
         self.lines = text_lines
         self.code = []
@@ -120,6 +120,7 @@ class _Decoder(InstructionDecoder):
         self.module_symbols = {}
         self.patches = []          # (opnd row, function name) for call targets
         self.calls = {}            # function name -> _Function
+        self.fused = fused or {}   # id(add/sub Instruction) -> the fma ptxas made of it (warpsim.ptx.contraction)
 
     def error(self, tok, what, cls=PtxSyntaxError):
         where = f"{self.m.filename}:{tok.line}:{tok.col}" if tok is not None else self.m.filename
@@ -345,21 +346,22 @@ class _Decoder(InstructionDecoder):
         last = None
         for item in fn.f.body:
             if isinstance(item, Instruction):
-                self.instruction(fn, item)
+                self.instruction(fn, self.fused.get(id(item), item))
                 last = item
         closing = Instruction("exit" if kernel else "ret", (), [], None, False,
                               last.token if last else fn.f.token, last.loc if last else None)
         self.emit(fn, closing, Op.EXIT if kernel else Op.RET)
 
 
-def decode_kernel(module, name, text=""):
+def decode_kernel(module, name, text="", fused=None):
     """The :class:`Decoded` arrays of kernel ``name`` of ``module`` (and the functions it calls).
 
-    ``text``: the PTX source (for instruction text in messages). Raises ``PtxSyntaxError`` for an
+    ``text``: the PTX source (for instruction text in messages); ``fused``: the instructions to run in place of
+    the ``add``/``sub`` that ptxas fused with a ``mul`` (:func:`warpsim.ptx.contraction.fused_instructions`). Raises ``PtxSyntaxError`` for an
     unknown instruction or operand, ``UnsupportedType`` for a type or shape warpsim does not model.
     """
     f = module.functions[name]
-    d = _Decoder(module, text.splitlines())
+    d = _Decoder(module, text.splitlines(), fused)
     d.module_layout()
     kfn = _Function(f, 0)
     d.function_layout(kfn, kernel=True)

@@ -176,6 +176,8 @@ class FloatDecoder:
             rnd = self.rounding(ins, mods, t, required=t in ("f32", "f64") and ins.opcode in _NEEDS_ROUNDING)
         elif any(m in ROUNDING for m in mods):
             raise self.error(ins.token, f"{_name(ins)}: {op}.{t} takes no rounding modifier")
+        if ins.fused:                                   # a contracted add/sub: fma with the sub's negation
+            flags |= FLAGS["neg_a"] * ins.fused[1] | FLAGS["neg_c"] * ins.fused[2]
         self.count(ins, ins.operands, len(model.sources) + 1)
         d, *srcs = ins.operands
         rows = [self.operand(fn, d)] + [self.float_operand(fn, o, t) for o in srcs]

@@ -42,7 +42,7 @@ from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 
-__all__ = ["FOPS", "FLAGS", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result", "kernel_mufu_tables",
+__all__ = ["FOPS", "FLAGS", "NEGATE", "sign_bits", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result", "kernel_mufu_tables",
            "mufu_operands"]
 
 # FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
@@ -52,8 +52,9 @@ FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "
  _RSQRT, _SIN, _COS) = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
 FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64,
-         "approx": 128, "full": 256}
-_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL = FLAGS.values()
+         "approx": 128, "full": 256, "neg_a": 512, "neg_c": 1024}
+_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL, _NEG_A, _NEG_C = FLAGS.values()
+NEGATE = _NEG_A | _NEG_C     # fma of a contracted sub (warpsim.ptx.contraction): the sign of a or c flipped first
 # the f32 MUFU forms (``.approx``, M2 & APPROX): FOPS index -> warpsim.isa.mufu32 table index
 MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.index("rsqrt"): m32.RSQ,
                 FOPS.index("sqrt"): m32.SQRT, FOPS.index("lg2"): m32.LG2, FOPS.index("tanh"): m32.TANH,
@@ -281,6 +282,16 @@ def _cvt(kind, rnd, flags, fmts, tk, tb, sk, sb, a, b):
     return np.int64(cvt_pack_x2(a, b, d_eb, d_fb, rnd, relu, sf))
 
 
+@njit(cache=True, inline="always")
+def sign_bits(tk, tb):
+    """The sign bit(s) of a float register of type ``tk, tb``: one per half of an x2 pair."""
+    if tk == TK_F16X2 or tk == TK_BF16X2:
+        return np.int64(0x80008000)
+    if tb == 64:
+        return np.int64(-0x8000000000000000)
+    return np.int64(0x8000) if tb == 16 else np.int64(0x80000000)
+
+
 @njit(cache=True)
 def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     """The destination bits ``(d, q)`` of float instruction ``op`` (see the module docstring) on
@@ -288,6 +299,10 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     the sin/cos coefficients (:func:`mufu_operands`; empty arrays where the kernel uses none)."""
     if op == Op.FARITH:
         x2 = tk == TK_F16X2 or tk == TK_BF16X2
+        if m2 & NEGATE:
+            sign = sign_bits(tk, tb)
+            a, c = a ^ (sign if m2 & _NEG_A else 0), c ^ (sign if m2 & _NEG_C else 0)
+            m2 &= ~NEGATE
         if not x2 and tb == 16:
             a, b, c = a & 0xFFFF, b & 0xFFFF, c & 0xFFFF
         if tk == TK_F and tb == 32:

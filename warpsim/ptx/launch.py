@@ -31,6 +31,7 @@ from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE
 from warpsim.isa.mma import mma_params
 from warpsim.machine import Machine
+from warpsim.ptx.contraction import NONE, fused_instructions
 from warpsim.ptx.decode import LOC, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
@@ -95,10 +96,12 @@ def _pack_scalar(kernel, pname, ptype, value):
 class PtxModule:
     """A parsed PTX module; see :func:`warpsim.ptx.load`."""
 
-    def __init__(self, module, text):
+    def __init__(self, module, text, contraction=None):
         self.module = module
         self.text = text
         self.filename = module.filename
+        self.contraction = contraction if contraction is not None else NONE   # warpsim.ptx.contraction
+        self._fused = None
         self._decoded = {}
 
     @property
@@ -114,7 +117,9 @@ class PtxModule:
         if kernel not in self.kernels:
             raise ValueError(f"{self.filename}: no kernel {kernel!r} (kernels: {', '.join(self.kernels) or 'none'})")
         if kernel not in self._decoded:
-            self._decoded[kernel] = decode_kernel(self.module, kernel, self.text)
+            if self._fused is None:
+                self._fused = fused_instructions(self.module, self.contraction)
+            self._decoded[kernel] = decode_kernel(self.module, kernel, self.text, self._fused)
         return self._decoded[kernel]
 
     def params(self, kernel):

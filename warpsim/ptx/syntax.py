@@ -119,6 +119,7 @@ class Instruction:
     guard_neg: bool
     token: Token
     loc: SourceLoc | None
+    fused: tuple = ()            # an add/sub that ptxas fused with a mul: (mul line, negate a, negate c)
 
 
 @dataclass

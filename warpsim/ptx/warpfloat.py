@@ -29,7 +29,7 @@ from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu32 as m32
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
-from warpsim.ptx.fpu import FLAGS, FOPS, float_result
+from warpsim.ptx.fpu import FLAGS, FOPS, NEGATE, float_result, sign_bits
 from warpsim.ptx.opcodes import TK_F, Op
 
 __all__ = ["warp_float"]
@@ -38,6 +38,7 @@ _ADD, _SUB, _MUL, _FMA = FOPS.index("add"), FOPS.index("sub"), FOPS.index("mul")
 _MIN, _MAX, _ABS, _NEG = FOPS.index("min"), FOPS.index("max"), FOPS.index("abs"), FOPS.index("neg")
 _EX2 = FOPS.index("ex2")
 _FTZ, _SAT, _NAN, _XORSIGN = FLAGS["ftz"], FLAGS["sat"], FLAGS["nan_mode"], FLAGS["xorsign_abs"]
+_NEG_A, _NEG_C = FLAGS["neg_a"], FLAGS["neg_c"]
 _MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
 
 
@@ -90,6 +91,12 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
     ``a, b, c``: int64[32], the source operands' bits as ``float_result`` takes them; ``d, q``: int64[32],
     written at the lanes of ``gmask`` only; the row fields as :mod:`warpsim.ptx.fpu` describes them.
     """
+    if op == Op.FARITH and m2 & NEGATE:               # a contracted sub: its fma's operand negated once, here
+        sign = sign_bits(tk, tb)
+        for lane in range(32):
+            a[lane] ^= sign if m2 & _NEG_A else 0
+            c[lane] ^= sign if m2 & _NEG_C else 0
+        m2 &= ~NEGATE
     if op == Op.FARITH and tk == TK_F and tb == 32 and _f32_lanes(m0, m1, m2, gmask, a, b, c, d, mt):
         for lane in range(32):
             if (gmask >> lane) & 1:

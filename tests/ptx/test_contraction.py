@@ -1,0 +1,147 @@
+"""FMA contraction as ptxas decides it (warpsim.ptx.contraction): the pairs it reads, what the interpreter runs.
+
+Each test fails when the decision is wrong: the fused result is an exact residual (``a*b - round(a*b)``) that is 0
+without contraction, and the other forms are checked against an exact float64 model of one rounding.
+"""
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from warpsim import ptx
+from warpsim.ptx import contraction as fma
+
+needs_ptxas = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
+                                 reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm "
+                                        "(nvidia-cuda-nvdisasm)")
+
+KERNEL = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 inp, .param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<20>; .reg .b32 %h<8>;
+  ld.param.u64 %rd1, [inp];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+  mul.f32 %f5, %f1, %f2;
+  mul.rn.f32 %f6, %f1, %f2;
+  sub.f32 %f7, %f5, %f6;
+  mul.f32 %f8, %f3, %f4;
+  sub.f32 %f9, %f6, %f8;
+  mul.f32 %f10, %f1, %f3;
+  mul.f32 %f11, %f2, %f4;
+  add.f32 %f12, %f10, %f11;
+  mov.b32 %h1, %f1;
+  mov.b32 %h2, %f2;
+  mov.b32 %h3, %f3;
+  mul.f16x2 %h4, %h1, %h2;
+  sub.f16x2 %h5, %h4, %h3;
+  mov.b32 %f13, %h5;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.f32 [%rd5], {%f7, %f9, %f12, %f13};
+  ret;
+}
+"""
+
+
+def _run(text, ptxas, x):
+    module = ptx.load(text, ptxas=ptxas)
+    res = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)})
+    return module, res.buffers["out"]
+
+
+def _inputs():
+    return np.random.default_rng(7).uniform(-2, 2, (32, 4)).astype(np.float32)
+
+
+def test_candidates_need_an_unrounded_mul_and_add():
+    assert fma.candidates(KERNEL)
+    assert not fma.candidates(KERNEL.replace("mul.f32", "mul.rn.f32").replace("mul.f16x2", "mul.rn.f16x2"))
+    assert not fma.candidates("mul.f32 %f1, %f2, %f3;\nadd.rn.f32 %f4, %f1, %f1;")
+    assert fma.candidates("@%p1 mul.ftz.f32 %f1, %f2, %f3;\nsub.ftz.f32 %f4, %f1, %f1;")
+
+
+def test_no_candidates_never_start_ptxas(monkeypatch):
+    monkeypatch.setattr(fma, "_run", lambda *a, **k: pytest.fail("ptxas started for a text with nothing to fuse"))
+    module = ptx.load(KERNEL.replace("mul.f32", "mul.rn.f32").replace("mul.f16x2", "mul.rn.f16x2"))
+    assert module.contraction.pairs == ()
+    assert "ptxas not run" in module.contraction.describe()
+
+
+def test_none_is_the_ptx_without_contraction():
+    module, out = _run(KERNEL, "none", _inputs())
+    assert module.contraction.describe() == "PTX without contraction (--ptxas none)"
+    assert (out[:, 0] == 0).all()                     # round(a*b) - round(a*b)
+
+
+@needs_ptxas
+def test_ptxas_pairs_and_their_results():
+    x = _inputs()
+    module, out = _run(KERNEL, "auto", x)
+    pairs = {(p.add_line, p.mul_line, p.operand) for p in module.contraction.pairs}
+    assert pairs == {(17, 15, 1), (19, 18, 2), (22, 20, 1), (27, 26, 1)} or \
+        pairs == {(17, 15, 1), (19, 18, 2), (22, 21, 2), (27, 26, 1)}
+    a, b, c, d = (x[:, i].astype(np.float64) for i in range(4))
+    rounded = (x[:, 0] * x[:, 1]).astype(np.float64)
+    # a*b - round(a*b) is exact in binary32: the fused sub gives it, two roundings give 0
+    assert np.array_equal(out[:, 0].view(np.uint32), (a * b - rounded).astype(np.float32).view(np.uint32))
+    assert (out[:, 0] != 0).sum() > 16
+    # round(a*b) - c*d: fma(-c, d, p); the float64 sum is exact when no bits are lost (checked per lane)
+    exact = rounded - c * d
+    ok = np.abs(exact) >= 2.0 ** -20
+    assert np.array_equal(out[ok, 1], exact[ok].astype(np.float32))
+    _, plain = _run(KERNEL, "none", x)
+    assert (out[:, 3] != plain[:, 3]).any()            # the f16x2 pair fused too (HFMA2)
+
+
+@needs_ptxas
+def test_warm_decision_does_not_start_ptxas(monkeypatch, tmp_path):
+    monkeypatch.setenv("WARPSIM_CACHE", str(tmp_path))
+    first = ptx.load(KERNEL).contraction
+    monkeypatch.setattr(fma, "_run", lambda *a, **k: pytest.fail("ptxas started on a warm run"))
+    assert ptx.load(KERNEL).contraction == first
+
+
+@needs_ptxas
+def test_cubin_of_other_code_is_refused(tmp_path):
+    other = KERNEL.replace("sub.f32 %f7, %f5, %f6;", "add.f32 %f7, %f5, %f6;")
+    cubin = fma.compile_cubin(other, ptx.syntax.parse_module(other), "sm_90", fma.find_ptxas(), tmp_path / "o.cubin")
+    with pytest.raises(fma.ContractionError, match=r"--cubin .*o\.cubin: its SASS differs"):
+        ptx.load(KERNEL, cubin=cubin)
+    same = fma.compile_cubin(KERNEL, ptx.syntax.parse_module(KERNEL), "sm_90", fma.find_ptxas(), tmp_path / "k.cubin")
+    assert ptx.load(KERNEL, cubin=same).contraction.cubin == str(same)
+
+
+def test_unknown_ptxas_path_is_one_line(tmp_path):
+    with pytest.raises(fma.ContractionError, match="--ptxas .*nope: not an executable"):
+        ptx.load(KERNEL, ptxas=str(tmp_path / "nope"))
+
+
+@needs_ptxas
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_nvcc_default_flags_kernel_is_contracted(tmp_path):
+    """A kernel as users write it (nvcc defaults): the flash-attention exponent x*scale - m*scale."""
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float* o, const float* s, float scale, int n) {\n"
+                   "  int i = threadIdx.x; float m = -INFINITY;\n"
+                   "  for (int j = 0; j < n; j++) m = fmaxf(m, s[j * 32 + i]);\n"
+                   "  for (int j = 0; j < n; j++) o[j * 32 + i] = s[j * 32 + i] * scale - m * scale;\n}\n")
+    out = tmp_path / "k.ptx"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", str(src), "-o", str(out)], check=True)
+    text = out.read_text()
+    module = ptx.load(text)
+    assert len(module.contraction.pairs) >= 1
+    s = np.random.default_rng(3).uniform(-2, 2, 4 * 32).astype(np.float32)
+    scale = np.float32(0.125 * 1.4426950408889634)
+    got = module.launch("_Z1kPfPKffi", block=32, args={f"_Z1kPfPKffi_param_{i}": v for i, v in enumerate((np.zeros(128, np.float32), s, scale, 4))})
+    m = s.reshape(4, 32).max(0)
+    fused = (s.reshape(4, 32).astype(np.float64) * np.float64(scale) - (m * scale).astype(np.float64))
+    assert np.array_equal(got.buffers["_Z1kPfPKffi_param_0"].reshape(4, 32), fused.astype(np.float32))

@@ -1,0 +1,525 @@
+"""FMA contraction as the GPU's compiler decides it: which ``mul`` + ``add``/``sub`` pairs ptxas fuses into one FMA.
+
+PTX lets the code generator fuse a float ``mul`` and a following ``add``/``sub`` into one fused multiply-add when
+neither carries a rounding modifier (PTX ISA, "Floating Point Instructions": ``mul``/``add`` without ``.rn`` "may
+be optimized aggressively"). nvcc's default ``-fmad=true`` writes exactly such instructions and leaves the choice
+to **ptxas**; the GPU then computes ``round(a * b + c)`` once where the PTX says ``round(round(a * b) + c)``. Which
+pairs are fused is ptxas's decision, so warpsim asks ptxas, never guesses:
+
+1. a copy of the PTX gets one ``.loc`` line per instruction (the instruction's own line in the original text,
+   under a ``.file`` of its own), every other ``.loc`` removed;
+2. ptxas compiles that copy for the GPU's arch with the flags the user's build uses (``-O3``, ``--fmad=true``:
+   its defaults; a ``debug`` target adds nvcc ``-G``'s ``-g --dont-merge-basicblocks --return-at-end``), and
+   nvdisasm prints the SASS with each instruction's line (``nvdisasm -g``);
+3. every ``FFMA``/``DFMA``/``HFMA2`` whose line is an unmodified float ``add``/``sub`` is a fused pair: the
+   add's operand that a single unmodified ``mul`` of the same type defines (reaching definitions over the
+   function's control flow) is the product. Where both operands are such products, the one whose ``mul`` line
+   kept no ``FMUL`` of its own is the fused one; a case still ambiguous, an add that ptxas fused in one copy
+   and not in another, or a fused pair whose ``mul`` operands change on some path before the ``add`` is a
+   :class:`ContractionError` (one line, naming the lines) -- never a guess;
+4. the SASS of the annotated copy must equal the SASS of the PTX as given (and of ``cubin=``, the file the user
+   will actually run, when one is given): the decision is taken from the very code the GPU runs, or refused.
+
+The interpreter then runs each fused ``add``/``sub`` as ``fma.rn`` of the ``mul``'s operands and the other
+addend, negated as the ``sub`` says (``p - c``: ``fma(a, b, -c)``; ``c - p``: ``fma(-a, b, c)``), ``.ftz``/``.sat``
+as written; the ``mul`` itself still runs (its result may have other readers). See docs/ptx.md, "Contraction".
+
+Decisions are cached on disk (``$WARPSIM_CACHE`` or ``~/.cache/warpsim-ptx``) by the PTX text, the arch, the
+ptxas file (path, size, mtime) and the flags, so a warm run does not start ptxas. A PTX text without both an
+unmodified float ``mul`` and an unmodified ``add``/``sub`` has nothing to contract and never starts ptxas.
+
+>>> candidates("mul.f32 %f3, %f1, %f2;\\nadd.f32 %f4, %f3, %f0;")
+True
+>>> candidates("mul.rn.f32 %f3, %f1, %f2;\\nadd.f32 %f4, %f3, %f0;")
+False
+>>> sass_lines('''\\t//## File "warpsim-fma", line 12\\n        /*0350*/   FFMA R16, R16, R17, R15 ;''')
+[('FFMA R16, R16, R17, R15', 12)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from warpsim.errors import WarpsimError
+from warpsim.ptx.reaching import ControlFlow, bits
+from warpsim.ptx.syntax import Instruction
+
+__all__ = ["Contraction", "ContractionError", "Fusion", "decide", "candidates", "find_ptxas", "find_tool",
+           "ptxas_version", "ptxas_flags", "ptxas_arch", "compile_cubin", "sass_lines", "fused_instructions", "NONE",
+           "PTXAS_CHOICES"]
+
+PTXAS_CHOICES = "PATH|auto|none"
+FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
+FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
+_UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
+                         re.MULTILINE)
+_LOC = re.compile(r"^\s*\.loc\b.*$", re.MULTILINE)
+_FILE = re.compile(r"^\s*\.file\s+(\d+)", re.MULTILINE)
+_HEADER_END = re.compile(r"^\s*\.address_size\s+\d+\s*$|^\s*\.target\b.*$", re.MULTILINE)
+_GUARD_BEFORE = re.compile(r"@!?%[\w$]+\s*$")
+_SASS_LINE = re.compile(r'//## File "([^"]*)", line (\d+)')
+_SASS_INSTR = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
+_FMA = ("FFMA", "DFMA", "HFMA2")
+_MUL = ("FMUL", "DMUL", "HMUL2")
+_ADD = ("FADD", "DADD", "HADD2")
+_NO_DEST = {"st", "red", "bra", "bar", "barrier", "ret", "exit", "trap", "membar", "fence", "prefetch", "prefetchu",
+            "cp", "call", "brkpt", "pmevent", "nanosleep", "griddepcontrol", "stmatrix"}
+
+
+class ContractionError(WarpsimError):
+    """ptxas's contraction could not be resolved exactly (or ptxas/nvdisasm failed); the message is one line."""
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """One fused pair: the ``add``/``sub`` at PTX line ``add_line`` takes the product of the ``mul`` at ``mul_line``
+    as its operand ``operand`` (1 or 2)."""
+
+    add_line: int
+    mul_line: int
+    operand: int
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """The decision for one PTX text: ``pairs`` (:class:`Fusion`, by add line), who decided it and how.
+
+    ``compiler``: ``"ptxas"`` or ``"none"``; ``version`` (``"13.0.88"``), ``path``, ``arch``, ``flags`` of the ptxas
+    that decided; ``reason``: why nothing was asked (``--ptxas none``, no candidate pairs, no ptxas found);
+    ``cubin``: the file whose SASS the decision was checked against, if one was given."""
+
+    compiler: str
+    pairs: tuple = ()
+    version: str = ""
+    path: str = ""
+    arch: str = ""
+    flags: tuple = ()
+    reason: str = ""
+    cubin: str = ""
+
+    def describe(self) -> str:
+        """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
+        if self.compiler == "none":
+            return f"PTX without contraction ({self.reason})"
+        flags = " ".join(self.flags)
+        if self.reason:
+            return f"contraction: ptxas not run ({self.reason})"
+        source = f", checked against {self.cubin}" if self.cubin else ""
+        n = len(self.pairs)
+        return (f"contraction: ptxas {self.version} {flags} {self.arch}: {n} mul+add pair{'s' if n != 1 else ''} "
+                f"fused into FMA{source}")
+
+    def as_dict(self) -> dict:
+        """The decision as JSON-ready data (reports, the cache)."""
+        return {"compiler": self.compiler, "version": self.version, "path": self.path, "arch": self.arch,
+                "flags": list(self.flags), "reason": self.reason, "cubin": self.cubin,
+                "pairs": [[p.add_line, p.mul_line, p.operand] for p in self.pairs]}
+
+    @classmethod
+    def from_dict(cls, d) -> "Contraction":
+        return cls(d["compiler"], tuple(Fusion(*p) for p in d["pairs"]), d["version"], d["path"], d["arch"],
+                   tuple(d["flags"]), d["reason"], d["cubin"])
+
+
+NONE = Contraction("none", reason="--ptxas none")
+
+
+def candidates(text) -> bool:
+    """Whether ``text`` has an unmodified float ``mul`` and an unmodified float ``add``/``sub`` (else ptxas
+    has nothing to contract)."""
+    ops = {m.group(1) for m in _UNMODIFIED.finditer(text) if "sat" not in m.group(2) or m.group(1) != "mul"}
+    return "mul" in ops and bool(ops & {"add", "sub"})
+
+
+# ------------------------------------------------------------------------------------------------ tools
+
+def find_tool(name):
+    """``ptxas``/``nvdisasm``/``cuobjdump``: beside the ``nvcc`` on ``PATH`` (or ``$CUDA_HOME/bin``), on ``PATH``,
+    or in the ``nvidia-cuda-*`` wheels' ``bin`` folders of this Python; None when none has it."""
+    from warpsim.ptx.compile import find_nvcc
+    nvcc = find_nvcc()
+    candidates_ = [Path(os.path.realpath(nvcc)).parent / name] if nvcc else []
+    found = shutil.which(name)
+    if found:
+        candidates_.append(Path(found))
+    for site in sys.path:
+        for sub in ("cu13", "cu12", "cuda_nvcc", "cuda_nvdisasm", "cuda_cuobjdump"):
+            candidates_.append(Path(site) / "nvidia" / sub / "bin" / name)
+    for c in candidates_:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    return None
+
+
+def find_ptxas(choice="auto"):
+    """The ptxas a ``--ptxas`` choice names: ``auto`` = the one beside the nvcc on ``PATH``, else on ``PATH``, else
+    the ``nvidia-cuda-nvcc`` wheel's (None when there is none); a path = that file (``ContractionError`` if it
+    is not an executable)."""
+    if choice in (None, "auto"):
+        return find_tool("ptxas")
+    path = Path(choice)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ContractionError(f"--ptxas {choice}: not an executable file (give a ptxas path, auto or none)")
+    return str(path)
+
+
+_VERSIONS = {}
+
+
+def ptxas_version(ptxas) -> str:
+    """``"13.0.88"``: the release of a ptxas (``ptxas --version``'s ``V13.0.88``), remembered per file state."""
+    key = _file_key(ptxas)
+    if key not in _VERSIONS:
+        try:
+            out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise ContractionError(f"--ptxas {ptxas}: cannot run it ({e})") from None
+        m = re.search(r"\bV(\d+\.\d+\.\d+)", out)
+        if m is None:
+            raise ContractionError(f"--ptxas {ptxas}: not a ptxas (its --version names no release)")
+        _VERSIONS[key] = m.group(1)
+    return _VERSIONS[key]
+
+
+def _file_key(path):
+    st = os.stat(path)
+    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _run(cmd, what):
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ContractionError(f"{what}: cannot run {Path(cmd[0]).name} ({e})") from None
+    if done.returncode != 0:
+        message = " ".join((done.stderr or done.stdout).split())[:400]
+        raise ContractionError(f"{what}: {Path(cmd[0]).name} failed (exit {done.returncode}): {message}")
+    return done.stdout
+
+
+# ------------------------------------------------------------------------------------------------ SASS
+
+def sass_lines(disassembly):
+    """``[(instruction text, PTX line or 0), ...]`` of ``nvdisasm -g`` output, in order (lines of the
+    annotation's file only; ``.reuse`` hints dropped)."""
+    out, line = [], 0
+    for text in disassembly.splitlines():
+        m = _SASS_LINE.search(text)
+        if m is not None:
+            line = int(m.group(2)) if m.group(1) == FILE_NAME else 0
+            continue
+        m = _SASS_INSTR.search(text)
+        if m is not None:
+            out.append((m.group(1).replace(".reuse", ""), line))
+    return out
+
+
+def _opcode(sass):
+    """``FFMA`` of ``@!P0 FFMA.FTZ R1, ...``."""
+    words = sass.split()
+    word = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+    return word.split(".")[0]
+
+
+def annotate(text, module):
+    """The PTX text with a ``.loc`` naming its own line number before every instruction, every other ``.loc``
+    removed, and a ``.file`` of its own (after ``.address_size``/``.target``)."""
+    first_col = {}
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.token is not None:
+                first_col[ins.token.line] = min(first_col.get(ins.token.line, 1 << 30), ins.token.col)
+    index = max((int(m.group(1)) for m in _FILE.finditer(text)), default=0) + 1
+    header = None
+    for m in _HEADER_END.finditer(text):
+        header = text.count("\n", 0, m.start())
+    out = []
+    for k, line in enumerate(text.split("\n")):
+        number = k + 1
+        if _LOC.match(line):
+            continue
+        if number in first_col:
+            cut = first_col[number] - 1
+            guard = _GUARD_BEFORE.search(line[:cut])
+            cut = guard.start() if guard else cut
+            line = f"{line[:cut]}\n\t.loc {index} {number} 1\n{line[cut:]}"
+        out.append(line)
+        if k == header:
+            out.append(f'\t.file {index} "{FILE_NAME}"')
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------------ deciding
+
+def ptxas_flags(module):
+    """The ptxas flags the user's build passes for ``module``: ptxas's defaults (``-O3 --fmad=true``), or for a
+    ``debug`` target (nvcc ``-G``) the ones nvcc adds."""
+    if "debug" in module.target:
+        return ("-g", "--dont-merge-basicblocks", "--return-at-end")
+    return ("-O3", "--fmad=true")
+
+
+def ptxas_arch(module, arch):
+    """The ``-arch`` for ``module`` on a GPU of ``arch`` (``sm_90``): arch-specific PTX (``sm_90a``) keeps its own."""
+    arch = arch if str(arch).startswith("sm_") else "sm_" + str(arch).removeprefix("sm")
+    target = module.target[0] if module.target else ""
+    return target if re.fullmatch(r"sm_\d+[af]", target or "") else arch
+
+
+def compile_cubin(text, module, arch, ptxas, out, filename="<ptx>"):
+    """Assemble PTX ``text`` (parsed: ``module``) for a GPU of ``arch`` into the cubin file ``out`` the way
+    :func:`decide` compiles it (same ptxas, same flags): the code a GPU check runs."""
+    _run([ptxas, f"-arch={ptxas_arch(module, arch)}", *ptxas_flags(module), _write(out, text), "-o", str(out)],
+         f"{filename}: ptxas")
+    return out
+
+
+def _write(out, text):
+    src = Path(str(out) + ".ptx")
+    src.write_text(text, encoding="utf-8")
+    return str(src)
+
+
+def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> Contraction:
+    """The :class:`Contraction` of a parsed PTX ``module`` (its ``text``) for ``arch``; ``ptxas``: a path, ``auto``
+    or ``none``; ``cubin``: a cubin the decision must match (the SASS the user runs). See the module docstring."""
+    if ptxas == "none" or isinstance(ptxas, Contraction):
+        return ptxas if isinstance(ptxas, Contraction) else NONE
+    arch, flags = ptxas_arch(module, arch), ptxas_flags(module)
+    if not candidates(text) and cubin is None:
+        return Contraction("ptxas", arch=arch, flags=flags, reason="no unrounded float mul+add pairs")
+    path = find_ptxas(ptxas)
+    if path is None:
+        return Contraction("none", reason="no ptxas found: pip install nvidia-cuda-nvcc, or pass --ptxas PATH")
+    nvdisasm = find_tool("nvdisasm")
+    if nvdisasm is None:
+        raise ContractionError(f"{filename}: deciding FMA contraction needs nvdisasm (pip install "
+                               "nvidia-cuda-nvdisasm), or run with --ptxas none")
+    cubin_bytes = Path(cubin).read_bytes() if cubin is not None else b""
+    key = hashlib.sha256("\0".join([text, arch, _file_key(path), " ".join(flags), _file_key(nvdisasm)]).encode()
+                         + b"\0" + cubin_bytes).hexdigest()[:32]
+    cached = _cache_get(key)
+    if cached is not None:
+        return replace(cached, cubin=str(cubin) if cubin is not None else "")
+    version = ptxas_version(path)
+    with tempfile.TemporaryDirectory(prefix="warpsim-fma-") as tmp:
+        sass = _sass(path, nvdisasm, annotate(text, module), arch, flags, Path(tmp), "annotated", filename)
+        plain = _sass(path, nvdisasm, text, arch, flags, Path(tmp), "plain", filename, lineinfo=False)
+        ran = [s for s, _ in sass]
+        if ran != plain:
+            raise ContractionError(f"{filename}: ptxas {version} makes other SASS of the line-annotated copy than of "
+                                   "the PTX itself; the contraction cannot be read (run with --ptxas none)")
+        if cubin is not None:
+            theirs = [s for s, _ in sass_lines(_run([nvdisasm, "-c", str(cubin)], str(cubin)))]
+            if theirs != ran:
+                at = next((k for k, (a, b) in enumerate(zip(theirs, ran)) if a != b), min(len(theirs), len(ran)))
+                raise ContractionError(f"--cubin {cubin}: its SASS differs from what ptxas {version} {' '.join(flags)} "
+                                       f"makes of {filename} for {arch} (instruction {at}); it was built from other "
+                                       "PTX or by another ptxas: pass the ptxas that built it with --ptxas PATH")
+    pairs = _resolve(module, sass, filename)
+    decision = Contraction("ptxas", tuple(pairs), version, path, arch, flags,
+                           cubin=str(cubin) if cubin is not None else "")
+    _cache_put(key, decision)
+    return decision
+
+
+def _sass(ptxas, nvdisasm, text, arch, flags, tmp, name, filename, lineinfo=True):
+    src, out = tmp / f"{name}.ptx", tmp / f"{name}.cubin"
+    src.write_text(text, encoding="utf-8")
+    line = ["-lineinfo"] if lineinfo and "-g" not in flags else []
+    _run([ptxas, f"-arch={arch}", *flags, *line, str(src), "-o", str(out)], f"{filename}: ptxas for {arch}")
+    listing = _run([nvdisasm, "-g" if lineinfo else "-c", *(["-c"] if lineinfo else []), str(out)],
+                   f"{filename}: nvdisasm")
+    return sass_lines(listing) if lineinfo else [s for s, _ in sass_lines(listing)]
+
+
+class _Function:
+    """One function's control flow, definitions and reaching definitions, for resolving its pairs."""
+
+    def __init__(self, f):
+        self.flow = ControlFlow(f)
+        ins = self.flow.instrs
+        self.writes = [set(_dests(i)) for i in ins]
+        self.defs, defs_at, self.reg_mask = [], [], {}
+        for k, regs in enumerate(self.writes):
+            here = []
+            for r in regs:
+                self.reg_mask[r] = self.reg_mask.get(r, 0) | (1 << len(self.defs))
+                here.append(len(self.defs))
+                self.defs.append((r, k))
+            defs_at.append(here)
+        kill = [0] * len(ins)
+        for k, regs in enumerate(self.writes):
+            for r in regs:
+                kill[k] |= self.reg_mask[r]
+        self.reach = self.flow.reaching(defs_at, lambda k: kill[k])
+
+    def single_def(self, k, reg):
+        """The instruction index of the only definition of ``reg`` reaching instruction ``k``, or None."""
+        found = bits(self.reach[k] & self.reg_mask.get(reg, 0))
+        return self.defs[found[0]][1] if len(found) == 1 else None
+
+    def clobbered(self, m, a, regs):
+        """Whether some path from instruction ``m`` to ``a`` (not through ``m`` again) writes one of ``regs``
+        before ``a`` reads them (``m``'s own write included)."""
+        start = bool(self.writes[m] & regs)
+        stack = [(s, start) for s in self.flow.succ[m]]
+        seen = set()
+        while stack:
+            k, tainted = stack.pop()
+            if k == m or (k, tainted) in seen:
+                continue
+            seen.add((k, tainted))
+            if k == a and tainted:
+                return True
+            tainted = tainted or bool(self.writes[k] & regs)
+            stack.extend((s, tainted) for s in self.flow.succ[k])
+        return False
+
+
+def _dests(ins):
+    if ins.opcode in _NO_DEST or not ins.operands:
+        return []
+    first = ins.operands[0]
+    regs = [first.name] if first.kind == "reg" else [o.name for o in first.items if o.kind == "reg"]
+    if first.pair is not None and first.pair.kind == "reg":
+        regs.append(first.pair.name)
+    return regs
+
+
+def _float_type(ins):
+    types = [m for m in ins.mods if m in FLOAT_TYPES]
+    return types[0] if len(types) == 1 else None
+
+
+def _unmodified(ins, opcodes):
+    return (ins.opcode in opcodes and _float_type(ins) is not None
+            and not any(m in ("rn", "rz", "rm", "rp") for m in ins.mods)
+            and not (ins.opcode == "mul" and "sat" in ins.mods))
+
+
+def _resolve(module, sass, filename):
+    """The :class:`Fusion` pairs that the line-annotated ``sass`` shows (see the module docstring, step 3)."""
+    at_line = {}
+    for fname, f in module.functions.items():
+        if f.declared_only:
+            continue
+        for k, ins in enumerate(i for i in f.body if isinstance(i, Instruction)):
+            at_line.setdefault(ins.token.line, []).append((fname, k, ins))
+    kinds = {}
+    for text, line in sass:
+        op = _opcode(text)
+        kinds.setdefault(line, set()).add("fma" if op in _FMA else "mul" if op in _MUL else
+                                          "add" if op in _ADD else "other")
+    functions, pairs = {}, []
+    for line in sorted(kinds):
+        if "fma" not in kinds[line] or line not in at_line:
+            continue
+        adds = [(fn, k, ins) for fn, k, ins in at_line[line] if _unmodified(ins, ("add", "sub"))]
+        if not adds:
+            continue                                    # an fma/mad of the PTX itself, or another instruction's FMA
+        if len(adds) > 1:
+            raise ContractionError(f"{filename}:{line}: several float add/sub on one line; put one instruction "
+                                   "a line to decide their contraction (or run with --ptxas none)")
+        fname, k, add = adds[0]
+        if "add" in kinds[line]:
+            raise ContractionError(f"{filename}:{line}: ptxas fused some copies of this {add.opcode} into an FMA "
+                                   "and not others; warpsim cannot run both (run with --ptxas none)")
+        fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
+        found = []
+        for pos in (1, 2):
+            o = add.operands[pos]
+            if o.kind != "reg":
+                continue
+            m = fn.single_def(k, o.name)
+            if m is None:
+                continue
+            mul = fn.flow.instrs[m]
+            if _unmodified(mul, ("mul",)) and _float_type(mul) == _float_type(add) and \
+                    ("ftz" in mul.mods) == ("ftz" in add.mods):
+                found.append((pos, m, mul))
+        if len(found) == 2 and found[0][1] == found[1][1]:
+            found = found[:1]                           # p + p: one product, the other operand its rounding
+        if len(found) == 2:
+            kept = [f for f in found if "mul" in kinds.get(f[2].token.line, ())]
+            if len(kept) == 1:
+                found = [f for f in found if f is not kept[0]]
+        if len(found) != 1:
+            what = "no unmodified mul defines either operand" if not found else "both operands are products"
+            raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA but {what}; "
+                                   "warpsim cannot tell which product it took (run with --ptxas none)")
+        pos, m, mul = found[0]
+        regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
+        if fn.clobbered(m, k, regs):
+            raise ContractionError(f"{filename}:{line}: ptxas fused the mul of line {mul.token.line} into this "
+                                   f"{add.opcode}, but an operand of that mul changes on a path between them; "
+                                   "this contraction is not modelled (run with --ptxas none)")
+        pairs.append(Fusion(line, mul.token.line, pos))
+    return pairs
+
+
+# ------------------------------------------------------------------------------------------------ applying
+
+def fused_instructions(module, contraction):
+    """``{id(add instruction): fma Instruction}``: what the decoder runs in place of each fused ``add``/``sub``.
+
+    The fma has the add's destination and guard, the mul's two operands and the add's other operand, rounding
+    ``.rn``, the add's ``.ftz``/``.sat``, and ``fused = (mul line, negate a, negate c)``."""
+    if not contraction.pairs:
+        return {}
+    by_line = {p.add_line: p for p in contraction.pairs}
+    muls, out = {}, {}
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.opcode == "mul":
+                muls.setdefault(ins.token.line, ins)
+    for f in module.functions.values():
+        for ins in f.body:
+            if not isinstance(ins, Instruction) or ins.token.line not in by_line or \
+                    not _unmodified(ins, ("add", "sub")):
+                continue
+            p = by_line[ins.token.line]
+            mul = muls[p.mul_line]
+            other = ins.operands[3 - p.operand]
+            sub = ins.opcode == "sub"
+            neg_a, neg_c = sub and p.operand == 2, sub and p.operand == 1
+            mods = ("rn", *[m for m in ins.mods if m in ("ftz", "sat")], _float_type(ins))
+            out[id(ins)] = Instruction("fma", mods, [ins.operands[0], mul.operands[1], mul.operands[2], other],
+                                       ins.guard, ins.guard_neg, ins.token, ins.loc,
+                                       fused=(p.mul_line, neg_a, neg_c))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ cache
+
+def _cache_dir():
+    return Path(os.environ.get("WARPSIM_CACHE") or Path.home() / ".cache" / "warpsim-ptx")
+
+
+def _cache_get(key):
+    try:
+        return Contraction.from_dict(json.loads((_cache_dir() / f"fma-{key}.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _cache_put(key, decision):
+    """Write atomically; a cache that cannot be written is skipped."""
+    folder = _cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(decision.as_dict(), f)
+        os.replace(tmp, folder / f"fma-{key}.json")
+    except OSError:
+        pass
