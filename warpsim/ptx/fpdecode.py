@@ -26,8 +26,9 @@ integers). Everything else with a float type is refused at load:
   a missing rounding modifier PTX requires (``fma.f32``, ``div.f32``, narrowing ``cvt``):
   ``PtxSyntaxError``.
 
-``add``, ``sub`` and ``mul`` of ``.f32`` without a rounding modifier are the separate IEEE ``.rn``
-operations here; ptxas may contract them into an ``fma`` (docs/ptx.md).
+``add``, ``sub`` and ``mul`` without a rounding modifier are the IEEE ``.rn`` operations, except the pairs ptxas
+fuses into one FMA: :mod:`warpsim.ptx.contraction` decides those, and they arrive here as ``fma.rn`` with
+``Instruction.fused`` set, which adds the ``neg_a``/``neg_c`` flags of a fused ``sub`` (docs/ptx.md, "Contraction").
 
 Float immediates: ``0f`` (binary32 bits), ``0d`` and decimal literals (binary64) are converted to
 the instruction's type as PTX does, rounding to nearest even (a binary64-to-binary32 conversion on
