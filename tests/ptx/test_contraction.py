@@ -145,3 +145,77 @@ def test_nvcc_default_flags_kernel_is_contracted(tmp_path):
     m = s.reshape(4, 32).max(0)
     fused = (s.reshape(4, 32).astype(np.float64) * np.float64(scale) - (m * scale).astype(np.float64))
     assert np.array_equal(got.buffers["_Z1kPfPKffi_param_0"].reshape(4, 32), fused.astype(np.float32))
+
+
+# ---------------------------------------------------------------------------------------------- resolving
+# _resolve on SASS written by hand: each rule of the module docstring's step 3, and each refusal.
+
+BODY = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .f32 %f<9>; .reg .pred %p<2>;
+  mov.f32 %f1, 0f3F800000;
+  mov.f32 %f2, 0f40000000;
+  mul.f32 %f3, %f1, %f2;
+  mul.f32 %f4, %f2, %f2;
+  add.f32 %f5, %f3, %f4;
+  sub.f32 %f6, %f1, %f3;
+  mul.f32 %f7, %f1, %f1;
+  mov.f32 %f1, 0f40400000;
+  add.f32 %f8, %f7, %f2;
+  ret;
+}
+"""
+
+
+def _resolve(sass):
+    module = ptx.syntax.parse_module(BODY)
+    return [(p.add_line, p.mul_line, p.operand) for p in fma._resolve(module, sass, "k.ptx")]
+
+
+def test_two_products_the_fused_one_kept_no_fmul():
+    assert _resolve([("FMUL R3, R1, R2", 9), ("FFMA R5, R2, R2, R3", 11)]) == [(11, 10, 2)]
+    assert _resolve([("FMUL R4, R2, R2", 10), ("FFMA R5, R1, R2, R4", 11)]) == [(11, 9, 1)]
+
+
+def test_two_products_and_no_way_to_tell_is_refused():
+    with pytest.raises(fma.ContractionError, match=r"k\.ptx:11: .*both operands are products"):
+        _resolve([("FFMA R5, R1, R2, R4", 11)])
+
+
+def test_sub_of_a_product_negates_it():
+    assert _resolve([("FFMA R6, -R1, R2, R1", 12)]) == [(12, 9, 2)]
+    module = ptx.syntax.parse_module(BODY)
+    c = fma.Contraction("ptxas", (fma.Fusion(12, 9, 2),))
+    (fused,) = fma.fused_instructions(module, c).values()
+    assert fused.opcode == "fma" and fused.mods == ("rn", "f32") and fused.fused == (9, True, False)
+    assert [o.name for o in fused.operands] == ["%f6", "%f1", "%f2", "%f1"]
+
+
+def test_an_add_written_as_times_one_is_no_fusion():
+    assert _resolve([("FMUL R3, R1, R2", 9), ("FFMA R5, R3, 1, R4", 11)]) == []
+
+
+def test_a_fused_and_an_unfused_copy_of_one_add_is_refused():
+    with pytest.raises(fma.ContractionError, match=r"k\.ptx:12: ptxas fused some copies"):
+        _resolve([("FFMA R6, -R1, R2, R1", 12), ("FADD R6, R1, -R3", 12)])
+
+
+def test_an_fma_on_a_mul_line_is_refused():
+    with pytest.raises(fma.ContractionError, match=r"k\.ptx:9: ptxas made an FMA on the line of this mul"):
+        _resolve([("FFMA R6, R1, R2, R7", 9)])
+
+
+def test_a_mul_operand_changed_before_the_add_is_refused():
+    with pytest.raises(fma.ContractionError, match=r"k\.ptx:15: .*mul of line 13.*changes on a path"):
+        _resolve([("FFMA R8, R1, R1, R2", 15)])
+
+
+def test_annotated_copy_names_each_instruction_line():
+    module = ptx.syntax.parse_module(BODY)
+    text = fma.annotate(BODY, module)
+    assert f'.file 1 "{fma.FILE_NAME}"' in text
+    assert "\t.loc 1 11 1\n  add.f32 %f5, %f3, %f4;" in text
+    assert ptx.syntax.parse_module(text).functions["k"].body[4].opcode == "add"

@@ -230,6 +230,20 @@ def _opcode(sass):
     return word.split(".")[0]
 
 
+def _times_one(sass):
+    """Whether an FMA's multiplier is the constant 1 or -1 (``FFMA R1, R2, 1, R3``; ``HFMA2 R1, R2, 1, 1, R3``):
+    then it is an add as ptxas chose to write it, not a fused product.
+
+    >>> _times_one("FFMA R1, R2, 1, R3"), _times_one("@P0 FFMA.FTZ R1, -R2, R4, R3"), _times_one("HFMA2 R1, R2, -1, -1, R3")
+    (True, False, True)
+    """
+    ops = [o.strip() for o in sass.split(None, 2 if sass.startswith("@") else 1)[-1].split(",")]
+    one = ("1", "-1", "1.0", "-1.0")
+    if _opcode(sass) == "HFMA2":
+        return len(ops) == 5 and ops[2] in one and ops[3] in one and ops[4].lstrip("-|").startswith("R")
+    return len(ops) == 4 and (ops[1] in one or ops[2] in one)
+
+
 def annotate(text, module):
     """The PTX text with a ``.loc`` naming its own line number before every instruction, every other ``.loc``
     removed, and a ``.file`` of its own (after ``.address_size``/``.target``)."""
@@ -251,7 +265,8 @@ def annotate(text, module):
             cut = first_col[number] - 1
             guard = _GUARD_BEFORE.search(line[:cut])
             cut = guard.start() if guard else cut
-            line = f"{line[:cut]}\n\t.loc {index} {number} 1\n{line[cut:]}"
+            loc = f"\t.loc {index} {number} 1"
+            line = f"{loc}\n{line}" if not line[:cut].strip() else f"{line[:cut]}\n{loc}\n{line[cut:]}"
         out.append(line)
         if k == header:
             out.append(f'\t.file {index} "{FILE_NAME}"')
@@ -313,12 +328,13 @@ def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>
     version = ptxas_version(path)
     with tempfile.TemporaryDirectory(prefix="warpsim-fma-") as tmp:
         sass = _sass(path, nvdisasm, annotate(text, module), arch, flags, Path(tmp), "annotated", filename)
-        plain = _sass(path, nvdisasm, text, arch, flags, Path(tmp), "plain", filename, lineinfo=False)
         ran = [s for s, _ in sass]
-        if ran != plain:
-            raise ContractionError(f"{filename}: ptxas {version} makes other SASS of the line-annotated copy than of "
-                                   "the PTX itself; the contraction cannot be read (run with --ptxas none)")
-        if cubin is not None:
+        if cubin is None:                               # the PTX as given, compiled the same way, is the reference
+            plain = _sass(path, nvdisasm, text, arch, flags, Path(tmp), "plain", filename, lineinfo=False)
+            if ran != plain:
+                raise ContractionError(f"{filename}: ptxas {version} makes other SASS of the line-annotated copy than "
+                                       "of the PTX itself; the contraction cannot be read (run with --ptxas none)")
+        else:                                           # the file the GPU runs is the reference
             theirs = [s for s, _ in sass_lines(_run([nvdisasm, "-c", str(cubin)], str(cubin)))]
             if theirs != ran:
                 at = next((k for k, (a, b) in enumerate(zip(theirs, ran)) if a != b), min(len(theirs), len(ran)))
@@ -418,13 +434,18 @@ def _resolve(module, sass, filename):
     kinds = {}
     for text, line in sass:
         op = _opcode(text)
-        kinds.setdefault(line, set()).add("fma" if op in _FMA else "mul" if op in _MUL else
-                                          "add" if op in _ADD else "other")
+        kind = "fma" if op in _FMA else "mul" if op in _MUL else "add" if op in _ADD else "other"
+        if kind == "fma" and _times_one(text):
+            kind = "add"                                # an add ptxas wrote as x * 1 + y: one rounding either way
+        kinds.setdefault(line, set()).add(kind)
     functions, pairs = {}, []
     for line in sorted(kinds):
         if "fma" not in kinds[line] or line not in at_line:
             continue
         adds = [(fn, k, ins) for fn, k, ins in at_line[line] if _unmodified(ins, ("add", "sub"))]
+        if not adds and any(_unmodified(ins, ("mul",)) for _, _, ins in at_line[line]):
+            raise ContractionError(f"{filename}:{line}: ptxas made an FMA on the line of this mul, not of an add; "
+                                   "warpsim cannot tell which add took it (run with --ptxas none)")
         if not adds:
             continue                                    # an fma/mad of the PTX itself, or another instruction's FMA
         if len(adds) > 1:
