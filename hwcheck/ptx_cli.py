@@ -71,6 +71,9 @@ def build_parser():
     p.add_argument("--no-trace", action="store_true", help="compare the buffers only (no register trace, no shared memory)")
     p.add_argument("--trace-capacity", type=_positive, default=4096, help="trace records per thread (default 4096)")
     p.add_argument("--trace-window", default="0:", metavar="FROM:TO", help="record dynamic steps FROM..TO-1 only")
+    p.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
+                   help="the simulator's FMA contraction: auto (default; checked against the cubin the GPU runs, "
+                        "assembled by the same ptxas), a ptxas path, or none (the PTX without contraction)")
     p.add_argument("--report", metavar="FILE", help="write a JSON report")
     return p
 
@@ -96,10 +99,11 @@ def main(argv) -> int:
         raise HwcheckError(f"hwcheck run: {e}") from None
     gpu = Gpu.open()
     arch = model_arch(gpu.info.compute_capability, args.arch)
-    runs, status, error, code = check_ptx(CupyPtx(gpu), [job], seeds=args.seeds, first_seed=args.seed, arch=arch,
+    gpu_ptx = CupyPtx(gpu, "auto" if args.ptxas == "none" else args.ptxas)    # the GPU always runs ptxas's code
+    runs, status, error, code = check_ptx(gpu_ptx, [job], seeds=args.seeds, first_seed=args.seed, arch=arch,
                                           trace=not args.no_trace, capacity=args.trace_capacity, window=window,
                                           report=args.report, command=command_line(["run", *argv]),
-                                          gpu_info=gpu.info.as_dict())
+                                          gpu_info=gpu.info.as_dict(), ptxas=args.ptxas)
     for r in runs:
         sys.stdout.write(f"{r.job.label}: {len(r.seeds)} seeds, {r.mismatched} mismatches, {r.sites} traced "
                          f"register sites, {r.wall_s:.1f} s\n")

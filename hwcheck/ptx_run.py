@@ -16,7 +16,12 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
    fastest and the slowest), beside ``sim_s``, the simulator's seconds;
 5. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
    that its buffers equal the original's on each, and compare the two trace buffers record by record
-   (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included;
+   (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included. Where ptxas fuses
+   the copy's ``mul``/``add`` pairs otherwise than the original's (a traced product has one more reader, so it is
+   fused less), the copy's buffers are compared with the GPU's copy instead (``contraction`` in the report);
+2b. the GPU runs a cubin assembled by the ptxas that :mod:`warpsim.ptx.contraction` uses (``CupyPtx.cubin``; the
+   driver's JIT only where no ptxas is found), and the simulator decides which ``mul``/``add`` pairs are fused
+   against that very cubin's SASS, for the original and the instrumented copy each;
 6. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
    (:mod:`hwcheck.shared_capture`), the simulator's as its original run left it (the simulator's own capture
    by the instrumented kernel must equal that too); only the bytes the kernel wrote (a second simulator run,
@@ -439,6 +444,13 @@ class PtxRun:
                 "mismatches": self.records}
 
 
+def _fused_texts(module) -> list:
+    """The fused pairs of a loaded module as ``(add text, mul text)``, sorted: comparable across the original and
+    the instrumented copy, whose line numbers differ."""
+    lines = module.text.splitlines()
+    return sorted((lines[p.add_line - 1].strip(), lines[p.mul_line - 1].strip()) for p in module.contraction.pairs)
+
+
 def _compare_printf(want: str, got: str) -> dict:
     """The device printf lines of both machines as multisets (the GPU's warps print in no fixed order).
 
@@ -543,9 +555,11 @@ def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
 
 
 def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capacity=4096, window=(0, 0xFFFFFFFF),
-            log=None, run=None, timing=False) -> PtxRun:
+            log=None, run=None, timing=False, ptxas="auto") -> PtxRun:
     """Check ``job`` for ``seeds`` seeds; returns its :class:`PtxRun` (``HwcheckError`` stops it). ``timing``:
-    then time the original kernel on the GPU with the first seed's arguments (``PtxRun.timing``)."""
+    then time the original kernel on the GPU with the first seed's arguments (``PtxRun.timing``). ``ptxas``:
+    the simulator's contraction (``warpsim.ptx.load``); ``"none"`` runs it without, beside the GPU's real code,
+    to show what contraction changes. Otherwise the decision is checked against the cubin the GPU runs."""
     from hwcheck.instrument import TRACE_PARAM, instrument
     from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture, written_mask
     from warpsim import ptx
@@ -558,7 +572,9 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     gpu0 = gpu_ptx.load(text)
     cubin_of = getattr(gpu_ptx, "cubin", lambda text: None)   # the SASS the GPU runs, where hwcheck compiled it
     target = "sm_90" if arch == "sm90" else "sm_80"
-    sim0 = ptx.load(text, filename=kernel.module.filename, arch=target, cubin=cubin_of(text))
+    if ptxas == "none":
+        cubin_of = lambda text: None                     # noqa: E731 - the simulator decides nothing
+    sim0 = ptx.load(text, filename=kernel.module.filename, arch=target, ptxas=ptxas, cubin=cubin_of(text))
     d0 = sim0.decoded(name)
     run.contraction = {**sim0.contraction.as_dict(), "pairs": len(sim0.contraction.pairs),
                        "gpu_code": "cubin from this ptxas" if cubin_of(text) else "PTX (the driver's JIT)"}
@@ -566,9 +582,13 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
         ins = instrument(text, name, capacity=capacity, window=window, filename=kernel.module.filename)
         run.sites = len(ins.sites)
         gpu1 = gpu_ptx.load(ins.text)
-        sim1 = ptx.load(ins.text, filename=kernel.module.filename, arch=target, cubin=cubin_of(ins.text))
+        sim1 = ptx.load(ins.text, filename=kernel.module.filename, arch=target, ptxas=ptxas,
+                        cubin=cubin_of(ins.text))
         d1 = sim1.decoded(name)
         run.contraction["instrumented_pairs"] = len(sim1.contraction.pairs)
+        # the trace stores give products more readers, so ptxas may fuse the copy less than the original
+        same_fusion = _fused_texts(sim0) == _fused_texts(sim1)
+        run.contraction["instrumented_fused_alike"] = same_fusion
     threads = int(np.prod(job.grid)) * int(np.prod(job.block))
     for seed in range(first_seed, first_seed + seeds):
         result = PtxSeed(seed)
@@ -608,6 +628,8 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             on_sim = _buffers_equal(want.buffers, want1.buffers, skip=added)
             on_gpu = _buffers_equal(got.buffers, got1.buffers, skip=added)
             result.instrumented_bad = on_sim + on_gpu
+            if not same_fusion:      # ptxas fused the copy otherwise: each must equal its own GPU code instead
+                result.instrumented_bad = _buffers_equal(want1.buffers, got1.buffers, skip=added)
             if result.instrumented_bad:     # gpu_bytes alone: the GPU's compiler made the two kernels compute apart
                 run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
                                                           "original's", "bytes": result.instrumented_bad,
@@ -672,7 +694,7 @@ def _worker_job(make_gpu_ptx, job, options):
 
 def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, capacity=4096,
               window=(0, 0xFFFFFFFF), report=None, command="", gpu_info=None, log=None, workers=1,
-              make_gpu_ptx=None, timing=True):
+              make_gpu_ptx=None, timing=True, ptxas="auto"):
     """Run :func:`run_one` for each job (``timing``: each kernel's GPU time too); write the report; return
     ``(runs, status, error, exit status)``.
 
@@ -681,10 +703,10 @@ def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, ca
     order, as one process would."""
     runs, error, settings = [], None, {"seeds": seeds, "first_seed": first_seed, "simulator_arch": arch,
                                        "trace": trace, "trace_capacity": capacity, "trace_window": list(window),
-                                       "workers": workers, "timing": timing,
+                                       "workers": workers, "timing": timing, "simulator_ptxas": ptxas,
                                        "timed_launches": [WARMUP_LAUNCHES, TIMED_LAUNCHES] if timing else None}
     options = dict(seeds=seeds, first_seed=first_seed, arch=arch, trace=trace, capacity=capacity, window=window,
-                   timing=timing)
+                   timing=timing, ptxas=ptxas)
     try:
         if workers > 1:
             import multiprocessing

@@ -1,0 +1,80 @@
+"""hwcheck's GPU side runs the cubin ptxas makes, and the simulator's contraction is decided against that cubin.
+
+A stand-in GPU (the simulator with contraction, loading through a cubin compiled the way hwcheck compiles it on
+the device) agrees with hwcheck's simulator side; run with ``ptxas="none"`` the simulator differs from it in the
+fused results -- the check can fail, and the report says who decided.
+"""
+
+import numpy as np
+import pytest
+
+from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, parse_ptx_arg, run_one
+from warpsim.ptx import contraction as fma
+from warpsim.ptx.syntax import parse_module
+
+pytestmark = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
+                                reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm")
+
+KERNEL = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 inp, .param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>;
+  ld.param.u64 %rd1, [inp];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+  mul.f32 %f5, %f1, %f2;
+  sub.f32 %f6, %f5, %f3;
+  mul.f32 %f7, %f3, %f4;
+  add.f32 %f8, %f1, %f7;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.f32 [%rd5], {%f6, %f8, %f1, %f2};
+  ret;
+}
+"""
+
+
+class CubinGpu(SimulatorAsGpu):
+    """The simulator standing in for the GPU, with hwcheck's cubin step (as ``CupyPtx.cubin``) in front."""
+
+    def __init__(self, folder):
+        super().__init__()
+        self.folder, self.made = folder, {}
+
+    def cubin(self, text):
+        if text not in self.made:
+            path = self.folder / f"m{len(self.made)}.cubin"
+            fma.compile_cubin(text, parse_module(text), "sm_90", fma.find_ptxas(), path)
+            self.made[text] = str(path)
+        return self.made[text]
+
+
+def _job(tmp_path):
+    src = tmp_path / "k.ptx"
+    src.write_text(KERNEL)
+    specs = dict(parse_ptx_arg(a) for a in ("inp=random:f32:32x4", "out=zeros:f32:32x4"))
+    return PtxJob(str(src), "k", (1, 1, 1), (32, 1, 1), 0, specs)
+
+
+def test_simulator_decides_against_the_gpus_cubin(tmp_path):
+    run = run_one(CubinGpu(tmp_path), _job(tmp_path), seeds=2, first_seed=0, arch="sm90", log=open("/dev/null", "w"))
+    assert run.mismatched == 0
+    c = run.contraction
+    assert c["compiler"] == "ptxas" and c["pairs"] == 2 and c["cubin"].endswith(".cubin")
+    assert c["gpu_code"] == "cubin from this ptxas" and c["version"] == fma.ptxas_version(fma.find_ptxas())
+    assert c["instrumented_pairs"] == 0 and not c["instrumented_fused_alike"]   # traced products are not fused
+    assert sum(s.records for s in run.seeds) > 0
+
+
+def test_without_contraction_the_fused_results_differ(tmp_path):
+    run = run_one(CubinGpu(tmp_path), _job(tmp_path), seeds=2, first_seed=0, arch="sm90", ptxas="none",
+                  log=open("/dev/null", "w"))
+    assert run.contraction["compiler"] == "none"
+    assert run.mismatched > 0
+    assert sum(s.global_bad for s in run.seeds) > 0
