@@ -114,7 +114,7 @@ def test_warm_decision_does_not_start_ptxas(monkeypatch, tmp_path):
 def test_cubin_of_other_code_is_refused(tmp_path):
     other = KERNEL.replace("sub.f32 %f7, %f5, %f6;", "add.f32 %f7, %f5, %f6;")
     cubin = fma.compile_cubin(other, ptx.syntax.parse_module(other), "sm_90", fma.find_ptxas(), tmp_path / "o.cubin")
-    with pytest.raises(fma.ContractionError, match=r"--cubin .*o\.cubin: its SASS differs"):
+    with pytest.raises(fma.ContractionError, match=r"--cubin .*o\.cubin: its code differs"):
         ptx.load(KERNEL, cubin=cubin)
     same = fma.compile_cubin(KERNEL, ptx.syntax.parse_module(KERNEL), "sm_90", fma.find_ptxas(), tmp_path / "k.cubin")
     assert ptx.load(KERNEL, cubin=same).contraction.cubin == str(same)

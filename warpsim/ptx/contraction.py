@@ -43,6 +43,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -54,7 +55,7 @@ from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "decide", "candidates", "find_ptxas", "find_tool",
-           "ptxas_version", "ptxas_flags", "ptxas_arch", "compile_cubin", "sass_lines", "fused_instructions", "NONE",
+           "ptxas_version", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines", "fused_instructions", "NONE",
            "PTXAS_CHOICES"]
 
 PTXAS_CHOICES = "PATH|auto|none"
@@ -327,20 +328,22 @@ def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>
         return replace(cached, cubin=str(cubin) if cubin is not None else "")
     version = ptxas_version(path)
     with tempfile.TemporaryDirectory(prefix="warpsim-fma-") as tmp:
-        sass = _sass(path, nvdisasm, annotate(text, module), arch, flags, Path(tmp), "annotated", filename)
-        ran = [s for s, _ in sass]
-        if cubin is None:                               # the PTX as given, compiled the same way, is the reference
-            plain = _sass(path, nvdisasm, text, arch, flags, Path(tmp), "plain", filename, lineinfo=False)
-            if ran != plain:
-                raise ContractionError(f"{filename}: ptxas {version} makes other SASS of the line-annotated copy than "
+        tmp = Path(tmp)
+        line = () if "-g" in flags else ("-lineinfo",)
+        annotated = _spawn_ptxas(path, annotate(text, module), arch, (*flags, *line), tmp / "annotated")
+        plain = _spawn_ptxas(path, text, arch, flags, tmp / "plain") if cubin is None else None   # at the same time
+        _finish(annotated, f"{filename}: ptxas for {arch}")
+        sass = sass_lines(_run([nvdisasm, "-g", "-c", "-ndf", annotated.out], f"{filename}: nvdisasm"))
+        ours = code_sections(annotated.out)
+        if plain is not None:                           # the PTX as given, compiled the same way, is the reference
+            _finish(plain, f"{filename}: ptxas for {arch}")
+            if code_sections(plain.out) != ours:
+                raise ContractionError(f"{filename}: ptxas {version} makes other code of the line-annotated copy than "
                                        "of the PTX itself; the contraction cannot be read (run with --ptxas none)")
-        else:                                           # the file the GPU runs is the reference
-            theirs = [s for s, _ in sass_lines(_run([nvdisasm, "-c", str(cubin)], str(cubin)))]
-            if theirs != ran:
-                at = next((k for k, (a, b) in enumerate(zip(theirs, ran)) if a != b), min(len(theirs), len(ran)))
-                raise ContractionError(f"--cubin {cubin}: its SASS differs from what ptxas {version} {' '.join(flags)} "
-                                       f"makes of {filename} for {arch} (instruction {at}); it was built from other "
-                                       "PTX or by another ptxas: pass the ptxas that built it with --ptxas PATH")
+        elif code_sections(cubin) != ours:              # the file the GPU runs is the reference
+            raise ContractionError(f"--cubin {cubin}: its code differs from what ptxas {version} {' '.join(flags)} "
+                                   f"makes of {filename} for {arch}; it was built from other PTX or by another ptxas: "
+                                   "pass the ptxas that built it with --ptxas PATH")
     pairs = _resolve(module, sass, filename)
     decision = Contraction("ptxas", tuple(pairs), version, path, arch, flags,
                            cubin=str(cubin) if cubin is not None else "")
@@ -348,14 +351,42 @@ def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>
     return decision
 
 
-def _sass(ptxas, nvdisasm, text, arch, flags, tmp, name, filename, lineinfo=True):
-    src, out = tmp / f"{name}.ptx", tmp / f"{name}.cubin"
+def _spawn_ptxas(ptxas, text, arch, flags, stem):
+    """Start ptxas on ``text`` (written to ``stem.ptx``) into ``stem.cubin``; :func:`_finish` waits for it."""
+    src, out = stem.with_suffix(".ptx"), stem.with_suffix(".cubin")
     src.write_text(text, encoding="utf-8")
-    line = ["-lineinfo"] if lineinfo and "-g" not in flags else []
-    _run([ptxas, f"-arch={arch}", *flags, *line, str(src), "-o", str(out)], f"{filename}: ptxas for {arch}")
-    listing = _run([nvdisasm, "-g" if lineinfo else "-c", *(["-c"] if lineinfo else []), str(out)],
-                   f"{filename}: nvdisasm")
-    return sass_lines(listing) if lineinfo else [s for s, _ in sass_lines(listing)]
+    cmd = [ptxas, f"-arch={arch}", *flags, str(src), "-o", str(out)]
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        raise ContractionError(f"cannot run {Path(ptxas).name} ({e})") from None
+    proc.out = str(out)
+    return proc
+
+
+def _finish(proc, what):
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        message = " ".join((stderr or stdout).split())[:400]
+        raise ContractionError(f"{what}: ptxas failed (exit {proc.returncode}): {message}")
+
+
+def code_sections(cubin):
+    """``{name: bytes}`` of the ``.text.*`` sections of an ELF cubin: the machine code, without the line tables and
+    other notes, so two builds of the same code compare equal. ``ContractionError`` for a file that is no ELF."""
+    data = Path(cubin).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise ContractionError(f"--cubin {cubin}: not a 64-bit ELF cubin (compile with ptxas or nvcc -cubin)")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + k * shentsize) for k in range(shnum)]
+    names_at = headers[shstrndx][4]
+
+    def name(offset):
+        end = data.index(b"\0", names_at + offset)
+        return data[names_at + offset:end].decode("ascii", "replace")
+
+    return {name(h[0]): data[h[4]:h[4] + h[5]] for h in headers if name(h[0]).startswith(".text.")}
 
 
 class _Function:

@@ -1,0 +1,84 @@
+"""What deciding FMA contraction costs: a cold decision (ptxas + nvdisasm) and a warm one (the disk cache).
+
+Run from the repository root: ``PYTHONPATH=. python bench/bench_contraction.py [--repeat N] [--quick]`` (needs
+nvcc, ptxas and nvdisasm; the PTX is compiled once by nvcc and cached).
+
+The kernel is the CuTe C++ FlashAttention-2 forward compiled with nvcc's defaults
+(``examples/cute_cpp/as_compiled/flash_attn_fwd.cu``), whose PTX holds the unrounded ``mul``/``add``/``sub`` that
+ptxas fuses. Measured in one run, best and median of N (each cold run in a new, empty cache folder):
+
+- ``load none``: ``warpsim.ptx.load(text, ptxas="none")`` -- parse and decode, no contraction: the baseline;
+- ``decide cold``: :func:`warpsim.ptx.contraction.decide` with an empty cache (ptxas on the line-annotated copy and on
+  the PTX itself, nvdisasm of both); the issue bounds it by 0.5 s;
+- ``decide warm``: the same call again (the cache hit), with the number of ptxas/nvdisasm processes it started
+  (must be 0), and the ratios to the baseline.
+
+``--quick`` (one repeat) is what tests/test_bench.py runs: it checks that the benchmark runs, never a time.
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from hostinfo import host_line  # noqa: E402
+from warpsim import ptx  # noqa: E402
+from warpsim.ptx import contraction  # noqa: E402
+from warpsim.ptx.compile import compile_cuda  # noqa: E402
+
+KERNEL = ROOT / "examples" / "cute_cpp" / "as_compiled" / "flash_attn_fwd.cu"
+
+
+def best_median(times):
+    times = sorted(times)
+    return times[0], times[len(times) // 2]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args(argv)
+    repeat = 1 if args.quick else args.repeat
+    print(host_line())
+    text = compile_cuda(KERNEL, "sm_90")
+    tree = ptx.syntax.parse_module(text)
+    path = contraction.find_ptxas()
+    print(f"kernel: {KERNEL.relative_to(ROOT)} (nvcc defaults, sm_90), {len(text.splitlines())} PTX lines; "
+          f"ptxas {contraction.ptxas_version(path)} at {path}")
+
+    base, cold, warm, started = [], [], [], []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        ptx.load(text, ptxas="none")
+        base.append(time.perf_counter() - t)
+        with tempfile.TemporaryDirectory(prefix="bench-fma-") as cache:
+            import os
+            os.environ["WARPSIM_CACHE"] = cache
+            t = time.perf_counter()
+            decision = contraction.decide(text, tree)
+            cold.append(time.perf_counter() - t)
+            calls = []
+            real = contraction._run
+            contraction._run = lambda cmd, what: calls.append(cmd) or real(cmd, what)
+            t = time.perf_counter()
+            again = contraction.decide(text, tree)
+            warm.append(time.perf_counter() - t)
+            contraction._run = real
+            started.append(len(calls))
+            assert again.pairs == decision.pairs
+    (b0, b1), (c0, c1), (w0, w1) = best_median(base), best_median(cold), best_median(warm)
+    print(f"pairs fused: {len(decision.pairs)}")
+    print(f"load none: best {b0:.3f} s, median {b1:.3f} s")
+    print(f"decide cold: best {c0:.3f} s, median {c1:.3f} s (target < 0.5 s), {c1 / b1:.2f}x load none")
+    print(f"decide warm: best {w0 * 1e3:.2f} ms, median {w1 * 1e3:.2f} ms, {w1 / b1:.4f}x load none, "
+          f"tool processes started: {max(started)}")
+
+
+if __name__ == "__main__":
+    main()
