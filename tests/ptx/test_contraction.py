@@ -219,3 +219,46 @@ def test_annotated_copy_names_each_instruction_line():
     assert f'.file 1 "{fma.FILE_NAME}"' in text
     assert "\t.loc 1 11 1\n  add.f32 %f5, %f3, %f4;" in text
     assert ptx.syntax.parse_module(text).functions["k"].body[4].opcode == "add"
+
+
+DIV = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 inp, .param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>;
+  ld.param.u64 %rd1, [inp];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+  rcp.approx.ftz.f32 %f5, %f2;
+  mul.rn.ftz.f32 %f6, %f5, %f1;
+  div.full.ftz.f32 %f7, %f1, %f2;
+  sub.ftz.f32 %f8, %f7, %f6;
+  div.approx.f32 %f9, %f3, %f4;
+  sub.f32 %f10, %f1, %f9;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.f32 [%rd5], {%f8, %f10, %f5, %f6};
+  ret;
+}
+"""
+
+
+@needs_ptxas
+def test_a_division_fused_into_its_add():
+    """ptxas fuses div.full/div.approx's last FMUL (a * MUFU.RCP(b)) into a following add (Triton's layer norm
+    does it with mean + eps): a * rcp(b) - round(a * rcp(b)) is exact, 0 without contraction."""
+    x = np.random.default_rng(5).uniform(0.5, 2, (32, 4)).astype(np.float32)
+    module = ptx.load(DIV)
+    assert {(p.add_line, p.mul_line) for p in module.contraction.pairs} == {(18, 17), (20, 19)}
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)}).buffers["out"]
+    r, a = out[:, 2].astype(np.float64), x[:, 0].astype(np.float64)
+    assert np.array_equal(out[:, 0], (r * a - out[:, 3].astype(np.float64)).astype(np.float32))
+    assert (out[:, 0] != 0).sum() > 16
+    plain = ptx.load(DIV, ptxas="none").launch("k", block=32, args={"inp": x.copy(),
+                                                                    "out": np.zeros((32, 4), np.float32)})
+    assert (plain.buffers["out"][:, 0] == 0).all() and (plain.buffers["out"][:, 1] != out[:, 1]).any()

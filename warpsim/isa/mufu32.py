@@ -55,7 +55,7 @@ import sys
 import numpy as np
 from numba import njit, prange
 
-from warpsim.isa.fparith import f32_mul
+from warpsim.isa.fparith import f32_fma, f32_mul
 from warpsim.isa.hostfloat import host_f32_add, host_f32_mul
 from warpsim.isa.mufu_recip import RECIP_NAMES, mufu_rcp, mufu_rsq, mufu_sqrt, recip_tables
 from warpsim.isa.rounding import RN
@@ -66,7 +66,7 @@ __all__ = ["MUFU32_OPS", "EX2", "RCP", "RSQ", "SQRT", "LG2", "TABLE_NAMES", "muf
            "f32_ex2_approx", "f32_ex2_approx_ftz", "f32_rcp_approx", "f32_rcp_approx_ftz",
            "f32_rsqrt_approx", "f32_rsqrt_approx_ftz", "f32_sqrt_approx", "f32_sqrt_approx_ftz",
            "f32_lg2_approx", "f32_lg2_approx_ftz", "mufu_tanh", "f32_tanh_approx", "f32_div_approx", "f32_div_approx_ftz", "f32_div_full",
-           "f32_div_full_ftz", "DIV32_OPS", "div_batch", "build_tables", "TANH",
+           "f32_div_full_ftz", "f32_div_add", "DIV32_OPS", "div_batch", "build_tables", "TANH",
            "key_tables", "table_source", "EXP_COEFFICIENTS"]
 
 TABLE_NAMES = ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "tanh")
@@ -238,6 +238,22 @@ def f32_div_full_ftz(a, b, t):
         a = f32_mul(a, np.uint32(0x3E800000), RN, True, False)
         b = f32_mul(b, np.uint32(0x3E800000), RN, True, False)
     return f32_mul(mufu_rcp(b, t), a, RN, True, False)
+
+
+@njit(cache=True)
+def f32_div_add(a, b, c, t, full, ftz):
+    """``div.{approx,full}{.ftz}.f32`` whose final product ptxas fused with a following unrounded ``add`` (one
+    ``FFMA``, warpsim.ptx.contraction): the operands scaled as :func:`f32_div_full` / :func:`f32_div_approx` (and
+    their ``.ftz`` forms) scale them -- by 1/4 for ``|b| > 2**126`` (``.full``), by 2**24 for ``|b| < 2**-126`` (not
+    ``.ftz``) -- then ``MUFU.RCP(b) * a + c`` rounded once."""
+    mag = np.uint32(b) & 0x7FFFFFFF
+    if full and 0x7E800000 < mag <= 0x7F800000:
+        a = f32_mul(a, np.uint32(0x3E800000), RN, ftz, False)
+        b = f32_mul(b, np.uint32(0x3E800000), RN, ftz, False)
+    if not ftz and _tiny(b):
+        a = f32_mul(a, np.uint32(0x4B800000), RN, False, False)
+        b = f32_mul(b, np.uint32(0x4B800000), RN, False, False)
+    return f32_fma(mufu_rcp(b, t), a, c, RN, ftz, False)
 
 
 # (op, ftz) -> (scalar model, table index)

@@ -63,6 +63,7 @@ FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
+_DIVISION = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?div\.(?:approx|full)(?:\.ftz)?\.f32\s", re.MULTILINE)
 _LOC = re.compile(r"^\s*\.loc\b.*$", re.MULTILINE)
 _FILE = re.compile(r"^\s*\.file\s+(\d+)", re.MULTILINE)
 _HEADER_END = re.compile(r"^\s*\.address_size\s+\d+\s*$|^\s*\.target\b.*$", re.MULTILINE)
@@ -135,10 +136,10 @@ NONE = Contraction("none", reason="--ptxas none")
 
 
 def candidates(text) -> bool:
-    """Whether ``text`` has an unmodified float ``mul`` and an unmodified float ``add``/``sub`` (else ptxas
-    has nothing to contract)."""
+    """Whether ``text`` has a product (an unmodified float ``mul``, or ``div.approx``/``div.full`` of ``.f32``) and an
+    unmodified float ``add``/``sub`` (else ptxas has nothing to contract)."""
     ops = {m.group(1) for m in _UNMODIFIED.finditer(text) if "sat" not in m.group(2) or m.group(1) != "mul"}
-    return "mul" in ops and bool(ops & {"add", "sub"})
+    return ("mul" in ops or _DIVISION.search(text) is not None) and bool(ops & {"add", "sub"})
 
 
 # ------------------------------------------------------------------------------------------------ tools
@@ -454,6 +455,17 @@ def _unmodified(ins, opcodes):
             and not (ins.opcode == "mul" and "sat" in ins.mods))
 
 
+def _product(ins, add):
+    """Whether ``ins`` makes a product ptxas may fuse into ``add``: an unmodified ``mul`` of its type, or an f32
+    ``div.approx``/``div.full`` (``a * MUFU.RCP(b)`` with scalings: its last ``FMUL`` is fusable), ``.ftz`` alike."""
+    if ("ftz" in ins.mods) != ("ftz" in add.mods):
+        return False
+    if ins.opcode == "div":
+        return (_float_type(add) == "f32" == _float_type(ins) and ("approx" in ins.mods or "full" in ins.mods)
+                and "sat" not in add.mods)
+    return _unmodified(ins, ("mul",)) and _float_type(ins) == _float_type(add)
+
+
 def _resolve(module, sass, filename):
     """The :class:`Fusion` pairs that the line-annotated ``sass`` shows (see the module docstring, step 3)."""
     at_line = {}
@@ -496,13 +508,12 @@ def _resolve(module, sass, filename):
             if m is None:
                 continue
             mul = fn.flow.instrs[m]
-            if _unmodified(mul, ("mul",)) and _float_type(mul) == _float_type(add) and \
-                    ("ftz" in mul.mods) == ("ftz" in add.mods):
+            if _product(mul, add):
                 found.append((pos, m, mul))
         if len(found) == 2 and found[0][1] == found[1][1]:
             found = found[:1]                           # p + p: one product, the other operand its rounding
-        if len(found) == 2:
-            kept = [f for f in found if "mul" in kinds.get(f[2].token.line, ())]
+        if len(found) == 2:                             # the mul that kept its FMUL was not fused
+            kept = [f for f in found if f[2].opcode == "mul" and "mul" in kinds.get(f[2].token.line, ())]
             if len(kept) == 1:
                 found = [f for f in found if f is not kept[0]]
         if len(found) != 1:
@@ -532,7 +543,7 @@ def fused_instructions(module, contraction):
     muls, out = {}, {}
     for f in module.functions.values():
         for ins in f.body:
-            if isinstance(ins, Instruction) and ins.opcode == "mul":
+            if isinstance(ins, Instruction) and ins.opcode in ("mul", "div"):
                 muls.setdefault(ins.token.line, ins)
     for f in module.functions.values():
         for ins in f.body:
@@ -544,8 +555,11 @@ def fused_instructions(module, contraction):
             other = ins.operands[3 - p.operand]
             sub = ins.opcode == "sub"
             neg_a, neg_c = sub and p.operand == 2, sub and p.operand == 1
-            mods = ("rn", *[m for m in ins.mods if m in ("ftz", "sat")], _float_type(ins))
-            out[id(ins)] = Instruction("fma", mods, [ins.operands[0], mul.operands[1], mul.operands[2], other],
+            if mul.opcode == "div":                     # the div's own modifiers; its product gets the addend
+                opcode, mods = "div", mul.mods
+            else:
+                opcode, mods = "fma", ("rn", *[m for m in ins.mods if m in ("ftz", "sat")], _float_type(ins))
+            out[id(ins)] = Instruction(opcode, mods, [ins.operands[0], mul.operands[1], mul.operands[2], other],
                                        ins.guard, ins.guard_neg, ins.token, ins.loc,
                                        fused=(p.mul_line, neg_a, neg_c))
     return out

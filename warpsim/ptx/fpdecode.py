@@ -229,10 +229,12 @@ class FloatDecoder:
         if extra:
             raise self.error(ins.token, f"{_name(ins)}: .{extra[0]} is not a modifier of div.{kind}.f32 "
                                         f"(it takes .ftz)", UnsupportedType)
-        self.count(ins, ins.operands, 3)
-        d, a, b = ins.operands
         flags = FLAGS[kind] | (FLAGS["ftz"] if "ftz" in mods else 0)
-        rows = [self.operand(fn, d), self.float_operand(fn, a, "f32"), self.float_operand(fn, b, "f32")]
+        if ins.fused:                                   # its product fused with an add (warpsim.ptx.contraction)
+            flags |= FLAGS["addend"] | FLAGS["neg_a"] * ins.fused[1] | FLAGS["neg_c"] * ins.fused[2]
+        self.count(ins, ins.operands, 4 if ins.fused else 3)
+        d, *srcs = ins.operands
+        rows = [self.operand(fn, d)] + [self.float_operand(fn, o, "f32") for o in srcs]
         self.emit(fn, ins, Op.FARITH, ("f32", None), (FOPS.index("div"), 0, flags, 0), rows)
 
     def comparison(self, ins, mods):

@@ -52,8 +52,8 @@ FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "
  _RSQRT, _SIN, _COS) = range(len(FOPS))
 # modifier flags in M2: the isa's parameter names (isa.fpops.MODIFIER_NAMES) and cvt's .satfinite
 FLAGS = {"ftz": 1, "sat": 2, "relu": 4, "nan_mode": 8, "xorsign_abs": 16, "as_float": 32, "satfinite": 64,
-         "approx": 128, "full": 256, "neg_a": 512, "neg_c": 1024}
-_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL, _NEG_A, _NEG_C = FLAGS.values()
+         "approx": 128, "full": 256, "neg_a": 512, "neg_c": 1024, "addend": 2048}
+_FTZ, _SAT, _RELU, _NAN, _XORSIGN, _AS_FLOAT, _SATFINITE, _APPROX, _FULL, _NEG_A, _NEG_C, _ADDEND = FLAGS.values()
 NEGATE = _NEG_A | _NEG_C     # fma of a contracted sub (warpsim.ptx.contraction): the sign of a or c flipped first
 # the f32 MUFU forms (``.approx``, M2 & APPROX): FOPS index -> warpsim.isa.mufu32 table index
 MUFU32_TABLE = {FOPS.index("ex2"): m32.EX2, FOPS.index("rcp"): m32.RCP, FOPS.index("rsqrt"): m32.RSQ,
@@ -79,8 +79,11 @@ def _bool(op, t, c):
 
 
 @njit(cache=True)
-def _mufu32(fop, a, b, ftz, full, mt):
-    """The f32 ``.approx`` forms and ``div.full`` (``warpsim.isa.mufu32``; ``mt``: its tables)."""
+def _mufu32(fop, a, b, ftz, full, mt, c=np.uint32(0), addend=False):
+    """The f32 ``.approx`` forms and ``div.full`` (``warpsim.isa.mufu32``; ``mt``: its tables); ``addend``: a div
+    whose final product ptxas fused with an add of ``c`` (warpsim.ptx.contraction)."""
+    if fop == _DIV and addend:
+        return m32.f32_div_add(a, b, c, mt[m32.RCP], full, ftz)
     if fop == _DIV:
         if full:
             return m32.f32_div_full_ftz(a, b, mt[m32.RCP]) if ftz else m32.f32_div_full(a, b, mt[m32.RCP])
@@ -105,7 +108,8 @@ def _mufu32(fop, a, b, ftz, full, mt):
 def _f32(fop, a, b, c, rnd, flags, mt):
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
     if flags & (_APPROX | _FULL):
-        return _mufu32(fop, np.uint32(a), np.uint32(b), ftz, (flags & _FULL) != 0, mt)
+        return _mufu32(fop, np.uint32(a), np.uint32(b), ftz, (flags & _FULL) != 0, mt, np.uint32(c),
+                       (flags & _ADDEND) != 0)
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
     if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
         if fop == _FMA:
