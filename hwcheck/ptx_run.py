@@ -194,28 +194,27 @@ class CupyPtx:
     """PTX text on a CUDA GPU through CuPy's driver bindings (module load from text, raw parameter bytes)."""
 
     def __init__(self, gpu, ptxas="auto"):
-        from warpsim.ptx.contraction import find_ptxas
         self.gpu = gpu
         self.cupy = gpu.cupy
         self.cupy.zeros(1)                      # the context exists before the driver calls
-        self.ptxas = None if ptxas == "none" else find_ptxas(ptxas)
+        self.ptxas = None if ptxas == "none" else ptxas          # "auto": per module, by its PTX .version
         self._tmp = None
         self._cubins = {}
 
     def cubin(self, text: str):
         """The cubin file this GPU runs for ``text`` (ptxas, as ``warpsim.ptx.contraction`` compiles it, for the
         GPU's arch), or None where no ptxas was found and the driver's JIT assembles the PTX."""
-        if self.ptxas is None:
+        from warpsim.ptx.contraction import compile_cubin, find_ptxas
+        if self.ptxas is None or (self.ptxas == "auto" and find_ptxas("auto", text) is None):
             return None
         if text not in self._cubins:
             import tempfile
             from pathlib import Path
-            from warpsim.ptx.contraction import compile_cubin
             from warpsim.ptx.syntax import parse_module
             if self._tmp is None:
                 self._tmp = tempfile.TemporaryDirectory(prefix="hwcheck-cubin-")
             path = Path(self._tmp.name) / f"m{len(self._cubins)}.cubin"
-            compile_cubin(text, parse_module(text), self.gpu.info.arch, self.ptxas, path)
+            compile_cubin(text, parse_module(text), self.gpu.info.arch, find_ptxas(self.ptxas, text), path)
             self._cubins[text] = str(path)
         return self._cubins[text]
 
@@ -536,12 +535,13 @@ def exported_ptx(source, target: str):
     return Compiled(tuple(texts), Path(source), source_kind(source), target)
 
 
-def open_job_kernel(job: PtxJob, arch: str):
+def open_job_kernel(job: PtxJob, arch: str, ptxas: str = "auto"):
     """``warpsim.ptx.front.open_kernel`` for ``job`` compiled for the model ``arch`` (``sm90`` -> ``sm_90``); where
-    ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`exported_ptx`), that PTX is used and nothing is compiled."""
+    ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`exported_ptx`), that PTX is used and nothing is compiled.
+    ``ptxas``: who decides the module's FMA contraction (``"none"``: nobody, for a caller that loads its own)."""
     from warpsim.ptx.front import open_kernel
     target = "sm_90" if arch == "sm90" else "sm_80"
-    return open_kernel(job.source, job.kernel, arch=target, compiled=exported_ptx(job.source, target))
+    return open_kernel(job.source, job.kernel, arch=target, compiled=exported_ptx(job.source, target), ptxas=ptxas)
 
 
 def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
@@ -566,7 +566,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     log = sys.stderr if log is None else log
     run = PtxRun(job) if run is None else run
     start = time.perf_counter()
-    kernel = open_job_kernel(job, arch)
+    kernel = open_job_kernel(job, arch, ptxas="none")   # its text; sim0 below is decided against the GPU's cubin
     run.entry, run.arch = kernel.name, arch
     text, name = kernel.module.text, kernel.name
     gpu0 = gpu_ptx.load(text)

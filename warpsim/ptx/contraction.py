@@ -55,7 +55,7 @@ from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "decide", "candidates", "find_ptxas", "find_tool",
-           "ptxas_version", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines", "fused_instructions", "NONE",
+           "ptxas_version", "ptxas_candidates", "isa_of_release", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines", "fused_instructions", "NONE",
            "PTXAS_CHOICES"]
 
 PTXAS_CHOICES = "PATH|auto|none"
@@ -162,12 +162,41 @@ def find_tool(name):
     return None
 
 
-def find_ptxas(choice="auto"):
-    """The ptxas a ``--ptxas`` choice names: ``auto`` = the one beside the nvcc on ``PATH``, else on ``PATH``, else
-    the ``nvidia-cuda-nvcc`` wheel's (None when there is none); a path = that file (``ContractionError`` if it
-    is not an executable)."""
+def ptxas_candidates():
+    """Every ptxas ``auto`` may take, in order: beside the nvcc on ``PATH``, on ``PATH``, the ``nvidia-cuda-nvcc``
+    wheel's, then Triton's own (``triton/backends/nvidia/bin``: what Triton assembles its kernels with)."""
+    found = [find_tool("ptxas")]
+    for site in sys.path:
+        for sub in ("nvidia/cu13/bin/ptxas", "nvidia/cuda_nvcc/bin/ptxas", "triton/backends/nvidia/bin/ptxas",
+                    "triton/backends/nvidia/bin/ptxas-blackwell"):
+            found.append(str(Path(site) / sub))
+    out = []
+    for c in found:
+        if c and c not in out and os.path.isfile(c) and os.access(c, os.X_OK):
+            out.append(c)
+    return out
+
+
+def isa_of_release(release):
+    """The newest PTX ISA a ptxas release assembles: ``(9, 0)`` for ``"13.0.88"`` (CUDA 13.m: 9.m, 12.m: 8.m up
+    to 12.5, then 12.6: 8.5, 12.8: 8.7, 12.9: 8.8; 11.m: 7.m)."""
+    major, minor = (int(x) for x in release.split(".")[:2])
+    if major == 12:
+        return (8, {6: 5, 7: 6, 8: 7, 9: 8}.get(minor, minor))
+    return (major - 4, minor)
+
+
+def find_ptxas(choice="auto", text=""):
+    """The ptxas a ``--ptxas`` choice names: ``auto`` = the first of :func:`ptxas_candidates` that assembles the
+    ``.version`` of ``text`` (None when there is none); a path = that file (``ContractionError`` if it is not an
+    executable)."""
     if choice in (None, "auto"):
-        return find_tool("ptxas")
+        m = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.MULTILINE)
+        need = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        for c in ptxas_candidates():
+            if isa_of_release(ptxas_version(c)) >= need:
+                return c
+        return None
     path = Path(choice)
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise ContractionError(f"--ptxas {choice}: not an executable file (give a ptxas path, auto or none)")
@@ -314,9 +343,11 @@ def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>
     arch, flags = ptxas_arch(module, arch), ptxas_flags(module)
     if not candidates(text) and cubin is None:
         return Contraction("ptxas", arch=arch, flags=flags, reason="no unrounded float mul+add pairs")
-    path = find_ptxas(ptxas)
+    path = find_ptxas(ptxas, text)
     if path is None:
-        return Contraction("none", reason="no ptxas found: pip install nvidia-cuda-nvcc, or pass --ptxas PATH")
+        found = ", ".join(f"{ptxas_version(c)} ({c})" for c in ptxas_candidates()) or "none"
+        raise ContractionError(f"{filename}: no ptxas found that assembles its PTX .version (found: {found}); "
+                               "pip install nvidia-cuda-nvcc, pass --ptxas PATH, or --ptxas none")
     nvdisasm = find_tool("nvdisasm")
     if nvdisasm is None:
         raise ContractionError(f"{filename}: deciding FMA contraction needs nvdisasm (pip install "
