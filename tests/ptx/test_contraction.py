@@ -214,8 +214,7 @@ def test_a_mul_operand_changed_before_the_add_is_refused():
 
 
 def test_annotated_copy_names_each_instruction_line():
-    module = ptx.syntax.parse_module(BODY)
-    text = fma.annotate(BODY, module)
+    text = fma.annotate(BODY)
     assert f'.file 1 "{fma.FILE_NAME}"' in text
     assert "\t.loc 1 11 1\n  add.f32 %f5, %f3, %f4;" in text
     assert ptx.syntax.parse_module(text).functions["k"].body[4].opcode == "add"

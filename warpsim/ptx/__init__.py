@@ -33,7 +33,7 @@ as the Python-traced programs, and :mod:`~warpsim.ptx.launch` packs arguments an
 import os
 
 from warpsim.errors import PtxSyntaxError, UnsupportedType
-from warpsim.ptx.contraction import Contraction, ContractionError, decide
+from warpsim.ptx.contraction import Contraction, ContractionError, start
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
 from warpsim.ptx.syntax import parse_module
 
@@ -64,8 +64,9 @@ def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None)
         name = filename or os.path.basename(text)
         with open(text, encoding="utf-8") as f:
             text = f.read()
+    pending = start(text, arch=arch, ptxas=ptxas, cubin=cubin, filename=name)   # ptxas runs while we parse
     tree = parse_module(text, name)
-    module = PtxModule(tree, text, decide(text, tree, arch=arch, ptxas=ptxas, cubin=cubin, filename=name))
+    module = PtxModule(tree, text, pending.finish(tree))
     for kernel in module.kernels:
         module.decoded(kernel)
     return module

@@ -47,6 +47,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -54,7 +55,7 @@ from warpsim.errors import WarpsimError
 from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction
 
-__all__ = ["Contraction", "ContractionError", "Fusion", "decide", "candidates", "find_ptxas", "find_tool",
+__all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "decide", "start", "annotate", "candidates", "find_ptxas", "find_tool",
            "ptxas_version", "ptxas_candidates", "isa_of_release", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines", "fused_instructions", "NONE",
            "PTXAS_CHOICES"]
 
@@ -67,7 +68,8 @@ _DIVISION = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?div\.(?:approx|full)(?:\.ftz)?\.f
 _LOC = re.compile(r"^\s*\.loc\b.*$", re.MULTILINE)
 _FILE = re.compile(r"^\s*\.file\s+(\d+)", re.MULTILINE)
 _HEADER_END = re.compile(r"^\s*\.address_size\s+\d+\s*$|^\s*\.target\b.*$", re.MULTILINE)
-_GUARD_BEFORE = re.compile(r"@!?%[\w$]+\s*$")
+_INSTRUCTION_LINE = re.compile(r"^\s*(?:[\w$]+:\s*)?(?:@!?%[\w$]+\s+)?[a-z][a-z0-9_]*(?:\.[\w:]+)*(?:\s|;|$)")
+_NAMED_LINE = re.compile(r"^\s*[\w$]+\s*:\s*(?:\.|$)")       # a label alone, or ``prototype_0 : .callprototype``
 _SASS_LINE = re.compile(r'//## File "([^"]*)", line (\d+)')
 _SASS_INSTR = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 _FMA = ("FFMA", "DFMA", "HFMA2")
@@ -275,29 +277,21 @@ def _times_one(sass):
     return len(ops) == 4 and (ops[1] in one or ops[2] in one)
 
 
-def annotate(text, module):
-    """The PTX text with a ``.loc`` naming its own line number before every instruction, every other ``.loc``
-    removed, and a ``.file`` of its own (after ``.address_size``/``.target``)."""
-    first_col = {}
-    for f in module.functions.values():
-        for ins in f.body:
-            if isinstance(ins, Instruction) and ins.token is not None:
-                first_col[ins.token.line] = min(first_col.get(ins.token.line, 1 << 30), ins.token.col)
+def annotate(text):
+    """The PTX text with a ``.loc`` naming its own line number before every line where an instruction starts, every
+    other ``.loc`` removed, and a ``.file`` of its own (after ``.address_size``/``.target``). Read from the text alone
+    (an instruction starts a line with a lower-case opcode, after an optional label and guard), so ptxas can start
+    before the text is parsed."""
     index = max((int(m.group(1)) for m in _FILE.finditer(text)), default=0) + 1
     header = None
     for m in _HEADER_END.finditer(text):
         header = text.count("\n", 0, m.start())
     out = []
     for k, line in enumerate(text.split("\n")):
-        number = k + 1
         if _LOC.match(line):
             continue
-        if number in first_col:
-            cut = first_col[number] - 1
-            guard = _GUARD_BEFORE.search(line[:cut])
-            cut = guard.start() if guard else cut
-            loc = f"\t.loc {index} {number} 1"
-            line = f"{loc}\n{line}" if not line[:cut].strip() else f"{line[:cut]}\n{loc}\n{line[cut:]}"
+        if _INSTRUCTION_LINE.match(line) and not _NAMED_LINE.match(line):
+            out.append(f"\t.loc {index} {k + 1} 1")
         out.append(line)
         if k == header:
             out.append(f'\t.file {index} "{FILE_NAME}"')
@@ -306,25 +300,33 @@ def annotate(text, module):
 
 # ------------------------------------------------------------------------------------------------ deciding
 
-def ptxas_flags(module):
-    """The ptxas flags the user's build passes for ``module``: ptxas's defaults (``-O3 --fmad=true``), or for a
-    ``debug`` target (nvcc ``-G``) the ones nvcc adds."""
-    if "debug" in module.target:
+def ptxas_flags(target):
+    """The ptxas flags the user's build passes for PTX of ``.target`` ``target`` (a tuple, ``("sm_90", "debug")``):
+    ptxas's defaults (``-O3 --fmad=true``), or for a ``debug`` target (nvcc ``-G``) the ones nvcc adds."""
+    if "debug" in target:
         return ("-g", "--dont-merge-basicblocks", "--return-at-end")
     return ("-O3", "--fmad=true")
 
 
-def ptxas_arch(module, arch):
-    """The ``-arch`` for ``module`` on a GPU of ``arch`` (``sm_90``): arch-specific PTX (``sm_90a``) keeps its own."""
+def ptxas_arch(target, arch):
+    """The ``-arch`` for PTX of ``.target`` ``target`` on a GPU of ``arch`` (``sm_90``): arch-specific PTX
+    (``sm_90a``) keeps its own."""
     arch = arch if str(arch).startswith("sm_") else "sm_" + str(arch).removeprefix("sm")
-    target = module.target[0] if module.target else ""
-    return target if re.fullmatch(r"sm_\d+[af]", target or "") else arch
+    first = target[0] if target else ""
+    return first if re.fullmatch(r"sm_\d+[af]", first) else arch
+
+
+def _target(text):
+    """The ``.target`` of a PTX text as a tuple (``("sm_90a",)``, ``("sm_80", "debug")``), read before parsing."""
+    m = re.search(r"^\s*\.target\s+([^\n/]*)", text, re.MULTILINE)
+    return tuple(t.strip() for t in m.group(1).split(",") if t.strip()) if m else ()
 
 
 def compile_cubin(text, module, arch, ptxas, out, filename="<ptx>"):
     """Assemble PTX ``text`` (parsed: ``module``) for a GPU of ``arch`` into the cubin file ``out`` the way
     :func:`decide` compiles it (same ptxas, same flags): the code a GPU check runs."""
-    _run([ptxas, f"-arch={ptxas_arch(module, arch)}", *ptxas_flags(module), _write(out, text), "-o", str(out)],
+    _run([ptxas, f"-arch={ptxas_arch(module.target, arch)}", *ptxas_flags(module.target), _write(out, text),
+          "-o", str(out)],
          f"{filename}: ptxas")
     return out
 
@@ -338,11 +340,18 @@ def _write(out, text):
 def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> Contraction:
     """The :class:`Contraction` of a parsed PTX ``module`` (its ``text``) for ``arch``; ``ptxas``: a path, ``auto``
     or ``none``; ``cubin``: a cubin the decision must match (the SASS the user runs). See the module docstring."""
+    return start(text, arch, ptxas, cubin, filename).finish(module)
+
+
+def start(text, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> "Pending":
+    """Start deciding for ``text`` (ptxas and nvdisasm run in the background: the caller parses meanwhile);
+    :meth:`Pending.finish` with the parsed module gives the :class:`Contraction`."""
     if ptxas == "none" or isinstance(ptxas, Contraction):
-        return ptxas if isinstance(ptxas, Contraction) else NONE
-    arch, flags = ptxas_arch(module, arch), ptxas_flags(module)
+        return Pending(ptxas if isinstance(ptxas, Contraction) else NONE)
+    target = _target(text)
+    arch, flags = ptxas_arch(target, arch), ptxas_flags(target)
     if not candidates(text) and cubin is None:
-        return Contraction("ptxas", arch=arch, flags=flags, reason="no unrounded float mul+add pairs")
+        return Pending(Contraction("ptxas", arch=arch, flags=flags, reason="no unrounded float mul+add pairs"))
     path = find_ptxas(ptxas, text)
     if path is None:
         found = ", ".join(f"{ptxas_version(c)} ({c})" for c in ptxas_candidates()) or "none"
@@ -357,30 +366,65 @@ def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>
                          + b"\0" + cubin_bytes).hexdigest()[:32]
     cached = _cache_get(key)
     if cached is not None:
-        return replace(cached, cubin=str(cubin) if cubin is not None else "")
-    version = ptxas_version(path)
-    with tempfile.TemporaryDirectory(prefix="warpsim-fma-") as tmp:
-        tmp = Path(tmp)
+        return Pending(replace(cached, cubin=str(cubin) if cubin is not None else ""))
+    return Pending(None, text, arch, flags, path, nvdisasm, cubin, filename, key)
+
+
+class Pending:
+    """A decision under way (:func:`start`): the two ptxas runs and the nvdisasm after the first, in a thread."""
+
+    def __init__(self, done, text="", arch="", flags=(), ptxas="", nvdisasm="", cubin=None, filename="", key=""):
+        self.done, self.arch, self.flags, self.ptxas, self.cubin = done, arch, flags, ptxas, cubin
+        self.filename, self.key, self.error = filename, key, None
+        if done is not None:
+            return
+        self.version = ptxas_version(ptxas)
+        self.tmp = tempfile.TemporaryDirectory(prefix="warpsim-fma-")
+        tmp = Path(self.tmp.name)
         line = () if "-g" in flags else ("-lineinfo",)
-        annotated = _spawn_ptxas(path, annotate(text, module), arch, (*flags, *line), tmp / "annotated")
-        plain = _spawn_ptxas(path, text, arch, flags, tmp / "plain") if cubin is None else None   # at the same time
-        _finish(annotated, f"{filename}: ptxas for {arch}")
-        sass = sass_lines(_run([nvdisasm, "-g", "-c", "-ndf", annotated.out], f"{filename}: nvdisasm"))
-        ours = code_sections(annotated.out)
-        if plain is not None:                           # the PTX as given, compiled the same way, is the reference
-            _finish(plain, f"{filename}: ptxas for {arch}")
-            if code_sections(plain.out) != ours:
-                raise ContractionError(f"{filename}: ptxas {version} makes other code of the line-annotated copy than "
-                                       "of the PTX itself; the contraction cannot be read (run with --ptxas none)")
-        elif code_sections(cubin) != ours:              # the file the GPU runs is the reference
-            raise ContractionError(f"--cubin {cubin}: its code differs from what ptxas {version} {' '.join(flags)} "
-                                   f"makes of {filename} for {arch}; it was built from other PTX or by another ptxas: "
-                                   "pass the ptxas that built it with --ptxas PATH")
-    pairs = _resolve(module, sass, filename)
-    decision = Contraction("ptxas", tuple(pairs), version, path, arch, flags,
-                           cubin=str(cubin) if cubin is not None else "")
-    _cache_put(key, decision)
-    return decision
+        self.annotated = _spawn_ptxas(ptxas, annotate(text), arch, (*flags, *line), tmp / "annotated")
+        self.plain = _spawn_ptxas(ptxas, text, arch, flags, tmp / "plain") if cubin is None else None
+        self.thread = threading.Thread(target=self._disassemble, args=(nvdisasm,), daemon=True)
+        self.thread.start()
+
+    def _disassemble(self, nvdisasm):
+        try:
+            _finish(self.annotated, f"{self.filename}: ptxas for {self.arch}")
+            self.sass = sass_lines(_run([nvdisasm, "-g", "-c", "-ndf", self.annotated.out],
+                                        f"{self.filename}: nvdisasm"))
+        except ContractionError as e:
+            self.error = e
+
+    def finish(self, module) -> Contraction:
+        """The decision, once ptxas and nvdisasm are done and ``module`` (the parsed text) is resolved against them."""
+        if self.done is not None:
+            return self.done
+        try:
+            self.thread.join()
+            if self.error is not None:
+                raise self.error
+            ours, name = code_sections(self.annotated.out), self.filename
+            if self.plain is not None:                  # the PTX as given, compiled the same way, is the reference
+                _finish(self.plain, f"{name}: ptxas for {self.arch}")
+                if code_sections(self.plain.out) != ours:
+                    raise ContractionError(f"{name}: ptxas {self.version} makes other code of the line-annotated copy "
+                                           "than of the PTX itself; the contraction cannot be read (run with "
+                                           "--ptxas none)")
+            elif code_sections(self.cubin) != ours:     # the file the GPU runs is the reference
+                raise ContractionError(f"--cubin {self.cubin}: its code differs from what ptxas {self.version} "
+                                       f"{' '.join(self.flags)} makes of {name} for {self.arch}; it was built from "
+                                       "other PTX or by another ptxas: pass the ptxas that built it with --ptxas PATH")
+        finally:
+            for proc in (self.annotated, self.plain):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            self.tmp.cleanup()
+        pairs = _resolve(module, self.sass, name)
+        self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
+                                cubin=str(self.cubin) if self.cubin is not None else "")
+        _cache_put(self.key, self.done)
+        return self.done
 
 
 def _spawn_ptxas(ptxas, text, arch, flags, stem):
