@@ -17,10 +17,12 @@ from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
                                  TK_S, TK_U, TYPES, Op, supported_names, type_of)
-from warpsim.ptx.rows import ATOM_OPS, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES, VOTE_MODES
+from warpsim.ptx.rows import (ATOM_OPS, K_IMM, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES,
+                             TRAP_ASSERT, VOTE_MODES)
 from warpsim.ptx.syntax import type_bytes
 
-__all__ = ["InstructionDecoder", "name_of"]
+__all__ = ["InstructionDecoder", "name_of", "target_sm"]
+
 
 
 def _folded_bfe(t, ops, known, early) -> bool:
@@ -70,6 +72,39 @@ def _folded_bfi(t, ops, known) -> bool:
 
 def name_of(ins):
     return ".".join((ins.opcode,) + tuple(ins.mods))
+
+
+def target_sm(module) -> int:
+    """The compute capability a module's ``.target`` names, 0 without one: ``sm_90a`` -> 90, ``sm_100`` -> 100."""
+    for name in module.target:
+        digits = name[3:].rstrip("abf") if name.startswith("sm_") else ""
+        if digits.isdigit():
+            return int(digits)
+    return 0
+
+
+def _refused_call(name):
+    """Why warpsim does not run a call of ``name``, a function without a body (``vprintf`` and ``__assertfail`` are
+    built in): nvcc declares ``malloc``/``free`` for device code, ``__cudaCDP2*`` (``-rdc``) for the device runtime
+    of dynamic parallelism; anything else is an external function.
+
+    >>> _refused_call("free")
+    'malloc/free in device code are not supported (warpsim has no device heap)'
+    """
+    if name in ("malloc", "free"):
+        return "malloc/free in device code are not supported (warpsim has no device heap)"
+    if name.startswith(("__cudaCDP", "cuda")):
+        return ("device-side CUDA runtime calls (dynamic parallelism, cudaMalloc/cudaFree in device code) are not "
+                "supported")
+    return ("a function without a body (an external one: warpsim runs one PTX module, so compile its definition "
+            "into it, without -rdc; built in: vprintf, __assertfail)")
+
+
+def _scalar(op):
+    """``op``, or the one register of a one-element brace vector ``{%r}``: ``ld``, ``st`` and ``mov`` take it for the
+    scalar (ptxas does; Triton writes its masked loads and stores so: ``@%p1 st.global.b32 [ %rd9 + 0 ], { %r39 };``).
+    ptxas refuses it for every other instruction."""
+    return op.items[0] if op.kind == "vec" and len(op.items) == 1 else op
 
 
 class InstructionDecoder(FloatDecoder):
@@ -175,6 +210,7 @@ class InstructionDecoder(FloatDecoder):
     def do_mov(self, fn, ins, op, mods, types, ops):
         t = self.one_type(ins, types, allow_float=True)
         self.count(ins, ops, 2)
+        ops = [_scalar(o) for o in ops]
         mode = 1 if ops[1].kind == "vec" else 2 if ops[0].kind == "vec" else 0
         self.emit(fn, ins, op, (t, None), (mode, 0, 0, 0), [self.operand(fn, o) for o in ops])
 
@@ -218,6 +254,9 @@ class InstructionDecoder(FloatDecoder):
         vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
         self.count(ins, ops, 2)
         data, addr = (ops[0], ops[1]) if op == Op.LD else (ops[1], ops[0])
+        if vec == 1:
+            data = _scalar(data)
+        self.check_width(fn, ins, t, vec, data)
         if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
             raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")
         arow, space = self.address(fn, addr, self.space_of(ins, mods))
@@ -226,6 +265,27 @@ class InstructionDecoder(FloatDecoder):
         self.emit(fn, ins, op, (t, None), (space, vec, 0, 0), rows)
 
     do_st = do_ld
+
+    def check_width(self, fn, ins, t, vec, data):
+        """Refuse the ``ld``/``st`` widths ptxas refuses (ptxas 13.0): a ``.b128`` access needs a ``.b128`` register
+        (not a 64-bit one, nor a vector: "Arguments mismatch"), and so takes no ``.v2``/``.v4``; one wider than 128
+        bits (``.v8.b32``, ``.v4.b64``: 256) needs ``.target sm_100`` or later and a ``.global`` or generic address
+        (sm_80 and sm_90 move at most 128 bits: ``.v4.b32``, ``.v2.b64``); none is wider than 256 bits."""
+        bits = TYPES[t][1] * vec
+        if TYPES[t][1] == 128:
+            rtype = fn.regs[data.name][2] if data.kind in ("reg", "sym") and data.name in fn.regs else None
+            if vec > 1 or rtype != "b128":
+                got = f".{rtype} register {data.name}" if rtype else {"vec": "a vector"}.get(data.kind, data.kind)
+                raise self.error(ins.token, f"{name_of(ins)}: a .b128 access takes one .b128 register, got {got} "
+                                            f"(ptxas refuses it)")
+        sm = target_sm(self.m)
+        if bits > 256:
+            raise self.error(ins.token, f"{name_of(ins)}: a {bits}-bit load/store (ptxas allows at most 256 bits)")
+        if bits > 128 and (sm < 100 or self.space_of(ins, ins.mods) not in (SP_GLOBAL, SP_GENERIC)):
+            raise self.error(ins.token, f"{name_of(ins)}: a {bits}-bit load/store needs .target sm_100 or later and a "
+                                        f".global or generic address (this module's .target: "
+                                        f"{f'sm_{sm}' if sm else 'none'}; below sm_100 ptxas allows at most 128 bits: "
+                                        f".v4.b32, .v2.b64)")
 
     def do_atom(self, fn, ins, op, mods, types, ops):
         t = self.one_type(ins, types)
@@ -393,9 +453,14 @@ class InstructionDecoder(FloatDecoder):
                 raise self.error(ins.token, "vprintf takes 2 arguments")
             out = outs[0][0] if outs else -1
             return self.emit(fn, ins, Op.PRINTF, mods=(vars_[0][0], vars_[1][0], out, 0))
+        if target.name == "__assertfail" and callee.declared_only:
+            if len(vars_) != 5:
+                raise self.error(ins.token, f"__assertfail takes 5 arguments (message, file, line, function, "
+                                            f"char size), got {len(vars_)}")
+            offsets = [self.add_opnd(K_IMM, imm=off) for off, _ in vars_[:4]]
+            return self.emit(fn, ins, Op.TRAP, mods=(TRAP_ASSERT, 0, 0, 0), operands=offsets)
         if callee.declared_only:
-            raise self.error(target.token, "call of a function without a body (only vprintf is built in)",
-                             UnsupportedType)
+            raise self.error(ins.token, f"call of {target.name}: {_refused_call(target.name)}", UnsupportedType)
         if len(vars_) != len(callee.params) or len(outs) != len(callee.returns):
             raise self.error(ins.token, f"call of {target.name}: {len(vars_)} arguments and {len(outs)} "
                                         f"returns, the function has {len(callee.params)} and "

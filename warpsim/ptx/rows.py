@@ -10,7 +10,8 @@ from warpsim.ptx.memory import SP_CONST, SP_GLOBAL, SP_KPARAM, SP_LOCAL, SP_SHAR
 
 __all__ = ["OP", "TK", "TB", "SK", "SB", "M0", "M1", "M2", "M3", "GUARD", "GNEG", "LOC", "NOPS", "O0", "MAX_OPS",
            "NCOLS", "KIND", "SLOT", "NW", "IMM", "NEG", "K_NONE", "K_REG", "K_IMM", "K_SREG", "K_ADDR", "K_VEC",
-           "K_LABEL", "SREGS", "ATOM_OPS", "SHFL_MODES", "VOTE_MODES", "PRMT_MODES", "SPACE_CODES", "REDUX_OPS"]
+           "K_LABEL", "SREGS", "ATOM_OPS", "SHFL_MODES", "VOTE_MODES", "PRMT_MODES", "SPACE_CODES", "REDUX_OPS",
+           "TRAP_ASSERT"]
 
 OP, TK, TB, SK, SB, M0, M1, M2, M3, GUARD, GNEG, LOC, NOPS = range(13)
 O0 = 13
@@ -33,3 +34,6 @@ REDUX_OPS = {"add": 0, "min": 1, "max": 2, "and": 3, "or": 4, "xor": 5}
 PRMT_MODES = {"f4e": 1, "b4e": 2, "rc8": 3, "ecl": 4, "ecr": 5, "rc16": 6}
 SPACE_CODES = {"global": SP_GLOBAL, "shared": SP_SHARED, "local": SP_LOCAL, "const": SP_CONST,
                "param": SP_KPARAM}
+# a trap row's M0: TRAP_ASSERT for a ``call __assertfail`` (a trap whose operands are the per-thread .param offsets of
+# its message, file, line and function arguments: warpsim.ptx.launch reads them for the fault's text)
+TRAP_ASSERT = 1
