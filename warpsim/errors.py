@@ -6,7 +6,8 @@ instruction the warp, the lane and the offending value, e.g.::
     SimulatorFault: ldmatrix.sync.aligned.m8n8.x4.shared.b16: warp 0 lane 5: address 0x1003 is not 16-byte aligned
 """
 
-__all__ = ["WarpsimError", "SimulatorFault", "ProgramError", "ProgramWarning", "PtxSyntaxError", "UnsupportedType"]
+__all__ = ["WarpsimError", "SimulatorFault", "DeviceAssertion", "ProgramError", "ProgramWarning", "PtxSyntaxError",
+           "UnsupportedType"]
 
 
 class WarpsimError(Exception):
@@ -15,6 +16,11 @@ class WarpsimError(Exception):
 
 class SimulatorFault(WarpsimError):
     """A simulated instruction faulted as the hardware would (bad address, bad type, divergence)."""
+
+
+class DeviceAssertion(SimulatorFault):
+    """A thread's device ``assert`` failed (PTX ``call __assertfail``); the message is the line CUDA prints:
+    ``k.cu:5: void k(const int *, int, int *): block: [0,0,0], thread: [3,0,0] Assertion `x[i] < n` failed.``"""
 
 
 class ProgramError(WarpsimError):

@@ -26,21 +26,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from warpsim.errors import SimulatorFault
-from warpsim.isa.arith import DEFAULT_ARCH
+from warpsim.errors import DeviceAssertion, SimulatorFault
+from warpsim.isa.arith import DEFAULT_ARCH, get_arch
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE
 from warpsim.isa.mma import mma_params
-from warpsim.machine import Machine
+from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
-from warpsim.ptx.decode import LOC, decode_kernel
+from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
 from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                 MAX_PENDING, RUNNING, WAITING, run_cta)
 from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
-                                SPACE_NAMES, object_ends, redzone, round_up)
+                                SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.fpu import kernel_mufu_tables
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
+from warpsim.ptx.rows import TRAP_ASSERT
 from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["PtxModule", "PtxRun", "LaunchResult", "DEFAULT_MAX_STEPS"]
@@ -237,11 +238,25 @@ class PtxModule:
                              f"got block {block}")
         if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
             raise ValueError(f"launch: smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
+        self.check_shared(kernel, int(smem), arch)
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
             raise ValueError(f"launch: max_steps must be a positive int, got {max_steps!r}")
         ctas = self._ctas(grid, cta)
         args = self._arguments(kernel, d, args)
         return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet, profile)
+
+    def check_shared(self, kernel, smem, arch=DEFAULT_ARCH):
+        """Refuse, before anything is allocated, a launch whose shared memory per CTA (the kernel's static
+        ``.shared`` and ``smem`` bytes of dynamic shared memory: ``--smem``) exceeds what ``arch`` lets a CTA opt
+        in to (:data:`warpsim.machine.MAX_SMEM_BYTES`: 232448 bytes on sm90, 166912 on sm80; the 1 KB the system
+        reserves is not counted). ``ValueError`` naming ``--smem``, the static bytes and the limit."""
+        name = get_arch(arch).name
+        static = self.decoded(kernel).shared_static - SHARED_BASE
+        limit = MAX_SMEM_BYTES[name]
+        if static + smem > limit:
+            raise ValueError(f"{kernel}: --smem {smem} bytes of dynamic shared memory + {static} of static .shared = "
+                             f"{static + smem} bytes per CTA; {name} allows at most {limit} (--smem at most "
+                             f"{max(limit - static, 0)})")
 
     def _ctas(self, grid, cta):
         gx, gy, gz = grid
@@ -258,13 +273,13 @@ class PtxModule:
         x, y, z = (c - 1 for c in coords)
         return [every[x + gx * (y + gy * z)]]
 
-    def _printed(self, coords, block, state, m, kparam, quiet):
+    def _printed(self, coords, block, state, m, const, quiet):
         lines = []
         for k in range(int(state.nprint[0])):
             t, start, n, nargs = (int(v) for v in state.prrec[k])
             fmt = bytes(state.prbuf[start:start + n]).decode("utf-8", "replace")
             args = bytes(state.prbuf[start + n:start + n + nargs])
-            text = format_printf(fmt, args, lambda addr: _c_string(addr, m, kparam))
+            text = format_printf(fmt, args, lambda addr: _c_string(addr, m, const))
             tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
             lines.append((tuple(coords), tid, text))
             if not quiet:
@@ -418,7 +433,7 @@ class PtxRun:
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
                            state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault,
                            self._mufu, self._cycles)
-            self.printf.extend(self.module._printed(self.cta, self.block, state, m, self._kparam, self._quiet))
+            self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
                 if self.shared is not None:
                     self.shared.append((self.cta, m.smem.copy()))
@@ -428,9 +443,26 @@ class PtxRun:
                     self._begin()
             elif int(fault[0]) == FAULT_STEP_LIMIT and target < self._max_steps:
                 break                                          # paused: the step budget is spent
+            elif int(fault[0]) == FAULT_TRAP and d.code[int(fault[4]), M0] == TRAP_ASSERT:
+                raise DeviceAssertion(self._assertion(fault))
             else:
                 raise SimulatorFault(self.module._fault_message(self.kernel, d, fault, self.cta, self.block, m, state))
         return not self.finished
+
+    def _assertion(self, fault):
+        """The line CUDA's device ``assert`` prints for the thread of ``fault`` that called ``__assertfail``
+        (``FILE:LINE: FUNCTION: block: [x,y,z], thread: [x,y,z] Assertion `EXPR` failed.``), its strings read from
+        the call's arguments (generic addresses of C strings)."""
+        d, t, pc = self.decoded, int(fault[1]), int(fault[4])
+        message, file, line, function = (int(d.opnd[d.code[pc, O0 + k], IMM]) for k in range(4))
+        param = self._state.fparam[t]
+        text = [_c_string(int.from_bytes(param[off:off + 8].tobytes(), "little"), self.machine, d.const)
+                for off in (message, file, function)]
+        line = int.from_bytes(param[line:line + 4].tobytes(), "little", signed=True)
+        b = self.block
+        tid = (t % b[0], (t // b[0]) % b[1], t // (b[0] * b[1]))
+        return (f"{text[1]}:{line}: {text[2]}: block: [{','.join(map(str, self.cta))}], thread: "
+                f"[{','.join(map(str, tid))}] Assertion `{text[0]}` failed.")
 
     def run(self):
         """Run to the end; the :class:`LaunchResult`."""
@@ -518,15 +550,17 @@ def _regions(space, m, state):
     return ""
 
 
-def _c_string(addr, m, kparam):
-    """The NUL-terminated string at generic ``addr`` in global memory (for printf's %s)."""
-    off = addr - GLOBAL_BASE
-    if not 0 <= off < m.gmem.size:
+def _c_string(addr, m, const, limit=4096):
+    """The NUL-terminated string (at most ``limit`` bytes) at generic ``addr`` in global memory or in the ``.const``
+    bytes ``const``, where compilers put string literals (printf's %s, __assertfail's message, file and function)."""
+    space, off = from_generic(addr)
+    mem = m.gmem if space == SP_GLOBAL else const if space == SP_CONST else None
+    off = off - GLOBAL_BASE if space == SP_GLOBAL else off
+    if mem is None or not 0 <= off < mem.size:
         return f"<bad string address {addr:#x}>"
-    end = off
-    while end < m.gmem.size and m.gmem[end] != 0:
-        end += 1
-    return bytes(m.gmem[off:end]).decode("utf-8", "replace")
+    nul = np.flatnonzero(mem[off:off + limit] == 0)
+    end = off + (int(nul[0]) if nul.size else min(limit, mem.size - off))
+    return bytes(mem[off:end]).decode("utf-8", "replace")
 
 
 class _State:
