@@ -28,9 +28,9 @@ from itertools import product
 
 import numpy as np
 
-__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "FLASH_BENCH_EXAMPLE", "FLASH_BENCH_REPORT",
-           "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command", "reported_gpu_time",
-           "run_ptx_examples"]
+__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "AS_COMPILED_EXAMPLES", "FLASH_BENCH_EXAMPLE",
+           "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command",
+           "reported_gpu_time", "run_ptx_examples"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _U32 = ["x=random:u32:128", "y=zeros:u32:128"]
@@ -130,6 +130,39 @@ FLASH_EXAMPLES = _flash()
 # the CuTe DSL kernels at the launches of the C++ plain build (B 1..2, H 1..2, N 80..512 with tails): variant for
 # variant the same shapes as FLASH_EXAMPLES[:8], so the two implementations meet on the same launches
 FLASH_DSL_EXAMPLES = tuple(_flash_dsl(_FLASH_SHAPES))
+
+
+def _as_compiled():
+    """The kernels of ``examples/cute_cpp/as_compiled/`` (nvcc's default flags, FMA contraction left to the
+    compilers): the flash forward causal and not at N 128, 300 and 1024 (B, H 1..2), the others at 2-3 sizes."""
+    src = "examples/cute_cpp/as_compiled/"
+    flash = [_flash_launch("as_compiled/flash_attn_fwd.cu", "f16", 64, causal, B, H, N)
+             for causal, shapes in ((False, ((2, 2, 128), (1, 2, 300), (1, 1, 1024))),
+                                    (True, ((2, 1, 128), (2, 2, 300), (1, 1, 1024)))) for B, H, N in shapes]
+    gemm = [(src + "gemm_alpha_beta.cu", f"gemm_tn_{t}", f"{M // 64},{N // 64}", 128, 0,
+             [f"a=random:f16:{M}x{K}", f"b=random:f16:{N}x{K}", f"c=random:{t}:{M}x{N}", f"M={M}", f"N={N}",
+              f"K={K}", f"alpha={alpha}", f"beta={beta}"])
+            for t, M, N, K, alpha, beta in (("f32", 64, 64, 32, 1.5, -0.75), ("f32", 128, 192, 96, 0.5, 1.0),
+                                            ("f32", 256, 128, 256, 1.0, 0.0), ("f16", 64, 128, 64, 1.5, -0.75),
+                                            ("f16", 192, 64, 128, 0.25, 2.0))]
+    softmax = [(src + "softmax.cu", "softmax_rows", -(-rows // 4), 128, 0,
+                [f"x=random:f32:{rows}x{cols}", f"y=zeros:f32:{rows}x{cols}", f"rows={rows}", f"cols={cols}"])
+               for rows, cols in ((5, 100), (8, 1024), (33, 1000))]
+    layer_norm = [(src + "layer_norm.cu", "layer_norm_fwd", rows, 128, 0,
+                   [f"x=random:f16:{rows}x{cols}", f"gamma=random:f16:{cols}", f"beta=random:f16:{cols}",
+                    f"y=zeros:f16:{rows}x{cols}", f"mean=zeros:f32:{rows}", f"rstd=zeros:f32:{rows}",
+                    f"rows={rows}", f"cols={cols}", "eps=1e-05"])
+                  for rows, cols in ((3, 100), (4, 768), (8, 4096))]
+    rms_norm = [(src + "rms_norm.cu", "rms_norm_fwd", -(-rows // 4), 128, 0,
+                 [f"x=random:f32:{rows}x{cols}", f"weight=random:f32:{cols}", f"y=zeros:f32:{rows}x{cols}",
+                  f"rows={rows}", f"cols={cols}", "eps=1e-06"])
+                for rows, cols in ((3, 100), (8, 512), (13, 2048))]
+    return tuple(flash + gemm + softmax + layer_norm + rms_norm)
+
+
+# the kernels written as users write them, built with nvcc's defaults (``--only as-compiled``), run with
+# FLASH_TRACE_CAPACITY: a thread of the flash kernel at N = 1024 writes ~12,300 registers
+AS_COMPILED_EXAMPLES = _as_compiled()
 # the launch bench/bench_flash.py simulates (f16, d = 64, not causal, B = 1, H = 2, N = 512), whose GPU time the
 # benchmark prints beside the simulator's once a committed report has it (its command: FLASH_BENCH_COMMAND)
 FLASH_BENCH_EXAMPLE = _flash_launch("flash_fwd.cu", "f16", 64, False, 1, 2, 512)
@@ -228,8 +261,8 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     try:
-        paths = export_ptx([os.path.join(ROOT, e[0]) for e in (*PTX_EXAMPLES, *FLASH_EXAMPLES)], args.export,
-                           args.arch)
+        examples = (*PTX_EXAMPLES, *FLASH_EXAMPLES, *AS_COMPILED_EXAMPLES)
+        paths = export_ptx([os.path.join(ROOT, e[0]) for e in examples], args.export, args.arch)
     except Exception as e:   # CompileError, HwcheckError, a bad --arch: one line
         sys.stderr.write(f"hwcheck ptx export: {e}\n")
         return 2

@@ -41,14 +41,14 @@ def store_r(reg, ptr="%rd10"):
     return f"  add.s64 %rd30, {ptr}, %rd0;\n  st.global.u32 [%rd30], {reg};\n"
 
 
-def nvcc_ptx(tmp_path, source, arch="sm_80"):
-    """Compile CUDA ``source`` to PTX with ``nvcc -ptx -lineinfo``; skip when nvcc is missing."""
+def nvcc_ptx(tmp_path, source, arch="sm_80", flags=()):
+    """Compile CUDA ``source`` to PTX with ``nvcc -ptx -lineinfo`` (and ``flags``); skip when nvcc is missing."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on PATH")
     cu = tmp_path / "k.cu"
     cu.write_text(source)
     out = tmp_path / "k.ptx"
-    subprocess.run([nvcc, "-ptx", "-lineinfo", f"-arch={arch}", "-o", str(out), str(cu)], check=True,
+    subprocess.run([nvcc, "-ptx", "-lineinfo", f"-arch={arch}", *flags, "-o", str(out), str(cu)], check=True,
                    capture_output=True, cwd=tmp_path)
     return out
