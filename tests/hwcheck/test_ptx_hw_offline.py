@@ -139,7 +139,7 @@ def test_cli_end_to_end_with_the_simulator_as_gpu(capsys, monkeypatch, tmp_path)
         if kind == "instrumented":
             buffers[TRACE_PARAM].reshape(64, -1)[2, 8 + 4 * 3 + 2] ^= 1
     monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu(corrupt=corrupt))
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": SimulatorAsGpu(corrupt=corrupt))
     report = tmp_path / "r.json"
     status = main(["run", os.path.join(ROOT, "examples/ptx/add_index.ptx"), "--kernel", "add_index", "--block", "64",
                    "--arg", "x=random:u32:64", "--arg", "y=zeros:u32:64", "--arg", "n=64", "--seeds", "2",
@@ -177,7 +177,7 @@ def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
     from fake_gpu import FakeGpu
     gpu = FakeGpu()
     monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": SimulatorAsGpu())
     monkeypatch.setattr(hwcheck.ptx_examples, "PTX_EXAMPLES", PTX_EXAMPLES[:1])
     status = main(["acceptance", "--out", str(tmp_path), "--only", "ptx", "--seeds", "2"])
     out = capsys.readouterr().out
