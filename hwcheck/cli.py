@@ -18,8 +18,10 @@ Subcommands:
   (:mod:`hwcheck.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
   runs the very same PTX on the GPU and the simulator, buffers and every written register
   (:mod:`hwcheck.ptx_cli`, :mod:`hwcheck.ptx_run`);
-- ``hwcheck fuzz --count N [--seed S] [--arch sm80|sm90] [--workers W] [--report FILE]``: N random integer PTX programs
-  (:mod:`hwcheck.ptx_fuzz`), each run on the GPU and the simulator, buffers and every written register;
+- ``hwcheck fuzz --count N [--seed S] [--float] [--ptxas PATH|auto|none] [--arch sm80|sm90] [--workers W]
+  [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.ptx_fuzz`), each run on the GPU and the
+  simulator, buffers and every written register; ``--float``: float programs made for testing ptxas's FMA
+  contraction instead (:mod:`hwcheck.ptx_fuzz_float`);
 - ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
   the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.lower`), on stdout or
   into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.nvrtc`, no GPU) and prints
@@ -143,8 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--workers", type=_positive, default=1,
                    help="with --only ptx, flash, flash-dsl or as-compiled: processes running the examples at once, "
                         "each with its own GPU context (default 1)")
-    f = sub.add_parser("fuzz", help="random integer PTX programs on the GPU and the simulator, every register")
+    f = sub.add_parser("fuzz", help="random integer (or --float) PTX programs on the GPU and the simulator, every "
+                                    "register")
     f.add_argument("--count", type=_positive, required=True, help="how many programs (seeds S..S+N-1)")
+    f.add_argument("--float", dest="float_programs", action="store_true",
+                   help="f32/f16x2 programs made for testing ptxas's FMA contraction of mul + add/sub pairs")
+    f.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
+                   help="who decides the simulator's FMA contraction (as hwcheck run --ptxas; none: without)")
     f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")
     f.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
     f.add_argument("--report", metavar="FILE", help="write a JSON report (failing programs' PTX included)")
@@ -337,6 +344,7 @@ def _cmd_sweep(args, argv) -> int:
 
 
 def _cmd_fuzz(args, argv) -> int:
+    import functools
     from hwcheck.campaign import model_arch
     from hwcheck.gpu import Gpu
     from hwcheck.ptx_fuzz import fuzz, open_cupy_ptx
@@ -347,12 +355,22 @@ def _cmd_fuzz(args, argv) -> int:
         arch = model_arch(gpu.info.compute_capability, args.arch)
     except ValueError as e:
         raise _UsageError(f"hwcheck fuzz: {e}") from None
-    summary, code = fuzz(CupyPtx(gpu), args.count, seed=args.seed, arch=arch, report=args.report,
+    kind = "float" if args.float_programs else "int"
+    gpu_ptxas = "auto" if args.ptxas == "none" else args.ptxas              # the GPU always runs ptxas's code
+    summary, code = fuzz(CupyPtx(gpu, gpu_ptxas), args.count, seed=args.seed, arch=arch, report=args.report,
                          command=command_line(argv), gpu_info=gpu.info.as_dict(), workers=args.workers,
-                         make_gpu_ptx=open_cupy_ptx)
-    sys.stdout.write(f"fuzz: {summary.programs} programs, {summary.mismatched_programs} mismatched, "
+                         make_gpu_ptx=functools.partial(open_cupy_ptx, gpu_ptxas), kind=kind, ptxas=args.ptxas)
+    sys.stdout.write(f"fuzz: {summary.programs} {'float ' * (kind == 'float')}programs, "
+                     f"{summary.mismatched_programs} mismatched, "
                      f"{summary.errors} errors, {summary.trace_records_compared} register records and "
                      f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
+    if kind == "float":
+        sys.stdout.write(f"{summary.contraction_line()}; candidate mul+add pairs: {summary.candidate_pairs} in "
+                         f"{summary.programs_with_candidates} programs; fused by the simulator: "
+                         f"{summary.fused_pairs} in {summary.programs_with_fused} programs\n")
+    if summary.errors_by_message:
+        sys.stdout.write("errors by message:\n")
+        sys.stdout.writelines(f"  {n}: {what}\n" for what, n in summary.as_dict()["errors_by_message"].items())
     if summary.first_opcodes:
         sys.stdout.write("failing programs by the opcode of their first mismatching register:\n")
         sys.stdout.writelines(f"  {line}\n" for line in summary.opcode_lines())

@@ -1,4 +1,6 @@
-"""``hwcheck fuzz``: random valid integer PTX programs, each run on the GPU and the simulator, register by register.
+"""``hwcheck fuzz``: random valid integer PTX programs, each run on the GPU and the simulator, register by register;
+``hwcheck fuzz --float``: random valid float programs made for testing ptxas's FMA contraction
+(:mod:`hwcheck.ptx_fuzz_float`, ``program(seed, kind="float")``).
 
 :func:`program` makes one kernel from a seed (``random.Random(seed)``; the same seed, the same text):
 
@@ -20,31 +22,44 @@ EVERY failing program its earliest mismatching register record by dynamic step, 
 and line (``first_mismatches``); ``totals.first_opcodes`` counts the failing programs by the opcode of that
 instruction, so the instruction forms to look at (``hwcheck campaign --instr int --forms ...``) stand out.
 
+In float mode the report also holds, for EVERY program (``programs``), its candidate ``mul`` + ``add``/``sub``
+pairs (:attr:`FuzzProgram.pairs`: how many, none meaning it had none) and how many of them the simulator fused
+(``fused_pairs``, from the loaded module's ``contraction``, None where the simulator did not say), and, for the
+campaign, which compiler decided the contraction (``contraction``: ``{"ptxas 13.0.88": programs}``, from
+``module.contraction``'s ``compiler`` and ``version``; empty where no loaded module had one). ``totals`` counts
+the programs with candidate pairs, the pairs, the fused ones, and the errors by message (``errors_by_message``;
+the simulator refuses a program whose fusions it cannot resolve exactly: ``warpsim.ptx.ContractionError``).
+
 >>> program(3) == program(3) and program(3) != program(4)
 True
->>> ".entry fuzz(" in program(0).text
+>>> ".entry fuzz(" in program(0).text and program(0).out_words == OUT_WORDS
 True
+>>> f = program(3, kind="float"); f.kind, f.out_words, len(f.pairs) > 0, f == program(3, kind="float")
+('float', 18, True, True)
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, fields
 
+from hwcheck.ptx_fuzz_float import OUT_WORDS as FLOAT_OUT_WORDS, float_program
 from hwcheck.report import new_report, write_json_atomic
 
 __all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "first_record", "open_cupy_ptx", "CHUNK",
-           "KERNEL", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "COMPILED_APART", "ERROR"]
+           "KERNEL", "KINDS", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "COMPILED_APART", "ERROR"]
 
 KERNEL = "fuzz"
 R32, R64, PREDS = 12, 6, 4           # %r0..%r11, %rd0..%rd5, %p0..%p3 (the body's registers)
 IN_WORDS = 16                          # per thread: 8 u32 then 4 u64
 OUT_WORDS = R32 + 2 * R64              # per thread: every %r, then every %rd
 KEEP = 5                               # failing programs kept in the report
+KINDS = ("int", "float")               # program(seed, kind): the integer mode and the float (contraction) mode
 
 _CMP_S = ("eq", "ne", "lt", "le", "gt", "ge")
 _CMP_U = ("eq", "ne", "lo", "ls", "hi", "hs")
@@ -52,11 +67,19 @@ _CMP_U = ("eq", "ne", "lo", "ls", "hi", "hs")
 
 @dataclass(frozen=True)
 class FuzzProgram:
-    """One generated kernel: its ``seed``, PTX ``text`` and threads per CTA (``block``)."""
+    """One generated kernel: its ``seed``, PTX ``text``, threads per CTA (``block``), ``kind`` (``int`` or
+    ``float``) and, for a float program, its candidate ``mul`` + ``add``/``sub`` ``pairs`` (PTX lines)."""
 
     seed: int
     text: str
     block: int
+    kind: str = "int"
+    pairs: tuple = ()
+
+    @property
+    def out_words(self) -> int:
+        """``u32`` words each thread stores to ``out`` (it loads :data:`IN_WORDS` in both kinds)."""
+        return FLOAT_OUT_WORDS if self.kind == "float" else OUT_WORDS
 
 
 class _Gen:
@@ -264,8 +287,14 @@ class _Gen:
         g.lines.append(f"{end}:")
 
 
-def program(seed: int) -> FuzzProgram:
-    """The PTX kernel of ``seed`` (see the module docstring)."""
+def program(seed: int, kind: str = "int") -> FuzzProgram:
+    """The PTX kernel of ``seed`` (see the module docstring); ``kind="float"``: the float mode's
+    (:func:`hwcheck.ptx_fuzz_float.float_program`)."""
+    if kind == "float":
+        made = float_program(seed, KERNEL)
+        return FuzzProgram(seed, made.text, made.block, kind, made.pairs)
+    if kind != "int":
+        raise ValueError(f"hwcheck fuzz: kind {kind!r} is not one of {', '.join(KINDS)}")
     g = _Gen(seed)
     block = g.rng.choice([32, 32, 64])
     head = [".version 8.0", ".target sm_90", ".address_size 64", "",
@@ -298,7 +327,7 @@ def _job(prog: FuzzProgram, folder: str):
     path = os.path.join(folder, f"fuzz_{prog.seed}.ptx")
     write_text_atomic(path, prog.text, what="PTX")
     n = prog.block
-    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * OUT_WORDS}"))
+    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * prog.out_words}"))
     return PtxJob(path, KERNEL, (1, 1, 1), (n, 1, 1), 0, specs)
 
 
@@ -316,19 +345,47 @@ class FuzzTotals:
     gpu_s: float = 0.0
     wall_s: float = 0.0
     first_opcodes: dict = field(default_factory=dict)   # opcode of each failing program's first wrong register -> programs
+    errors_by_message: dict = field(default_factory=dict)   # an error's message, numbers as N -> programs
+    # float mode: candidate mul + add/sub pairs (FuzzProgram.pairs), those the simulator fused, and who decided
+    programs_with_candidates: int = 0
+    candidate_pairs: int = 0
+    programs_with_fused: int = 0
+    fused_pairs: int = 0
+    contraction: dict = field(default_factory=dict)     # "ptxas 13.0.88" (compiler and version) -> programs
 
     def add(self, other: "FuzzTotals"):
         for f in fields(self):
-            if f.name == "first_opcodes":
-                for op, n in other.first_opcodes.items():
-                    self.first_opcodes[op] = self.first_opcodes.get(op, 0) + n
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, dict):
+                for key, n in theirs.items():
+                    mine[key] = mine.get(key, 0) + n
             else:
-                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+                setattr(self, f.name, mine + theirs)
 
     def as_dict(self):
         out = {f.name: round(v, 3) if isinstance(v := getattr(self, f.name), float) else v for f in fields(self)}
-        out["first_opcodes"] = dict(sorted(self.first_opcodes.items(), key=lambda kv: (-kv[1], kv[0])))
+        for f in fields(self):
+            if isinstance(out[f.name], dict):
+                out[f.name] = dict(sorted(out[f.name].items(), key=lambda kv: (-kv[1], kv[0])))
         return out
+
+    def count(self, key: str, what: str):
+        """One more program under ``what`` in the dict field ``key``."""
+        counts = getattr(self, key)
+        counts[what] = counts.get(what, 0) + 1
+
+    def contraction_line(self) -> str:
+        """Who decided FMA contraction, for the campaign's summary.
+
+        >>> FuzzTotals(programs=3, contraction={"ptxas 13.0.88": 2}).contraction_line()
+        'contraction decided by ptxas 13.0.88 (2 of 3 programs)'
+        >>> FuzzTotals(programs=3).contraction_line()
+        'contraction: no simulator module said who decided it'
+        """
+        if not self.contraction:
+            return "contraction: no simulator module said who decided it"
+        return "contraction decided by " + ", ".join(f"{who} ({n} of {self.programs} programs)"
+                                                     for who, n in self.as_dict()["contraction"].items())
 
     def opcode_lines(self) -> list:
         """The per-opcode summary, most programs first: ``bfe.s32: 812 programs``.
@@ -368,21 +425,45 @@ def first_record(seed: int, error, run) -> dict:
 CHUNK = 100                            # programs per task of a worker
 
 
-def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP):
-    """Check programs ``first..first+count-1`` on ``gpu_ptx``; returns ``(FuzzTotals, failing programs (the first
-    ``keep``, whole), first records (every failing program's, :func:`first_record`))``; never stops at a mismatch
-    or at an error of one program (an error is counted and kept like a mismatch)."""
+def _contraction(run):
+    """``(who decided, fused pairs)`` from the simulator module's ``contraction`` as ``run`` holds it (a dict or
+    the object), or None where it has none."""
+    c = getattr(run, "contraction", None)
+    if c is None:
+        return None
+    get = c.get if isinstance(c, dict) else lambda key, default=None: getattr(c, key, default)
+    pairs = get("pairs", ())
+    return f"{get('compiler', '?')} {get('version', '')}".strip(), pairs if isinstance(pairs, int) else len(pairs)
+
+
+def _error_kind(error: str) -> str:
+    """An error's message without its file, line and numbers, so that errors of one kind count together.
+
+    >>> _error_kind("hwcheck fuzz: /tmp/x/fuzz_7.ptx:88: ptxas fused the mul of line 87 into this add")
+    'ptxas fused the mul of line N into this add'
+    """
+    text = re.sub(r"^hwcheck fuzz: ", "", error.splitlines()[0] if error else "")
+    return re.sub(r"\d+", "N", re.sub(r"^\S*\.ptx(:\d+)*: ", "", text))[:160]
+
+
+def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP, kind: str = "int",
+                ptxas: str = "auto"):
+    """Check programs ``first..first+count-1`` of ``kind`` on ``gpu_ptx``; returns ``(FuzzTotals, failing programs
+    (the first ``keep``, whole), first records (every failing program's, :func:`first_record`), per program (float
+    mode: seed, candidate and fused pairs, result; else empty))``; never stops at a mismatch or at an error of one
+    program (an error is counted and kept like a mismatch). ``ptxas``: the simulator's contraction, as
+    :func:`hwcheck.ptx_run.run_one` takes it (``"none"``: without)."""
     from hwcheck.errors import HwcheckError
     from hwcheck.ptx_run import PtxRun, run_one
     from warpsim.errors import WarpsimError
-    totals, failing, firsts = FuzzTotals(), [], []
+    totals, failing, firsts, each = FuzzTotals(), [], [], []
     with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder, open(os.devnull, "w") as quiet:
         for s in range(first, first + count):
-            prog = program(s)
+            prog = program(s, kind)
             job = _job(prog, folder)
             run, error = PtxRun(job), None
             try:
-                run_one(gpu_ptx, job, seeds=1, first_seed=s, arch=arch, log=quiet, run=run)
+                run_one(gpu_ptx, job, seeds=1, first_seed=s, arch=arch, log=quiet, run=run, ptxas=ptxas)
             except HwcheckError as e:
                 error = str(e)
             except (WarpsimError, ValueError, TypeError) as e:
@@ -399,71 +480,98 @@ def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int 
             bad = run.mismatched > 0 or any(r.instrumented_bad for r in run.seeds)
             totals.mismatched_programs += bad
             totals.errors += error is not None
+            if error is not None:
+                totals.count("errors_by_message", _error_kind(error))
+            decided = _contraction(run)
+            if decided is not None:
+                totals.count("contraction", decided[0])
+            totals.programs_with_candidates += bool(prog.pairs)
+            totals.candidate_pairs += len(prog.pairs)
+            totals.programs_with_fused += bool(decided and decided[1])
+            totals.fused_pairs += decided[1] if decided else 0
+            if kind == "float":
+                each.append({"seed": s, "candidate_pairs": len(prog.pairs),
+                             "fused_pairs": decided[1] if decided else None,
+                             "result": "error" if error else "mismatch" if bad else "pass"})
             if bad or error:
                 firsts.append(first_record(s, error, run))
                 op = firsts[-1]["opcode"]
                 totals.first_opcodes[op] = totals.first_opcodes.get(op, 0) + 1
             if (bad or error) and len(failing) < keep:
-                failing.append({"seed": s, "block": prog.block, "error": error, "first_mismatch": firsts[-1],
-                                "mismatches": run.records, "ptx": prog.text})
+                failing.append({"seed": s, "kind": kind, "block": prog.block, "error": error,
+                                "first_mismatch": firsts[-1], "candidate_pairs": len(prog.pairs),
+                                "contraction": getattr(run, "contraction", None), "mismatches": run.records,
+                                "ptx": prog.text})
                 if log is not None:
                     log.write(f"fuzz: program {s}: {error or f'{run.mismatched} mismatches'}\n")
-    return totals, failing, firsts
+    return totals, failing, firsts, each
 
 
 _WORKER_GPU = None
 
 
-def _worker_range(make_gpu_ptx, first, count, arch):
+def _worker_range(make_gpu_ptx, first, count, arch, kind, ptxas):
     global _WORKER_GPU
     if _WORKER_GPU is None:
         _WORKER_GPU = make_gpu_ptx()
-    return check_range(_WORKER_GPU, first, count, arch)
+    return check_range(_WORKER_GPU, first, count, arch, kind=kind, ptxas=ptxas)
 
 
-def open_cupy_ptx():
-    """A :class:`hwcheck.ptx_run.CupyPtx` on the default GPU (what each ``--workers`` process opens)."""
+def open_cupy_ptx(ptxas: str = "auto"):
+    """A :class:`hwcheck.ptx_run.CupyPtx` on the default GPU (what each ``--workers`` process opens; ``ptxas``:
+    the one that assembles the GPU's code)."""
     from hwcheck.gpu import Gpu
     from hwcheck.ptx_run import CupyPtx
-    return CupyPtx(Gpu.open())
+    return CupyPtx(Gpu.open(), ptxas)
 
 
 def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None, command="", gpu_info=None,
-         log=None, workers: int = 1, make_gpu_ptx=None):
-    """Generate and check ``count`` programs (seeds ``seed..seed+count-1``; each program's inputs come from
-    its own seed); returns ``(totals dict, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error (a program
-    the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch).
+         log=None, workers: int = 1, make_gpu_ptx=None, kind: str = "int", ptxas: str = "auto"):
+    """Generate and check ``count`` programs of ``kind`` (seeds ``seed..seed+count-1``; each program's inputs come
+    from its own seed); returns ``(FuzzTotals, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error (a program
+    the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch). The report's ``kind``
+    is ``ptx-fuzz`` or ``ptx-fuzz-float``; a float campaign's has ``programs`` and ``contraction`` too.
+    ``ptxas``: the simulator's contraction (:func:`hwcheck.ptx_run.run_one`; ``"none"``: without).
 
     With ``workers`` > 1 the programs go in chunks of :data:`CHUNK` to that many processes (``spawn``), each
     with its own ``make_gpu_ptx()`` (a picklable callable, e.g. :func:`open_cupy_ptx`); ``gpu_ptx`` is unused.
     """
     log = sys.stderr if log is None else log
     start = time.perf_counter()
-    totals, failing, firsts = FuzzTotals(), [], []
+    if kind not in KINDS:
+        raise ValueError(f"hwcheck fuzz: kind {kind!r} is not one of {', '.join(KINDS)}")
+    totals, failing, firsts, each = FuzzTotals(), [], [], []
 
-    def add(part, bad, first):
+    def add(part, bad, first, programs):
         totals.add(part)
         failing.extend(bad[:KEEP - len(failing)])
         firsts.extend(first)
+        each.extend(programs)
         log.write(f"fuzz: {totals.programs}/{count} programs, {totals.mismatched_programs} mismatched, "
                   f"{totals.errors} errors, {time.perf_counter() - start:.0f} s\n")
         log.flush()
     chunks = [(s, min(CHUNK, seed + count - s)) for s in range(seed, seed + count, CHUNK)]
     if workers <= 1:
         for first, n in chunks:
-            add(*check_range(gpu_ptx, first, n, arch, log=log))
+            add(*check_range(gpu_ptx, first, n, arch, log=log, kind=kind, ptxas=ptxas))
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for part in pool.map(_worker_range, *zip(*[(make_gpu_ptx, first, n, arch) for first, n in chunks])):
+            jobs = [(make_gpu_ptx, first, n, arch, kind, ptxas) for first, n in chunks]
+            for part in pool.map(_worker_range, *zip(*jobs)):
                 add(*part)
     totals.wall_s = time.perf_counter() - start
     status = "error" if totals.errors else "fail" if totals.mismatched_programs else "pass"
     if report is not None:
         data = new_report(command, gpu_info)
-        data.update(status=status, kind="ptx-fuzz", settings={"count": count, "first_seed": seed,
-                                                              "simulator_arch": arch, "workers": workers},
+        data.update(status=status, kind="ptx-fuzz" if kind == "int" else f"ptx-fuzz-{kind}",
+                    settings={"count": count, "first_seed": seed, "simulator_arch": arch, "workers": workers,
+                              "programs": kind, "simulator_ptxas": ptxas},
                     totals=totals.as_dict(), failing_programs=failing, first_mismatches=firsts)
+        if kind == "float":
+            data.update(contraction=[{"decided_by": who, "programs": n}
+                                     for who, n in totals.as_dict()["contraction"].items()],
+                        programs=each)
         write_json_atomic(report, data)
     return totals, {"pass": 0, "fail": 1, "error": 3}[status]

@@ -25,7 +25,7 @@ def _stand_in(monkeypatch, gpu_ptx):
     class Opened:
         info = INFO
     monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: gpu_ptx)
+    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": gpu_ptx)
 
 
 def test_programs_are_repeatable_and_varied():
