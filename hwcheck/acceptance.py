@@ -20,7 +20,8 @@ report                    campaign                                              
 ``--only ptx`` runs the PTX examples into ``NAME-ptx-programs.json``, ``--only flash`` the flash-attention
 kernels into ``NAME-flash-programs.json``, ``--only flash-dsl`` the CuTe DSL flash kernels at the same launches
 into ``NAME-flash-dsl-programs.json``, ``--only as-compiled`` the kernels of ``examples/cute_cpp/as_compiled/``
-(nvcc's default flags) into ``NAME-as-compiled-programs.json`` (:mod:`hwcheck.ptx_examples`).
+(nvcc's default flags) into ``NAME-as-compiled-programs.json`` (:mod:`hwcheck.ptx_examples`);
+``--only corpus`` the corpus of real compilers' PTX (``tests/corpus``) into ``NAME-corpus-programs.json``.
 
 >>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
 ('h200', 'h100-80gb-hbm3')
@@ -56,7 +57,7 @@ ACCEPTANCE = (
     ("cvt", "cvt", {}, 200_000),
 )
 PROGRAM_SEEDS = 20       # random inputs per example program and params combination
-ONLY = ("all", "campaigns", "programs", "ptx", "flash", "flash-dsl", "as-compiled")
+ONLY = ("all", "campaigns", "programs", "ptx", "flash", "flash-dsl", "as-compiled", "corpus")
 _EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
 
@@ -204,7 +205,8 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
     (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.ptx_examples.FLASH_EXAMPLES``,
     ``NAME-flash-programs.json``), ``"flash-dsl"`` the CuTe DSL ones at the same launches (``FLASH_DSL_EXAMPLES``,
     ``NAME-flash-dsl-programs.json``), ``"as-compiled"`` the kernels built with nvcc's defaults
-    (``AS_COMPILED_EXAMPLES``, ``NAME-as-compiled-programs.json``); ``seeds``: per program
+    (``AS_COMPILED_EXAMPLES``, ``NAME-as-compiled-programs.json``), ``"corpus"`` the corpus (``CORPUS_EXAMPLES``,
+    ``NAME-corpus-programs.json``); ``seeds``: per program
     run (default ``PROGRAM_SEEDS * scale``, at least 2); ``invoked``: the command line for the reports
     (default: this process's).
 
@@ -234,13 +236,16 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         if not outcome.results:
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
-    if only in ("ptx", "flash", "flash-dsl", "as-compiled"):    # every example of the set: buffers, written registers
-        from hwcheck.ptx_examples import (AS_COMPILED_EXAMPLES, FLASH_DSL_EXAMPLES, FLASH_EXAMPLES,
+    # every example of the set: buffers, written registers
+    if only in ("ptx", "corpus", "flash", "flash-dsl", "as-compiled"):
+        from hwcheck.ptx_examples import (AS_COMPILED_EXAMPLES, CORPUS_EXAMPLES, FLASH_DSL_EXAMPLES, FLASH_EXAMPLES,
                                           FLASH_TRACE_CAPACITY, run_ptx_examples)
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-{only}-programs.json")
         flash = {"flash": FLASH_EXAMPLES, "flash-dsl": FLASH_DSL_EXAMPLES, "as-compiled": AS_COMPILED_EXAMPLES}
         more = {"examples": flash[only], "capacity": FLASH_TRACE_CAPACITY} if only in flash else {}
+        if only == "corpus":                          # hwcheck's default trace capacity
+            more = {"examples": CORPUS_EXAMPLES}
         runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers, **more)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")

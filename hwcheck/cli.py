@@ -9,7 +9,8 @@ Subcommands:
   runs every integer PTX form (:mod:`hwcheck.int_cases`) as raw PTX on the GPU and in the PTX interpreter;
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
   results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.mufu`);
-- ``hwcheck acceptance --out DIR [--scale F] [--only campaigns|programs|ptx|flash|flash-dsl|as-compiled]
+- ``hwcheck acceptance --out DIR [--scale F] [--only
+  campaigns|programs|ptx|corpus|flash|flash-dsl|as-compiled]
   [--seeds N]``: the
   acceptance set of campaigns and example programs, one report each (:mod:`hwcheck.acceptance`);
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
@@ -135,10 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--scale", type=_scale, default=1.0, help="multiply every count (e.g. 0.01 for a smoke run)")
     a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
     a.add_argument("--seed", type=_at_least(0), default=0)
-    a.add_argument("--only", choices=("all", "campaigns", "programs", "ptx", "flash", "flash-dsl", "as-compiled"),
+    a.add_argument("--only", choices=("all", "campaigns", "programs", "ptx", "corpus", "flash",
+                                             "flash-dsl", "as-compiled"),
                    default="all",
                    help="run only the instruction campaigns or only the example programs (default all: both); "
-                        "ptx: the PTX examples, buffers and every written register; flash: the same for the "
+                        "ptx: the PTX examples, buffers and every written register; corpus: the same for "
+                        "the corpus of real compilers' PTX (tests/corpus); flash: the same for the "
                         "CuTe C++ flash-attention forward's kernels; flash-dsl: the CuTe DSL ones at the same "
                         "launches; as-compiled: the CuTe C++ kernels built with nvcc's default flags")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")

@@ -13,6 +13,12 @@ one ``hwcheck run`` each (:func:`example_commands`). :data:`FLASH_DSL_EXAMPLES` 
 variants at the same launches as the C++ plain build's (``--only flash-dsl``, ``NAME-flash-dsl-programs.json``);
 :data:`PTX_EXAMPLES` holds them at small sizes.
 
+:data:`CORPUS_EXAMPLES` are the launches of the corpus of real compilers' PTX (``tests/corpus``: nvcc, CuTe DSL,
+Triton and Numba output for kernels of ours, read from its manifest), the files the simulator does not run yet
+left out: ``hwcheck acceptance --only corpus --seeds 10`` into ``NAME-corpus-programs.json``. Triton's sm_90 files
+are PTX ISA 9.4, which a CUDA 13.0 driver's JIT refuses: the GPU runs them as cubins of a ptxas that takes 9.4
+(Triton's own, or a CUDA 13.4 toolkit's; :func:`warpsim.ptx.contraction.find_ptxas`), so the device needs one.
+
 >>> len(PTX_EXAMPLES) >= 15, all(e[0].startswith("examples/") for e in PTX_EXAMPLES)
 (True, True)
 >>> len(FLASH_EXAMPLES), FLASH_EXAMPLES[0][1:5]
@@ -30,7 +36,7 @@ import numpy as np
 
 __all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "AS_COMPILED_EXAMPLES", "FLASH_BENCH_EXAMPLE",
            "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command",
-           "reported_gpu_time", "run_ptx_examples"]
+           "reported_gpu_time", "run_ptx_examples", "CORPUS_EXAMPLES"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _U32 = ["x=random:u32:128", "y=zeros:u32:128"]
@@ -166,6 +172,48 @@ AS_COMPILED_EXAMPLES = _as_compiled()
 # the launch bench/bench_flash.py simulates (f16, d = 64, not causal, B = 1, H = 2, N = 512), whose GPU time the
 # benchmark prints beside the simulator's once a committed report has it (its command: FLASH_BENCH_COMMAND)
 FLASH_BENCH_EXAMPLE = _flash_launch("flash_fwd.cu", "f16", 64, False, 1, 2, 512)
+
+
+# the corpus of real compilers' PTX (tests/corpus/manifest.py; ``--only corpus``), read from its manifest; the
+# default trace capacity (4096 records a thread) holds every register write of its kernels (the most: ~3,400)
+CORPUS_MANIFEST = os.path.join(ROOT, "tests", "corpus", "manifest.py")
+
+
+def _corpus(manifest_path=CORPUS_MANIFEST):
+    """Every launch of every corpus file (``tests/corpus``) that the simulator runs here (``KNOWN_FAILURES`` left
+    out), as :data:`PTX_EXAMPLES` tuples: parameters by position, ``random:`` for the inputs (new per seed, hwcheck's
+    ranges), ``zeros:`` for the outputs, the scalars as given; () where the manifest is absent (an installed
+    package)."""
+    import importlib.util
+    import sys
+    if not os.path.exists(manifest_path):
+        return ()
+    folder = os.path.dirname(manifest_path)
+    sys.path.insert(0, folder)                   # the manifest imports its references module
+    try:
+        spec = importlib.util.spec_from_file_location("warpsim_corpus_manifest", manifest_path)
+        manifest = sys.modules[spec.name] = importlib.util.module_from_spec(spec)     # for its dataclasses
+        spec.loader.exec_module(manifest)
+    finally:
+        sys.path.remove(folder)
+    out = []
+    for entry in manifest.CORPUS:
+        if manifest.known_failure(entry):
+            continue
+        for launch in entry.launches:
+            args = []
+            for i, (kind, spec) in enumerate(manifest.parameters(launch)):
+                if kind == "scalar":
+                    args.append(f"{i}={spec!r}")
+                else:
+                    shape = "x".join(map(str, spec.shape))
+                    args.append(f"{i}={'random' if isinstance(spec, manifest.In) else 'zeros'}:{spec.dtype}:{shape}")
+            out.append((os.path.relpath(entry.path, ROOT), launch.kernel, ",".join(map(str, launch.grid)),
+                        ",".join(map(str, launch.block)), launch.smem, args))
+    return tuple(out)
+
+
+CORPUS_EXAMPLES = _corpus()
 
 
 def ptx_jobs(examples=None, root=ROOT):
