@@ -199,7 +199,8 @@ def run_example_programs(gpu, *, report: str, seeds: int = PROGRAM_SEEDS, seed: 
 
 
 def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 0, stream=None,
-                   only: str = "all", seeds=None, invoked=None, workers: int = 1) -> int:
+                   only: str = "all", seeds=None, invoked=None, workers: int = 1, ptxas: str = "auto",
+                   trace: bool = True) -> int:
     """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
     summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half, ``"ptx"`` the PTX examples
     (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.ptx_examples.FLASH_EXAMPLES``,
@@ -246,7 +247,8 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         more = {"examples": flash[only], "capacity": FLASH_TRACE_CAPACITY} if only in flash else {}
         if only == "corpus":                          # hwcheck's default trace capacity
             more = {"examples": CORPUS_EXAMPLES}
-        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers, **more)
+        runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers,
+                                                     ptxas=ptxas, trace=trace, **more)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")
         for r in runs:

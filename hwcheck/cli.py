@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--workers", type=_positive, default=1,
                    help="with --only ptx, flash, flash-dsl or as-compiled: processes running the examples at once, "
                         "each with its own GPU context (default 1)")
+    a.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
+                   help="with a PTX set: the simulator's FMA contraction (as hwcheck run --ptxas; none: without it, "
+                        "beside the GPU's real code, to count what contraction changes)")
+    a.add_argument("--no-trace", action="store_true", help="with a PTX set: compare the buffers only")
     f = sub.add_parser("fuzz", help="random integer (or --float) PTX programs on the GPU and the simulator, every "
                                     "register")
     f.add_argument("--count", type=_positive, required=True, help="how many programs (seeds S..S+N-1)")
@@ -297,7 +301,8 @@ def _cmd_acceptance(args, argv) -> int:
         example_programs()            # no examples found: a usage error before the GPU opens
     gpu = Gpu.open()
     return run_acceptance(gpu, out=args.out, scale=args.scale, name=args.name, seed=args.seed, only=args.only,
-                          seeds=args.seeds, invoked=command_line(argv), workers=args.workers)
+                          seeds=args.seeds, invoked=command_line(argv), workers=args.workers, ptxas=args.ptxas,
+                          trace=not args.no_trace)
 
 
 def _cmd_run(args, argv) -> int:

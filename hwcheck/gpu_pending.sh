@@ -14,7 +14,16 @@
 #   flash-dsl  the CuTe DSL flash kernels at the C++ set's launches, B 1..2, H 1..2, N up to 512, 10 seeds
 #              (hwcheck.ptx_examples.FLASH_DSL_EXAMPLES; issue 15).
 #
-# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl)
+# Issue 26 (kernels as their compilers build them; reports named after the GPU, e.g. h100-80gb-hbm3-*):
+#   as-compiled  the CuTe C++ kernels built with nvcc's defaults (hwcheck.ptx_examples.AS_COMPILED_EXAMPLES), 10 seeds,
+#              every register, contraction decided against the cubin the GPU runs; then the same launches with the
+#              simulator's --ptxas none, buffers only: the differences contraction makes (NAME-none-...);
+#   fuzz-float FIRST COUNT  COUNT random float programs from seed FIRST (hwcheck fuzz --float), every register;
+#   corpus     the corpus of real compilers' PTX (tests/corpus: nvcc, CuTe DSL, Triton, Numba), 10 seeds;
+#   regress    every PTX example, 3 seeds (the GPU side now runs ptxas's cubin, not the driver's JIT).
+#
+# Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl | as-compiled |
+#        fuzz-float FIRST COUNT | corpus | regress)
 # Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs` and `flash-dsl`, HWCHECK_PTX_DIR pointing at the PTX
 # examples exported on a machine with nvcc and CuTe DSL (python -m hwcheck.ptx_examples --export ptx-export
 # --arch sm_90). Environment: PYTHON (default python3). Every report is written atomically into OUT_DIR;
@@ -27,6 +36,8 @@ part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int|flash-dsl
 py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 mkdir -p "$out"
+gpu=$("$py" -c "import cupy; from hwcheck.acceptance import report_prefix; \
+print(report_prefix(cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()))" 2>/dev/null || echo gpu)
 status=0
 start=$(date +%s)
 
@@ -79,13 +90,33 @@ int)
         [ "$rc" -eq 0 ] || status=1
     done
     ;;
+as-compiled)
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    step "as-compiled kernels" "$py" -m hwcheck acceptance --out "$out" --only as-compiled --seeds 10 --workers 15
+    step "as-compiled kernels, simulator without contraction" "$py" -m hwcheck acceptance --out "$out" \
+        --only as-compiled --seeds 10 --workers 15 --ptxas none --no-trace --name "$gpu-none"
+    ;;
+fuzz-float)
+    first="${3:?fuzz-float FIRST COUNT}" count="${4:?fuzz-float FIRST COUNT}"
+    step "float fuzz ${first}+${count}" env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count "$count" \
+        --seed "$first" --workers 15 --report "$out/$gpu-fuzz-float-$first.json"
+    ;;
+corpus)
+    step "corpus" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 15
+    ;;
+regress)
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    step "PTX examples, 3 seeds" "$py" -m hwcheck acceptance --out "$out" --only ptx --seeds 3 --workers 15 \
+        --name "$gpu-regress"
+    ;;
 flash-dsl)
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
     step "CuTe DSL flash kernels, N up to 512" "$py" -m hwcheck acceptance --out "$out" --only flash-dsl --seeds 10 \
         --workers 8
     ;;
 *)
-    echo "gpu_pending.sh: unknown part '${part}' (sfu, fuzz, programs, int or flash-dsl)" >&2
+    echo "gpu_pending.sh: unknown part '${part}' (sfu, fuzz, programs, int, flash-dsl, as-compiled, fuzz-float," \
+         "corpus or regress)" >&2
     exit 2
     ;;
 esac

@@ -283,19 +283,22 @@ def reported_gpu_time(example=FLASH_BENCH_EXAMPLE, folder=os.path.join(ROOT, "co
     return None if found is None else found[1:]
 
 
-def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1, capacity=4096):
+def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1, capacity=4096,
+                     ptxas="auto", trace=True):
     """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.gpu.Gpu`),
-    ``seeds`` seeds each, register trace on (``capacity`` records per thread), in ``workers`` processes; returns
-    ``(runs, status, error, exit status)`` of :func:`hwcheck.ptx_run.check_ptx`."""
+    ``seeds`` seeds each, register trace on (``capacity`` records per thread; ``trace=False``: buffers only), in
+    ``workers`` processes, the simulator's contraction decided by ``ptxas`` (``"none"``: without, beside the GPU's
+    real code); returns ``(runs, status, error, exit status)`` of :func:`hwcheck.ptx_run.check_ptx`."""
     from hwcheck.campaign import model_arch
     from hwcheck.ptx_fuzz import open_cupy_ptx
     from hwcheck.ptx_run import CupyPtx, check_ptx
     examples = PTX_EXAMPLES if examples is None else examples
-    command = " ; ".join(_command(e, seeds, seed, capacity if capacity != 4096 else None) for e in examples)
+    more = (" --ptxas " + ptxas if ptxas != "auto" else "") + ("" if trace else " --no-trace")
+    command = " ; ".join(_command(e, seeds, seed, capacity if capacity != 4096 else None) + more for e in examples)
     return check_ptx(CupyPtx(gpu), ptx_jobs(examples), seeds=seeds, first_seed=seed,
-                     arch=model_arch(gpu.info.compute_capability), capacity=capacity,
+                     arch=model_arch(gpu.info.compute_capability), capacity=capacity, trace=trace,
                      report=report, command=command, gpu_info=gpu.info.as_dict(), log=log, workers=workers,
-                     make_gpu_ptx=open_cupy_ptx)
+                     make_gpu_ptx=open_cupy_ptx, ptxas=ptxas)
 
 
 def main(argv=None) -> int:
