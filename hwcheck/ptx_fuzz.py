@@ -441,9 +441,11 @@ def _error_kind(error: str) -> str:
 
     >>> _error_kind("hwcheck fuzz: /tmp/x/fuzz_7.ptx:88: ptxas fused the mul of line 87 into this add")
     'ptxas fused the mul of line N into this add'
+    >>> _error_kind("hwcheck fuzz: <gpu>:91: ptxas fused some copies of this sub")
+    'ptxas fused some copies of this sub'
     """
     text = re.sub(r"^hwcheck fuzz: ", "", error.splitlines()[0] if error else "")
-    return re.sub(r"\d+", "N", re.sub(r"^\S*\.ptx(:\d+)*: ", "", text))[:160]
+    return re.sub(r"\d+", "N", re.sub(r"^(\S*\.ptx|<[^>]*>)(:\d+)*: ", "", text))[:160]
 
 
 def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int = KEEP, kind: str = "int",
