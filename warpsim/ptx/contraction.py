@@ -48,16 +48,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from warpsim.errors import WarpsimError
 from warpsim.ptx.reaching import ControlFlow, bits
-from warpsim.ptx.syntax import Instruction
+from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "decide", "start", "annotate", "candidates", "find_ptxas", "find_tool",
            "ptxas_version", "ptxas_candidates", "isa_of_release", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines", "fused_instructions", "NONE",
-           "PTXAS_CHOICES"]
+           "PTXAS_CHOICES", "Rewrite"]
 
 PTXAS_CHOICES = "PATH|auto|none"
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
@@ -86,11 +86,14 @@ class ContractionError(WarpsimError):
 @dataclass(frozen=True)
 class Fusion:
     """One fused pair: the ``add``/``sub`` at PTX line ``add_line`` takes the product of the ``mul`` at ``mul_line``
-    as its operand ``operand`` (1 or 2)."""
+    as its operand ``operand`` (1 or 2); ``shadow``: an operand of the ``mul`` is written on some path before the
+    ``add`` reads the product, so the product's operands are kept aside when the ``mul`` runs (as ptxas keeps them
+    in registers of their own)."""
 
     add_line: int
     mul_line: int
     operand: int
+    shadow: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ class Contraction:
         """The decision as JSON-ready data (reports, the cache)."""
         return {"compiler": self.compiler, "version": self.version, "path": self.path, "arch": self.arch,
                 "flags": list(self.flags), "reason": self.reason, "cubin": self.cubin,
-                "pairs": [[p.add_line, p.mul_line, p.operand] for p in self.pairs]}
+                "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow] for p in self.pairs]}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -275,6 +278,16 @@ def _times_one(sass):
     if _opcode(sass) == "HFMA2":
         return len(ops) == 5 and ops[2] in one and ops[3] in one and ops[4].lstrip("-|").startswith("R")
     return len(ops) == 4 and (ops[1] in one or ops[2] in one)
+
+
+def _plus_zero(sass):
+    """Whether an FMA's addend is ``-RZ`` (``HFMA2.MMA R1, R2, R3, -RZ``): ``x * y + (-0)`` is ``x * y`` rounded
+    once, sign of zero included, so ptxas writes a ``mul`` so.
+
+    >>> _plus_zero("HFMA2.MMA.FTZ R12, R4, R5, -RZ"), _plus_zero("FFMA R1, R2, R3, R4")
+    (True, False)
+    """
+    return sass.rstrip(" ;").split(",")[-1].strip() == "-RZ"
 
 
 def annotate(text):
@@ -555,6 +568,8 @@ def _resolve(module, sass, filename):
         kind = "fma" if op in _FMA else "mul" if op in _MUL else "add" if op in _ADD else "other"
         if kind == "fma" and _times_one(text):
             kind = "add"                                # an add ptxas wrote as x * 1 + y: one rounding either way
+        elif kind == "fma" and _plus_zero(text):
+            kind = "mul"                                # a mul ptxas wrote as x * y + (-0): the same bits
         kinds.setdefault(line, set()).add(kind)
     functions, pairs = {}, []
     for line in sorted(kinds):
@@ -597,36 +612,51 @@ def _resolve(module, sass, filename):
                                    "warpsim cannot tell which product it took (run with --ptxas none)")
         pos, m, mul = found[0]
         regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
-        if fn.clobbered(m, k, regs):
-            raise ContractionError(f"{filename}:{line}: ptxas fused the mul of line {mul.token.line} into this "
-                                   f"{add.opcode}, but an operand of that mul changes on a path between them; "
-                                   "this contraction is not modelled (run with --ptxas none)")
-        pairs.append(Fusion(line, mul.token.line, pos))
+        pairs.append(Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs)))
     return pairs
 
 
 # ------------------------------------------------------------------------------------------------ applying
 
-def fused_instructions(module, contraction):
-    """``{id(add instruction): fma Instruction}``: what the decoder runs in place of each fused ``add``/``sub``.
+@dataclass
+class Rewrite:
+    """What the decoder runs for a contraction (:func:`fused_instructions`): ``replace`` ``{id(add/sub): the fma (or
+    div with an addend) run in its place}``, ``before`` ``{id(mul): [mov, ...]}`` that keep a shadowed product's
+    operands aside just before the ``mul`` reads them, ``regs`` ``{function name: [Variable, ...]}`` the registers
+    they are kept in."""
 
-    The fma has the add's destination and guard, the mul's two operands and the add's other operand, rounding
-    ``.rn``, the add's ``.ftz``/``.sat``, and ``fused = (mul line, negate a, negate c)``."""
+    replace: dict = field(default_factory=dict)
+    before: dict = field(default_factory=dict)
+    regs: dict = field(default_factory=dict)
+
+
+_MOVE = {"f32": "b32", "f16x2": "b32", "bf16x2": "b32", "f16": "b16", "bf16": "b16", "f64": "b64"}
+
+
+def fused_instructions(module, contraction) -> Rewrite:
+    """The :class:`Rewrite` of ``module`` for ``contraction``: each fused ``add``/``sub`` becomes ``fma.rn`` of the
+    ``mul``'s operands and its other operand (``.ftz``/``.sat`` as the add says; ``fused = (mul line, negate a,
+    negate c)``), or for a ``div`` product the ``div`` with that addend; a shadowed pair reads copies of the
+    ``mul``'s register operands made right before the ``mul``."""
+    out = Rewrite()
     if not contraction.pairs:
-        return {}
+        return out
     by_line = {p.add_line: p for p in contraction.pairs}
-    muls, out = {}, {}
-    for f in module.functions.values():
+    muls = {}
+    for fname, f in module.functions.items():
         for ins in f.body:
             if isinstance(ins, Instruction) and ins.opcode in ("mul", "div"):
-                muls.setdefault(ins.token.line, ins)
-    for f in module.functions.values():
+                muls.setdefault(ins.token.line, (fname, ins))
+    for fname, f in module.functions.items():
         for ins in f.body:
             if not isinstance(ins, Instruction) or ins.token.line not in by_line or \
                     not _unmodified(ins, ("add", "sub")):
                 continue
             p = by_line[ins.token.line]
-            mul = muls[p.mul_line]
+            _, mul = muls[p.mul_line]
+            a, b = mul.operands[1], mul.operands[2]
+            if p.shadow:
+                a, b = (_shadow(out, fname, f, mul, o) for o in (a, b))
             other = ins.operands[3 - p.operand]
             sub = ins.opcode == "sub"
             neg_a, neg_c = sub and p.operand == 2, sub and p.operand == 1
@@ -634,10 +664,27 @@ def fused_instructions(module, contraction):
                 opcode, mods = "div", mul.mods
             else:
                 opcode, mods = "fma", ("rn", *[m for m in ins.mods if m in ("ftz", "sat")], _float_type(ins))
-            out[id(ins)] = Instruction(opcode, mods, [ins.operands[0], mul.operands[1], mul.operands[2], other],
-                                       ins.guard, ins.guard_neg, ins.token, ins.loc,
-                                       fused=(p.mul_line, neg_a, neg_c))
+            out.replace[id(ins)] = Instruction(opcode, mods, [ins.operands[0], a, b, other], ins.guard,
+                                               ins.guard_neg, ins.token, ins.loc, fused=(p.mul_line, neg_a, neg_c))
     return out
+
+
+def _shadow(out, fname, f, mul, operand):
+    """A register that holds ``operand`` as ``mul`` reads it (a ``mov`` before the mul, under its guard); immediates
+    and already shadowed operands as they are."""
+    if operand.kind != "reg":
+        return operand
+    moves = out.before.setdefault(id(mul), [])
+    name = f"%__warpsim_fma{mul.token.line}_{len(moves)}"
+    for move in moves:
+        if move.operands[1].name == operand.name:
+            return move.operands[0]
+    rtype = next((v.type for v in f.regs if v.name == operand.name), "f32")
+    out.regs.setdefault(fname, []).append(Variable(name, "reg", rtype, token=mul.token))
+    copy = Operand("reg", name, token=operand.token)
+    moves.append(Instruction("mov", (_MOVE.get(rtype, "b32"),), [copy, operand], mul.guard, mul.guard_neg, mul.token,
+                             mul.loc))
+    return copy
 
 
 # ------------------------------------------------------------------------------------------------ cache

@@ -39,6 +39,7 @@ from warpsim.errors import PtxSyntaxError
 from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM,
                                 SP_LOCAL, SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
 from warpsim.ptx.constants import known_constants, segment_constants
+from warpsim.ptx.contraction import Rewrite
 from warpsim.ptx.instructions import InstructionDecoder
 from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
@@ -120,7 +121,7 @@ class _Decoder(InstructionDecoder):
         self.module_symbols = {}
         self.patches = []          # (opnd row, function name) for call targets
         self.calls = {}            # function name -> _Function
-        self.fused = fused or {}   # id(add/sub Instruction) -> the fma ptxas made of it (warpsim.ptx.contraction)
+        self.fused = fused if fused is not None else Rewrite()   # ptxas's contraction (warpsim.ptx.contraction)
 
     def error(self, tok, what, cls=PtxSyntaxError):
         where = f"{self.m.filename}:{tok.line}:{tok.col}" if tok is not None else self.m.filename
@@ -164,7 +165,7 @@ class _Decoder(InstructionDecoder):
 
     def function_layout(self, fn, kernel):
         f = fn.f
-        for v in f.regs:
+        for v in [*f.regs, *self.fused.regs.get(f.name, ())]:
             if v.name in fn.regs:
                 raise self.error(v.token, f"register {v.name} declared twice")
             nw = 2 if type_bytes(v.type) == 8 else 1
@@ -339,14 +340,16 @@ class _Decoder(InstructionDecoder):
                     raise self.error(item.token, "label defined twice")
                 fn.labels[item.name] = pc
             else:
-                pc += 1
+                pc += 1 + len(self.fused.before.get(id(item), ()))
         instructions = [item for item in fn.f.body if isinstance(item, Instruction)]
         fn.known = {id(item): known for item, known in zip(instructions, known_constants(fn.f))}
         fn.early = {id(item): known for item, known in zip(instructions, segment_constants(fn.f))}
         last = None
         for item in fn.f.body:
             if isinstance(item, Instruction):
-                self.instruction(fn, self.fused.get(id(item), item))
+                for move in self.fused.before.get(id(item), ()):
+                    self.instruction(fn, move)
+                self.instruction(fn, self.fused.replace.get(id(item), item))
                 last = item
         closing = Instruction("exit" if kernel else "ret", (), [], None, False,
                               last.token if last else fn.f.token, last.loc if last else None)
