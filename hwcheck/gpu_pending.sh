@@ -91,10 +91,25 @@ int)
     done
     ;;
 as-compiled)
+    # seeds 0-4 and 5-9 in two processes at once (the N = 1024 flash launches are the long pole), then the same
+    # launches with the simulator's contraction off, buffers only, also in two halves
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
-    step "as-compiled kernels" "$py" -m hwcheck acceptance --out "$out" --only as-compiled --seeds 10 --workers 15
-    step "as-compiled kernels, simulator without contraction" "$py" -m hwcheck acceptance --out "$out" \
-        --only as-compiled --seeds 10 --workers 15 --ptxas none --no-trace --name "$gpu-none"
+    both() {   # both NAME MORE...: seeds 0-4 and 5-9 of the set into NAME-a and NAME-b, at once
+        local name="$1"
+        shift
+        "$py" -m hwcheck acceptance --out "$out" --only as-compiled --seeds 5 --seed 0 --workers 8 \
+            --name "$name-a" "$@" > "$out/$name-a.log" 2>&1 &
+        local a=$!
+        "$py" -m hwcheck acceptance --out "$out" --only as-compiled --seeds 5 --seed 5 --workers 8 \
+            --name "$name-b" "$@" > "$out/$name-b.log" 2>&1
+        local rb=$?
+        wait "$a"
+        local ra=$?
+        tail -n 3 "$out/$name-a.log" "$out/$name-b.log"
+        return $(( ra | rb ))
+    }
+    step "as-compiled kernels, 10 seeds" both "$gpu"
+    step "as-compiled kernels, simulator without contraction" both "$gpu-none" --ptxas none --no-trace
     ;;
 fuzz-float)
     first="${3:?fuzz-float FIRST COUNT}" count="${4:?fuzz-float FIRST COUNT}"

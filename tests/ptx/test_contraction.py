@@ -312,3 +312,43 @@ def test_a_division_fused_into_its_add():
     plain = ptx.load(DIV, ptxas="none").launch("k", block=32, args={"inp": x.copy(),
                                                                     "out": np.zeros((32, 4), np.float32)})
     assert (plain.buffers["out"][:, 0] == 0).all() and (plain.buffers["out"][:, 1] != out[:, 1]).any()
+
+
+NEG = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 inp, .param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>;
+  ld.param.u64 %rd1, [inp];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+  mul.f32 %f5, %f1, %f2;
+  neg.f32 %f6, %f5;
+  add.f32 %f7, %f6, %f3;
+  mul.f32 %f8, %f3, %f4;
+  neg.f32 %f9, %f8;
+  sub.f32 %f10, %f1, %f9;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.f32 [%rd5], {%f7, %f10, %f1, %f2};
+  ret;
+}
+"""
+
+
+@needs_ptxas
+def test_a_negated_product_is_folded_into_the_fma():
+    """-(a*b) + c and c - -(a*b): ptxas folds the neg into the FMA's sign (seen in hwcheck fuzz --float)."""
+    x = np.random.default_rng(13).uniform(-2, 2, (32, 4)).astype(np.float32)
+    module = ptx.load(NEG)
+    assert {(p.add_line, p.mul_line, p.negated) for p in module.contraction.pairs} == {(17, 15, True), (20, 18, True)}
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)}).buffers["out"]
+    a, b, c, d = (x[:, i].astype(np.float64) for i in range(4))
+    for got, exact in ((out[:, 0], c - a * b), (out[:, 1], a + c * d)):
+        ok = np.abs(exact) > 2.0 ** -10
+        assert np.array_equal(got[ok], exact[ok].astype(np.float32))

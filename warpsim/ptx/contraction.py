@@ -88,12 +88,13 @@ class Fusion:
     """One fused pair: the ``add``/``sub`` at PTX line ``add_line`` takes the product of the ``mul`` at ``mul_line``
     as its operand ``operand`` (1 or 2); ``shadow``: an operand of the ``mul`` is written on some path before the
     ``add`` reads the product, so the product's operands are kept aside when the ``mul`` runs (as ptxas keeps them
-    in registers of their own)."""
+    in registers of their own); ``negated``: the add reads ``neg`` of the product, which ptxas folds in."""
 
     add_line: int
     mul_line: int
     operand: int
     shadow: bool = False
+    negated: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class Contraction:
         """The decision as JSON-ready data (reports, the cache)."""
         return {"compiler": self.compiler, "version": self.version, "path": self.path, "arch": self.arch,
                 "flags": list(self.flags), "reason": self.reason, "cubin": self.cubin,
-                "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow] for p in self.pairs]}
+                "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow, p.negated] for p in self.pairs]}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -278,6 +279,16 @@ def _times_one(sass):
     if _opcode(sass) == "HFMA2":
         return len(ops) == 5 and ops[2] in one and ops[3] in one and ops[4].lstrip("-|").startswith("R")
     return len(ops) == 4 and (ops[1] in one or ops[2] in one)
+
+
+def _moves_constant(sass):
+    """Whether an FMA multiplies the zero register (``HFMA2.MMA R9, -RZ, RZ, 1.5, 1``): a constant put in a register.
+
+    >>> _moves_constant("HFMA2.MMA R9, -RZ, RZ, 1.5, 1.0009765625"), _moves_constant("FFMA R1, R2, R3, RZ")
+    (True, False)
+    """
+    ops = [o.strip() for o in sass.rstrip(" ;").split(",")]
+    return len(ops) >= 4 and (ops[1].split()[-1].lstrip("-") == "RZ" or ops[2].lstrip("-") == "RZ")
 
 
 def _plus_zero(sass):
@@ -566,7 +577,9 @@ def _resolve(module, sass, filename):
     for text, line in sass:
         op = _opcode(text)
         kind = "fma" if op in _FMA else "mul" if op in _MUL else "add" if op in _ADD else "other"
-        if kind == "fma" and _times_one(text):
+        if kind == "fma" and _moves_constant(text):
+            kind = "other"                              # -RZ * RZ + constant: a constant put in a register
+        elif kind == "fma" and _times_one(text):
             kind = "add"                                # an add ptxas wrote as x * 1 + y: one rounding either way
         elif kind == "fma" and _plus_zero(text):
             kind = "mul"                                # a mul ptxas wrote as x * y + (-0): the same bits
@@ -597,10 +610,15 @@ def _resolve(module, sass, filename):
             m = fn.single_def(k, o.name)
             if m is None:
                 continue
-            mul = fn.flow.instrs[m]
+            mul, negated = fn.flow.instrs[m], False
+            if mul.opcode == "neg" and _float_type(mul) == _float_type(add) and mul.operands[1].kind == "reg":
+                m = fn.single_def(m, mul.operands[1].name)     # -(a*b) + c: ptxas folds the neg into the FMA
+                if m is None:
+                    continue
+                mul, negated = fn.flow.instrs[m], True
             if _product(mul, add):
-                found.append((pos, m, mul))
-        if len(found) == 2 and found[0][1] == found[1][1]:
+                found.append((pos, m, mul, negated))
+        if len(found) == 2 and found[0][1:] == found[1][1:]:
             found = found[:1]                           # p + p: one product, the other operand its rounding
         if len(found) == 2:                             # the mul that kept its FMUL was not fused
             kept = [f for f in found if f[2].opcode == "mul" and "mul" in kinds.get(f[2].token.line, ())]
@@ -610,9 +628,9 @@ def _resolve(module, sass, filename):
             what = "no unmodified mul defines either operand" if not found else "both operands are products"
             raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA but {what}; "
                                    "warpsim cannot tell which product it took (run with --ptxas none)")
-        pos, m, mul = found[0]
+        pos, m, mul, negated = found[0]
         regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
-        pairs.append(Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs)))
+        pairs.append(Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated))
     return pairs
 
 
@@ -659,7 +677,7 @@ def fused_instructions(module, contraction) -> Rewrite:
                 a, b = (_shadow(out, fname, f, mul, o) for o in (a, b))
             other = ins.operands[3 - p.operand]
             sub = ins.opcode == "sub"
-            neg_a, neg_c = sub and p.operand == 2, sub and p.operand == 1
+            neg_a, neg_c = (sub and p.operand == 2) != p.negated, sub and p.operand == 1
             if mul.opcode == "div":                     # the div's own modifiers; its product gets the addend
                 opcode, mods = "div", mul.mods
             else:
