@@ -16,8 +16,9 @@
 #
 # Issue 26 (kernels as their compilers build them; reports named after the GPU, e.g. h100-80gb-hbm3-*):
 #   as-compiled  the CuTe C++ kernels built with nvcc's defaults (hwcheck.ptx_examples.AS_COMPILED_EXAMPLES), 10 seeds,
-#              every register, contraction decided against the cubin the GPU runs; then the same launches with the
-#              simulator's --ptxas none, buffers only: the differences contraction makes (NAME-none-...);
+#              every register, contraction decided against the cubin the GPU runs;
+#   as-compiled-none  the same launches with the simulator's --ptxas none, buffers only: the differences
+#              contraction makes (NAME-none-...);
 #   fuzz-float FIRST COUNT  COUNT random float programs from seed FIRST (hwcheck fuzz --float), every register;
 #   corpus     the corpus of real compilers' PTX (tests/corpus: nvcc, CuTe DSL, Triton, Numba), 10 seeds;
 #   regress    every PTX example, 3 seeds (the GPU side now runs ptxas's cubin, not the driver's JIT).
@@ -90,7 +91,7 @@ int)
         [ "$rc" -eq 0 ] || status=1
     done
     ;;
-as-compiled)
+as-compiled|as-compiled-none)
     # seeds 0-4 and 5-9 in two processes at once (the N = 1024 flash launches are the long pole), then the same
     # launches with the simulator's contraction off, buffers only, also in two halves
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
@@ -108,8 +109,11 @@ as-compiled)
         tail -n 3 "$out/$name-a.log" "$out/$name-b.log"
         return $(( ra | rb ))
     }
-    step "as-compiled kernels, 10 seeds" both "$gpu"
-    step "as-compiled kernels, simulator without contraction" both "$gpu-none" --ptxas none --no-trace
+    if [ "$part" = as-compiled ]; then
+        step "as-compiled kernels, 10 seeds" both "$gpu"
+    else
+        step "as-compiled kernels, simulator without contraction" both "$gpu-none" --ptxas none --no-trace
+    fi
     ;;
 fuzz-float)
     first="${3:?fuzz-float FIRST COUNT}" count="${4:?fuzz-float FIRST COUNT}"
