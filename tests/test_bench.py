@@ -137,3 +137,18 @@ def test_bench_flash_quick():
     assert {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ex2.approx.ftz.f32", "fma.rn.f32"} <= forms
     assert sum(int(num(r[1])) for r in rows) == num(steps[1])  # every warp instruction of the CTA, once
     assert abs(sum(num(r[2]) for r in rows) - 100) <= 0.01 * len(rows) + 0.01
+
+
+def test_bench_contraction_quick():
+    import shutil
+    if shutil.which("nvcc") is None:
+        pytest.skip("bench_contraction compiles its kernel with nvcc")
+    from warpsim.ptx.contraction import find_tool
+    if find_tool("ptxas") is None or find_tool("nvdisasm") is None:
+        pytest.skip("bench_contraction needs ptxas and nvdisasm")
+    text = run_quick("bench_contraction.py")
+    pairs = int(re.search(r"^pairs fused: (\d+)$", text, re.M).group(1))
+    assert pairs > 0
+    assert re.search(r"tool processes started: 0$", text, re.M)
+    for what in ("load none", "load cold", "load warm", "decide alone, cold"):
+        assert re.search(rf"^{what}: best {NUMBER} s, median {NUMBER} s", text, re.M), what
