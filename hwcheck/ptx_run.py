@@ -19,10 +19,10 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
    (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included. Where ptxas fuses
    the copy's ``mul``/``add`` pairs otherwise than the original's (a traced product has one more reader, so it is
    fused less), the copy's buffers are compared with the GPU's copy instead (``contraction`` in the report);
-2b. the GPU runs a cubin assembled by the ptxas that :mod:`warpsim.ptx.contraction` uses (``CupyPtx.cubin``; the
+6. the GPU runs a cubin assembled by the ptxas that :mod:`warpsim.ptx.contraction` uses (``CupyPtx.cubin``; the
    driver's JIT only where no ptxas is found), and the simulator decides which ``mul``/``add`` pairs are fused
-   against that very cubin's SASS, for the original and the instrumented copy each;
-6. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
+   against that very cubin's code, for the original and the instrumented copy each;
+7. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
    (:mod:`hwcheck.shared_capture`), the simulator's as its original run left it (the simulator's own capture
    by the instrumented kernel must equal that too); only the bytes the kernel wrote (a second simulator run,
    whose shared memory starts as 0xFF instead of 0, tells which).

@@ -6,27 +6,33 @@ be optimized aggressively"). nvcc's default ``-fmad=true`` writes exactly such i
 to **ptxas**; the GPU then computes ``round(a * b + c)`` once where the PTX says ``round(round(a * b) + c)``. Which
 pairs are fused is ptxas's decision, so warpsim asks ptxas, never guesses:
 
-1. a copy of the PTX gets one ``.loc`` line per instruction (the instruction's own line in the original text,
-   under a ``.file`` of its own), every other ``.loc`` removed;
+1. a copy of the PTX gets a ``.loc`` naming its own line before every line where an instruction starts (read from
+   the text alone: ptxas starts while the text is parsed), every other ``.loc`` removed, a ``.file`` of its own;
 2. ptxas compiles that copy for the GPU's arch with the flags the user's build uses (``-O3``, ``--fmad=true``:
-   its defaults; a ``debug`` target adds nvcc ``-G``'s ``-g --dont-merge-basicblocks --return-at-end``), and
+   its defaults; a ``debug`` target, nvcc ``-G``'s ``-g --dont-merge-basicblocks --return-at-end``), and
    nvdisasm prints the SASS with each instruction's line (``nvdisasm -g``);
-3. every ``FFMA``/``DFMA``/``HFMA2`` whose line is an unmodified float ``add``/``sub`` is a fused pair: the
-   add's operand that a single unmodified ``mul`` of the same type defines (reaching definitions over the
-   function's control flow) is the product. Where both operands are such products, the one whose ``mul`` line
-   kept no ``FMUL`` of its own is the fused one; a case still ambiguous, an add that ptxas fused in one copy
-   and not in another, or a fused pair whose ``mul`` operands change on some path before the ``add`` is a
-   :class:`ContractionError` (one line, naming the lines) -- never a guess;
-4. the SASS of the annotated copy must equal the SASS of the PTX as given (and of ``cubin=``, the file the user
-   will actually run, when one is given): the decision is taken from the very code the GPU runs, or refused.
+3. every ``FFMA``/``DFMA``/``HFMA2`` whose line is an unmodified float ``add``/``sub`` is a fused pair; its product
+   is the add's operand that a single product of the same type and ``.ftz`` defines (reaching definitions over
+   the function's control flow): an unmodified ``mul``, a ``neg`` of one (ptxas folds the sign in), or an f32
+   ``div.approx``/``div.full`` (its last step, ``a * MUFU.RCP(b)``, is an ``FMUL`` ptxas fuses too). Where both
+   operands are products, the one whose ``mul`` line kept no ``FMUL`` of its own is the fused one. FMAs that fuse
+   nothing are told apart: a multiplier of 1 (an add), an addend of ``-RZ`` (a mul), the zero register (a
+   constant). Still ambiguous, an FMA on a ``mul``'s line, or an add that ptxas fused in some copies of an
+   unrolled loop and not in others: a :class:`ContractionError` (one line, naming the line) -- never a guess;
+4. the code of the annotated copy (its cubin's ``.text`` sections) must equal that of the PTX as given, or of
+   ``cubin=``, the file the user will actually run: the decision is read from the very code the GPU runs.
 
-The interpreter then runs each fused ``add``/``sub`` as ``fma.rn`` of the ``mul``'s operands and the other
-addend, negated as the ``sub`` says (``p - c``: ``fma(a, b, -c)``; ``c - p``: ``fma(-a, b, c)``), ``.ftz``/``.sat``
-as written; the ``mul`` itself still runs (its result may have other readers). See docs/ptx.md, "Contraction".
+The decoder then runs each fused ``add``/``sub`` as ``fma.rn`` of the ``mul``'s operands and the other addend,
+negated as the ``sub`` (and a folded ``neg``) says (``p - c``: ``fma(a, b, -c)``; ``c - p``: ``fma(-a, b, c)``),
+``.ftz``/``.sat`` as written, or as the ``div`` with that addend; the product itself still runs (it may have other
+readers). Where an operand of the ``mul`` is written on a path before the ``add`` reads the product, the operand
+is kept aside right before the ``mul`` (:class:`Rewrite`), as ptxas keeps it in a register of its own. See
+docs/ptx.md, "Contraction".
 
 Decisions are cached on disk (``$WARPSIM_CACHE`` or ``~/.cache/warpsim-ptx``) by the PTX text, the arch, the
-ptxas file (path, size, mtime) and the flags, so a warm run does not start ptxas. A PTX text without both an
-unmodified float ``mul`` and an unmodified ``add``/``sub`` has nothing to contract and never starts ptxas.
+ptxas file (path, size, mtime) and the flags, so a warm run does not start ptxas. A PTX text without both a
+product (an unmodified float ``mul``, an f32 ``div.approx``/``div.full``) and an unmodified ``add``/``sub`` has nothing
+to contract and never starts ptxas.
 
 >>> candidates("mul.f32 %f3, %f1, %f2;\\nadd.f32 %f4, %f3, %f0;")
 True
@@ -55,11 +61,11 @@ from warpsim.errors import WarpsimError
 from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction, Operand, Variable
 
-__all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "decide", "start", "annotate", "candidates", "find_ptxas", "find_tool",
-           "ptxas_version", "ptxas_candidates", "isa_of_release", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines", "fused_instructions", "NONE",
-           "PTXAS_CHOICES", "Rewrite"]
+__all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
+           "start", "annotate", "candidates", "find_ptxas", "find_tool", "ptxas_version", "ptxas_candidates",
+           "isa_of_release", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines",
+           "fused_instructions"]
 
-PTXAS_CHOICES = "PATH|auto|none"
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
@@ -271,8 +277,10 @@ def _times_one(sass):
     """Whether an FMA's multiplier is the constant 1 or -1 (``FFMA R1, R2, 1, R3``; ``HFMA2 R1, R2, 1, 1, R3``):
     then it is an add as ptxas chose to write it, not a fused product.
 
-    >>> _times_one("FFMA R1, R2, 1, R3"), _times_one("@P0 FFMA.FTZ R1, -R2, R4, R3"), _times_one("HFMA2 R1, R2, -1, -1, R3")
-    (True, False, True)
+    >>> _times_one("FFMA R1, R2, 1, R3"), _times_one("@P0 FFMA.FTZ R1, -R2, R4, R3")
+    (True, False)
+    >>> _times_one("HFMA2 R1, R2, -1, -1, R3")
+    True
     """
     ops = [o.strip() for o in sass.split(None, 2 if sass.startswith("@") else 1)[-1].split(",")]
     one = ("1", "-1", "1.0", "-1.0")
