@@ -7,7 +7,7 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
    types uniform bits), the other forms as ``warpsim run`` takes them (``zeros:DTYPE:SHAPE``, ``FILE.npy``,
    a number). A CuTe DSL tensor struct takes its extra fields after ``;``: ``a=random:f16:64x64;s32:64;s32:64``;
 2. run the original PTX on the simulator (``arch`` from the GPU) and, through the driver
-   (``cuModuleLoadData`` of the PTX text, ``cuLaunchKernel`` with the parameter bytes packed as the
+   (``cuModuleLoadData`` of ptxas's cubin of it, see 6; ``cuLaunchKernel`` with the parameter bytes packed as the
    simulator packs them), on the GPU; compare every global buffer bit for bit;
 3. device printf lines are compared as multisets (the GPU's text is read from file descriptor 1);
 4. with ``timing`` (``hwcheck run`` and the acceptance sets), time the original kernel on the GPU: CUDA events
