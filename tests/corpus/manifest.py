@@ -429,12 +429,6 @@ class Known:
 
 _WGMMA = "wgmma.fence / wgmma.mma_async.sync.aligned (Triton's tl.dot on sm_90) is not modelled: PtxSyntaxError"
 KNOWN_FAILURES = {
-    "nvcc_softmax_G_sm80.ptx": Known(
-        "SimulatorFault",
-        "line 58, shfl.sync.bfly.b32 with membermask 0xffffffff in -G's out-of-line __shfl_xor_sync: lanes 4-31 "
-        "reach it while lanes 0-3 are still in the column loop (100 columns: 4 trips for lanes 0-3, 3 for the "
-        "others) and -G code does not reconverge before the call; warpsim faults ('must arrive together') where "
-        "the GPU waits for every lane of the mask"),
     "triton_matmul_sm90.ptx": Known("PtxSyntaxError", f"line 617: {_WGMMA}"),
     "triton_attention_sm90.ptx": Known("PtxSyntaxError", f"line 873: {_WGMMA}"),
 }

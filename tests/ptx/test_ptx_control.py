@@ -63,6 +63,28 @@ def test_early_exit_then_barrier_and_partial_warp():
     assert res.buffers["out"].tolist() == list(range(40)) + [7] * 10
 
 
+def test_sync_collective_waits_for_its_members():
+    """A shfl.sync placed before the loop some lanes are still in (as nvcc -G lays out an out-of-line
+    __shfl_xor_sync): the lanes that come first wait for the others, as the GPU waits for every member."""
+    body = """
+  mov.u32 %r2, 0;
+  bra.uni LOOP;
+SHFL:
+  shfl.sync.bfly.b32 %r6, %r2, 1, 31, -1;
+  bra.uni DONE;
+LOOP:
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra LOOP;
+  bra.uni SHFL;
+DONE:
+""" + store_r("%r6")
+    res = load(body).launch("k", block=64, args={"out": np.zeros(64, np.uint32)})
+    t = np.arange(64)
+    trips = np.maximum(1, t)                     # %r1 is %tid.x: lane-dependent trip counts
+    assert res.buffers["out"].tolist() == trips[t ^ 1].tolist()
+
+
 def test_divergent_aligned_instruction_faults():
     body = """
   setp.lt.u32 %p1, %r1, 5;

@@ -12,8 +12,12 @@ Scheduling (independent thread scheduling, as on sm_70+, made deterministic):
   if/else at the join label, after a loop with lane-dependent trip counts at its exit.
 
 ``.aligned`` warp instructions (``mma``, ``ldmatrix``, ``stmatrix``, ``bar.sync``) need every
-non-exited lane of the warp in the group; ``shfl/vote/match.sync`` and ``bar.warp.sync`` need
-every lane of their member mask. Otherwise the step faults (``FAULT_DIVERGENT``).
+non-exited lane of the warp in the group, else the step faults (``FAULT_DIVERGENT``). ``shfl/vote/match.sync``
+and ``bar.warp.sync`` wait for every lane of their member mask, as the GPU does: a group that reaches one before
+the other members is set aside (not a step), the warp's other lanes run on by the same policy, and the
+instruction runs once the members are all there (the lanes set aside at the same pc join the group). Members
+that can no longer come (exited, or every other lane set aside or waiting at a barrier) are a
+``FAULT_DIVERGENT``.
 
 Faults fill ``fault`` (``int64[8]``: code, thread, value, extra, pc, space, warp, aux) and stop.
 """
@@ -30,7 +34,7 @@ from warpsim.ptx.codes import (ABSENT, CTX, EXITED, FAULT_CALL_DEPTH, FAULT_DEAD
 from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.thread import thread_op
-from warpsim.ptx.warp import warp_collective, warp_shared_global, warp_simple
+from warpsim.ptx.warp import sync_members, warp_collective, warp_shared_global, warp_simple
 from warpsim.ptx.warpcopy import warp_cp_async
 
 __all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
@@ -75,6 +79,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     while True:
         for w in range(warps):
             t0 = 32 * w
+            parked = np.int64(0)                    # lanes set aside at a .sync collective until its members come
             while True:
                 if profile:
                     now = host_cycles()
@@ -86,7 +91,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                 group = np.int64(0)
                 for lane in range(32):
                     s = status[t0 + lane]
-                    if s == RUNNING:
+                    if s == RUNNING and not (parked >> lane) & 1:
                         q = pc[t0 + lane]
                         if q < p:
                             p = q
@@ -96,7 +101,21 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     if s == RUNNING or s == WAITING:
                         alive |= np.int64(1) << lane
                 if p == big:
+                    if parked:                      # set aside, and the members they wait for cannot come
+                        lane0 = 0
+                        while not (parked >> lane0) & 1:
+                            lane0 += 1
+                        set_fault(fault, FAULT_DIVERGENT, t0 + lane0, parked, alive)
+                        fault[4] = pc[t0 + lane0]
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
                     break
+                op = code[p, OP]
+                if parked:                          # the lanes set aside at this pc join the group
+                    for lane in range(32):
+                        if (parked >> lane) & 1 and pc[t0 + lane] == p:
+                            group |= np.int64(1) << lane
                 gmask = group
                 g = code[p, GUARD]
                 if g >= 0:
@@ -104,13 +123,23 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     for lane in range(32):
                         if (group >> lane) & 1 and (regs[w, lane, g] & 1) == neg:
                             gmask &= ~(np.int64(1) << lane)
+                members = sync_members(p, op, w, gmask, code, opnd, regs)
+                if members >= 0:
+                    coming = np.int64(0)            # members still running elsewhere in the warp
+                    for lane in range(32):
+                        if (members >> lane) & 1 and not (group >> lane) & 1 and status[t0 + lane] == RUNNING \
+                                and not (parked >> lane) & 1:
+                            coming |= np.int64(1) << lane
+                    if coming:
+                        parked |= group
+                        continue
+                parked &= ~group
                 steps += 1
                 if steps > max_steps:
                     ctx[13] = steps - 1                     # this instruction did not execute
                     set_fault(fault, FAULT_STEP_LIMIT, t0, max_steps, 0)
                     fault[4] = p
                     return False
-                op = code[p, OP]
                 counts[op] += 1
                 if profile:
                     cycles[p, 1] += 1

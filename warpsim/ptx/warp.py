@@ -95,6 +95,20 @@ def _isa_fault(fault, w):
 
 
 @njit(cache=True)
+def sync_members(p, op, w, gmask, code, opnd, regs):
+    """The member mask of a ``shfl/vote/match.sync`` or ``bar.warp.sync`` for the lanes of ``gmask`` (the union of
+    their ``membermask`` operands), or -1 for any other instruction: the lanes that must arrive before it runs."""
+    if not (op == Op.SHFL or op == Op.VOTE or op == Op.MATCH or (op == Op.BAR and code[p, M0] == 2)):
+        return np.int64(-1)
+    members = np.int64(0)
+    last = code[p, O0 + code[p, NOPS] - 1]
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            members |= get(regs[w, lane], opnd, last) & 0xFFFFFFFF
+    return members
+
+
+@njit(cache=True)
 def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
              bar_id, mma_arch, fault):
     """A warp-collective instruction for the lanes of ``gmask`` (guard true); False on a fault."""
