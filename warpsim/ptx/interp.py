@@ -123,7 +123,9 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     for lane in range(32):
                         if (group >> lane) & 1 and (regs[w, lane, g] & 1) == neg:
                             gmask &= ~(np.int64(1) << lane)
-                members = sync_members(p, op, w, gmask, code, opnd, regs)
+                members = np.int64(-1)
+                if op == Op.SHFL or op == Op.VOTE or op == Op.MATCH or op == Op.BAR:
+                    members = sync_members(p, op, w, gmask, code, opnd, regs)
                 if members >= 0:
                     coming = np.int64(0)            # members still running elsewhere in the warp
                     for lane in range(32):
