@@ -30,6 +30,7 @@ are PTX ISA 9.4, which a CUDA 13.0 driver's JIT refuses: the GPU runs them as cu
 from __future__ import annotations
 
 import os
+import re
 from itertools import product
 
 import numpy as np
@@ -140,7 +141,8 @@ FLASH_DSL_EXAMPLES = tuple(_flash_dsl(_FLASH_SHAPES))
 
 def _as_compiled():
     """The kernels of ``examples/cute_cpp/as_compiled/`` (nvcc's default flags, FMA contraction left to the
-    compilers): the flash forward causal and not at N 128, 300 and 1024 (B, H 1..2), the others at 2-3 sizes."""
+    compilers): the flash forward causal and not at N 128, 300 and 1024 (B, H 1..2), the others at 2-3 sizes;
+    float inputs uniform in [-2, 2) (``random:DTYPE:SHAPE:2``)."""
     src = "examples/cute_cpp/as_compiled/"
     flash = [_flash_launch("as_compiled/flash_attn_fwd.cu", "f16", 64, causal, B, H, N)
              for causal, shapes in ((False, ((2, 2, 128), (1, 2, 300), (1, 1, 1024))),
@@ -163,7 +165,8 @@ def _as_compiled():
                  [f"x=random:f32:{rows}x{cols}", f"weight=random:f32:{cols}", f"y=zeros:f32:{rows}x{cols}",
                   f"rows={rows}", f"cols={cols}", "eps=1e-06"])
                 for rows, cols in ((3, 100), (8, 512), (13, 2048))]
-    return tuple(flash + gemm + softmax + layer_norm + rms_norm)
+    wide = lambda arg: arg + ":2" if re.match(r"\w+=random:(f16|bf16|f32|f64):", arg) else arg   # noqa: E731
+    return tuple((*e[:5], [wide(a) for a in e[5]]) for e in flash + gemm + softmax + layer_norm + rms_norm)
 
 
 # the kernels written as users write them, built with nvcc's defaults (``--only as-compiled``), run with

@@ -2,8 +2,9 @@
 
 For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and each seed:
 
-1. make the arguments: ``--arg NAME=random:DTYPE:SHAPE`` is random per seed (``numpy.random.default_rng(seed)``,
-   one draw per such argument in the order given: f16/bf16/f32/f64 finite values in ``[-1, 1)``, integer
+1. make the arguments: ``--arg NAME=random:DTYPE:SHAPE[:BOUND]`` is random per seed
+   (``numpy.random.default_rng(seed)``, one draw per such argument in the order given: f16/bf16/f32/f64 finite
+   values in ``[-1, 1)``, or ``[-BOUND, BOUND)``; integer
    types uniform bits), the other forms as ``warpsim run`` takes them (``zeros:DTYPE:SHAPE``, ``FILE.npy``,
    a number). A CuTe DSL tensor struct takes its extra fields after ``;``: ``a=random:f16:64x64;s32:64;s32:64``;
 2. run the original PTX on the simulator (``arch`` from the GPU) and, through the driver
@@ -65,6 +66,8 @@ def parse_ptx_arg(pair: str):
 
     >>> parse_ptx_arg("a=random:f16:4x2")
     ('a', ('random', 'f16', (4, 2)))
+    >>> parse_ptx_arg("a=random:f32:8:2")
+    ('a', ('random', 'f32', (8,), 2.0))
     >>> parse_ptx_arg("n=7")
     ('n', 7)
     >>> parse_ptx_arg("a=random:f16:8;s32:8;s32:8")[1][2]
@@ -77,13 +80,22 @@ def parse_ptx_arg(pair: str):
     first, *fields = value.split(";")
     if first.startswith("random:"):
         parts = first.split(":")
-        if len(parts) != 3 or (parts[1] not in _FLOATS and parts[1] not in _INTS):
-            raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE with DTYPE one of "
+        if len(parts) not in (3, 4) or (parts[1] not in _FLOATS and parts[1] not in _INTS):
+            raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE[:BOUND] with DTYPE one of "
                              f"{', '.join([*_FLOATS, *_INTS])}")
         try:
             spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
         except ValueError:
             raise ValueError(f"--arg {name}={first}: SHAPE is integers joined by x, e.g. 64x64") from None
+        if len(parts) == 4:
+            try:
+                bound = float(parts[3])
+            except ValueError:
+                bound = -1.0
+            if not (0 < bound < float("inf")) or parts[1] not in (*_FLOATS, "bf16"):
+                raise ValueError(f"--arg {name}={first}: BOUND is a positive number, for a float DTYPE "
+                                 "(values uniform in [-BOUND, BOUND))")
+            spec = (*spec, bound)
     else:
         spec = parse_arg_value(first, f"--arg {name}")
     if not fields:
@@ -97,11 +109,11 @@ def parse_ptx_arg(pair: str):
     return name, ("struct", spec, extra)
 
 
-def _random(rng, dtype, shape):
+def _random(rng, dtype, shape, bound=1.0):
     if dtype in _FLOATS:
-        return rng.uniform(-1.0, 1.0, shape).astype(_FLOATS[dtype])
+        return rng.uniform(-bound, bound, shape).astype(_FLOATS[dtype])
     if dtype == "bf16":
-        return (rng.uniform(-1.0, 1.0, shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        return (rng.uniform(-bound, bound, shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     bits = np.dtype(_INTS[dtype]).itemsize * 8
     return rng.integers(0, 1 << bits, shape, dtype=np.uint64).astype(_INTS[dtype])
 
@@ -112,7 +124,7 @@ def make_args(specs: dict, seed: int) -> dict:
 
     def one(spec):
         if isinstance(spec, tuple) and spec and spec[0] == "random":
-            return _random(rng, spec[1], spec[2])
+            return _random(rng, *spec[1:])
         if isinstance(spec, tuple) and spec and spec[0] == "struct":
             return [("u64", one(spec[1])), *spec[2]]
         return spec.copy() if isinstance(spec, np.ndarray) else spec

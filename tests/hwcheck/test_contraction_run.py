@@ -12,7 +12,7 @@ from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, parse_ptx_arg, run_one
 from warpsim.ptx import contraction as fma
 from warpsim.ptx.syntax import parse_module
 
-pytestmark = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
+needs_ptxas = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
                                 reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm")
 
 KERNEL = """.version 8.0
@@ -62,6 +62,7 @@ def _job(tmp_path):
     return PtxJob(str(src), "k", (1, 1, 1), (32, 1, 1), 0, specs)
 
 
+@needs_ptxas
 def test_simulator_decides_against_the_gpus_cubin(tmp_path):
     run = run_one(CubinGpu(tmp_path), _job(tmp_path), seeds=2, first_seed=0, arch="sm90", log=open("/dev/null", "w"))
     assert run.mismatched == 0
@@ -72,9 +73,23 @@ def test_simulator_decides_against_the_gpus_cubin(tmp_path):
     assert sum(s.records for s in run.seeds) > 0
 
 
+@needs_ptxas
 def test_without_contraction_the_fused_results_differ(tmp_path):
     run = run_one(CubinGpu(tmp_path), _job(tmp_path), seeds=2, first_seed=0, arch="sm90", ptxas="none",
                   log=open("/dev/null", "w"))
     assert run.contraction["compiler"] == "none"
     assert run.mismatched > 0
     assert sum(s.global_bad for s in run.seeds) > 0
+
+
+def test_random_arguments_take_a_bound():
+    """The acceptance kernels draw inputs in [-2, 2) (random:DTYPE:SHAPE:2); a bad bound is one line."""
+    from hwcheck.ptx_run import make_args
+    name, spec = parse_ptx_arg("x=random:f32:4096:2")
+    x = make_args({name: spec}, 0)["x"]
+    assert x.min() >= -2 and x.max() < 2 and abs(x).max() > 1.9
+    for bad in ("x=random:f32:8:-1", "x=random:f32:8:two", "x=random:u32:8:2"):
+        with pytest.raises(ValueError, match=r"--arg x=random:.*BOUND is a positive number"):
+            parse_ptx_arg(bad)
+    from hwcheck.ptx_examples import AS_COMPILED_EXAMPLES
+    assert all(a.endswith(":2") for e in AS_COMPILED_EXAMPLES for a in e[5] if "=random:f" in a)
