@@ -21,7 +21,9 @@
 #              contraction makes (NAME-none-...);
 #   fuzz-float FIRST COUNT  COUNT random float programs from seed FIRST (hwcheck fuzz --float), every register;
 #   corpus     the corpus of real compilers' PTX (tests/corpus: nvcc, CuTe DSL, Triton, Numba), 10 seeds;
-#   regress    every PTX example, 3 seeds (the GPU side now runs ptxas's cubin, not the driver's JIT).
+#   regress    every PTX example, 3 seeds (the GPU side now runs ptxas's cubin, not the driver's JIT);
+#   issue26 [SECONDS] [FIRST]  as much of the above as fits one device call: as-compiled, then corpus and float
+#              fuzz chunks of 1,000 from seed FIRST beside it, then as-compiled-none if time is left.
 #
 # Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl | as-compiled |
 #        fuzz-float FIRST COUNT | corpus | regress)
@@ -113,6 +115,37 @@ as-compiled|as-compiled-none)
         step "as-compiled kernels, 10 seeds" both "$gpu"
     else
         step "as-compiled kernels, simulator without contraction" both "$gpu-none" --ptxas none --no-trace
+    fi
+    ;;
+issue26)
+    # everything of issue 26 that fits one device call of SECONDS (default 540): the as-compiled kernels (seeds 0-4
+    # and 5-9 at once); once their short launches are done, the corpus and float fuzz chunks of 1,000 programs
+    # beside the long flash launches, chunk after chunk while time is left; then, time allowing, the as-compiled
+    # launches without contraction. Every report stays in OUT_DIR (tar them: the device returns few files).
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    budget="${3:-540}" first="${4:-200000}"
+    left() { echo $(( budget - ($(date +%s) - start) )); }
+    bash "$0" "$out" as-compiled > "$out/as-compiled.log" 2>&1 &
+    kernels=$!
+    sleep "${HWCHECK_STAGGER:-120}"            # the short launches first: their workers free the cores
+    timeout "$(left)" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 4 \
+        > "$out/corpus.log" 2>&1 &
+    corpus=$!
+    s="$first"
+    while [ "$(left)" -gt 100 ]; do
+        timeout $(( $(left) - 20 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \
+            --workers 10 --report "$out/$gpu-fuzz-float-$s.json" > "$out/fuzz-float-$s.log" 2>&1
+        rc=$?; echo "== float fuzz $s+1000: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 1)"
+        [ "$rc" -le 1 ] || status=1
+        s=$(( s + 1000 ))
+    done
+    wait "$kernels"; rc=$?; echo "== as-compiled: exit $rc"; tail -n 8 "$out/as-compiled.log"
+    [ "$rc" -eq 0 ] || status=1
+    wait "$corpus"; rc=$?; echo "== corpus: exit $rc"; tail -n 4 "$out/corpus.log"
+    [ "$rc" -eq 0 ] || status=1
+    if [ "$(left)" -gt 150 ]; then
+        timeout $(( $(left) - 10 )) bash "$0" "$out" as-compiled-none > "$out/as-compiled-none.log" 2>&1
+        rc=$?; echo "== as-compiled-none: exit $rc"; tail -n 8 "$out/as-compiled-none.log"
     fi
     ;;
 fuzz-float)
