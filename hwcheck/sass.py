@@ -20,38 +20,18 @@ package ``nvidia-cuda-nvdisasm`` (a test dependency). :func:`find_tool` says whi
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from warpsim.ptx.compile import find_nvcc
+from warpsim.ptx.compile import find_tool
 
 __all__ = ["SassError", "find_tool", "form_kernel", "disassemble", "arithmetic", "form_arithmetic"]
 
 
 class SassError(RuntimeError):
     """ptxas or nvdisasm refused or failed; the message names the tool, the architecture and its output."""
-
-
-def find_tool(name):
-    """``ptxas``, ``nvdisasm`` or ``cuobjdump``: beside ``nvcc``, on ``PATH``, or in the ``nvidia-cuda-*`` wheels'
-    ``bin`` folders of this Python; None when none has it."""
-    nvcc = find_nvcc()
-    candidates = [Path(os.path.realpath(nvcc)).parent / name] if nvcc else []
-    found = shutil.which(name)
-    if found:
-        candidates.append(Path(found))
-    for site in sys.path:
-        for sub in ("cu13", "cu12", "cuda_nvdisasm", "cuda_cuobjdump"):
-            candidates.append(Path(site) / "nvidia" / sub / "bin" / name)
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
-    return None
 
 
 # PTX register type of each operand type

@@ -11,33 +11,17 @@ import pytest
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, parse_ptx_arg, run_one
 from warpsim.ptx import contraction as fma
 from warpsim.ptx.syntax import parse_module
+from tests.ptx.test_contraction import kernel
 
 needs_ptxas = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
                                 reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm")
 
-KERNEL = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 inp, .param .u64 out)
-{
-  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>;
-  ld.param.u64 %rd1, [inp];
-  ld.param.u64 %rd2, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 16;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+KERNEL = kernel("""
   mul.f32 %f5, %f1, %f2;
   sub.f32 %f6, %f5, %f3;
   mul.f32 %f7, %f3, %f4;
   add.f32 %f8, %f1, %f7;
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.v4.f32 [%rd5], {%f6, %f8, %f1, %f2};
-  ret;
-}
-"""
+""", "%f6, %f8, %f1, %f2")
 
 
 class CubinGpu(SimulatorAsGpu):

@@ -17,20 +17,19 @@ needs_ptxas = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool
                                  reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm "
                                         "(nvidia-cuda-nvdisasm)")
 
-KERNEL = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 inp, .param .u64 out)
-{
-  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<20>; .reg .b32 %h<8>;
-  ld.param.u64 %rd1, [inp];
-  ld.param.u64 %rd2, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 16;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+
+def kernel(body, stored, regs=""):
+    """A kernel ``k(inp, out)``: each thread loads four f32 of ``inp`` into ``%f1..%f4``, runs ``body`` (its first
+    line is line 15) and stores the four registers ``stored`` (``"%f6, %f8, %f1, %f2"``) to ``out``."""
+    return (".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 inp, .param .u64 out)\n{\n"
+            f"  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<20>; {regs}\n"
+            "  ld.param.u64 %rd1, [inp];\n  ld.param.u64 %rd2, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n"
+            "  cvta.to.global.u64 %rd2, %rd2;\n  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 16;\n"
+            "  add.s64 %rd4, %rd1, %rd3;\n  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];\n"
+            f"{body.lstrip(chr(10))}  add.s64 %rd5, %rd2, %rd3;\n  st.global.v4.f32 [%rd5], {{{stored}}};\n  ret;\n}}\n")
+
+
+KERNEL = kernel("""
   mul.f32 %f5, %f1, %f2;
   mul.rn.f32 %f6, %f1, %f2;
   sub.f32 %f7, %f5, %f6;
@@ -45,11 +44,7 @@ KERNEL = """.version 8.0
   mul.f16x2 %h4, %h1, %h2;
   sub.f16x2 %h5, %h4, %h3;
   mov.b32 %f13, %h5;
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.v4.f32 [%rd5], {%f7, %f9, %f12, %f13};
-  ret;
-}
-"""
+""", "%f7, %f9, %f12, %f13", ".reg .b32 %h<8>;")
 
 
 def _run(text, ptxas, x):
@@ -222,20 +217,7 @@ def test_a_mul_operand_changed_before_the_add_is_shadowed():
     assert [v.name for v in rewrite.regs["k"]] == [moves[0].operands[0].name]
 
 
-SHADOW = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 inp, .param .u64 out)
-{
-  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [inp];
-  ld.param.u64 %rd2, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 16;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+SHADOW = kernel("""
   setp.lt.u32 %p1, %r1, 16;
   mul.f32 %f5, %f1, %f2;
   @%p1 mov.f32 %f1, %f4;
@@ -243,11 +225,7 @@ SHADOW = """.version 8.0
   mul.f32 %f7, %f2, %f2;
   mov.f32 %f2, %f3;
   add.f32 %f8, %f7, %f2;
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.v4.f32 [%rd5], {%f6, %f8, %f1, %f2};
-  ret;
-}
-"""
+""", "%f6, %f8, %f1, %f2", ".reg .pred %p<2>;")
 
 
 @needs_ptxas
@@ -271,31 +249,14 @@ def test_annotated_copy_names_each_instruction_line():
     assert ptx.syntax.parse_module(text).functions["k"].body[4].opcode == "add"
 
 
-DIV = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 inp, .param .u64 out)
-{
-  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>;
-  ld.param.u64 %rd1, [inp];
-  ld.param.u64 %rd2, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 16;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+DIV = kernel("""
   rcp.approx.ftz.f32 %f5, %f2;
   mul.rn.ftz.f32 %f6, %f5, %f1;
   div.full.ftz.f32 %f7, %f1, %f2;
   sub.ftz.f32 %f8, %f7, %f6;
   div.approx.f32 %f9, %f3, %f4;
   sub.f32 %f10, %f1, %f9;
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.v4.f32 [%rd5], {%f8, %f10, %f5, %f6};
-  ret;
-}
-"""
+""", "%f8, %f10, %f5, %f6")
 
 
 @needs_ptxas
@@ -314,31 +275,14 @@ def test_a_division_fused_into_its_add():
     assert (plain.buffers["out"][:, 0] == 0).all() and (plain.buffers["out"][:, 1] != out[:, 1]).any()
 
 
-NEG = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 inp, .param .u64 out)
-{
-  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<12>;
-  ld.param.u64 %rd1, [inp];
-  ld.param.u64 %rd2, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 16;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
+NEG = kernel("""
   mul.f32 %f5, %f1, %f2;
   neg.f32 %f6, %f5;
   add.f32 %f7, %f6, %f3;
   mul.f32 %f8, %f3, %f4;
   neg.f32 %f9, %f8;
   sub.f32 %f10, %f1, %f9;
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.v4.f32 [%rd5], {%f7, %f10, %f1, %f2};
-  ret;
-}
-"""
+""", "%f7, %f10, %f1, %f2")
 
 
 @needs_ptxas

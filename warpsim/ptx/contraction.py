@@ -48,7 +48,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -58,6 +57,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from warpsim.errors import WarpsimError
+from warpsim.ptx.compile import cache_read, cache_write, find_tool
 from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction, Operand, Variable
 
@@ -155,24 +155,6 @@ def candidates(text) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------ tools
-
-def find_tool(name):
-    """``ptxas``/``nvdisasm``/``cuobjdump``: beside the ``nvcc`` on ``PATH`` (or ``$CUDA_HOME/bin``), on ``PATH``,
-    or in the ``nvidia-cuda-*`` wheels' ``bin`` folders of this Python; None when none has it."""
-    from warpsim.ptx.compile import find_nvcc
-    nvcc = find_nvcc()
-    candidates_ = [Path(os.path.realpath(nvcc)).parent / name] if nvcc else []
-    found = shutil.which(name)
-    if found:
-        candidates_.append(Path(found))
-    for site in sys.path:
-        for sub in ("cu13", "cu12", "cuda_nvcc", "cuda_nvdisasm", "cuda_cuobjdump"):
-            candidates_.append(Path(site) / "nvidia" / sub / "bin" / name)
-    for c in candidates_:
-        if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
-    return None
-
 
 def ptxas_candidates():
     """Every ptxas ``auto`` may take, in order: beside the nvcc on ``PATH``, on ``PATH``, the ``nvidia-cuda-nvcc``
@@ -715,25 +697,12 @@ def _shadow(out, fname, f, mul, operand):
 
 # ------------------------------------------------------------------------------------------------ cache
 
-def _cache_dir():
-    return Path(os.environ.get("WARPSIM_CACHE") or Path.home() / ".cache" / "warpsim-ptx")
-
-
 def _cache_get(key):
     try:
-        return Contraction.from_dict(json.loads((_cache_dir() / f"fma-{key}.json").read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+        return Contraction.from_dict(json.loads(cache_read(f"fma-{key}.json") or "null"))
+    except (ValueError, KeyError, TypeError):
         return None
 
 
 def _cache_put(key, decision):
-    """Write atomically; a cache that cannot be written is skipped."""
-    folder = _cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(decision.as_dict(), f)
-        os.replace(tmp, folder / f"fma-{key}.json")
-    except OSError:
-        pass
+    cache_write(f"fma-{key}.json", json.dumps(decision.as_dict()))
