@@ -370,11 +370,11 @@ def start(text, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> "Pe
     if path is None:
         found = ", ".join(f"{ptxas_version(c)} ({c})" for c in ptxas_candidates()) or "none"
         raise ContractionError(f"{filename}: no ptxas found that assembles its PTX .version (found: {found}); "
-                               "pip install nvidia-cuda-nvcc, pass --ptxas PATH, or --ptxas none")
+                               "pip install 'warpsim[ptxas]', pass --ptxas PATH, or --ptxas none")
     nvdisasm = find_tool("nvdisasm")
     if nvdisasm is None:
         raise ContractionError(f"{filename}: deciding FMA contraction needs nvdisasm (pip install "
-                               "nvidia-cuda-nvdisasm), or run with --ptxas none")
+                               "'warpsim[ptxas]'), or run with --ptxas none")
     cubin_bytes = Path(cubin).read_bytes() if cubin is not None else b""
     key = hashlib.sha256("\0".join([text, arch, _file_key(path), " ".join(flags), _file_key(nvdisasm)]).encode()
                          + b"\0" + cubin_bytes).hexdigest()[:32]
