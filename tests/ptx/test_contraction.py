@@ -296,3 +296,12 @@ def test_a_negated_product_is_folded_into_the_fma():
     for got, exact in ((out[:, 0], c - a * b), (out[:, 1], a + c * d)):
         ok = np.abs(exact) > 2.0 ** -10
         assert np.array_equal(got[ok], exact[ok].astype(np.float32))
+
+
+def test_no_ptxas_at_all_is_refused_not_guessed(monkeypatch, tmp_path):
+    """A PTX with pairs to decide and no ptxas anywhere: one line naming the fix, never a run without contraction."""
+    monkeypatch.setenv("WARPSIM_CACHE", str(tmp_path))
+    monkeypatch.setattr(fma, "ptxas_candidates", lambda: [])
+    with pytest.raises(fma.ContractionError, match=r"no ptxas found .*found: none.*warpsim\[ptxas\].*--ptxas none"):
+        ptx.load(KERNEL, filename="k.ptx")
+    assert ptx.load(KERNEL, ptxas="none").contraction.compiler == "none"
