@@ -305,3 +305,14 @@ def test_no_ptxas_at_all_is_refused_not_guessed(monkeypatch, tmp_path):
     with pytest.raises(fma.ContractionError, match=r"no ptxas found .*found: none.*warpsim\[ptxas\].*--ptxas none"):
         ptx.load(KERNEL, filename="k.ptx")
     assert ptx.load(KERNEL, ptxas="none").contraction.compiler == "none"
+
+
+@needs_ptxas
+def test_a_fused_add_says_so_where_its_line_is_shown():
+    """The debugger and fault messages show an instruction by its Where row: a fused add names its mul's line."""
+    decoded = ptx.load(KERNEL).decoded("k")
+    texts = {w.ptx_line: w.text for w in decoded.where}
+    assert texts[17] == "sub.f32 %f7, %f5, %f6;  // ptxas: one FMA with line 15"
+    assert texts[15] == "mul.f32 %f5, %f1, %f2;"
+    plain = {w.ptx_line: w.text for w in ptx.load(KERNEL, ptxas="none").decoded("k").where}
+    assert plain[17] == "sub.f32 %f7, %f5, %f6;"

@@ -286,6 +286,8 @@ class _Decoder(InstructionDecoder):
             if ins.loc.inlined_at is not None and ins.loc.inlined_at.line > 0:
                 src += f" (inlined at {self.source_name(ins.loc.inlined_at)})"
         text = self.lines[tok.line - 1].strip() if 0 < tok.line <= len(self.lines) else ins.opcode
+        if ins.fused:                                   # what the debugger and fault messages show of it
+            text += f"  // ptxas: one FMA with line {ins.fused[0]}"
         key = (tok.line, src)
         if key not in self.where_index:
             self.where_index[key] = len(self.where)
