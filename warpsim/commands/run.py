@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from warpsim.commands.program_args import (add_program_arguments, load_program_args, reporting_warnings,
-                                           run_options)
+from warpsim.commands.program_args import (add_program_arguments, dump_names, load_program_args, make_out_dir,
+                                           reporting_warnings, run_options)
 from warpsim.errors import ProgramError
 from warpsim.files import write_atomic
 
@@ -122,26 +122,13 @@ def format_summary(path, result, checks, wall_seconds):
     return "\n".join(lines) + "\n"
 
 
-def _dump_names(names):
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if not wanted:
-        raise ValueError(f"--dump {names!r}: expected per-thread tensor names, e.g. --dump acc,tSrQ")
-    twice = [n for i, n in enumerate(wanted) if n in wanted[:i]]
-    if twice:
-        raise ValueError(f"--dump: {twice[0]!r} is named twice")
-    return wanted
-
-
 def _dump(result, wanted, out):
     """Write ``out/NAME.npy`` for each wanted per-thread tensor, each file whole or not at all."""
     unknown = [n for n in wanted if n not in result.tensors]
     if unknown:
         raise ValueError(f"--dump: unknown per-thread tensor {unknown[0]!r} "
                          f"(valid: {', '.join(sorted(result.tensors)) or 'none'})")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise ValueError(f"--out {out}: cannot make the directory: {e.strerror or e}") from None
+    make_out_dir(out)
     lines = []
     for name in wanted:
         array = result.tensors[name]
@@ -161,7 +148,7 @@ def run(args, start=None):
         raise ValueError("--dump needs --out DIR")
     if args.out is not None and args.dump is None:
         raise ValueError(f"--out {args.out}: needs --dump NAME,... (the summary goes to stdout)")
-    wanted = _dump_names(args.dump) if args.dump is not None else None
+    wanted = dump_names(args.dump) if args.dump is not None else None
     program, params, inputs = load_program_args(args)
     with reporting_warnings("run"):
         result = run_program(program, params, inputs, **run_options(args))

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-__all__ = ["parse_pairs", "load_inputs"]
+__all__ = ["parse_pairs", "load_inputs", "load_npy"]
 
 
 def parse_pairs(option, items):
@@ -34,11 +34,14 @@ def load_inputs(items):
     """``{name: array}`` from ``--input NAME=FILE.npy`` items; ``ValueError`` for a file that is not a .npy array."""
     inputs = {}
     for name, path in parse_pairs("--input", items).items():
-        inputs[name] = _load_npy(f"--input {name}={path}", path)
+        inputs[name] = load_npy(f"--input {name}={path}", path)
     return inputs
 
 
-def _load_npy(what, path):
+def load_npy(what, path, objects_hint="give raw bits as uint16/uint32"):
+    """The array of the ``.npy`` file ``path``; ``ValueError`` starting with ``what`` for a directory, an empty
+    or truncated file, a file that is no ``.npy`` (an ``.npz``, text), or one of Python objects (``objects_hint``
+    ends that message)."""
     if os.path.isdir(path):
         raise ValueError(f"{what}: is a directory, not a .npy file")
     try:
@@ -56,7 +59,7 @@ def _load_npy(what, path):
             raise
         if "allow_pickle" in str(e):
             raise ValueError(f"{what}: holds Python objects (a pickled array), not numbers; "
-                             f"give raw bits as uint16/uint32") from None
+                             f"{objects_hint}") from None
         raise ValueError(f"{what}: not a readable .npy array ({e})") from None
     if not isinstance(array, np.ndarray):
         raise ValueError(f"{what}: holds {type(array).__name__}, not one array (.npz?)")
