@@ -154,5 +154,7 @@ def test_kernel_and_param_names():
     assert find_entry(["_Z4tmplIfEvPT_", "k"], "tmpl") == "_Z4tmplIfEvPT_"
     with pytest.raises(ValueError, match="--kernel nope: no such kernel; the module has: a, b"):
         find_entry(["a", "b"], "nope")
-    with pytest.raises(ValueError, match="names 2 kernels"):
+    with pytest.raises(ValueError, match="names 2 kernels: _Z4tmplIfEvPT_, _Z4tmplIiEvPT_"):
+        find_entry(["_Z4tmplIfEvPT_", "_Z4tmplIiEvPT_"], "tmpl")        # a template's instances
+    with pytest.raises(ValueError, match="no kernel of that exact name; it is part of: gemm_a, gemm_b"):
         find_entry(["gemm_a", "gemm_b"], "gemm")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from warpsim.ptx.command import parse_arg_value
+from warpsim.ptx.command import arg_values
 from warpsim.ptx.compile import ARCHS
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
 
@@ -27,7 +27,8 @@ def add_arguments(parser):
     parser.add_argument("--grid", default="1", help="grid dimensions X[,Y[,Z]] (default 1)")
     parser.add_argument("--block", default="128", help="block dimensions X[,Y[,Z]] (default 128)")
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="a kernel parameter: NAME=FILE.npy, NAME=1024, NAME=0.5, NAME=zeros:f32:64x64")
+                        help="a kernel parameter, once each: NAME=FILE.npy, NAME=raw:FILE, NAME=1024, NAME=0.5, "
+                             "NAME=zeros:f32:64x64 (as warpsim run)")
     parser.add_argument("--smem", type=int, default=0, help="dynamic shared memory in bytes (default 0)")
     parser.add_argument("--arch", default="sm_90", help=f"compile target and tensor-core model: {', '.join(ARCHS)}")
     parser.add_argument("--nvcc-flags", default="", metavar="FLAGS", help="more nvcc flags, written with =: "
@@ -53,12 +54,7 @@ def run(args):
                 script = f.read().splitlines()
         except OSError as e:
             raise ValueError(f"--commands {args.commands}: {e.strerror or e}") from None
-    values = {}
-    for pair in args.arg:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--arg {pair}: expected NAME=VALUE")
-        values[name] = parse_arg_value(value, f"--arg {name}")
+    values, _labels = arg_values(args.arg)
     grid, block = parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block")
     session = PtxSession.open(args.source, args.kernel, grid, block, values, smem=args.smem, arch=args.arch,
                               nvcc_flags=args.nvcc_flags.split(), max_steps=args.max_steps)
