@@ -29,6 +29,15 @@ TWO = """.version 8.0
 FILL_CU = "__global__ void fill(float* out, int n) { out[threadIdx.x] = n; }\n"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _interpreter_compiled():
+    """On a fresh checkout Numba compiles the interpreter at the first launch, and the command line says so on
+    stderr: that launch is made here, so no case's one line has that line before it."""
+    from warpsim.ptx.front import open_kernel
+    x, y = np.zeros(32, np.uint32), np.zeros(32, np.uint32)
+    open_kernel(ADD, "add_index").launch(grid=1, block=32, args={"x": x, "y": y, "n": 8})
+
+
 @pytest.fixture
 def inputs(tmp_path_factory):
     """The cases' own files, outside the working directory (which must stay as it was)."""
