@@ -35,7 +35,7 @@ import os
 from warpsim.errors import PtxSyntaxError, UnsupportedType
 from warpsim.ptx.contraction import Contraction, ContractionError, start
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
-from warpsim.ptx.syntax import parse_module
+from warpsim.ptx.syntax import parse_module, read_ptx
 
 __all__ = ["load", "Contraction", "ContractionError", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
 
@@ -53,7 +53,8 @@ def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None)
     names the source in messages (default: the path, or ``<ptx>``). Every kernel is decoded here,
     so an unknown instruction (``PtxSyntaxError``, naming ``file:line:col``, the token and the
     supported instructions) or an unmodelled type or shape (``UnsupportedType``) is reported at
-    load time. ``FileNotFoundError`` for a missing file.
+    load time. ``FileNotFoundError`` for a missing file; ``PtxSyntaxError`` naming the line of a byte that is not
+    UTF-8.
     """
     text = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else path_or_text
     if not isinstance(text, str):
@@ -62,8 +63,7 @@ def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None)
         name = filename or "<ptx>"
     else:
         name = filename or os.path.basename(text)
-        with open(text, encoding="utf-8") as f:
-            text = f.read()
+        text = read_ptx(text, name)
     pending = start(text, arch=arch, ptxas=ptxas, cubin=cubin, filename=name)   # ptxas runs while we parse
     tree = parse_module(text, name)
     module = PtxModule(tree, text, pending.finish(tree))

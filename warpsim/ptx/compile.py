@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warpsim.errors import WarpsimError
+from warpsim.ptx.syntax import read_ptx
 
 __all__ = ["CompileError", "Compiled", "ARCHS", "normalize_arch", "source_kind", "is_dsl_source",
            "compile_source", "compile_cuda", "compile_dsl", "find_nvcc", "find_tool", "cache_read", "cache_write",
@@ -132,7 +133,7 @@ def compile_source(path, arch="sm_80", nvcc_flags=(), cache=True):
         raise CompileError(f"{path}: no such file")
     kind = source_kind(path)
     if kind == "ptx":
-        return Compiled((path.read_text(encoding="utf-8"),), path, kind, arch)
+        return Compiled((read_ptx(path, path.name),), path, kind, arch)
     if kind == "cuda":
         return Compiled((compile_cuda(path, arch, nvcc_flags, cache),), path, kind, arch)
     if kind == "dsl":

@@ -45,7 +45,7 @@ from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
                              KIND, LOC, M0, M1, M2, M3, MAX_OPS, NCOLS, NEG, NOPS, NW, O0, OP, SB, SHFL_MODES, SK,
                              SLOT, SREGS, TB, TK, VOTE_MODES)
-from warpsim.ptx.syntax import Instruction, Label, Operand, type_bytes
+from warpsim.ptx.syntax import MAX_REGISTER_SLOTS, Instruction, Label, Operand, register_slots, type_bytes
 
 __all__ = ["Decoded", "decode_kernel", "OP", "TK", "TB", "SK", "SB", "M0", "M1", "M2", "M3", "GUARD",
            "GNEG", "LOC", "NOPS", "O0", "MAX_OPS", "NCOLS", "KIND", "SLOT", "NW", "IMM", "NEG",
@@ -168,9 +168,9 @@ class _Decoder(InstructionDecoder):
         for v in [*f.regs, *self.fused.regs.get(f.name, ())]:
             if v.name in fn.regs:
                 raise self.error(v.token, f"register {v.name} declared twice")
-            nw = 2 if type_bytes(v.type) == 8 else 1
             if type_bytes(v.type) > 8:
                 raise self.error(v.token, f"register type .{v.type} is not supported")
+            nw = register_slots(v.type)
             fn.regs[v.name] = (self.nregs, nw, v.type)
             self.nregs += nw
         if kernel:
@@ -372,6 +372,11 @@ def decode_kernel(module, name, text="", fused=None):
     d.function_layout(kfn, kernel=True)
     for callee in _reachable(module, f):           # every static .shared is placed before the dynamic one
         d.pending_layout(callee, None)
+    if d.nregs > MAX_REGISTER_SLOTS:                 # each function is within it (the parser checks): together?
+        tok = f.token
+        raise PtxSyntaxError(f"{module.filename}:{tok.line}:{tok.col}: kernel {name} and the functions it calls "
+                             f"({', '.join(d.calls)}) declare {d.nregs} register slots (32-bit words) per thread; "
+                             f"warpsim allows at most {MAX_REGISTER_SLOTS} (see docs/ptx.md, \"Limits\")")
     d.shared_externs()
     _check_recursion(d, module)
     d.body(kfn, kernel=True)

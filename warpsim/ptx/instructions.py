@@ -16,7 +16,7 @@ from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
-                                 TK_S, TK_U, TYPES, Op, supported_names, type_of)
+                                 TK_S, TK_U, TYPES, Op, not_supported_yet, supported_names, type_of)
 from warpsim.ptx.rows import (ATOM_OPS, K_IMM, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES,
                              TRAP_ASSERT, VOTE_MODES)
 from warpsim.ptx.syntax import type_bytes
@@ -126,6 +126,9 @@ class InstructionDecoder(FloatDecoder):
         mods = ins.mods
         types = type_of(mods)
         ops = ins.operands
+        refused = not_supported_yet(name_of(ins))
+        if refused is not None:
+            raise UnsupportedType(f"{self.m.filename}:{ins.token.line}:{ins.token.col}: {refused}")
         if self.float_instruction(fn, ins):
             return
         if name not in OPCODES:

@@ -12,6 +12,12 @@ Names declared in a ``{ }`` scope are renamed ``name#k`` (``k`` counts scopes in
 every register of a function has one unique name. An error is a :class:`PtxSyntaxError` naming
 ``file:line:col`` and the token.
 
+Limits, checked before anything is built from them: a function may declare at most
+:data:`MAX_REGISTER_SLOTS` register slots (:func:`register_slots`); an integer literal must fit 64 bits;
+:func:`read_ptx` names the line of a byte that is not UTF-8. An instruction of a family warpsim does not run yet
+(:data:`~warpsim.ptx.opcodes.NOT_YET`: TMA, wgmma, mbarrier, ...) whose operands do not parse is refused by name
+(``UnsupportedType``), not by its operand syntax.
+
 >>> m = parse_module(".version 8.0\\n.target sm_80\\n.address_size 64\\n"
 ...                  ".visible .entry k(.param .u64 p)\\n{ .reg .b32 %r<3>; mov.u32 %r1, %tid.x; ret; }")
 >>> f = m.functions["k"]
@@ -28,10 +34,21 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from warpsim.errors import PtxSyntaxError
+from warpsim.errors import PtxSyntaxError, UnsupportedType
+from warpsim.ptx.opcodes import not_supported_yet
 
 __all__ = ["Token", "Operand", "Instruction", "Label", "Variable", "Function", "Module", "SourceLoc",
-           "parse_module", "tokenize", "SPECIAL_REGISTERS"]
+           "parse_module", "read_ptx", "tokenize", "register_slots", "type_bytes", "SPECIAL_REGISTERS",
+           "MAX_REGISTER_SLOTS"]
+
+# Register slots (32-bit words of the simulated register file, see register_slots) one thread may have: a
+# function may declare at most this many, and so may a kernel with the functions it calls (warpsim.ptx.decode).
+# PTX registers are virtual (ptxas maps them to at most 255 hardware ones), so compilers declare thousands: nvcc's
+# flash-attention kernel some 2,000, the corpus's largest fewer. 65,536 is 30 times that and as many 32-bit
+# registers as a whole SM has; it keeps a 1024-thread CTA's simulated register file within 256 MiB, and a
+# declaration such as %r<100000000> is refused before one register of it is made.
+MAX_REGISTER_SLOTS = 65536
+_MAX_LITERAL = (1 << 64) - 1       # PTX integer literals are 64-bit (.s64, or .u64 with a U suffix)
 
 SPECIAL_REGISTERS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
                      "%nsmid", "%clock", "%clock64", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
@@ -184,12 +201,46 @@ def type_bytes(ptx_type):
     return _TYPE_BYTES[ptx_type]
 
 
+def register_slots(ptx_type):
+    """32-bit slots of the thread's register file that one register of ``ptx_type`` takes: 2 for 64 bits, 1 for
+    8 to 32 bits and predicates (``.b128``, 4, is refused by the decoder).
+
+    >>> register_slots("b64"), register_slots("pred"), register_slots("f16")
+    (2, 1, 1)
+    """
+    return max(_TYPE_BYTES[ptx_type] // 4, 1)
+
+
+def read_ptx(path, filename=None):
+    """The text of the PTX file ``path``; a byte that is not UTF-8 (PTX is ASCII text) is a ``PtxSyntaxError``
+    naming ``filename`` (default: ``path``), its line and column, not the codec's position in bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - data.rfind(b"\n", 0, e.start)
+        raise PtxSyntaxError(f"{filename or path}:{line}:{col}: byte {data[e.start]:#04x} is not UTF-8 text "
+                             f"(PTX is ASCII; UTF-8 is read in comments and strings)") from None
+
+
+def _shown(text, limit=40):
+    """A token for a message: quoted, and cut (its length given) beyond ``limit`` characters.
+
+    >>> _shown("%r1"), _shown("9" * 50)
+    ("'%r1'", "'999999999999999999999999'... (50 characters)")
+    """
+    return repr(text) if len(text) <= limit else f"{text[:limit - 16]!r}... ({len(text)} characters)"
+
+
 class _Parser:
     def __init__(self, tokens, filename):
         self.t = tokens
         self.i = 0
         self.filename = filename
         self.scope_count = 0
+        self.slots = 0                # register slots the function being parsed has declared so far
 
     # tokens -----------------------------------------------------------------------------------------
     def error(self, what, tok=None):
@@ -198,7 +249,7 @@ class _Parser:
         if tok is None:
             last = self.t[-1] if self.t else Token("eof", "", 1, 1)
             return PtxSyntaxError(f"{self.filename}:{last.line}:{last.col}: {what} at the end of the input")
-        return PtxSyntaxError(f"{self.filename}:{tok.line}:{tok.col}: {what} at {tok.text!r}")
+        return PtxSyntaxError(f"{self.filename}:{tok.line}:{tok.col}: {what} at {_shown(tok.text)}")
 
     def peek(self, k=0):
         j = self.i + k
@@ -228,10 +279,21 @@ class _Parser:
     def integer(self):
         neg = bool(self.accept("-"))
         tok = self.next()
-        if tok.kind != "number" or "." in tok.text:
+        if tok.kind != "number" or "." in tok.text or "e" in tok.text.lower() and tok.text[:2].lower() != "0x":
             raise self.error("expected an integer", tok)
-        v = int(tok.text.rstrip("U"), 0) if not tok.text.startswith("0") or tok.text == "0" or \
-            tok.text[1] in "xXbB" else int(tok.text.rstrip("U"), 8)
+        text = tok.text.rstrip("U")
+        base = 16 if text[:2] in ("0x", "0X") else 2 if text[:2] in ("0b", "0B") else 8 if text[0] == "0" else 10
+        digits = (text[2:] if base in (2, 16) else text).lstrip("0") or "0"
+        if len(digits) > {16: 16, 2: 64, 8: 22, 10: 20}[base]:      # too long to be 64-bit: not converted at all
+            v = _MAX_LITERAL + 1
+        else:
+            try:
+                v = int(digits, base)
+            except ValueError:
+                raise self.error("expected an integer (an octal one has digits 0 to 7)", tok) from None
+        if v > _MAX_LITERAL:
+            raise PtxSyntaxError(f"{self.filename}:{tok.line}:{tok.col}: integer literal {_shown(tok.text)} is out "
+                                 f"of range for its type (PTX integer literals are 64-bit: at most {_MAX_LITERAL})")
         return -v if neg else v
 
     # module -----------------------------------------------------------------------------------------
@@ -307,6 +369,7 @@ class _Parser:
             return f
         self.expect("{")
         self.scope_count = 0
+        self.slots = 0
         self.body(f, {})
         return f
 
@@ -470,14 +533,27 @@ class _Parser:
             if self.accept("<"):
                 n = self.integer()
                 self.expect(">")
+                self.count_slots(f, f"{name.text}<{n}>", name, ptype, n)
                 for k in range(n):
                     f.regs.append(Variable(self.scoped(f"{name.text}{k}", renames), "reg", ptype,
                                            token=name))
             else:
+                self.count_slots(f, name.text, name, ptype, 1)
                 f.regs.append(Variable(self.scoped(name.text, renames), "reg", ptype, token=name))
             if not self.accept(","):
                 break
         self.expect(";")
+
+    def count_slots(self, f, what, name, ptype, n):
+        """Count ``n`` registers of ``ptype`` declared as ``what`` at token ``name`` (before any is made); refuse the
+        declaration that takes the function beyond :data:`MAX_REGISTER_SLOTS`."""
+        slots = max(n, 0) * register_slots(ptype)
+        if self.slots + slots > MAX_REGISTER_SLOTS:
+            raise PtxSyntaxError(
+                f"{self.filename}:{name.line}:{name.col}: .reg .{ptype} {what} takes function {f.name} to "
+                f"{self.slots + slots} register slots (32-bit words) per thread; warpsim allows at most "
+                f"{MAX_REGISTER_SLOTS} (compilers declare a few thousand: see docs/ptx.md, \"Limits\")")
+        self.slots += slots
 
     def loc(self):
         file, line = self.integer(), self.integer()
@@ -508,10 +584,16 @@ class _Parser:
             raise self.error("expected an instruction", tok)
         parts = tok.text.split(".")
         operands = []
-        while not self.accept(";"):
-            if operands:
-                self.expect(",")
-            operands.append(self.operand(renames))
+        try:
+            while not self.accept(";"):
+                if operands:
+                    self.expect(",")
+                operands.append(self.operand(renames))
+        except PtxSyntaxError:
+            refused = not_supported_yet(tok.text)     # its operands' syntax is not ours to know: say what it is
+            if refused is None:
+                raise
+            raise UnsupportedType(f"{self.filename}:{tok.line}:{tok.col}: {refused}") from None
         return Instruction(parts[0], tuple(parts[1:]), operands, guard, guard_neg, tok, loc)
 
     def operand(self, renames):
