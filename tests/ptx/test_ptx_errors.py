@@ -76,7 +76,7 @@ def test_bad_launch_shapes():
     mod = load("")
     with pytest.raises(ValueError, match=r"launch: block must be 1 to 3 positive ints, got \(0, 1\)"):
         mod.launch("k", block=(0, 1), args={"out": np.zeros(1)})
-    with pytest.raises(ValueError, match=r"launch: a block of 2048 threads exceeds 1024"):
+    with pytest.raises(ValueError, match=r"launch: block=\(2048, 1, 1\) \(--block 2048,1,1\): a block of 2048 threads exceeds 1024"):
         mod.launch("k", block=2048, args={"out": np.zeros(1)})
     with pytest.raises(ValueError, match=r"launch: cta 5 is outside the grid \(2, 1, 1\)"):
         mod.launch("k", grid=2, cta=5, args={"out": np.zeros(1)})

@@ -16,6 +16,7 @@ import numpy as np
 
 from warpsim.parallel import GlobalMemory, run_grid
 from warpsim.ptx import load
+from warpsim.ptx.launch import check_dims
 
 __all__ = ["PtxCta", "launch_grid"]
 
@@ -62,6 +63,8 @@ def launch_grid(ptx: str, kernel: str, grid, block, args: dict, *, ray: bool = F
     ``ray=True``) when the CTAs are not independent.
     """
     dims = (int(grid),) if isinstance(grid, (int, np.integer)) else tuple(int(g) for g in grid)
+    three = (int(block),) if isinstance(block, (int, np.integer)) else tuple(int(b) for b in block)
+    check_dims(dims + (1,) * (3 - len(dims)), three + (1,) * (3 - len(three)))     # CUDA's limits, before any task
     for name, value in args.items():
         if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for _t, v in value):
             raise ValueError(f"{kernel}: parameter {name} is a struct holding a buffer: a grid in parallel takes "

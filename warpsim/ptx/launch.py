@@ -8,6 +8,12 @@ followed by a :func:`~warpsim.ptx.memory.redzone` so that an access past its end
 and runs the grid's CTAs in order (x fastest), or only ``cta``, over that one global memory.
 Registers and shared memory start at zero in every CTA.
 
+Limits, checked before anything is allocated (:func:`check_dims`): CUDA's grid (x up to 2^31 - 1, y and z up to
+65535) and block (x and y up to 1024, z up to 64, 1024 threads); the CTAs of a grid are never listed
+(:class:`CtaOrder` computes the one asked for), so ``cta=`` of a grid of 2^31 CTAs starts at once. A launch runs
+in slices of about :data:`SLICE_SECONDS` (:meth:`PtxRun.run`): Python delivers Ctrl-C (``KeyboardInterrupt``)
+between two of them, as the compiled interpreter does not look at signals.
+
 Arguments (``args``: a dict by parameter name, or a sequence in parameter order):
 
 - a numpy array for a ``.u64``/``.b64`` parameter: a global buffer holding its bytes; the kernel
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import struct
 import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,9 +51,17 @@ from warpsim.ptx.printf import format_printf
 from warpsim.ptx.rows import TRAP_ASSERT
 from warpsim.ptx.syntax import type_bytes
 
-__all__ = ["PtxModule", "PtxRun", "LaunchResult", "DEFAULT_MAX_STEPS"]
+__all__ = ["PtxModule", "PtxRun", "LaunchResult", "CtaOrder", "check_dims", "DEFAULT_MAX_STEPS", "MAX_GRID",
+           "MAX_BLOCK", "MAX_BLOCK_THREADS", "SLICE_SECONDS"]
 
 DEFAULT_MAX_STEPS = 20_000_000   # warp instructions per launch
+# CUDA's launch limits (CUDA C++ Programming Guide, "Features and Technical Specifications", the same for
+# compute capability 5.0 to 12.x): grid dimensions, block dimensions, threads per block
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_BLOCK = (1024, 1024, 64)
+MAX_BLOCK_THREADS = 1024
+SLICE_SECONDS = 0.1              # a launch's slice of interpretation between two looks at Ctrl-C
+_FIRST_SLICE = 1 << 15           # warp instructions: about 40 ms of bench/bench_ptx.py's integer loop
 _CALL_DEPTH = 16
 _SM_COUNT = 132                  # %nsmid; %smid = linear CTA index mod this (an H200's SMs)
 
@@ -76,6 +91,58 @@ def _dim3(what, value):
     if len(dims) != 3 or any(d < 1 for d in dims):
         raise ValueError(f"launch: {what} must be 1 to 3 positive ints, got {value!r}")
     return dims
+
+
+def check_dims(grid, block):
+    """Refuse a launch shape beyond CUDA's limits (:data:`MAX_GRID`, :data:`MAX_BLOCK`, :data:`MAX_BLOCK_THREADS`),
+    before anything is allocated: ``ValueError`` naming the argument (``grid=``, ``block=``) and the command line's
+    option (``--grid``, ``--block``). ``grid`` and ``block``: 3-tuples of positive ints.
+
+    >>> check_dims((1, 65536, 1), (32, 1, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: launch: grid=(1, 65536, 1) (--grid 1,65536,1): y = 65536 exceeds CUDA's limit of 65535 (grid x, y, z \
+at most 2147483647, 65535, 65535)
+    """
+    def refuse(what, dims, text):
+        return ValueError(f"launch: {what}={tuple(dims)} (--{what} {','.join(map(str, dims))}): {text}")
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_BLOCK_THREADS:
+        raise refuse("block", block, f"a block of {threads} threads exceeds {MAX_BLOCK_THREADS} (CUDA's limit; x and "
+                                     f"y at most {MAX_BLOCK[0]}, z at most {MAX_BLOCK[2]})")
+    for what, dims, limits in (("grid", grid, MAX_GRID), ("block", block, MAX_BLOCK)):
+        for axis, d, limit in zip("xyz", dims, limits):
+            if d > limit:
+                raise refuse(what, dims, f"{axis} = {d} exceeds CUDA's limit of {limit} ({what} x, y, z at most "
+                                         f"{', '.join(map(str, limits))})")
+
+
+class CtaOrder:
+    """The CTAs a launch runs, in order: item ``i`` is ``(linear index, (x, y, z))``, x fastest, computed when asked
+    for (a grid may hold 2^31 x 65535 x 65535 CTAs, never listed). ``only``: one CTA's linear index.
+
+    >>> order = CtaOrder((4, 3, 2))
+    >>> len(order), order[5], CtaOrder((4, 3, 2), only=23)[0]
+    (24, (5, (1, 1, 0)), (23, (3, 2, 1)))
+    """
+
+    def __init__(self, grid, only=None):
+        self.grid = tuple(grid)
+        self.only = only
+        self._count = self.grid[0] * self.grid[1] * self.grid[2]
+
+    def __len__(self):
+        return 1 if self.only is not None else self._count
+
+    def __getitem__(self, k):
+        if not 0 <= k < len(self):
+            raise IndexError(f"CTA {k} of {len(self)}")
+        i = self.only if self.only is not None else int(k)
+        gx, gy, _ = self.grid
+        return i, (i % gx, (i // gx) % gy, i // (gx * gy))
+
+    def __repr__(self):
+        return f"CtaOrder({self.grid}{'' if self.only is None else f', only={self.only}'})"
 
 
 def _pack_scalar(kernel, pname, ptype, value):
@@ -228,9 +295,8 @@ class PtxModule:
         """A :class:`PtxRun` of ``kernel`` stopped before its first instruction (arguments as :meth:`launch`)."""
         d = self.decoded(kernel)
         grid, block = _dim3("grid", grid), _dim3("block", block)
+        check_dims(grid, block)
         threads = block[0] * block[1] * block[2]
-        if threads > 1024:
-            raise ValueError(f"launch: a block of {threads} threads exceeds 1024")
         if d.reqntid and tuple(d.reqntid) + (1,) * (3 - len(d.reqntid)) != block:
             raise ValueError(f"{kernel}: .reqntid {d.reqntid} requires block {d.reqntid}, got {block}")
         if d.maxntid and threads > int(np.prod(d.maxntid)):
@@ -259,19 +325,19 @@ class PtxModule:
                              f"{max(limit - static, 0)})")
 
     def _ctas(self, grid, cta):
-        gx, gy, gz = grid
-        every = [(i, (i % gx, (i // gx) % gy, i // (gx * gy))) for i in range(gx * gy * gz)]
+        """The :class:`CtaOrder` of the launch: every CTA of ``grid``, or only ``cta``."""
+        every = CtaOrder(grid)
         if cta is None:
             return every
         if isinstance(cta, (int, np.integer)) and not isinstance(cta, bool):
             if not 0 <= cta < len(every):
                 raise ValueError(f"launch: cta {cta} is outside the grid {grid} ({len(every)} CTAs)")
-            return [every[int(cta)]]
+            return CtaOrder(grid, only=int(cta))
         coords = _dim3("cta", tuple(c + 1 for c in cta)) if isinstance(cta, (tuple, list)) else None
         if coords is None or any(c > g for c, g in zip(coords, grid)):
             raise ValueError(f"launch: cta {cta!r} is outside the grid {grid}")
         x, y, z = (c - 1 for c in coords)
-        return [every[x + gx * (y + gy * z)]]
+        return CtaOrder(grid, only=x + grid[0] * (y + grid[1] * z))
 
     def _printed(self, coords, block, state, m, const, quiet):
         lines = []
@@ -425,7 +491,7 @@ class PtxRun:
             raise ValueError(f"step: n must be a positive int, got {n!r}")
         d, m, state, ctx = self.decoded, self.machine, self._state, self._ctx
         target = min(self.steps + int(n), self._max_steps)
-        while not self.finished and self.steps < target:
+        while not self.finished and (self.steps < target or target == self._max_steps):   # at the limit: its fault
             ctx[14] = target
             fault = np.zeros(8, np.int64)
             done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
@@ -465,9 +531,17 @@ class PtxRun:
                 f"[{','.join(map(str, tid))}] Assertion `{text[0]}` failed.")
 
     def run(self):
-        """Run to the end; the :class:`LaunchResult`."""
-        while self.step(self._max_steps):
-            pass
+        """Run to the end; the :class:`LaunchResult`.
+
+        The compiled interpreter does not look at signals, so it runs in slices of about :data:`SLICE_SECONDS`
+        (the same schedule as one call: see :meth:`step`), and Ctrl-C's ``KeyboardInterrupt`` comes between two."""
+        n = _FIRST_SLICE
+        while True:
+            began = time.perf_counter()
+            if not self.step(n):
+                break
+            took = max(time.perf_counter() - began, 1e-6)
+            n = max(1024, min(4 * n, int(n * SLICE_SECONDS / took)))
         return self.result()
 
     def result(self):
