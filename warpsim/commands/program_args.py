@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from warpsim.errors import ProgramWarning
+from warpsim.files import dump_names, make_out_dir
 from warpsim.program.arguments import load_inputs, parse_pairs
 
 __all__ = ["add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
@@ -58,31 +59,6 @@ def load_program_args(args):
     from warpsim.program.program import load_program   # imported when used: keeps start-up light
     program = load_program(args.program)
     return program, program_params(args), program_inputs(args)
-
-
-def dump_names(text, kind="per-thread tensor", example="acc,tSrQ"):
-    """The names of ``--dump TEXT`` (``warpsim run`` of a program or of a kernel), in order; ``ValueError`` for
-    none (``--dump ,``) or a name given twice. ``kind``, ``example``: what the names are, for the message."""
-    wanted = [n.strip() for n in text.split(",") if n.strip()]
-    if not wanted:
-        raise ValueError(f"--dump {text!r}: expected {kind} names, e.g. --dump {example}")
-    twice = [n for i, n in enumerate(wanted) if n in wanted[:i]]
-    if twice:
-        raise ValueError(f"--dump: {twice[0]!r} is named twice")
-    return wanted
-
-
-def make_out_dir(out, check_only=False):
-    """Make ``--out DIR`` (and its parents); ``ValueError`` naming ``--out`` where it cannot be made (a file of
-    that name, no permission). ``check_only``: only refuse an existing non-directory (before a long run)."""
-    if check_only:
-        if os.path.exists(out) and not os.path.isdir(out):
-            raise ValueError(f"--out {out}: cannot make the directory: a file of that name exists")
-        return
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise ValueError(f"--out {out}: cannot make the directory: {e.strerror or e}") from None
 
 
 def run_options(args):

@@ -6,11 +6,9 @@ a ``ValueError`` naming the option and the file.
 
 from __future__ import annotations
 
-import os
+from warpsim.files import load_npy
 
-import numpy as np
-
-__all__ = ["parse_pairs", "load_inputs", "load_npy"]
+__all__ = ["parse_pairs", "load_inputs", "load_npy"]       # load_npy lives in warpsim.files
 
 
 def parse_pairs(option, items):
@@ -38,29 +36,3 @@ def load_inputs(items):
     return inputs
 
 
-def load_npy(what, path, objects_hint="give raw bits as uint16/uint32"):
-    """The array of the ``.npy`` file ``path``; ``ValueError`` starting with ``what`` for a directory, an empty
-    or truncated file, a file that is no ``.npy`` (an ``.npz``, text), or one of Python objects (``objects_hint``
-    ends that message)."""
-    if os.path.isdir(path):
-        raise ValueError(f"{what}: is a directory, not a .npy file")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(6)
-            f.seek(0)
-            if head != b"\x93NUMPY":
-                kind = "an empty file" if not head else "not a .npy file (no NumPy header)"
-                raise ValueError(f"{what}: {kind}; save arrays with numpy.save")
-            array = np.load(f, allow_pickle=False)
-    except OSError as e:
-        raise ValueError(f"{what}: cannot read: {e.strerror or e}") from None
-    except ValueError as e:
-        if str(e).startswith(what):
-            raise
-        if "allow_pickle" in str(e):
-            raise ValueError(f"{what}: holds Python objects (a pickled array), not numbers; "
-                             f"{objects_hint}") from None
-        raise ValueError(f"{what}: not a readable .npy array ({e})") from None
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"{what}: holds {type(array).__name__}, not one array (.npz?)")
-    return array

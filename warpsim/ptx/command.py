@@ -51,9 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from warpsim.commands.program_args import dump_names, make_out_dir
-from warpsim.files import write_atomic
-from warpsim.program.arguments import load_npy
+from warpsim.files import dump_names, load_npy, make_out_dir, write_atomic
 from warpsim.ptx.compile import ARCHS, CUDA_SUFFIXES, is_dsl_source
 from warpsim.ptx.front import NUMERIC_KINDS
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
