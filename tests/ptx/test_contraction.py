@@ -316,3 +316,12 @@ def test_a_fused_add_says_so_where_its_line_is_shown():
     assert texts[15] == "mul.f32 %f5, %f1, %f2;"
     plain = {w.ptx_line: w.text for w in ptx.load(KERNEL, ptxas="none").decoded("k").where}
     assert plain[17] == "sub.f32 %f7, %f5, %f6;"
+
+
+def test_annotation_skips_the_lines_inside_a_statement():
+    """nvcc -G writes a call over several lines: only its first line gets a .loc (ptxas refuses one inside it)."""
+    text = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tcall.uni (retval0), \n" \
+           "\tfmaxf, \n\t(\n\tparam0, \n\tparam1\n\t);\n\tret;\n}\n"
+    lines = fma.annotate(text).split("\n")
+    locs = [lines[k + 1].strip().split()[0] for k, line in enumerate(lines) if line.startswith("\t.loc")]
+    assert locs == ["call.uni", "ret;"]

@@ -67,6 +67,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
+DECISION = "3"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -300,12 +301,16 @@ def annotate(text):
     header = None
     for m in _HEADER_END.finditer(text):
         header = text.count("\n", 0, m.start())
-    out = []
+    out, inside = [], False                         # inside: a statement that goes on over lines (a call's list)
     for k, line in enumerate(text.split("\n")):
         if _LOC.match(line):
             continue
-        if _INSTRUCTION_LINE.match(line) and not _NAMED_LINE.match(line):
+        code = line.split("//", 1)[0].rstrip()
+        if not inside and _INSTRUCTION_LINE.match(line) and not _NAMED_LINE.match(line):
             out.append(f"\t.loc {index} {k + 1} 1")
+            inside = not code.endswith((";", "{", "}"))
+        elif inside and code.endswith(";"):
+            inside = False
         out.append(line)
         if k == header:
             out.append(f'\t.file {index} "{FILE_NAME}"')
@@ -376,7 +381,7 @@ def start(text, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> "Pe
         raise ContractionError(f"{filename}: deciding FMA contraction needs nvdisasm (pip install "
                                "'warpsim[ptxas]'), or run with --ptxas none")
     cubin_bytes = Path(cubin).read_bytes() if cubin is not None else b""
-    key = hashlib.sha256("\0".join([text, arch, _file_key(path), " ".join(flags), _file_key(nvdisasm)]).encode()
+    key = hashlib.sha256("\0".join([DECISION, text, arch, _file_key(path), " ".join(flags), _file_key(nvdisasm)]).encode()
                          + b"\0" + cubin_bytes).hexdigest()[:32]
     cached = _cache_get(key)
     if cached is not None:
