@@ -389,36 +389,33 @@ def sass_fusions(text: str, arch: str = "sm_90") -> dict:
     many such PTX lines there are (a loop that ptxas unrolls has several FFMA of one line). ptxas puts a plain
     ``mul.f16x2`` on the FMA unit too (``HFMA2.MMA d, a, b, -RZ``, on the ``mul``'s line): not counted.
 
-    A copy of ``text`` gets a ``.loc`` of its own line before every instruction; ``nvdisasm -g`` names each SASS
-    instruction's line (this is independent of ``warpsim.ptx.contraction``, which resolves the pairs too).
+    The copy with a ``.loc`` of its own line before every instruction and the SASS's lines are
+    :mod:`warpsim.ptx.contraction`'s (``annotate``, ``sass_lines``); the count here reads the SASS alone, without
+    that module's resolution of pairs, so the two can be held against each other.
     Needs ``ptxas`` and ``nvdisasm`` (:func:`hwcheck.sass.find_tool`); raises ``hwcheck.sass.SassError``."""
     from hwcheck.sass import SassError, find_tool
+    from warpsim.ptx.contraction import annotate, sass_lines
     ptxas, nvdisasm = find_tool("ptxas"), find_tool("nvdisasm")
     if ptxas is None or nvdisasm is None:
         raise SassError(f"sass_fusions: needs ptxas and nvdisasm (found ptxas={ptxas}, nvdisasm={nvdisasm})")
-    lines, annotated = text.split("\n"), []
-    for number, line in enumerate(lines, 1):
-        if line.startswith("  ") and not line.lstrip().startswith("."):
-            annotated.append(f"\t.loc 1 {number} 1")
-        annotated.append(line)
-        if line.startswith(".address_size"):
-            annotated.append('\t.file 1 "fuzz"')
+    lines = text.split("\n")
     with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-sass-") as tmp:
         src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
-        src.write_text("\n".join(annotated))
-        for cmd in ([ptxas, f"-arch={arch}", str(src), "-o", str(cubin)], [nvdisasm, "-g", "-c", str(cubin)]):
+        src.write_text(annotate(text))
+        for cmd in ([ptxas, f"-arch={arch}", "-lineinfo", str(src), "-o", str(cubin)],
+                    [nvdisasm, "-g", "-c", str(cubin)]):
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
                 raise SassError(f"{Path(cmd[0]).name} for {arch} failed (exit {done.returncode}): "
                                 f"{' '.join((done.stderr or done.stdout).split())[:400]}")
-    found, line, adds = {"FFMA": 0, "HFMA2": 0}, 0, set()
-    for row in done.stdout.splitlines():
-        if (m := re.search(r'//## File "([^"]*)", line (\d+)', row)) is not None:
-            line = int(m[2]) if m[1] == "fuzz" else 0
-        elif (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?(FFMA|HFMA2)\S*\s+(.*?)\s*;", row)) is not None:
-            ops = m[2].replace(".reuse", "").split(", ")          # d, a, b (an f16x2 immediate b: two words), c
-            lone_add, constant = ops[2:4] == ["1", "1"], all(f.lstrip("-") == "RZ" for f in ops[1:3])
-            if line and _UNMODIFIED_ADD.match(lines[line - 1]) and not lone_add and not constant:
-                found[m[1]] += 1
-                adds.add(line)
+    found, adds = {"FFMA": 0, "HFMA2": 0}, set()
+    for sass, line in sass_lines(done.stdout):
+        m = re.match(r"(?:@!?U?P\w+\s+)?(FFMA|HFMA2)\S*\s+(.*)$", sass)
+        if m is None:
+            continue
+        ops = m[2].split(", ")                              # d, a, b (an f16x2 immediate b: two words), c
+        lone_add, constant = ops[2:4] == ["1", "1"], all(f.lstrip("-") == "RZ" for f in ops[1:3])
+        if line and _UNMODIFIED_ADD.match(lines[line - 1]) and not lone_add and not constant:
+            found[m[1]] += 1
+            adds.add(line)
     return {"ffma": found["FFMA"], "hfma2": found["HFMA2"], "adds": len(adds)}
