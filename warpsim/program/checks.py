@@ -1,5 +1,14 @@
-"""Static checks of a traced stream: reads of registers that no earlier instruction wrote.
+"""Static checks of a traced stream: every address in bounds and aligned; reads of registers that no earlier
+instruction wrote.
 
+Every address of a program is known when it is traced, so :func:`check_addresses` proves them all before
+the stream runs: the first bad access in stream order (the schedule's), first bad lane in lane order, is
+a ``SimulatorFault`` naming the instruction, the warp, the lane, the address and the source line —
+where the hardware would fault. An access must lie whole inside its memory (shared: the CTA's
+``smem_bytes``; global: the program's buffers) and be aligned to its size (``ldmatrix``: each of the
+``8 * num`` row addresses, 16 bytes); lanes whose predicate is 0 do not access memory.
+
+Reads of never-written registers:
 Registers start at 0 (in the simulator and in hwcheck's kernels), so such a read is defined, but it
 is almost always a bug (a forgotten ``clear(acc)``, a fragment used before its copy). The check
 follows the stream in schedule order per warp and per register half: a 16-bit ``ld`` writes one
@@ -22,11 +31,11 @@ import warnings
 import numpy as np
 from numba import njit
 
-from warpsim.errors import ProgramError, ProgramWarning
+from warpsim.errors import ProgramError, ProgramWarning, SimulatorFault
 from warpsim.program.encode import DST, HALF, NDST, NSRC, OP, SIZE, SRC, WARP, encode
 from warpsim.program.instr import Op
 
-__all__ = ["unwritten_reads", "check_reads"]
+__all__ = ["unwritten_reads", "check_reads", "check_addresses"]
 
 _LD, _ST, _BAR = int(Op.LD), int(Op.ST), int(Op.BAR)
 
@@ -88,3 +97,41 @@ def check_reads(stream, *, warps, registers, encoded=None, strict=False, records
             raise ProgramError(message)
         warnings.warn(message, ProgramWarning, stacklevel=3)
     return records
+
+
+def check_addresses(stream, *, smem_bytes, gmem_bytes):
+    """Raise ``SimulatorFault`` for the first access of ``stream`` outside its memory or misaligned (see the
+    module docstring); return None when every access is good.
+
+    >>> import numpy as np
+    >>> from warpsim.program.instr import Instr, Op
+    >>> ld = Instr(Op.LD, 1, dst=(0, 1), addr=np.arange(32, dtype=np.int64) * 8 + 2, space="shared", bits=64)
+    >>> check_addresses([ld], smem_bytes=1024, gmem_bytes=0)
+    Traceback (most recent call last):
+    warpsim.errors.SimulatorFault: ld.shared.v2.b32: warp 1 lane 0: address 0x2 is not 8-byte aligned \
+(instruction 0 of the stream)
+    """
+    for index, instr in enumerate(stream):
+        if instr.addr is None or instr.op not in (Op.LD, Op.ST, Op.LDMATRIX):
+            continue
+        addrs = np.asarray(instr.addr, np.int64)
+        if instr.op == Op.LDMATRIX:
+            size, space, lanes = 16, "shared", np.arange(8 * instr.num)
+        else:
+            size, space, lanes = instr.bits // 8, instr.space, np.arange(32)
+            if instr.pred is not None:
+                lanes = lanes[np.asarray(instr.pred)[lanes] != 0]
+        nbytes = gmem_bytes if space == "global" else smem_bytes
+        a = addrs[lanes]
+        bad = (a < 0) | (a > nbytes - size) | (a % size != 0)
+        if not bad.any():
+            continue
+        lane = int(lanes[np.argmax(bad)])
+        value = int(addrs[lane])
+        head = f"{instr.ptx}: warp {instr.warp} lane {lane}: address {value:#x}"
+        if value < 0 or value > nbytes - size:
+            what = f"{head} + {size} bytes is outside {space} memory [0, {nbytes:#x})"
+        else:
+            what = f"{head} is not {size}-byte aligned"
+        where = f"at {instr.line}; " if instr.line else ""
+        raise SimulatorFault(f"{what} ({where}instruction {index} of the stream)")

@@ -30,12 +30,13 @@ from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_d
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import cvt_pack
 from warpsim.machine import Machine, check_cta_limits
-from warpsim.program.checks import check_reads
-from warpsim.program.execute import execute
+from warpsim.program.checks import check_addresses, check_reads
+from warpsim.program.lower import KERNEL
 from warpsim.program.program import Program
 from warpsim.program.registers import TensorInfo
 
-__all__ = ["Result", "Stats", "run_program", "random_inputs", "tensor_values", "prepare", "MAX_GLOBAL_BYTES"]
+__all__ = ["Result", "Stats", "run_program", "execute_trace", "random_inputs", "tensor_values", "prepare",
+           "MAX_GLOBAL_BYTES"]
 
 _BITS = {dtype: dtype_bits(dtype) for dtype in DTYPES}     # element widths, from the one table
 MAX_GLOBAL_BYTES = 1 << 32     # the simulated global memory lives in host memory: 4 GiB at most
@@ -176,6 +177,21 @@ def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=
     return trace, machine, {b.name: loaded[b.name] for b in trace.buffers if b.role == "input"}, trace_seconds
 
 
+def execute_trace(trace, machine, *, arch=DEFAULT_ARCH):
+    """Run ``trace`` on ``machine`` (as :func:`prepare` built it) through the PTX front end: the stream's
+    addresses are checked (``SimulatorFault`` naming the first bad one, nothing run), its PTX kernel
+    (:attr:`Trace.kernel`) is launched on one CTA with ``machine``'s global memory and the table of
+    per-lane values, and ``machine`` takes the registers, shared and global memory the CTA left."""
+    check_addresses(trace.stream, smem_bytes=machine.smem.size, gmem_bytes=machine.gmem.size)
+    low = trace.lowered
+    result = trace.kernel.launch(KERNEL, block=low.threads, args={"gmem": machine.gmem, "table": low.table},
+                                 smem=low.smem_bytes, arch=arch, quiet=True)
+    ptx = result.machine
+    machine.gmem[...] = result.buffers["gmem"]
+    machine.regs[...] = ptx.regs[:machine.regs.shape[0], :, :machine.regs.shape[2]]
+    machine.smem[...] = ptx.smem[ptx.smem.size - machine.smem.size:]
+
+
 def run_program(program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH, mode="vector", strict=False,
                 max_smem_bytes=None):
     """Run ``program`` on a simulated CTA: a :class:`Result`.
@@ -190,7 +206,7 @@ def run_program(program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH,
     trace, machine, loaded, trace_seconds = prepare(program, params, inputs, seed=seed, mode=mode, strict=strict,
                                                     arch=arch, max_smem_bytes=max_smem_bytes)
     start = time.perf_counter()
-    execute(trace.stream, trace.encoded, machine, arch=arch)
+    execute_trace(trace, machine, arch=arch)
     seconds = time.perf_counter() - start
     outputs = {b.name: machine.read_global(b.name, _storage_dtype(b.dtype)).reshape(b.shape)
                for b in trace.buffers if b.role == "output"}

@@ -1,8 +1,8 @@
 """The trace result: a program traced for one params choice, ready to run, debug or lower.
 
 A :class:`Trace` is independent of input data. What is derived from its stream (the executor's
-encoding, the instruction counts, the reads of never-written registers) is computed once, on first
-use, and kept.
+encoding, the instruction counts, the reads of never-written registers, the stream lowered to PTX and
+that PTX loaded as a kernel) is computed once, on first use, and kept.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from functools import cached_property
 from warpsim.program.checks import unwritten_reads
 from warpsim.program.encode import encode
 from warpsim.program.lanes import WARP_SIZE
+from warpsim.program.lower import lower
 
 __all__ = ["Trace"]
 
@@ -71,3 +72,15 @@ class Trace:
     def unwritten_reads(self):
         """Reads of registers no earlier instruction wrote (:func:`warpsim.program.checks.unwritten_reads`)."""
         return unwritten_reads(self.stream, warps=self.warps, registers=self.regs_per_thread, encoded=self.encoded)
+
+    @cached_property
+    def lowered(self):
+        """The stream as one PTX kernel and its table of per-lane values (:class:`warpsim.program.lower.Lowered`)."""
+        return lower(self.stream, warps=self.warps, regs=self.regs_per_thread, smem_bytes=self.smem_bytes)
+
+    @cached_property
+    def kernel(self):
+        """:attr:`lowered` loaded by the PTX front end (a :class:`warpsim.ptx.PtxModule`; every instruction of
+        the stream names its rounding, so there is nothing for ptxas to contract: ``ptxas="none"``)."""
+        from warpsim.ptx import load
+        return load(self.lowered.text, f"{getattr(self.program, 'name', 'program')}.ptx", ptxas="none")

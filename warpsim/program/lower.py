@@ -1,0 +1,237 @@
+"""A traced program as PTX: the warp instruction stream becomes one PTX kernel that the PTX front end runs.
+
+The Python CuTe dialect and the PTX front end share one machine this way: a program is traced into its
+stream (:mod:`warpsim.program.instr`), lowered here to PTX text, and from then on it is a kernel like any
+other — the same parser, interpreter, debugger and GPU path.
+
+The kernel, ``.visible .entry warpsim_program(.param .u64 gmem, .param .u64 table)``, runs one CTA of
+``32 * warps`` threads with ``smem_bytes`` of dynamic shared memory:
+
+- the program's registers are the thread's ``%r0 .. %r{R-1}`` (``.b32``), set to 0 at entry as the stream
+  assumes; its instructions keep their PTX names (``Instr.ptx``);
+- per-lane values known when the program was traced — addresses (already swizzled), predicates, the
+  values of ``MOVL`` — come from a table in global memory (``table``, ``int64``): value ``p`` of thread ``t``
+  is ``table[p * threads + t]``, one row per position in the code (:class:`Lowered.table`);
+- a global address is a byte offset into ``gmem`` (the program's buffers, laid out as traced); a shared
+  address an offset into the dynamic shared window ``smem``;
+- a 16-bit access moves one half of its register (``bfi`` after the load, ``shr`` before the store);
+- the stream is cut into phases at ``bar.sync``; a phase in which every warp issues the same code (only
+  the table's values differ) is written once, else each warp gets its own block behind a branch on
+  ``%tid.x / 32``. The barrier is written once, outside any branch.
+
+Each instruction carries a ``.loc`` to the program's source line, so a debugger of the PTX shows the
+Python line. :attr:`Lowered.rows` maps every stream position to its table row and PTX line.
+
+>>> from warpsim.program.instr import Instr, Op
+>>> low = lower([Instr(Op.MOV, w, dst=(0,), imm=7) for w in range(2)], warps=2, regs=1, smem_bytes=0)
+>>> [line.strip() for line in low.text.splitlines() if "%r0," in line]
+['mov.b32 %r0, 0;', 'mov.b32 %r0, 7;']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from warpsim.isa.alu32 import alu_sources
+from warpsim.isa.fragments import MMA_REGS
+from warpsim.program.instr import Instr, Op
+
+__all__ = ["Lowered", "lower", "KERNEL", "PTX_TARGET"]
+
+KERNEL = "warpsim_program"
+PTX_TARGET = ("8.0", "sm_80")        # .version, .target: mma.sync m16n8k16 and ldmatrix need sm_80
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A lowered stream: ``text`` (the PTX module), ``table`` (``int64[rows * threads]``, the per-lane values),
+    ``threads``, ``smem_bytes``; ``ptx_line``: ``int64[len(stream)]``, the line of ``text`` (from 1) that
+    executes each stream position (shared by the positions of all warps in a uniform phase)."""
+
+    text: str
+    table: np.ndarray
+    threads: int
+    smem_bytes: int
+    ptx_line: np.ndarray
+
+
+def _phases(stream, warps):
+    """Each warp's stream positions, cut at ``bar.sync``: ``phases[k][w]``; every warp must reach the same
+    number of barriers."""
+    per_warp = [[[]] for _ in range(warps)]
+    for index, instr in enumerate(stream):
+        if not 0 <= instr.warp < warps:
+            raise ValueError(f"lower: instruction {index} ({instr.ptx}) names warp {instr.warp}, "
+                             f"but the CTA has {warps} warps")
+        if instr.op == Op.BAR:
+            per_warp[instr.warp].append([])
+        else:
+            per_warp[instr.warp][-1].append(index)
+    counts = [len(p) - 1 for p in per_warp]
+    if len(set(counts)) != 1:
+        raise ValueError(f"lower: warps reach different numbers of bar.sync: {counts}")
+    return [[per_warp[w][k] for w in range(warps)] for k in range(counts[0] + 1)]
+
+
+class _Writer:
+    """PTX lines and table rows, written in code order."""
+
+    def __init__(self, stream, threads, files):
+        self.stream, self.threads, self.files = stream, threads, files
+        self.lines: list[str] = []
+        self.rows: list[dict] = []                      # per table row: warp -> int64[32]
+        self.ptx_line = np.zeros(len(stream), np.int64)
+        self.label = 0
+        self.loc = None
+
+    def emit(self, text):
+        self.lines.append(text)
+
+    def row(self, by_warp, field):
+        """A new table row holding ``field`` of the instructions ``by_warp`` (warp -> stream position); the
+        PTX that loads it into ``%rd3``."""
+        self.rows.append({w: np.asarray(getattr(self.stream[i], field), np.int64) for w, i in by_warp.items()})
+        return f"ld.global.u64 %rd3, [%rd1+{8 * self.threads * (len(self.rows) - 1)}];"
+
+    def instruction(self, by_warp):
+        """One instruction issued alike by the warps of ``by_warp`` (warp -> stream position)."""
+        first = self.stream[next(iter(by_warp.values()))]
+        if first.line is not None:
+            loc = (self.files.setdefault(first.line.file, len(self.files) + 1), first.line.line)
+            if loc != self.loc:
+                self.emit(f"\t.loc {loc[0]} {loc[1]} 0")
+                self.loc = loc
+        if first.pred is not None:                     # lanes whose predicate is 0 neither access nor write
+            self.emit("\t" + self.row(by_warp, "pred"))
+            self.emit("\tsetp.ne.s64 %p1, %rd3, 0;")
+        setup, body = _code(first, None if first.addr is None else self.row(by_warp, "addr"))
+        guard = "@%p1 " if first.pred is not None else ""
+        for line in setup:
+            self.emit("\t" + line)
+        for line in body:
+            self.emit("\t" + guard + line)
+        for i in by_warp.values():
+            self.ptx_line[i] = len(self.lines)
+
+    def table(self):
+        table = np.zeros(max(1, len(self.rows)) * self.threads, np.int64)
+        for r, row in enumerate(self.rows):
+            for warp, values in row.items():
+                start = r * self.threads + 32 * warp
+                table[start:start + 32] = values
+        return table
+
+
+def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int) -> Lowered:
+    """Lower ``stream`` for a CTA of ``warps`` warps with ``regs`` registers per thread (see the module
+    docstring). ``ValueError`` naming the instruction for a register outside ``regs``, a warp outside the
+    CTA, or warps that reach different numbers of ``bar.sync``."""
+    threads = 32 * warps
+    for index, instr in enumerate(stream):
+        for reg in instr.dst + instr.src:
+            if not 0 <= reg < regs:
+                raise ValueError(f"lower: instruction {index} ({instr.ptx}) uses register r{reg}, "
+                                 f"outside the {regs} registers of a thread")
+    files: dict[str, int] = {}
+    w = _Writer(stream, threads, files)
+    for k, phase in enumerate(_phases(stream, warps)):
+        if k:
+            w.emit("\tbar.sync 0;")
+        lengths = {len(p) for p in phase}
+        uniform = len(lengths) == 1 and all(len({stream[phase[v][j]].key() for v in range(warps)}) == 1
+                                            for j in range(len(phase[0])))
+        if uniform:
+            for j in range(len(phase[0])):
+                w.instruction({v: phase[v][j] for v in range(warps)})
+            continue
+        for v in range(warps):
+            if not phase[v]:
+                continue
+            w.label += 1
+            w.emit(f"\tsetp.ne.u32 %p2, %r_warp, {v};")
+            w.emit(f"\t@%p2 bra $L_skip{w.label};")
+            for i in phase[v]:
+                w.instruction({v: i})
+            w.emit(f"$L_skip{w.label}:")
+    head = [f".version {PTX_TARGET[0]}", f".target {PTX_TARGET[1]}", ".address_size 64", ""]
+    head += [f'.file {n} "{path}"' for path, n in files.items()]
+    head += ["", ".extern .shared .align 128 .b8 smem[];", "",
+             f".visible .entry {KERNEL}(.param .u64 gmem, .param .u64 table)",
+             f".reqntid {threads}, 1, 1", "{",
+             f"\t.reg .b32 %r<{max(regs, 1)}>;",
+             "\t.reg .b32 %r_warp, %r_smem, %t<3>;",
+             "\t.reg .b16 %h<1>;",
+             "\t.reg .b64 %rd<5>;",
+             "\t.reg .pred %p<3>;",
+             "\tld.param.u64 %rd0, [gmem];",
+             "\tcvta.to.global.u64 %rd0, %rd0;",
+             "\tld.param.u64 %rd1, [table];",
+             "\tcvta.to.global.u64 %rd1, %rd1;",
+             "\tmov.u32 %t0, %tid.x;",
+             "\tmul.wide.u32 %rd2, %t0, 8;",
+             "\tadd.s64 %rd1, %rd1, %rd2;",
+             "\tshr.u32 %r_warp, %t0, 5;",
+             "\tmov.u32 %r_smem, smem;"]
+    head += [f"\tmov.b32 %r{r}, 0;" for r in range(regs)]
+    offset = len(head)
+    text = "\n".join(head + w.lines + ["\tret;", "}", ""])
+    return Lowered(text=text, table=w.table(), threads=threads, smem_bytes=smem_bytes,
+                   ptx_line=w.ptx_line + offset)
+
+
+def _vec(regs, braces=False):
+    names = [f"%r{r}" for r in regs]
+    return names[0] if len(names) == 1 and not braces else "{" + ", ".join(names) + "}"
+
+
+def _address(instr):
+    """The PTX that turns the table value in ``%rd3`` into the operand address, and that address
+    (``ldmatrix`` reads shared memory)."""
+    if instr.space == "global":
+        return ["add.s64 %rd4, %rd0, %rd3;"], "[%rd4]"
+    if instr.space == "shared" or instr.op == Op.LDMATRIX:
+        return ["cvt.u32.u64 %t1, %rd3;", "add.u32 %t1, %t1, %r_smem;"], "[%t1]"
+    raise ValueError(f"lower: {instr.ptx}: unknown state space {instr.space!r}")
+
+
+def _code(instr: Instr, load_value: str | None) -> tuple[list[str], list[str]]:
+    """The PTX of one instruction as ``(setup, body)``: ``setup`` computes operands (``load_value`` loads its
+    table value into ``%rd3``; None: no table), ``body`` is what a predicate guards."""
+    op, d, s = instr.op, instr.dst, instr.src
+    if op == Op.MOV:
+        return [], [f"mov.b32 %r{r}, {instr.imm & 0xFFFFFFFF};" for r in d]
+    if op == Op.MOVL:
+        return [load_value], [f"cvt.u32.u64 %r{d[0]}, %rd3;"]
+    if op in (Op.LD, Op.ST):
+        setup, where = _address(instr)
+        setup = [load_value] + setup
+        if instr.bits == 16:
+            (reg,) = d if op == Op.LD else s
+            lo = 16 * instr.half
+            if op == Op.LD:
+                return setup, [f"{instr.ptx} %h0, {where};", "cvt.u32.u16 %t2, %h0;",
+                               f"bfi.b32 %r{reg}, %t2, %r{reg}, {lo}, 16;"]
+            return setup + [f"shr.u32 %t2, %r{reg}, {lo};", "cvt.u16.u32 %h0, %t2;"], [f"{instr.ptx} {where}, %h0;"]
+        if op == Op.LD:
+            return setup, [f"{instr.ptx} {_vec(d)}, {where};"]
+        return setup, [f"{instr.ptx} {where}, {_vec(s)};"]
+    if op == Op.LDMATRIX:
+        setup, where = _address(instr)
+        return [load_value] + setup, [f"{instr.ptx} {_vec(d, braces=True)}, {where};"]
+    if op == Op.MMA:
+        na, nb, nc = MMA_REGS[(instr.shape, instr.cd)]
+        if len(s) != na + nb + nc or len(d) != nc:
+            raise ValueError(f"lower: {instr.ptx} needs {na}+{nb}+{nc} source and {nc} destination registers")
+        groups = [d, s[:na], s[na:na + nb], s[na + nb:]]
+        return [], [f"{instr.ptx} " + ", ".join("{" + ", ".join(f"%r{r}" for r in g) + "}" for g in groups) + ";"]
+    if op == Op.CVT:
+        return [], [f"{instr.ptx} %r{d[0]}, %r{s[0]}, %r{s[1]};"]
+    if op == Op.ALU:
+        if len(s) != alu_sources(instr.form):
+            raise ValueError(f"lower: {instr.form} needs {alu_sources(instr.form)} source registers, got {len(s)}")
+        return [], [f"{instr.form} " + ", ".join(f"%r{r}" for r in d + s) + ";"]
+    if op == Op.SHFL:
+        return [], [f"{instr.ptx} %r{d[0]}, %r{s[0]}, {instr.imm}, 0x1f, 0xffffffff;"]
+    raise ValueError(f"lower: cannot lower {instr.ptx}")
