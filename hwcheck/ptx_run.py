@@ -216,7 +216,7 @@ class CupyPtx:
     def cubin(self, text: str):
         """The cubin file this GPU runs for ``text`` (ptxas, as ``warpsim.ptx.contraction`` compiles it, for the
         GPU's arch), or None where no ptxas was found and the driver's JIT assembles the PTX."""
-        from warpsim.ptx.contraction import compile_cubin, find_ptxas
+        from warpsim.toolchain import compile_cubin, find_ptxas
         if self.ptxas is None or (self.ptxas == "auto" and find_ptxas("auto", text) is None):
             return None
         if text not in self._cubins:

@@ -4,7 +4,7 @@ Bottom to top::
 
     errors                      warpsim.errors, warpsim.files: the exception types and atomic file
                                 writes, importable from anywhere
-    cute   isa                  CuTe in Python; PTX semantics (independent of each other)
+    cute   isa   toolchain      CuTe in Python; PTX semantics; the CUDA tools on the host (nvcc, ptxas, nvdisasm)
     machine                     CTA state; warpsim.parallel, the CTA-parallel runner (knows no front end)
     program   ptx               the two front ends (independent of each other)
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
@@ -34,6 +34,7 @@ LAYER_OF = {
     "warpsim.cli": "top",
     "warpsim.errors": "errors",
     "warpsim.files": "errors",
+    "warpsim.toolchain": "toolchain",
     "warpsim.parallel": "machine",
     "warpsim.testing": "commands",
     "hwcheck.cli": "commands",
@@ -57,15 +58,17 @@ MAY_IMPORT = {
     "errors": set(),
     "cute": {"errors"},
     "isa": {"errors"},
+    "toolchain": {"errors"},
     "machine": {"errors", "cute", "isa"},
     "program": {"errors", "cute", "isa", "machine"},
-    "ptx": {"errors", "cute", "isa", "machine"},
-    "draw": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "debug": {"errors", "cute", "isa", "machine", "program", "ptx", "draw"},
-    "hwcheck": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "explain": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "commands": {"errors", "cute", "isa", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain"},
-    "top": {"errors", "cute", "isa", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain",
+    "ptx": {"errors", "cute", "isa", "toolchain", "machine"},
+    "draw": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
+    "debug": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "draw"},
+    "hwcheck": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
+    "explain": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
+    "commands": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "draw", "debug", "hwcheck",
+                 "explain"},
+    "top": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain",
             "commands"},
 }
 

@@ -37,7 +37,8 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT)]
 
 from manifest import CORPUS, PTX_DIR, by_name  # noqa: E402
-from warpsim.ptx.compile import cute_include_dir, find_nvcc, relative_file_lines  # noqa: E402
+from warpsim.ptx.compile import cute_include_dir, relative_file_lines  # noqa: E402
+from warpsim.toolchain import find_nvcc  # noqa: E402
 
 STAGE = Path(tempfile.gettempdir()) / "warpsim-corpus"
 # Triton 3.9 warns when this is unset and keeps fusion on; say so explicitly (its default, and nvcc's -fmad=true)

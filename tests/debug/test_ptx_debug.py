@@ -25,7 +25,7 @@ from warpsim.debug.ptx_repl import PTX_COMMANDS, PtxRepl
 from warpsim.debug.ptx_session import PtxSession
 from warpsim.debug.ptx_views import lane_ranges
 from warpsim.ptx import load
-from warpsim.ptx.compile import find_nvcc
+from warpsim.toolchain import find_nvcc
 
 GEMM_CU = ROOT / "examples" / "cute_cpp" / "gemm_smem.cu"
 TILE_DSL = ROOT / "examples" / "cute_dsl" / "tile_cp_async_dsl.py"

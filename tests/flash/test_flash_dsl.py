@@ -183,7 +183,7 @@ def test_same_bits_as_the_cpp_kernel_where_the_instructions_agree(dtype, d, caus
     """Against ``examples/cute_cpp/flash_fwd.cu`` on the same inputs: O bit-identical to the plain build (both
     ``div.rn.f32``), LSE bit-identical to the ``--use_fast_math`` build (both ``lg2.approx.ftz.f32 * ln 2``; the
     plain build's ``logf`` differs, as does fast math's ``div.approx`` in a few elements of O)."""
-    from warpsim.ptx.compile import find_nvcc
+    from warpsim.toolchain import find_nvcc
     from warpsim.ptx.front import open_kernel
     if not CPP_SOURCE.exists() or find_nvcc() is None:
         pytest.skip("examples/cute_cpp/flash_fwd.cu or nvcc is missing")

@@ -17,7 +17,7 @@ from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
 from hwcheck.shared_capture import SHARED_PARAM
 from hwcheck.trace_compare import _relocated
-from warpsim.ptx.compile import find_nvcc
+from warpsim.toolchain import find_nvcc
 
 IN_CI = os.environ.get("CI") == "true"
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from hwcheck.ptx_run import PTX_DIR_ENV, exported_ptx
-from warpsim.ptx.compile import compile_source, cute_include_dir, find_nvcc
+from warpsim.ptx.compile import compile_source, cute_include_dir
+from warpsim.toolchain import find_nvcc
 from warpsim.ptx.front import open_kernel
 
 pytestmark = pytest.mark.gpu

@@ -48,7 +48,6 @@ import importlib.util
 from importlib import metadata
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,10 +56,10 @@ from pathlib import Path
 
 from warpsim.errors import WarpsimError
 from warpsim.ptx.syntax import read_ptx
+from warpsim.toolchain import cache_read, cache_write, find_nvcc
 
 __all__ = ["CompileError", "Compiled", "ARCHS", "normalize_arch", "source_kind", "is_dsl_source",
-           "compile_source", "compile_cuda", "compile_dsl", "find_nvcc", "find_tool", "cache_read", "cache_write",
-           "cute_include_dir", "relative_file_lines", "source_nvcc_flags", "cuda_source_text"]
+           "compile_source", "compile_cuda", "compile_dsl", "cute_include_dir", "relative_file_lines", "source_nvcc_flags", "cuda_source_text"]
 
 ARCHS = ("sm_80", "sm_90")           # the compile targets; sm_90 code runs on the sm90 arithmetic model
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
@@ -143,34 +142,6 @@ def compile_source(path, arch="sm_80", nvcc_flags=(), cache=True):
 
 
 # ---------------------------------------------------------------------------------------------- nvcc
-
-def find_nvcc():
-    """The ``nvcc`` executable on ``PATH`` or under ``$CUDA_HOME/bin``, or None."""
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and (Path(home) / "bin" / "nvcc").is_file():
-        return str(Path(home) / "bin" / "nvcc")
-    return None
-
-
-def find_tool(name):
-    """``ptxas``/``nvdisasm``/``cuobjdump``: beside the ``nvcc`` on ``PATH`` (or ``$CUDA_HOME/bin``), on ``PATH``,
-    or in the ``nvidia-cuda-*`` wheels' ``bin`` folders of this Python; None when none has it."""
-    nvcc = find_nvcc()
-    candidates = [Path(os.path.realpath(nvcc)).parent / name] if nvcc else []
-    found = shutil.which(name)
-    if found:
-        candidates.append(Path(found))
-    for site in sys.path:
-        for sub in ("cu13", "cu12", "cuda_nvcc", "cuda_nvdisasm", "cuda_cuobjdump"):
-            candidates.append(Path(site) / "nvidia" / sub / "bin" / name)
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
-    return None
-
 
 def cute_include_dir():
     """The CuTe/CUTLASS include folder of the installed ``nvidia-cutlass`` wheel, or None."""
@@ -376,31 +347,6 @@ def _hash(*parts):
         digest.update(str(part).encode("utf-8", errors="replace"))
         digest.update(b"\0")
     return digest.hexdigest()[:32]
-
-
-def _cache_dir():
-    return Path(os.environ.get("WARPSIM_CACHE") or Path.home() / ".cache" / "warpsim-ptx")
-
-
-def cache_read(name):
-    """The text of the cache file ``name`` (``$WARPSIM_CACHE`` or ``~/.cache/warpsim-ptx``), or None."""
-    try:
-        return (_cache_dir() / name).read_text(encoding="utf-8")
-    except OSError:
-        return None
-
-
-def cache_write(name, text):
-    """Write the cache file ``name`` atomically (temp file + rename); a cache that cannot be written is skipped."""
-    folder = _cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, folder / name)
-    except OSError:
-        pass
 
 
 def _cache_get(key):
