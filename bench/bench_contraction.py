@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from hostinfo import host_line  # noqa: E402
 from warpsim import ptx, toolchain  # noqa: E402
+from warpsim.frontends.nvcc import compile_cuda  # noqa: E402
 from warpsim.ptx import contraction  # noqa: E402
-from warpsim.ptx.compile import compile_cuda  # noqa: E402
 
 KERNEL = ROOT / "examples" / "cute_cpp" / "as_compiled" / "flash_attn_fwd.cu"
 

@@ -6,7 +6,8 @@ Bottom to top::
                                 writes, importable from anywhere
     cute   isa   toolchain      CuTe in Python; PTX semantics; the CUDA tools on the host (nvcc, ptxas, nvdisasm)
     machine                     CTA state; warpsim.parallel, the CTA-parallel runner (knows no front end)
-    program   ptx               the two front ends (independent of each other)
+    program   ptx               the Python-traced programs; the PTX core (independent of each other)
+    frontends                   source files to PTX for the core (nvcc, CuTe DSL), the kernel front door, the grid
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
     commands                    every CLI verb (hwcheck.cli too), and warpsim.testing (the pytest plugin)
@@ -44,6 +45,7 @@ LAYER_OF = {
     "warpsim.machine": "machine",
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
+    "warpsim.frontends": "frontends",
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
     "hwcheck": "hwcheck",
@@ -62,14 +64,15 @@ MAY_IMPORT = {
     "machine": {"errors", "cute", "isa"},
     "program": {"errors", "cute", "isa", "machine"},
     "ptx": {"errors", "cute", "isa", "toolchain", "machine"},
+    "frontends": {"errors", "cute", "isa", "toolchain", "machine", "ptx"},
     "draw": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
-    "debug": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "draw"},
-    "hwcheck": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
+    "debug": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends", "draw"},
+    "hwcheck": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends"},
     "explain": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
-    "commands": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "draw", "debug", "hwcheck",
-                 "explain"},
-    "top": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain",
-            "commands"},
+    "commands": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends", "draw", "debug",
+                 "hwcheck", "explain"},
+    "top": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends", "draw", "debug",
+            "hwcheck", "explain", "commands"},
 }
 
 
@@ -154,6 +157,7 @@ def test_the_rule_is_acyclic_and_complete():
             assert layer not in MAY_IMPORT[other], f"{layer} and {other} may import each other"
     assert "isa" not in MAY_IMPORT["cute"] and "cute" not in MAY_IMPORT["isa"]
     assert "ptx" not in MAY_IMPORT["program"] and "program" not in MAY_IMPORT["ptx"]
+    assert "frontends" not in MAY_IMPORT["ptx"] and "commands" not in MAY_IMPORT["frontends"]
     assert "debug" not in MAY_IMPORT["draw"] and "commands" not in MAY_IMPORT["hwcheck"]
 
 

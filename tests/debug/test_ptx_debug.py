@@ -276,7 +276,7 @@ extern "C" __global__ void branchy(int* out) {
 
 @need_nvcc
 def test_a_cu_kernel_until_watch_printf_and_ctas(tmp_path):
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     source = tmp_path / "branchy.cu"
     source.write_text(BRANCHY)
     kernel = open_kernel(source, "branchy", arch="sm_80")
