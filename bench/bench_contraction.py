@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from hostinfo import host_line  # noqa: E402
-from warpsim import ptx  # noqa: E402
+from warpsim import ptx, toolchain  # noqa: E402
+from warpsim.frontends.nvcc import compile_cuda  # noqa: E402
 from warpsim.ptx import contraction  # noqa: E402
-from warpsim.ptx.compile import compile_cuda  # noqa: E402
 
 KERNEL = ROOT / "examples" / "cute_cpp" / "as_compiled" / "flash_attn_fwd.cu"
 
@@ -50,9 +50,9 @@ def main(argv=None):
     print(host_line())
     text = compile_cuda(KERNEL, "sm_90")
     tree = ptx.syntax.parse_module(text)
-    path = contraction.find_ptxas()
+    path = toolchain.find_ptxas()
     print(f"kernel: {KERNEL.relative_to(ROOT)} (nvcc defaults, sm_90), {len(text.splitlines())} PTX lines; "
-          f"ptxas {contraction.ptxas_version(path)} at {path}")
+          f"ptxas {toolchain.ptxas_version(path)} at {path}")
 
     base, cold, warm, alone, started, pairs = [], [], [], [], [], set()
     for _ in range(repeat):
@@ -65,12 +65,12 @@ def main(argv=None):
             pairs.add(ptx.load(text).contraction.pairs)
             cold.append(time.perf_counter() - t)
             calls = []
-            real = contraction._run
-            contraction._run = lambda cmd, what: calls.append(cmd) or real(cmd, what)
+            real = toolchain.run_tool
+            toolchain.run_tool = lambda cmd, what: calls.append(cmd) or real(cmd, what)
             t = time.perf_counter()
             pairs.add(ptx.load(text).contraction.pairs)
             warm.append(time.perf_counter() - t)
-            contraction._run = real
+            toolchain.run_tool = real
             started.append(len(calls))
         with tempfile.TemporaryDirectory(prefix="bench-fma-") as cache:
             os.environ["WARPSIM_CACHE"] = cache

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import flash_fwd_check as flash  # noqa: E402
 from hostinfo import host_line  # noqa: E402
 from hwcheck.ptx_examples import flash_bench_command, reported_gpu_time  # noqa: E402
-from warpsim.ptx.front import open_kernel  # noqa: E402
+from warpsim.frontends.kernel import open_kernel  # noqa: E402
 
 def timed(fn, repeat, clock=time.perf_counter):
     """(best, median) seconds of ``fn()`` over ``repeat`` runs after one warm-up run, by ``clock``."""

@@ -33,8 +33,8 @@ from warpsim.debug.ptx_session import PtxSession                   # noqa: E402
 from warpsim.debug.ptx_views import regs_text                      # noqa: E402
 from warpsim.debug.session import Session                          # noqa: E402
 from warpsim.debug.views import register_view                      # noqa: E402
+from warpsim.frontends.kernel import open_kernel                   # noqa: E402
 from warpsim.program import load_program                           # noqa: E402
-from warpsim.ptx.front import open_kernel                          # noqa: E402
 
 
 def timed(steps, step, view):

@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from warpsim import ptx                                            # noqa: E402
+from warpsim.frontends.kernel import open_kernel                   # noqa: E402
+from warpsim.frontends.source import compile_source                # noqa: E402
 from warpsim.program import load_program                           # noqa: E402
 from warpsim.program.execute import execute                        # noqa: E402
 from warpsim.program.run import prepare, run_program               # noqa: E402
-from warpsim.ptx.compile import compile_source                     # noqa: E402
-from warpsim.ptx.front import open_kernel                          # noqa: E402
 
 SOURCE = ROOT / "examples/cute_cpp/gemm_smem.cu"
 KERNEL = "gemm_smem_f16_qk_swizzle"

@@ -1,6 +1,6 @@
 """The CuTe C++ flash-attention forward (``examples/cute_cpp/flash_fwd.cu``) on warpsim, against float64.
 
-Runs one variant through warpsim's PTX launch API (:func:`warpsim.ptx.front.open_kernel`) for given B, H, N,
+Runs one variant through warpsim's PTX launch API (:func:`warpsim.frontends.kernel.open_kernel`) for given B, H, N,
 d and returns O and LSE; :func:`reference` computes both in float64 numpy from the same f16/bf16 inputs, and
 :func:`check` compares them within the recipe's tolerances (O: 4e-3 for f16, 2e-2 for bf16, max abs; LSE:
 1e-3). These are sanity checks; bit-exactness is hwcheck's job on an H200 (README, "Flash attention
@@ -93,7 +93,7 @@ def to_float(bits, dtype):
 def run_flash_fwd(q, k, v, *, dtype, causal, fast_math=False, arch="sm_90"):
     """O (``[B, H, N, d]`` uint16 bit patterns of ``dtype``) and LSE (f32 ``[B, H, N]``) of the C++ kernel
     run on the simulator, for ``[B, H, N, d]`` uint16 inputs; ``fast_math`` picks the --use_fast_math build."""
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     q, k, v = (np.ascontiguousarray(a, dtype=np.uint16) for a in (q, k, v))
     if q.ndim != 4 or k.shape != q.shape or v.shape != q.shape:
         raise ValueError(f"flash_fwd: q, k, v must be [B, H, N, d] of one shape, got {q.shape}, {k.shape}, {v.shape}")

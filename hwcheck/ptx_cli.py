@@ -41,7 +41,7 @@ def _at_least(low: int):
 
 def routes_here(argv) -> bool:
     """Whether ``hwcheck run ARGV`` is for a PTX source (its first positional argument)."""
-    from warpsim.ptx.command import routes_here as ptx_source
+    from warpsim.frontends.args import routes_here as ptx_source
     return ptx_source(list(argv))
 
 
@@ -85,7 +85,7 @@ def main(argv) -> int:
     from hwcheck.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg, validate
     from warpsim.errors import WarpsimError
     from hwcheck.report import command_line
-    from warpsim.ptx.front import parse_dim3
+    from warpsim.frontends.kernel import parse_dim3
     args = build_parser().parse_args(argv)
     try:
         specs = dict(parse_ptx_arg(a) for a in args.arg)

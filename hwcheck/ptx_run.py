@@ -73,7 +73,7 @@ def parse_ptx_arg(pair: str):
     >>> parse_ptx_arg("a=random:f16:8;s32:8;s32:8")[1][2]
     [('s32', 8), ('s32', 8)]
     """
-    from warpsim.ptx.command import parse_arg_value
+    from warpsim.frontends.args import parse_arg_value
     name, sep, value = pair.partition("=")
     if not sep or not name:
         raise ValueError(f"--arg {pair}: expected NAME=VALUE")
@@ -216,7 +216,7 @@ class CupyPtx:
     def cubin(self, text: str):
         """The cubin file this GPU runs for ``text`` (ptxas, as ``warpsim.ptx.contraction`` compiles it, for the
         GPU's arch), or None where no ptxas was found and the driver's JIT assembles the PTX."""
-        from warpsim.ptx.contraction import compile_cubin, find_ptxas
+        from warpsim.toolchain import compile_cubin, find_ptxas
         if self.ptxas is None or (self.ptxas == "auto" and find_ptxas("auto", text) is None):
             return None
         if text not in self._cubins:
@@ -514,7 +514,8 @@ def export_ptx(sources, folder, arch: str = "sm_90") -> list:
     (atomically) where :func:`open_job_kernel` finds them; returns the paths written."""
     import os
     from hwcheck.report import write_text_atomic
-    from warpsim.ptx.compile import compile_source, normalize_arch
+    from warpsim.frontends.compiled import normalize_arch
+    from warpsim.frontends.source import compile_source
     arch, written = normalize_arch(arch), []
     names = {}
     for source in dict.fromkeys(sources):
@@ -536,7 +537,8 @@ def exported_ptx(source, target: str):
     (and for a ``.ptx`` source, which needs no compiling)."""
     import os
     from pathlib import Path
-    from warpsim.ptx.compile import Compiled, source_kind
+    from warpsim.frontends.compiled import Compiled
+    from warpsim.frontends.source import source_kind
     source, folder = os.fspath(source), os.environ.get(PTX_DIR_ENV)
     if not folder or source.endswith(".ptx") or not os.path.exists(ptx_file(folder, source, target, 0)):
         return None
@@ -551,7 +553,7 @@ def open_job_kernel(job: PtxJob, arch: str, ptxas: str = "auto"):
     """``warpsim.ptx.front.open_kernel`` for ``job`` compiled for the model ``arch`` (``sm90`` -> ``sm_90``); where
     ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`exported_ptx`), that PTX is used and nothing is compiled.
     ``ptxas``: who decides the module's FMA contraction (``"none"``: nobody, for a caller that loads its own)."""
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     target = "sm_90" if arch == "sm90" else "sm_80"
     return open_kernel(job.source, job.kernel, arch=target, compiled=exported_ptx(job.source, target), ptxas=ptxas)
 

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from warpsim.ptx.compile import find_tool
+from warpsim.toolchain import find_tool
 
 __all__ = ["SassError", "find_tool", "form_kernel", "disassemble", "arithmetic", "form_arithmetic"]
 

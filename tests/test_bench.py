@@ -99,7 +99,7 @@ def test_bench_ptx_quick():
 
 
 def test_bench_ptx_debug_quick():
-    from warpsim.ptx.compile import find_nvcc
+    from warpsim.toolchain import find_nvcc
     if find_nvcc() is None and os.environ.get("CI") != "true":
         pytest.skip("nvcc not found on PATH or under CUDA_HOME (the bench compiles examples/cute_cpp/gemm_smem.cu)")
     text = run_quick("bench_ptx_debug.py")
@@ -143,7 +143,7 @@ def test_bench_contraction_quick():
     import shutil
     if shutil.which("nvcc") is None:
         pytest.skip("bench_contraction compiles its kernel with nvcc")
-    from warpsim.ptx.contraction import find_tool
+    from warpsim.toolchain import find_tool
     if find_tool("ptxas") is None or find_tool("nvdisasm") is None:
         pytest.skip("bench_contraction needs ptxas and nvdisasm")
     text = run_quick("bench_contraction.py")

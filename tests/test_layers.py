@@ -4,10 +4,12 @@ Bottom to top::
 
     errors                      warpsim.errors, warpsim.files: the exception types and atomic file
                                 writes, importable from anywhere
-    cute   isa                  CuTe in Python; PTX semantics (independent of each other)
+    cute   isa   toolchain      CuTe in Python; PTX semantics; the CUDA tools on the host (nvcc, ptxas, nvdisasm)
     machine                     CTA state; warpsim.parallel, the CTA-parallel runner (knows no front end)
     ptx                         PTX: parse, decode, interpret, launch (the one execution core)
-    program                     the Python CuTe dialect: traced, lowered to PTX, run by ptx
+    program   frontends         the front ends, siblings above the core: the Python CuTe dialect (traced,
+                                lowered to PTX); source files to PTX (nvcc, CuTe DSL), the kernel front
+                                door, the grid
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
     commands                    every CLI verb (hwcheck.cli too), and warpsim.testing (the pytest plugin)
@@ -35,6 +37,7 @@ LAYER_OF = {
     "warpsim.cli": "top",
     "warpsim.errors": "errors",
     "warpsim.files": "errors",
+    "warpsim.toolchain": "toolchain",
     "warpsim.parallel": "machine",
     "warpsim.testing": "commands",
     "hwcheck.cli": "commands",
@@ -44,6 +47,7 @@ LAYER_OF = {
     "warpsim.machine": "machine",
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
+    "warpsim.frontends": "frontends",
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
     "hwcheck": "hwcheck",
@@ -58,16 +62,19 @@ MAY_IMPORT = {
     "errors": set(),
     "cute": {"errors"},
     "isa": {"errors"},
+    "toolchain": {"errors"},
     "machine": {"errors", "cute", "isa"},
+    "ptx": {"errors", "cute", "isa", "toolchain", "machine"},
     "program": {"errors", "cute", "isa", "machine", "ptx"},
-    "ptx": {"errors", "cute", "isa", "machine"},
-    "draw": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "debug": {"errors", "cute", "isa", "machine", "program", "ptx", "draw"},
-    "hwcheck": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "explain": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "commands": {"errors", "cute", "isa", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain"},
-    "top": {"errors", "cute", "isa", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain",
-            "commands"},
+    "frontends": {"errors", "cute", "isa", "toolchain", "machine", "ptx"},
+    "draw": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
+    "debug": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends", "draw"},
+    "hwcheck": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends"},
+    "explain": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx"},
+    "commands": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends", "draw", "debug",
+                 "hwcheck", "explain"},
+    "top": {"errors", "cute", "isa", "toolchain", "machine", "program", "ptx", "frontends", "draw", "debug",
+            "hwcheck", "explain", "commands"},
 }
 
 
@@ -152,6 +159,8 @@ def test_the_rule_is_acyclic_and_complete():
             assert layer not in MAY_IMPORT[other], f"{layer} and {other} may import each other"
     assert "isa" not in MAY_IMPORT["cute"] and "cute" not in MAY_IMPORT["isa"]
     assert "program" not in MAY_IMPORT["ptx"], "the dialect lowers to PTX: ptx knows no front end above it"
+    assert "frontends" not in MAY_IMPORT["ptx"] and "commands" not in MAY_IMPORT["frontends"]
+    assert "program" not in MAY_IMPORT["frontends"] and "frontends" not in MAY_IMPORT["program"]
     assert "debug" not in MAY_IMPORT["draw"] and "commands" not in MAY_IMPORT["hwcheck"]
 
 

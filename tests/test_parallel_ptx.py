@@ -1,12 +1,12 @@
-"""A PTX kernel's grid through warpsim.ptx.grid: CTAs as Ray tasks equal the sequential launch; a kernel
+"""A PTX kernel's grid through warpsim.frontends.grid: CTAs as Ray tasks equal the sequential launch; a kernel
 whose CTAs read earlier CTAs' output is refused; ``warpsim run K.ptx --grid N --ray``."""
 
 import numpy as np
 import pytest
 
+from warpsim.frontends.grid import launch_grid
 from warpsim.parallel import GridDependenceError
 from warpsim.ptx import load
-from warpsim.ptx.grid import launch_grid
 
 HEAD = """
 .version 8.0

@@ -7,7 +7,7 @@ instruction the warp, the lane and the offending value, e.g.::
 """
 
 __all__ = ["WarpsimError", "SimulatorFault", "DeviceAssertion", "ProgramError", "ProgramWarning", "PtxSyntaxError",
-           "UnsupportedType"]
+           "UnsupportedType", "ContractionError"]
 
 
 class WarpsimError(Exception):
@@ -37,3 +37,7 @@ class PtxSyntaxError(WarpsimError, ValueError):
 
 class UnsupportedType(WarpsimError, ValueError):
     """An instruction with a type or shape that warpsim does not model (e.g. an mma shape)."""
+
+
+class ContractionError(WarpsimError):
+    """ptxas's contraction could not be resolved exactly (or ptxas/nvdisasm failed); the message is one line."""

@@ -6,10 +6,10 @@ install, enable it with ``pytest -p warpsim.testing`` or ``pytest_plugins = ["wa
 
 - the fixture ``warpsim_kernel``: a function ``warpsim_kernel(source, kernel, arch="sm_90",
   nvcc_flags=())`` that compiles a ``.cu`` (nvcc), ``.ptx`` or CuTe DSL ``.py`` file (a relative path is
-  taken from the test file's folder), loads it and returns a :class:`warpsim.ptx.front.Kernel`;
+  taken from the test file's folder), loads it and returns a :class:`warpsim.frontends.kernel.Kernel`;
   ``kernel.launch(grid, block, args, smem=0)`` runs it on the simulated CTAs and
   ``kernel.buffers(result)`` names the buffers as the source does. Compiles are cached on disk
-  (see :mod:`warpsim.ptx.compile`); the fixture reuses a loaded module within the session. A test
+  (see :mod:`warpsim.frontends.compiled`); the fixture reuses a loaded module within the session. A test
   skips (with the reason) when nvcc or the CuTe DSL is missing: the compile, not the kernel, failed.
 - :func:`assert_bits_equal` (also importable without pytest): the two arrays must hold the same bits;
   a failure names each differing element by index, with both values in hex and decoded, and, when
@@ -105,8 +105,8 @@ if pytest is not None:
     @pytest.fixture
     def warpsim_kernel(request):
         """``open(source, kernel, arch="sm_90", nvcc_flags=())`` -> a loaded kernel (see the module doc)."""
-        from warpsim.ptx.compile import CompileError
-        from warpsim.ptx.front import open_kernel
+        from warpsim.frontends.compiled import CompileError
+        from warpsim.frontends.kernel import open_kernel
         cache = request.config.__dict__.setdefault("_warpsim_kernels", {})
         folder = Path(str(request.fspath)).parent
 

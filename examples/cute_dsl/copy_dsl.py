@@ -30,6 +30,6 @@ def copy_host(src: cute.Tensor, dst: cute.Tensor):
     copy_kernel(src, dst).launch(grid=(cute.size(src) // THREADS, 1, 1), block=(THREADS, 1, 1))
 
 
-# warpsim: compile copy_host on two static 1024-element f32 tensors (see warpsim.ptx.compile)
+# warpsim: compile copy_host on two static 1024-element f32 tensors (see warpsim.frontends.cute_dsl)
 WARPSIM = dict(jit=copy_host, args=lambda: (make_fake_compact_tensor(cutlass.Float32, (N,)),
                                             make_fake_compact_tensor(cutlass.Float32, (N,))))

@@ -375,5 +375,5 @@ def _compile_args(dtype_name):
             cutlass.Int32(64), cutlass.Float32(1.0), cutlass.Float32(1.0), cutlass.Int32(1), cutlass.Int32(1))
 
 
-# warpsim: one PTX module per variant (see warpsim.ptx.compile)
+# warpsim: one PTX module per variant (see warpsim.frontends.cute_dsl)
 WARPSIM = [dict(jit=LAUNCHERS[name], args=lambda t=spec[0]: _compile_args(t)) for name, spec in VARIANTS.items()]

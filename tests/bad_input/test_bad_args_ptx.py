@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from bad_input_helpers import ROOT, assert_one_line_error, call
-from warpsim.ptx.front import find_entry
+from warpsim.frontends.kernel import find_entry
 
 ADD = ROOT / "examples" / "ptx" / "add_index.ptx"       # y[i] = x[i] + i for i < n: x, y u32 buffers, n .u32
 RUN = ["run", ADD, "--kernel", "add_index", "--block", "32"]
@@ -33,7 +33,7 @@ FILL_CU = "__global__ void fill(float* out, int n) { out[threadIdx.x] = n; }\n"
 def _interpreter_compiled():
     """On a fresh checkout Numba compiles the interpreter at the first launch, and the command line says so on
     stderr: that launch is made here, so no case's one line has that line before it."""
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     x, y = np.zeros(32, np.uint32), np.zeros(32, np.uint32)
     open_kernel(ADD, "add_index").launch(grid=1, block=32, args={"x": x, "y": y, "n": 8})
 

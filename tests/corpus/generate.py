@@ -7,7 +7,7 @@ that tool's users compile (no GPU is needed):
   ``nvidia-cutlass`` wheel on the include path for a CuTe file, plus the file's variant flags
   (``--use_fast_math``, ``-G``, ``-lineinfo``);
 - ``cute-dsl``: ``cute.compile`` of the file's ``WARPSIM`` entry, as ``warpsim run k_dsl.py`` compiles it
-  (:func:`warpsim.ptx.compile.compile_dsl`: ``CUTE_DSL_ARCH``, line info on);
+  (:func:`warpsim.frontends.cute_dsl.compile_dsl`: ``CUTE_DSL_ARCH``, line info on);
 - ``triton``: ``triton.compile(ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 80|90, 32))`` with
   Triton's default options (``num_warps=4``; ``num_stages`` where the manifest says);
 - ``numba-cuda``: ``numba.cuda.compile_ptx(fn, signature, cc=(8, 0))``.
@@ -37,7 +37,9 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT)]
 
 from manifest import CORPUS, PTX_DIR, by_name  # noqa: E402
-from warpsim.ptx.compile import cute_include_dir, find_nvcc, relative_file_lines  # noqa: E402
+from warpsim.frontends.compiled import relative_file_lines  # noqa: E402
+from warpsim.frontends.nvcc import cute_include_dir  # noqa: E402
+from warpsim.toolchain import find_nvcc  # noqa: E402
 
 STAGE = Path(tempfile.gettempdir()) / "warpsim-corpus"
 # Triton 3.9 warns when this is unset and keeps fusion on; say so explicitly (its default, and nvcc's -fmad=true)
@@ -111,7 +113,7 @@ def build_nvcc(entry):
 
 
 def build_dsl(entry):
-    from warpsim.ptx.compile import compile_dsl
+    from warpsim.frontends.cute_dsl import compile_dsl
     source = _stage(entry)
     modules = compile_dsl(source, entry.arch, cache=False)
     if len(modules) != 1:

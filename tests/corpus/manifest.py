@@ -7,7 +7,7 @@ constexprs, Numba's signature). The tool's version is not restated here: the gen
 it to the file it writes, and :meth:`CorpusFile.made_by` reads it back.
 
 Each :class:`Launch` of a file names its kernel as the source does (``saxpy``, not ``_Z5saxpyifPKfPf``; the
-entry is found as ``warpsim run --kernel`` finds it, :func:`warpsim.ptx.front.find_entry`), the grid, block and
+entry is found as ``warpsim run --kernel`` finds it, :func:`warpsim.frontends.kernel.find_entry`), the grid, block and
 dynamic shared bytes, and its parameters in PTX order:
 
 - :class:`In` an input array drawn from ``numpy.random.default_rng(seed)`` (floats uniform in ``[-2, 2]`` then

@@ -21,7 +21,7 @@ import pytest
 import warpsim.errors
 from manifest import CORPUS, KNOWN_FAILURES, TOOLS, In, Tolerance, expected, known_failure, make_args, parameters
 from warpsim import ptx
-from warpsim.ptx.front import entry_params, find_entry
+from warpsim.frontends.kernel import entry_params, find_entry
 
 MAX_BYTES = 300 * 1024
 SEED = 0

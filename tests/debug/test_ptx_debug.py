@@ -25,7 +25,7 @@ from warpsim.debug.ptx_repl import PTX_COMMANDS, PtxRepl
 from warpsim.debug.ptx_session import PtxSession
 from warpsim.debug.ptx_views import lane_ranges
 from warpsim.ptx import load
-from warpsim.ptx.compile import find_nvcc
+from warpsim.toolchain import find_nvcc
 
 GEMM_CU = ROOT / "examples" / "cute_cpp" / "gemm_smem.cu"
 TILE_DSL = ROOT / "examples" / "cute_dsl" / "tile_cp_async_dsl.py"
@@ -276,7 +276,7 @@ extern "C" __global__ void branchy(int* out) {
 
 @need_nvcc
 def test_a_cu_kernel_until_watch_printf_and_ctas(tmp_path):
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     source = tmp_path / "branchy.cu"
     source.write_text(BRANCHY)
     kernel = open_kernel(source, "branchy", arch="sm_80")

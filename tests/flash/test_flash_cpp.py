@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warpsim.ptx.compile import compile_source, find_nvcc
+from warpsim.frontends.source import compile_source
+from warpsim.toolchain import find_nvcc
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI") == "true"

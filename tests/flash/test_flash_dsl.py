@@ -39,13 +39,13 @@ VARIANT_NAMES = [variant(t, d, c) for t in ("f16", "bf16") for d in (64, 128) fo
 
 @lru_cache(maxsize=None)
 def compiled():
-    from warpsim.ptx.compile import compile_source
+    from warpsim.frontends.source import compile_source
     return compile_source(SOURCE, "sm_80")
 
 
 @lru_cache(maxsize=None)
 def kernel(name):
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     return open_kernel(SOURCE, name, arch="sm_80", compiled=compiled())
 
 
@@ -183,8 +183,8 @@ def test_same_bits_as_the_cpp_kernel_where_the_instructions_agree(dtype, d, caus
     """Against ``examples/cute_cpp/flash_fwd.cu`` on the same inputs: O bit-identical to the plain build (both
     ``div.rn.f32``), LSE bit-identical to the ``--use_fast_math`` build (both ``lg2.approx.ftz.f32 * ln 2``; the
     plain build's ``logf`` differs, as does fast math's ``div.approx`` in a few elements of O)."""
-    from warpsim.ptx.compile import find_nvcc
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
+    from warpsim.toolchain import find_nvcc
     if not CPP_SOURCE.exists() or find_nvcc() is None:
         pytest.skip("examples/cute_cpp/flash_fwd.cu or nvcc is missing")
     rng = np.random.default_rng(7)

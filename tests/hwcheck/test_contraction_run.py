@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, parse_ptx_arg, run_one
-from warpsim.ptx import contraction as fma
+from warpsim import toolchain
 from warpsim.ptx.syntax import parse_module
 from tests.ptx.test_contraction import kernel
 
-needs_ptxas = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
-                                reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm")
+needs_ptxas = pytest.mark.skipif(toolchain.find_tool("ptxas") is None
+                                 or toolchain.find_tool("nvdisasm") is None,
+                                 reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm")
 
 KERNEL = kernel("""
   mul.f32 %f5, %f1, %f2;
@@ -34,7 +35,7 @@ class CubinGpu(SimulatorAsGpu):
     def cubin(self, text):
         if text not in self.made:
             path = self.folder / f"m{len(self.made)}.cubin"
-            fma.compile_cubin(text, parse_module(text), "sm_90", fma.find_ptxas(), path)
+            toolchain.compile_cubin(text, parse_module(text), "sm_90", toolchain.find_ptxas(), path)
             self.made[text] = str(path)
         return self.made[text]
 
@@ -52,7 +53,8 @@ def test_simulator_decides_against_the_gpus_cubin(tmp_path):
     assert run.mismatched == 0
     c = run.contraction
     assert c["compiler"] == "ptxas" and c["pairs"] == 2 and c["cubin"].endswith(".cubin")
-    assert c["gpu_code"] == "cubin from this ptxas" and c["version"] == fma.ptxas_version(fma.find_ptxas())
+    assert c["gpu_code"] == "cubin from this ptxas"
+    assert c["version"] == toolchain.ptxas_version(toolchain.find_ptxas())
     assert c["instrumented_pairs"] == 0 and not c["instrumented_fused_alike"]   # traced products are not fused
     assert sum(s.records for s in run.seeds) > 0
 

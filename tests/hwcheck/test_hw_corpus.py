@@ -14,7 +14,7 @@ import pytest
 from hwcheck.cli import main
 from hwcheck.ptx_examples import CORPUS_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.ptx_run import SimulatorAsGpu, check_ptx, parse_ptx_arg
-from warpsim.ptx.front import entry_params, find_entry
+from warpsim.frontends.kernel import entry_params, find_entry
 
 REPORTS = os.path.join(ROOT, "conformance", "*", "*-corpus-programs.json")
 SEEDS = 10

@@ -17,8 +17,9 @@ from hwcheck.instrument import instrument
 from hwcheck.ptx_examples import (FLASH_DSL_EXAMPLES, FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, PTX_EXAMPLES, ROOT,
                                   example_commands)
 from hwcheck.ptx_run import SimulatorAsGpu, parse_ptx_arg
-from warpsim.ptx.compile import compile_source, find_nvcc
-from warpsim.ptx.front import parse_dim3
+from warpsim.frontends.kernel import parse_dim3
+from warpsim.frontends.source import compile_source
+from warpsim.toolchain import find_nvcc
 
 IN_CI = os.environ.get("CI") == "true"
 REPORT = os.path.join(ROOT, "conformance", "h200", "h200-flash-programs.json")

@@ -196,7 +196,7 @@ def test_with_contraction_each_program_agrees_or_is_refused(tmp_path):
     fusions the simulator cannot resolve is an error naming ptxas (``warpsim.ptx.ContractionError``); the
     campaign names the ptxas release that decided."""
     _need("ptxas", "nvdisasm")
-    from warpsim.ptx.contraction import find_ptxas, ptxas_version
+    from warpsim.toolchain import find_ptxas, ptxas_version
     report = tmp_path / "fuzz.json"
     summary, code = fuzz(SimulatorAsGpu(), 8, seed=0, report=str(report), log=open(os.devnull, "w"), kind="float")
     assert summary.mismatched_programs == 0 and code in (0, 3)

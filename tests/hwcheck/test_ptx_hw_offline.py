@@ -17,7 +17,7 @@ from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
 from hwcheck.shared_capture import SHARED_PARAM
 from hwcheck.trace_compare import _relocated
-from warpsim.ptx.compile import find_nvcc
+from warpsim.toolchain import find_nvcc
 
 IN_CI = os.environ.get("CI") == "true"
 
@@ -41,7 +41,7 @@ def test_instrumented_ptx_assembles(example, arch, tmp_path):
             pytest.fail("ptxas not found (required in CI)")
         pytest.skip("ptxas (CUDA toolkit) not found on PATH")
     _need(example)
-    from warpsim.ptx.front import open_kernel
+    from warpsim.frontends.kernel import open_kernel
     kernel = open_kernel(os.path.join(ROOT, example[0]), example[1], arch=arch)
     ins = instrument(kernel.module.text, kernel.name, capacity=64, window=(3, 50))
     path = tmp_path / "k.ptx"
@@ -219,9 +219,9 @@ def test_stdout_capture_takes_what_is_written_to_descriptor_1():
 
 def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
     """A GPU machine without nvcc or the CuTe DSL runs the PTX exported here (``HWCHECK_PTX_DIR``)."""
-    import warpsim.ptx.front
     from hwcheck.ptx_examples import main as export
-    from warpsim.ptx.compile import CompileError
+    from warpsim.frontends.compiled import CompileError
+    import warpsim.frontends.kernel
     examples = [e for e in PTX_EXAMPLES if e[1] in ("warp_ops", "gemm_k8_warps2x2")]
     for e in examples:
         _need(e)
@@ -230,7 +230,7 @@ def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
 
     def no_compiler(*args, **kwargs):
         raise CompileError("no compiler here")
-    monkeypatch.setattr(warpsim.ptx.front, "compile_source", no_compiler)
+    monkeypatch.setattr(warpsim.frontends.kernel, "compile_source", no_compiler)
     monkeypatch.setenv("HWCHECK_PTX_DIR", str(tmp_path))
     runs, status, error, _code = check_ptx(SimulatorAsGpu(), ptx_jobs(examples), seeds=1)
     assert (status, error) == ("pass", None) and [r.entry for r in runs] == ["warp_ops", "gemm_k8_warps2x2"]

@@ -241,7 +241,7 @@ def test_a_gpu_with_leftovers_in_shared_memory_passes(kernel):
     write every byte they leave, and the capture reads each CTA's own."""
     example = next(e for e in PTX_EXAMPLES if e[1] == kernel)
     if example[0].endswith(".cu"):
-        from warpsim.ptx.compile import find_nvcc
+        from warpsim.toolchain import find_nvcc
         if find_nvcc() is None:
             pytest.skip("nvcc not found")
     runs, status, error, _code = check_ptx(SimulatorAsGpu(shared_fill=0x5A), ptx_jobs([example]), seeds=1)

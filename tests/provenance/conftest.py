@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from warpsim.ptx.compile import find_nvcc
+from warpsim.toolchain import find_nvcc
 
 
 def _need(ok, reason):

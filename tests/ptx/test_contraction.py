@@ -10,10 +10,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from warpsim import ptx
+from warpsim import ptx, toolchain
 from warpsim.ptx import contraction as fma
 
-needs_ptxas = pytest.mark.skipif(fma.find_tool("ptxas") is None or fma.find_tool("nvdisasm") is None,
+needs_ptxas = pytest.mark.skipif(toolchain.find_tool("ptxas") is None
+                                 or toolchain.find_tool("nvdisasm") is None,
                                  reason="needs ptxas (CUDA toolkit or nvidia-cuda-nvcc) and nvdisasm "
                                         "(nvidia-cuda-nvdisasm)")
 
@@ -65,7 +66,8 @@ def test_candidates_need_an_unrounded_mul_and_add():
 
 
 def test_no_candidates_never_start_ptxas(monkeypatch):
-    monkeypatch.setattr(fma, "_run", lambda *a, **k: pytest.fail("ptxas started for a text with nothing to fuse"))
+    monkeypatch.setattr(toolchain, "run_tool",
+                        lambda *a, **k: pytest.fail("ptxas started for a text with nothing to fuse"))
     module = ptx.load(KERNEL.replace("mul.f32", "mul.rn.f32").replace("mul.f16x2", "mul.rn.f16x2"))
     assert module.contraction.pairs == ()
     assert "ptxas not run" in module.contraction.describe()
@@ -101,17 +103,19 @@ def test_ptxas_pairs_and_their_results():
 def test_warm_decision_does_not_start_ptxas(monkeypatch, tmp_path):
     monkeypatch.setenv("WARPSIM_CACHE", str(tmp_path))
     first = ptx.load(KERNEL).contraction
-    monkeypatch.setattr(fma, "_run", lambda *a, **k: pytest.fail("ptxas started on a warm run"))
+    monkeypatch.setattr(toolchain, "run_tool", lambda *a, **k: pytest.fail("ptxas started on a warm run"))
     assert ptx.load(KERNEL).contraction == first
 
 
 @needs_ptxas
 def test_cubin_of_other_code_is_refused(tmp_path):
     other = KERNEL.replace("sub.f32 %f7, %f5, %f6;", "add.f32 %f7, %f5, %f6;")
-    cubin = fma.compile_cubin(other, ptx.syntax.parse_module(other), "sm_90", fma.find_ptxas(), tmp_path / "o.cubin")
+    cubin = toolchain.compile_cubin(other, ptx.syntax.parse_module(other), "sm_90", toolchain.find_ptxas(),
+                                    tmp_path / "o.cubin")
     with pytest.raises(fma.ContractionError, match=r"--cubin .*o\.cubin: its code differs"):
         ptx.load(KERNEL, cubin=cubin)
-    same = fma.compile_cubin(KERNEL, ptx.syntax.parse_module(KERNEL), "sm_90", fma.find_ptxas(), tmp_path / "k.cubin")
+    same = toolchain.compile_cubin(KERNEL, ptx.syntax.parse_module(KERNEL), "sm_90", toolchain.find_ptxas(),
+                                   tmp_path / "k.cubin")
     assert ptx.load(KERNEL, cubin=same).contraction.cubin == str(same)
 
 
@@ -301,7 +305,7 @@ def test_a_negated_product_is_folded_into_the_fma():
 def test_no_ptxas_at_all_is_refused_not_guessed(monkeypatch, tmp_path):
     """A PTX with pairs to decide and no ptxas anywhere: one line naming the fix, never a run without contraction."""
     monkeypatch.setenv("WARPSIM_CACHE", str(tmp_path))
-    monkeypatch.setattr(fma, "ptxas_candidates", lambda: [])
+    monkeypatch.setattr(toolchain, "ptxas_candidates", lambda: [])
     with pytest.raises(fma.ContractionError, match=r"no ptxas found .*found: none.*warpsim\[ptxas\].*--ptxas none"):
         ptx.load(KERNEL, filename="k.ptx")
     assert ptx.load(KERNEL, ptxas="none").contraction.compiler == "none"

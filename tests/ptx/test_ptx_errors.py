@@ -106,7 +106,7 @@ def test_the_ptx_package_imports_only_lower_layers():
     import pathlib
     root = pathlib.Path(warpsim.ptx.__file__).parent
     allowed = ("warpsim.ptx", "warpsim.isa", "warpsim.machine", "warpsim.errors", "warpsim.files",
-               "warpsim.parallel")   # the machine layer's CTA-parallel runner (tests/test_layers.py), for ptx.grid
+               "warpsim.toolchain")   # the CUDA tools on the host (tests/test_layers.py), for ptx.contraction
     for path in root.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "warpsim":

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from warpsim.ptx.compile import find_nvcc
+from warpsim.toolchain import find_nvcc
 
 IN_CI = os.environ.get("CI") == "true"
 

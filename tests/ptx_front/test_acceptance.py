@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import warpsim
+from warpsim.frontends.kernel import open_kernel
 from warpsim.program.program import load_program
 from warpsim.program.reference import gemm_reference
-from warpsim.ptx.front import open_kernel
 from warpsim.testing import assert_bits_equal
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warpsim.ptx.compile import compile_source, cute_include_dir, source_nvcc_flags
-from warpsim.ptx.front import open_kernel, source_param_names
+from warpsim.frontends.kernel import open_kernel, source_param_names
+from warpsim.frontends.nvcc import cute_include_dir, source_nvcc_flags
+from warpsim.frontends.source import compile_source
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "examples" / "cute_cpp" / "as_compiled"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from warpsim.cli import main
-from warpsim.ptx.command import parse_arg_value, routes_here
+from warpsim.frontends.args import parse_arg_value, routes_here
 
 ROOT = Path(__file__).resolve().parents[2]
 ADD_INDEX = str(ROOT / "examples/ptx/add_index.ptx")

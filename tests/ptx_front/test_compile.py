@@ -1,13 +1,15 @@
-"""warpsim.ptx.compile: .cu through nvcc, CuTe DSL through the WARPSIM convention, and their errors."""
+"""warpsim.frontends: .cu through nvcc, CuTe DSL through the WARPSIM convention, and their errors."""
 
 from pathlib import Path
 
 import pytest
 
-from warpsim.ptx import compile as ptx_compile
-from warpsim.ptx.compile import (CompileError, compile_source, cuda_source_text, relative_file_lines, source_kind,
-                                 source_nvcc_flags)
-from warpsim.ptx.front import entry_params, find_entry, source_param_names
+from warpsim import toolchain
+from warpsim.frontends import cute_dsl
+from warpsim.frontends.compiled import CompileError, relative_file_lines
+from warpsim.frontends.kernel import entry_params, find_entry, source_param_names
+from warpsim.frontends.nvcc import cuda_source_text, source_nvcc_flags
+from warpsim.frontends.source import compile_source, source_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 AXPY = """// y = a*x + y
@@ -102,7 +104,7 @@ def test_nvcc_under_cuda_home(tmp_path, monkeypatch):
     nvcc.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
-    assert ptx_compile.find_nvcc() == str(nvcc)
+    assert toolchain.find_nvcc() == str(nvcc)
 
 
 def test_bad_arch_and_missing_file(tmp_path):
@@ -115,8 +117,8 @@ def test_bad_arch_and_missing_file(tmp_path):
 def test_missing_dsl(tmp_path, monkeypatch):
     src = tmp_path / "k_dsl.py"
     src.write_text("WARPSIM = dict(jit=None, args=())\n")
-    real = ptx_compile.importlib.util.find_spec
-    monkeypatch.setattr(ptx_compile.importlib.util, "find_spec",
+    real = cute_dsl.importlib.util.find_spec
+    monkeypatch.setattr(cute_dsl.importlib.util, "find_spec",
                         lambda name, *a: None if name.startswith("cutlass") else real(name, *a))
     with pytest.raises(CompileError, match=r"CuTe DSL is not installed \(pip install 'warpsim\[dsl\]'"):
         compile_source(src, "sm_80")

@@ -1,7 +1,7 @@
 """On a real GPU (skipped without CuPy or a GPU, and without a way to the PTX): the front doors' PTX, loaded by
 the driver, gives the bits warpsim gives when it runs the same PTX.
 
-The PTX is what ``warpsim.ptx.compile`` makes (nvcc and the CuTe headers for the C++ kernels, the CuTe DSL for
+The PTX is what ``warpsim.frontends`` makes (nvcc and the CuTe headers for the C++ kernels, the CuTe DSL for
 the DSL ones) for the device's arch (sm_80 or sm_90; sm_89 runs sm_80 code), or, on a GPU machine without those,
 the PTX exported where they are (``python -m hwcheck.ptx_examples --export DIR --arch sm_90``, then
 ``HWCHECK_PTX_DIR=DIR``), loaded with ``cupy.RawModule(path=...)`` and launched with the same inputs. CuTe DSL
@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 from hwcheck.ptx_run import PTX_DIR_ENV, exported_ptx
-from warpsim.ptx.compile import compile_source, cute_include_dir, find_nvcc
-from warpsim.ptx.front import open_kernel
+from warpsim.frontends.kernel import open_kernel
+from warpsim.frontends.nvcc import cute_include_dir
+from warpsim.frontends.source import compile_source
+from warpsim.toolchain import find_nvcc
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

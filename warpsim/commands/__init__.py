@@ -40,7 +40,7 @@ COMMANDS = {
     "explain": ("which shared-memory element lands in which register slot, through which view",
                 *_verb("explain")),
     "run": ("run a program file on the simulated CTA: a summary, or dumps of per-thread tensors "
-            "(a .cu, .ptx or CuTe DSL file: `warpsim run K.cu --kernel NAME ...`, see warpsim.ptx.command)",
+            "(a .cu, .ptx or CuTe DSL file: `warpsim run K.cu --kernel NAME ...`, see warpsim.commands.run_kernel)",
             *_verb("run")),
     "draw": ("pictures (SVG/PNG): a tiled MMA's or copy's thread/value layout, a shared tensor's bank map, "
              "a warp's registers",
@@ -70,13 +70,14 @@ EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 
 def _ptx_route(argv):
-    """``(args, run)`` when ``argv`` is ``run`` (:mod:`warpsim.ptx.command`) or ``debug``
+    """``(args, run)`` when ``argv`` is ``run`` (:mod:`warpsim.commands.run_kernel`) or ``debug``
     (:mod:`warpsim.commands.debug_ptx`) of a .cu, .ptx or CuTe DSL file, else ``None``."""
     if argv[:1] not in (["run"], ["debug"]):
         return None
+    from warpsim.commands import run_kernel      # imported when used: keeps start-up light
     from warpsim.commands.program_args import announce_compiling
-    from warpsim.ptx import command      # imported when used: keeps start-up light
-    if not command.routes_here(argv[1:]):
+    from warpsim.frontends.args import routes_here
+    if not routes_here(argv[1:]):
         return None
     if argv[0] == "debug":
         from warpsim.commands import debug_ptx
@@ -88,12 +89,12 @@ def _ptx_route(argv):
         return args, debug_ptx.run
     parser = argparse.ArgumentParser(prog="warpsim run", description="run a kernel of a .cu, .ptx or "
                                      "CuTe DSL file on the simulated CTAs")
-    command.add_arguments(parser)
+    run_kernel.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     args.command = "run"
     announce_compiling("run")
     from warpsim.commands.check import strict
-    return args, strict(command.run)
+    return args, strict(run_kernel.run)
 
 
 def main(argv=None):

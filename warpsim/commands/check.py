@@ -28,8 +28,9 @@ from pathlib import Path
 
 from warpsim.debug.ptx_source import source_chains, user_line
 from warpsim.files import write_atomic
-from warpsim.ptx.compile import ARCHS, compile_source
-from warpsim.ptx.front import find_entry
+from warpsim.frontends.compiled import ARCHS
+from warpsim.frontends.kernel import find_entry
+from warpsim.frontends.source import compile_source
 from warpsim.ptx.provenance import check_kernel
 from warpsim.ptx.syntax import parse_module
 

@@ -3,7 +3,7 @@
 ``warpsim debug SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] [--arg NAME=VALUE ...] [--smem BYTES]
 [--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--max-steps N] [--commands FILE]``
 
-The kernel and its arguments are ``warpsim run``'s (:mod:`warpsim.ptx.command`); the debugger's commands
+The kernel and its arguments are ``warpsim run``'s (:mod:`warpsim.commands.run_kernel`); the debugger's commands
 are :data:`warpsim.debug.ptx_repl.PTX_COMMANDS`, read from ``--commands FILE`` (``-``: stdin), else
 from the terminal (readline history, colour) or a pipe. Exit status: 0; 1 when a command of a script
 failed; 2 for a user error in the arguments, the source or the kernel (one line, no traceback).
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import sys
 
-from warpsim.ptx.command import arg_values
-from warpsim.ptx.compile import ARCHS
+from warpsim.frontends.args import arg_values
+from warpsim.frontends.compiled import ARCHS
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
 
 __all__ = ["add_arguments", "run"]
@@ -44,7 +44,7 @@ def run(args):
     from warpsim.debug.ptx_repl import PtxRepl
     from warpsim.debug.ptx_session import PtxSession
     from warpsim.debug.repl import use_color
-    from warpsim.ptx.front import parse_dim3
+    from warpsim.frontends.kernel import parse_dim3
     script = None
     if args.commands == "-":
         script = sys.stdin.read().splitlines()

@@ -142,9 +142,9 @@ class PtxSession:
     @classmethod
     def open(cls, source, kernel, grid=1, block=128, args=None, smem=0, arch="sm_90", nvcc_flags=(), **options):
         """A session over ``kernel`` of a ``.cu``, ``.ptx`` or CuTe DSL file, compiled for ``arch`` and its
-        arguments named as in the source (:func:`warpsim.ptx.front.open_kernel`); ``options`` as the
-        constructor's. ``session.front`` is the :class:`~warpsim.ptx.front.Kernel` (``buffers(result)``)."""
-        from warpsim.ptx.front import open_kernel, parse_dim3
+        arguments named as in the source (:func:`warpsim.frontends.kernel.open_kernel`); ``options`` as the
+        constructor's. ``session.front`` is the :class:`~warpsim.frontends.kernel.Kernel` (``buffers(result)``)."""
+        from warpsim.frontends.kernel import open_kernel, parse_dim3
         front = open_kernel(source, kernel, arch=arch, nvcc_flags=tuple(nvcc_flags))
         session = cls(front.module, front.name, parse_dim3(grid, "grid"), parse_dim3(block, "block"),
                       front.core_args(args or {}), smem=smem, arch=front.arch.replace("_", ""), source=front.source,

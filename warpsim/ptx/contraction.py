@@ -46,25 +46,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import struct
-import subprocess
-import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from warpsim.errors import WarpsimError
-from warpsim.ptx.compile import cache_read, cache_write, find_tool
+from warpsim import toolchain
+from warpsim.errors import ContractionError
 from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
-           "start", "annotate", "candidates", "find_ptxas", "find_tool", "ptxas_version", "ptxas_candidates",
-           "isa_of_release", "ptxas_flags", "ptxas_arch", "compile_cubin", "code_sections", "sass_lines",
-           "fused_instructions"]
+           "start", "annotate", "candidates", "sass_lines", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
 DECISION = "3"                                 # the way pairs are read from the SASS: part of every cache key
@@ -84,10 +78,6 @@ _MUL = ("FMUL", "DMUL", "HMUL2")
 _ADD = ("FADD", "DADD", "HADD2")
 _NO_DEST = {"st", "red", "bra", "bar", "barrier", "ret", "exit", "trap", "membar", "fence", "prefetch", "prefetchu",
             "cp", "call", "brkpt", "pmevent", "nanosleep", "griddepcontrol", "stmatrix"}
-
-
-class ContractionError(WarpsimError):
-    """ptxas's contraction could not be resolved exactly (or ptxas/nvdisasm failed); the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -153,83 +143,6 @@ def candidates(text) -> bool:
     unmodified float ``add``/``sub`` (else ptxas has nothing to contract)."""
     ops = {m.group(1) for m in _UNMODIFIED.finditer(text) if "sat" not in m.group(2) or m.group(1) != "mul"}
     return ("mul" in ops or _DIVISION.search(text) is not None) and bool(ops & {"add", "sub"})
-
-
-# ------------------------------------------------------------------------------------------------ tools
-
-def ptxas_candidates():
-    """Every ptxas ``auto`` may take, in order: beside the nvcc on ``PATH``, on ``PATH``, the ``nvidia-cuda-nvcc``
-    wheel's, then Triton's own (``triton/backends/nvidia/bin``: what Triton assembles its kernels with)."""
-    found = [find_tool("ptxas")]
-    for site in sys.path:
-        for sub in ("nvidia/cu13/bin/ptxas", "nvidia/cuda_nvcc/bin/ptxas", "triton/backends/nvidia/bin/ptxas",
-                    "triton/backends/nvidia/bin/ptxas-blackwell"):
-            found.append(str(Path(site) / sub))
-    out = []
-    for c in found:
-        if c and c not in out and os.path.isfile(c) and os.access(c, os.X_OK):
-            out.append(c)
-    return out
-
-
-def isa_of_release(release):
-    """The newest PTX ISA a ptxas release assembles: ``(9, 0)`` for ``"13.0.88"`` (CUDA 13.m: 9.m, 12.m: 8.m up
-    to 12.5, then 12.6: 8.5, 12.8: 8.7, 12.9: 8.8; 11.m: 7.m)."""
-    major, minor = (int(x) for x in release.split(".")[:2])
-    if major == 12:
-        return (8, {6: 5, 7: 6, 8: 7, 9: 8}.get(minor, minor))
-    return (major - 4, minor)
-
-
-def find_ptxas(choice="auto", text=""):
-    """The ptxas a ``--ptxas`` choice names: ``auto`` = the first of :func:`ptxas_candidates` that assembles the
-    ``.version`` of ``text`` (None when there is none); a path = that file (``ContractionError`` if it is not an
-    executable)."""
-    if choice in (None, "auto"):
-        m = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.MULTILINE)
-        need = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-        for c in ptxas_candidates():
-            if isa_of_release(ptxas_version(c)) >= need:
-                return c
-        return None
-    path = Path(choice)
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        raise ContractionError(f"--ptxas {choice}: not an executable file (give a ptxas path, auto or none)")
-    return str(path)
-
-
-_VERSIONS = {}
-
-
-def ptxas_version(ptxas) -> str:
-    """``"13.0.88"``: the release of a ptxas (``ptxas --version``'s ``V13.0.88``), remembered per file state."""
-    key = _file_key(ptxas)
-    if key not in _VERSIONS:
-        try:
-            out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=60).stdout
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise ContractionError(f"--ptxas {ptxas}: cannot run it ({e})") from None
-        m = re.search(r"\bV(\d+\.\d+\.\d+)", out)
-        if m is None:
-            raise ContractionError(f"--ptxas {ptxas}: not a ptxas (its --version names no release)")
-        _VERSIONS[key] = m.group(1)
-    return _VERSIONS[key]
-
-
-def _file_key(path):
-    st = os.stat(path)
-    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
-
-
-def _run(cmd, what):
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ContractionError(f"{what}: cannot run {Path(cmd[0]).name} ({e})") from None
-    if done.returncode != 0:
-        message = " ".join((done.stderr or done.stdout).split())[:400]
-        raise ContractionError(f"{what}: {Path(cmd[0]).name} failed (exit {done.returncode}): {message}")
-    return done.stdout
 
 
 # ------------------------------------------------------------------------------------------------ SASS
@@ -319,41 +232,10 @@ def annotate(text):
 
 # ------------------------------------------------------------------------------------------------ deciding
 
-def ptxas_flags(target):
-    """The ptxas flags the user's build passes for PTX of ``.target`` ``target`` (a tuple, ``("sm_90", "debug")``):
-    ptxas's defaults (``-O3 --fmad=true``), or for a ``debug`` target (nvcc ``-G``) the ones nvcc adds."""
-    if "debug" in target:
-        return ("-g", "--dont-merge-basicblocks", "--return-at-end")
-    return ("-O3", "--fmad=true")
-
-
-def ptxas_arch(target, arch):
-    """The ``-arch`` for PTX of ``.target`` ``target`` on a GPU of ``arch`` (``sm_90``): arch-specific PTX
-    (``sm_90a``) keeps its own."""
-    arch = arch if str(arch).startswith("sm_") else "sm_" + str(arch).removeprefix("sm")
-    first = target[0] if target else ""
-    return first if re.fullmatch(r"sm_\d+[af]", first) else arch
-
-
 def _target(text):
     """The ``.target`` of a PTX text as a tuple (``("sm_90a",)``, ``("sm_80", "debug")``), read before parsing."""
     m = re.search(r"^\s*\.target\s+([^\n/]*)", text, re.MULTILINE)
     return tuple(t.strip() for t in m.group(1).split(",") if t.strip()) if m else ()
-
-
-def compile_cubin(text, module, arch, ptxas, out, filename="<ptx>"):
-    """Assemble PTX ``text`` (parsed: ``module``) for a GPU of ``arch`` into the cubin file ``out`` the way
-    :func:`decide` compiles it (same ptxas, same flags): the code a GPU check runs."""
-    _run([ptxas, f"-arch={ptxas_arch(module.target, arch)}", *ptxas_flags(module.target), _write(out, text),
-          "-o", str(out)],
-         f"{filename}: ptxas")
-    return out
-
-
-def _write(out, text):
-    src = Path(str(out) + ".ptx")
-    src.write_text(text, encoding="utf-8")
-    return str(src)
 
 
 def decide(text, module, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> Contraction:
@@ -368,21 +250,21 @@ def start(text, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> "Pe
     if ptxas == "none" or isinstance(ptxas, Contraction):
         return Pending(ptxas if isinstance(ptxas, Contraction) else NONE)
     target = _target(text)
-    arch, flags = ptxas_arch(target, arch), ptxas_flags(target)
+    arch, flags = toolchain.ptxas_arch(target, arch), toolchain.ptxas_flags(target)
     if not candidates(text) and cubin is None:
         return Pending(Contraction("ptxas", arch=arch, flags=flags, reason="no unrounded float mul+add pairs"))
-    path = find_ptxas(ptxas, text)
+    path = toolchain.find_ptxas(ptxas, text)
     if path is None:
-        found = ", ".join(f"{ptxas_version(c)} ({c})" for c in ptxas_candidates()) or "none"
+        found = ", ".join(f"{toolchain.ptxas_version(c)} ({c})" for c in toolchain.ptxas_candidates()) or "none"
         raise ContractionError(f"{filename}: no ptxas found that assembles its PTX .version (found: {found}); "
                                "pip install 'warpsim[ptxas]', pass --ptxas PATH, or --ptxas none")
-    nvdisasm = find_tool("nvdisasm")
+    nvdisasm = toolchain.find_tool("nvdisasm")
     if nvdisasm is None:
         raise ContractionError(f"{filename}: deciding FMA contraction needs nvdisasm (pip install "
                                "'warpsim[ptxas]'), or run with --ptxas none")
     cubin_bytes = Path(cubin).read_bytes() if cubin is not None else b""
-    key = hashlib.sha256("\0".join([DECISION, text, arch, _file_key(path), " ".join(flags), _file_key(nvdisasm)]).encode()
-                         + b"\0" + cubin_bytes).hexdigest()[:32]
+    tools = [toolchain.file_key(path), " ".join(flags), toolchain.file_key(nvdisasm)]
+    key = hashlib.sha256("\0".join([DECISION, text, arch, *tools]).encode() + b"\0" + cubin_bytes).hexdigest()[:32]
     cached = _cache_get(key)
     if cached is not None:
         return Pending(replace(cached, cubin=str(cubin) if cubin is not None else ""))
@@ -397,20 +279,20 @@ class Pending:
         self.filename, self.key, self.error = filename, key, None
         if done is not None:
             return
-        self.version = ptxas_version(ptxas)
+        self.version = toolchain.ptxas_version(ptxas)
         self.tmp = tempfile.TemporaryDirectory(prefix="warpsim-fma-")
         tmp = Path(self.tmp.name)
         line = () if "-g" in flags else ("-lineinfo",)
-        self.annotated = _spawn_ptxas(ptxas, annotate(text), arch, (*flags, *line), tmp / "annotated")
-        self.plain = _spawn_ptxas(ptxas, text, arch, flags, tmp / "plain") if cubin is None else None
+        self.annotated = toolchain.spawn_ptxas(ptxas, annotate(text), arch, (*flags, *line), tmp / "annotated")
+        self.plain = toolchain.spawn_ptxas(ptxas, text, arch, flags, tmp / "plain") if cubin is None else None
         self.thread = threading.Thread(target=self._disassemble, args=(nvdisasm,), daemon=True)
         self.thread.start()
 
     def _disassemble(self, nvdisasm):
         try:
-            _finish(self.annotated, f"{self.filename}: ptxas for {self.arch}")
-            self.sass = sass_lines(_run([nvdisasm, "-g", "-c", "-ndf", self.annotated.out],
-                                        f"{self.filename}: nvdisasm"))
+            toolchain.wait_ptxas(self.annotated, f"{self.filename}: ptxas for {self.arch}")
+            self.sass = sass_lines(toolchain.run_tool([nvdisasm, "-g", "-c", "-ndf", self.annotated.out],
+                                                      f"{self.filename}: nvdisasm"))
         except ContractionError as e:
             self.error = e
 
@@ -422,14 +304,14 @@ class Pending:
             self.thread.join()
             if self.error is not None:
                 raise self.error
-            ours, name = code_sections(self.annotated.out), self.filename
+            ours, name = toolchain.code_sections(self.annotated.out), self.filename
             if self.plain is not None:                  # the PTX as given, compiled the same way, is the reference
-                _finish(self.plain, f"{name}: ptxas for {self.arch}")
-                if code_sections(self.plain.out) != ours:
+                toolchain.wait_ptxas(self.plain, f"{name}: ptxas for {self.arch}")
+                if toolchain.code_sections(self.plain.out) != ours:
                     raise ContractionError(f"{name}: ptxas {self.version} makes other code of the line-annotated copy "
                                            "than of the PTX itself; the contraction cannot be read (run with "
                                            "--ptxas none)")
-            elif code_sections(self.cubin) != ours:     # the file the GPU runs is the reference
+            elif toolchain.code_sections(self.cubin) != ours:   # the file the GPU runs is the reference
                 raise ContractionError(f"--cubin {self.cubin}: its code differs from what ptxas {self.version} "
                                        f"{' '.join(self.flags)} makes of {name} for {self.arch}; it was built from "
                                        "other PTX or by another ptxas: pass the ptxas that built it with --ptxas PATH")
@@ -444,44 +326,6 @@ class Pending:
                                 cubin=str(self.cubin) if self.cubin is not None else "")
         _cache_put(self.key, self.done)
         return self.done
-
-
-def _spawn_ptxas(ptxas, text, arch, flags, stem):
-    """Start ptxas on ``text`` (written to ``stem.ptx``) into ``stem.cubin``; :func:`_finish` waits for it."""
-    src, out = stem.with_suffix(".ptx"), stem.with_suffix(".cubin")
-    src.write_text(text, encoding="utf-8")
-    cmd = [ptxas, f"-arch={arch}", *flags, str(src), "-o", str(out)]
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    except OSError as e:
-        raise ContractionError(f"cannot run {Path(ptxas).name} ({e})") from None
-    proc.out = str(out)
-    return proc
-
-
-def _finish(proc, what):
-    stdout, stderr = proc.communicate()
-    if proc.returncode != 0:
-        message = " ".join((stderr or stdout).split())[:400]
-        raise ContractionError(f"{what}: ptxas failed (exit {proc.returncode}): {message}")
-
-
-def code_sections(cubin):
-    """``{name: bytes}`` of the ``.text.*`` sections of an ELF cubin: the machine code, without the line tables and
-    other notes, so two builds of the same code compare equal. ``ContractionError`` for a file that is no ELF."""
-    data = Path(cubin).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2:
-        raise ContractionError(f"--cubin {cubin}: not a 64-bit ELF cubin (compile with ptxas or nvcc -cubin)")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", data, shoff + k * shentsize) for k in range(shnum)]
-    names_at = headers[shstrndx][4]
-
-    def name(offset):
-        end = data.index(b"\0", names_at + offset)
-        return data[names_at + offset:end].decode("ascii", "replace")
-
-    return {name(h[0]): data[h[4]:h[4] + h[5]] for h in headers if name(h[0]).startswith(".text.")}
 
 
 class _Function:
@@ -704,10 +548,10 @@ def _shadow(out, fname, f, mul, operand):
 
 def _cache_get(key):
     try:
-        return Contraction.from_dict(json.loads(cache_read(f"fma-{key}.json") or "null"))
+        return Contraction.from_dict(json.loads(toolchain.cache_read(f"fma-{key}.json") or "null"))
     except (ValueError, KeyError, TypeError):
         return None
 
 
 def _cache_put(key, decision):
-    cache_write(f"fma-{key}.json", json.dumps(decision.as_dict()))
+    toolchain.cache_write(f"fma-{key}.json", json.dumps(decision.as_dict()))

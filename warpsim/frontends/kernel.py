@@ -41,7 +41,9 @@ from pathlib import Path
 import numpy as np
 
 from warpsim.errors import WarpsimError
-from warpsim.ptx.compile import compile_source, cuda_source_text, normalize_arch
+from warpsim.frontends.compiled import normalize_arch
+from warpsim.frontends.nvcc import cuda_source_text
+from warpsim.frontends.source import compile_source
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
 
 __all__ = ["Kernel", "KernelParam", "open_kernel", "entry_params", "source_param_names", "find_entry",
@@ -438,7 +440,7 @@ class Kernel:
 def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compiled=None, ptxas="auto", cubin=None):
     """Compile ``source`` for ``arch``, load it with ``warpsim.ptx.load``, and return the :class:`Kernel`
     ``kernel`` names. For a CuTe DSL file with several ``WARPSIM`` entries the kernel is looked up in each.
-    ``compiled``: the source's :class:`~warpsim.ptx.compile.Compiled` PTX made earlier (no compile here).
+    ``compiled``: the source's :class:`~warpsim.frontends.compiled.Compiled` PTX made earlier (no compile here).
     ``ptxas``, ``cubin``: who decides FMA contraction (``warpsim.ptx.load``; ``"none"``: no contraction)."""
     arch = normalize_arch(arch)
     compiled = compile_source(source, arch, nvcc_flags) if compiled is None else compiled
