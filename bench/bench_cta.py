@@ -7,7 +7,11 @@ Measured after warm-up (Numba cache populated, CuTe's caches warm), best and med
 
 - trace: the Python tracing of the 128 threads (``trace_program``: the kernel once per warp with
   lane vectors, lowering, register allocation, schedule) and the encoding of the stream;
-- execute: the njit executor over the whole stream (on a fresh copy of the loaded machine);
+- execute: the njit stream executor over the whole stream (on a fresh copy of the loaded machine): the
+  debugger's engine, and the baseline of
+- PTX core: ``execute_trace``, what ``run_program`` runs: the stream lowered to PTX (once per trace) and
+  launched on the PTX interpreter, state copied back; ``lower + load``: lowering the stream to PTX text
+  and parsing and decoding it (paid once per trace); the ratio PTX core / execute is the target (<= 1.2);
 - lower bound: the same instructions issued straight through the batched ISA API: all of the
   CTA's mma in one ``mma_m16n8k16`` call (one thread, and parallel), all ldmatrix in one
   ``ldmatrix`` call, and the ld/st bytes moved by one numpy gather/scatter each;
@@ -38,7 +42,7 @@ from warpsim.machine import Machine                                # noqa: E402
 from warpsim.program import load_program                           # noqa: E402
 from warpsim.program.execute import execute                        # noqa: E402
 from warpsim.program.instr import Op                               # noqa: E402
-from warpsim.program.run import prepare, run_program               # noqa: E402
+from warpsim.program.run import execute_trace, prepare, run_program  # noqa: E402
 from warpsim.program.trace import trace_program                    # noqa: E402
 
 
@@ -115,6 +119,12 @@ def main(argv=None):
     t_partition, t_tables = trace_breakdown(program, params, args.repeat)
     t_encode = timed(lambda t: t.encoded, args.repeat, setup=lambda: trace_program(program, params))
     t_exec = timed(lambda m: execute(stream, trace.encoded, m), args.repeat, setup=lambda: copy_machine(machine))
+    execute_trace(trace, copy_machine(machine))                          # lowered and loaded once per trace
+    t_core = timed(lambda m: execute_trace(trace, m), args.repeat, setup=lambda: copy_machine(machine))
+
+    def lower_load(t):
+        return t.kernel
+    t_lower = timed(lower_load, args.repeat, setup=lambda: trace_program(program, params))
 
     # lower bound: the same instructions through the batched ISA API
     mmas = [i for i in stream if i.op == Op.MMA]
@@ -165,6 +175,10 @@ def main(argv=None):
     print(f"  of which + CuTe's copy_calls/gemm_calls (no lowering):                  {ms(t_tables)}")
     print(f"encode:                                 {ms(t_encode)}")
     print(f"execute ({len(stream)} instructions):          {ms(t_exec)}")
+    print(f"PTX core (execute_trace):               {ms(t_core)}")
+    print(f"lower + load (once per trace):          {ms(t_lower)}")
+    print(f"PTX core / execute = {t_core[0] / t_exec[0]:.2f}x (best), {t_core[1] / t_exec[1]:.2f}x (median); "
+          f"target <= 1.2x")
     print(f"trace + encode + execute (best):        {(t_trace[0] + t_encode[0] + t_exec[0]) * 1e3:7.3f} ms")
     print(f"run_program, uncached trace:            {ms(t_run)}")
     print(f"lower bound, {len(mmas)} mma batched, 1 thread:  {ms(lb_mma1)}")

@@ -7,8 +7,9 @@ other — the same parser, interpreter, debugger and GPU path.
 The kernel, ``.visible .entry warpsim_program(.param .u64 gmem, .param .u64 table)``, runs one CTA of
 ``32 * warps`` threads with ``smem_bytes`` of dynamic shared memory:
 
-- the program's registers are the thread's ``%r0 .. %r{R-1}`` (``.b32``), set to 0 at entry as the stream
-  assumes; its instructions keep their PTX names (``Instr.ptx``);
+- the program's registers are the thread's ``%r0 .. %r{R-1}`` (``.b32``); the stream assumes they start at
+  0, so the ones it may read before writing them (``zero``: all unless told) are set to 0 at entry; its
+  instructions keep their PTX names (``Instr.ptx``);
 - per-lane values known when the program was traced — addresses (already swizzled), predicates, the
   values of ``MOVL`` — come from a table in global memory (``table``, ``int64``): value ``p`` of thread ``t``
   is ``table[p * threads + t]``, one row per position in the code (:class:`Lowered.table`);
@@ -124,9 +125,9 @@ class _Writer:
         return table
 
 
-def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int) -> Lowered:
+def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=None) -> Lowered:
     """Lower ``stream`` for a CTA of ``warps`` warps with ``regs`` registers per thread (see the module
-    docstring). ``ValueError`` naming the instruction for a register outside ``regs``, a warp outside the
+    docstring); ``zero``: the registers to set to 0 at entry (None: all of them). ``ValueError`` naming the instruction for a register outside ``regs``, a warp outside the
     CTA, or warps that reach different numbers of ``bar.sync``."""
     threads = 32 * warps
     for index, instr in enumerate(stream):
@@ -174,7 +175,7 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int) -> Low
              "\tadd.s64 %rd1, %rd1, %rd2;",
              "\tshr.u32 %r_warp, %t0, 5;",
              "\tmov.u32 %r_smem, smem;"]
-    head += [f"\tmov.b32 %r{r}, 0;" for r in range(regs)]
+    head += [f"\tmov.b32 %r{r}, 0;" for r in (range(regs) if zero is None else sorted(zero))]
     offset = len(head)
     text = "\n".join(head + w.lines + ["\tret;", "}", ""])
     return Lowered(text=text, table=w.table(), threads=threads, smem_bytes=smem_bytes,

@@ -30,7 +30,7 @@ from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_d
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import cvt_pack
 from warpsim.machine import Machine, check_cta_limits
-from warpsim.program.checks import check_addresses, check_reads
+from warpsim.program.checks import check_reads
 from warpsim.program.lower import KERNEL
 from warpsim.program.program import Program
 from warpsim.program.registers import TensorInfo
@@ -182,7 +182,7 @@ def execute_trace(trace, machine, *, arch=DEFAULT_ARCH):
     addresses are checked (``SimulatorFault`` naming the first bad one, nothing run), its PTX kernel
     (:attr:`Trace.kernel`) is launched on one CTA with ``machine``'s global memory and the table of
     per-lane values, and ``machine`` takes the registers, shared and global memory the CTA left."""
-    check_addresses(trace.stream, smem_bytes=machine.smem.size, gmem_bytes=machine.gmem.size)
+    trace.check_addresses(smem_bytes=machine.smem.size, gmem_bytes=machine.gmem.size)
     low = trace.lowered
     result = trace.kernel.launch(KERNEL, block=low.threads, args={"gmem": machine.gmem, "table": low.table},
                                  smem=low.smem_bytes, arch=arch, quiet=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from warpsim.program.checks import unwritten_reads
+from warpsim.program.checks import check_addresses, unwritten_reads
 from warpsim.program.encode import encode
+from warpsim.program.instr import Op
 from warpsim.program.lanes import WARP_SIZE
 from warpsim.program.lower import lower
 
@@ -76,7 +77,17 @@ class Trace:
     @cached_property
     def lowered(self):
         """The stream as one PTX kernel and its table of per-lane values (:class:`warpsim.program.lower.Lowered`)."""
-        return lower(self.stream, warps=self.warps, regs=self.regs_per_thread, smem_bytes=self.smem_bytes)
+        zero = {r for _p, r, _w in self.unwritten_reads}       # read before written: the stream's 0
+        zero |= {r for i in self.stream if i.op == Op.LD and i.bits == 16 for r in i.dst}   # the other half's 0
+        return lower(self.stream, warps=self.warps, regs=self.regs_per_thread, smem_bytes=self.smem_bytes,
+                     zero=zero)
+
+    def check_addresses(self, *, smem_bytes, gmem_bytes):
+        """:func:`warpsim.program.checks.check_addresses` of the stream, proven once per pair of sizes."""
+        done = self.__dict__.setdefault("_addresses_proven", set())
+        if (smem_bytes, gmem_bytes) not in done:
+            check_addresses(self.stream, smem_bytes=smem_bytes, gmem_bytes=gmem_bytes)
+            done.add((smem_bytes, gmem_bytes))
 
     @cached_property
     def kernel(self):
