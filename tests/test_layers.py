@@ -2,8 +2,8 @@
 
 Bottom to top::
 
-    errors                      warpsim.errors, warpsim.files: the exception types and atomic file
-                                writes, importable from anywhere
+    errors                      warpsim.errors, warpsim.files, warpsim.warp: the exception types, atomic
+                                file writes and the warp size, importable from anywhere
     cute   isa                  CuTe in Python; PTX semantics (independent of each other)
     machine                     CTA state; warpsim.parallel, the CTA-parallel runner (knows no front end)
     program   ptx               the two front ends (independent of each other)
@@ -49,6 +49,7 @@ LAYER_OF = {
     "warpsim.cli": "top",
     "warpsim.errors": "errors",
     "warpsim.files": "errors",
+    "warpsim.warp": "errors",
     "warpsim.cute": "cute",
     "warpsim.isa": "isa",
     "warpsim.machine": "machine",

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from warpsim.program.checks import unwritten_reads
 from warpsim.program.encode import encode
-from warpsim.program.lanes import WARP_SIZE
+from warpsim.warp import WARP_SIZE
 
 __all__ = ["Trace"]
 
