@@ -7,6 +7,8 @@ Bottom to top::
     cute   isa                  CuTe in Python; PTX semantics (independent of each other)
     machine                     CTA state; warpsim.parallel, the CTA-parallel runner (knows no front end)
     program   ptx               the two front ends (independent of each other)
+    frontends                   what produces PTX for the core (nvcc, CuTe DSL, ...; a layer waiting
+                                for its package: give it a line in LAYER_OF)
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
     commands                    every CLI verb (hwcheck.cli and hwcheck.ptx_cli too), and warpsim.testing
@@ -29,9 +31,10 @@ so a lazy import cannot hide an edge; ``importlib.import_module("a.b")`` with a 
 as ``import a.b``. The one exception: ``from warpsim import __version__`` (the version is a string,
 not a layer).
 
-A new package only needs its entry: a front end between ``ptx`` and ``debug``/``hwcheck`` is a new
-layer in ``MAY_IMPORT`` and a line in ``LAYER_OF``; a subpackage of ``hwcheck`` is a line in
-``LAYER_OF`` (``"hwcheck.device": "hwcheck"``).
+A new package only needs its entry in ``LAYER_OF``: a front-end package between ``ptx`` and
+``debug``/``hwcheck`` goes in the layer ``frontends`` (``"warpsim.frontends": "frontends"``), a
+subpackage of ``hwcheck`` in ``hwcheck`` (``"hwcheck.device": "hwcheck"``), a command line in
+``commands``.
 """
 
 import ast
@@ -83,13 +86,15 @@ MAY_IMPORT = {
     "machine": {"errors", "cute", "isa"},
     "program": {"errors", "cute", "isa", "machine"},
     "ptx": {"errors", "cute", "isa", "machine"},
+    "frontends": {"errors", "cute", "isa", "machine", "ptx"},
     "draw": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "debug": {"errors", "cute", "isa", "machine", "program", "ptx", "draw"},
-    "hwcheck": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "explain": {"errors", "cute", "isa", "machine", "program", "ptx"},
-    "commands": {"errors", "cute", "isa", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain"},
-    "top": {"errors", "cute", "isa", "machine", "program", "ptx", "draw", "debug", "hwcheck", "explain",
-            "commands"},
+    "debug": {"errors", "cute", "isa", "machine", "program", "ptx", "frontends", "draw"},
+    "hwcheck": {"errors", "cute", "isa", "machine", "program", "ptx", "frontends"},
+    "explain": {"errors", "cute", "isa", "machine", "program", "ptx", "frontends"},
+    "commands": {"errors", "cute", "isa", "machine", "program", "ptx", "frontends", "draw", "debug", "hwcheck",
+                 "explain"},
+    "top": {"errors", "cute", "isa", "machine", "program", "ptx", "frontends", "draw", "debug", "hwcheck",
+            "explain", "commands"},
 }
 
 
@@ -296,6 +301,7 @@ def test_the_rule_is_acyclic_and_complete():
     assert "isa" not in MAY_IMPORT["cute"] and "cute" not in MAY_IMPORT["isa"]
     assert "ptx" not in MAY_IMPORT["program"] and "program" not in MAY_IMPORT["ptx"]
     assert "debug" not in MAY_IMPORT["draw"] and "commands" not in MAY_IMPORT["hwcheck"]
+    assert "program" not in MAY_IMPORT["frontends"] and "frontends" not in MAY_IMPORT["ptx"]
 
 
 @pytest.mark.parametrize("graph, components", [
@@ -343,6 +349,21 @@ CLEAN = {
 
 def test_a_clean_synthetic_tree_passes(tmp_path):
     assert back_edges(_tree(tmp_path, CLEAN)) == []
+
+
+def test_a_new_package_needs_only_its_entry(tmp_path, monkeypatch):
+    planted = {"warpsim/frontends/__init__.py": "", "warpsim/frontends/nvcc.py": "from warpsim.ptx import load\n",
+               "warpsim/debug/ptx_views.py": "from warpsim.frontends import nvcc\n",
+               "hwcheck/device/__init__.py": "", "hwcheck/device/gpu.py": "from warpsim.frontends.nvcc import x\n"}
+    root = _tree(tmp_path, {**CLEAN, **planted})
+    assert {p.split(":")[0] for p in back_edges(root)} == {"warpsim.frontends", "warpsim.frontends.nvcc",
+                                                           "hwcheck.device", "hwcheck.device.gpu"}
+    monkeypatch.setitem(LAYER_OF, "warpsim.frontends", "frontends")
+    monkeypatch.setitem(LAYER_OF, "hwcheck.device", "hwcheck")
+    assert back_edges(root) == []
+    (root / "warpsim/frontends/nvcc.py").write_text("from warpsim.program import run\n")
+    assert back_edges(root) == ["warpsim/frontends/nvcc.py:1: warpsim.frontends.nvcc (frontends) imports "
+                                "warpsim.program.run (program)"]
 
 
 @pytest.mark.parametrize("module, text, edge", [
