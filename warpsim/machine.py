@@ -37,6 +37,7 @@ from warpsim.isa.fragments import MMA_REGS
 from warpsim.isa.ldmatrix import ldmatrix_name, ldmatrix_variant, warp_ldmatrix
 from warpsim.isa.memory import memory_name, registers_for, warp_ld, warp_st
 from warpsim.isa.mma import mma_name, mma_params, warp_mma
+from warpsim.warp import WARP_SIZE
 
 __all__ = ["Machine", "GLOBAL_ALIGN", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "check_cta_limits"]
 
@@ -90,8 +91,8 @@ def _reg_indices(op, name, regs, count):
 
 def _lane_addresses(op, addrs):
     a = np.asarray(addrs)
-    if not np.issubdtype(a.dtype, np.integer) or a.shape != (32,):
-        raise ValueError(f"{op}: addrs must be 32 integer byte addresses (one per lane), got shape {a.shape} "
+    if not np.issubdtype(a.dtype, np.integer) or a.shape != (WARP_SIZE,):
+        raise ValueError(f"{op}: addrs must be {WARP_SIZE} integer byte addresses (one per lane), got shape {a.shape} "
                          f"of {a.dtype}")
     if a.dtype == np.uint64 and int(a.max()) >= 2**63:
         lane = int(np.argmax(a >= 2**63))
@@ -112,7 +113,7 @@ class Machine:
         op = "Machine"
         self.warps = _positive_int(op, "warps", warps)
         self.regs_per_thread = _positive_int(op, "regs_per_thread", regs_per_thread)
-        self.regs = np.zeros((self.warps, 32, self.regs_per_thread), np.uint32)
+        self.regs = np.zeros((self.warps, WARP_SIZE, self.regs_per_thread), np.uint32)
         self.smem = np.zeros(_positive_int(op, "smem_bytes", smem_bytes, 0), np.uint8)
         self.gmem = np.zeros(_positive_int(op, "gmem_bytes", gmem_bytes, 0), np.uint8)
         self.buffers = {}          # name -> (base, nbytes)
@@ -121,8 +122,8 @@ class Machine:
 
     @property
     def threads(self):
-        """Threads in the CTA: ``warps * 32``."""
-        return self.warps * 32
+        """Threads in the CTA: ``warps * WARP_SIZE``."""
+        return self.warps * WARP_SIZE
 
     def __repr__(self):
         return (f"Machine(warps={self.warps}, regs_per_thread={self.regs_per_thread}, "

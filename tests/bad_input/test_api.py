@@ -196,7 +196,7 @@ def test_explain_threads(threads, message):
 
 
 def _scene():
-    from warpsim.draw.scene import Cell
+    from warpsim.draw.cells import Cell
     s = Scene(40, 20)
     s.items.append(Cell(0, 0, 20, 20, (255, 255, 255), ("x",)))
     return s

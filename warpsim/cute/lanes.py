@@ -20,10 +20,9 @@ from warpsim.cute.basis import ArithmeticTuple, ScaledBasis
 from warpsim.cute.integers import _, brief, cute_str, is_int, is_tuple
 from warpsim.cute import int_tuple as it
 from warpsim.cute.layout import Layout
+from warpsim.warp import WARP_SIZE
 
-__all__ = ["is_lanes", "as_lanes", "warp_lanes", "has_lanes", "lane_flat_coord", "eval_crd", "WARP_SIZE"]
-
-WARP_SIZE = 32
+__all__ = ["is_lanes", "as_lanes", "warp_lanes", "has_lanes", "lane_flat_coord", "eval_crd"]
 
 
 def is_lanes(x):

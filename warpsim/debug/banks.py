@@ -11,12 +11,12 @@ The model's names are re-exported here for existing callers.
 
 from dataclasses import dataclass
 
-from warpsim.isa.banks import (BANK_BYTES, NUM_BANKS, WARP_LANES, BankConflict, BankPhase, BankReport,
+from warpsim.isa.banks import (BANK_BYTES, NUM_BANKS, BankConflict, BankPhase, BankReport,
                                BankTotals, bank_of, bank_report, phase_lanes)
 from warpsim.program.instr import Instr, Op
 
 __all__ = [
-    "NUM_BANKS", "BANK_BYTES", "WARP_LANES", "bank_of", "phase_lanes",
+    "NUM_BANKS", "BANK_BYTES", "bank_of", "phase_lanes",
     "BankConflict", "BankPhase", "BankReport", "BankTotals", "StreamBankReport",
     "bank_report", "instr_bank_report", "stream_bank_report",
 ]

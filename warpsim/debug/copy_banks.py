@@ -27,7 +27,8 @@ from warpsim import cute
 from warpsim.cute.atoms.copy_sm75 import LDSM
 from warpsim.cute.atoms.copy_universal import UniversalCopy
 from warpsim.cute.calls import CopyCalls, copy_calls
-from warpsim.isa.banks import WARP_LANES, BankTotals, bank_report
+from warpsim.isa.banks import BankTotals, bank_report
+from warpsim.warp import WARP_SIZE
 
 __all__ = ["CopyAccess", "calls_accesses", "fragment_accesses", "BankTotals"]
 
@@ -70,7 +71,7 @@ def calls_accesses(calls, warp=0):
         table, verb = calls.dst, "st"
     else:
         return []
-    if table.ndim != 3 or table.shape[1] != WARP_LANES:
+    if table.ndim != 3 or table.shape[1] != WARP_SIZE:
         raise ValueError(f"calls_accesses: the shared side must be partitioned for a warp's 32 lanes "
                          f"(copy.get_slice(warp_lanes(w))), got address table of shape {table.shape}")
     op = calls.tiled_copy.atom.op
@@ -100,7 +101,7 @@ def fragment_accesses(tiled_mma, operand, smem, tiled_copy, source=None, warps=N
     if not cute.is_tensor(smem) or smem.space != "smem":
         raise ValueError(f"fragment_accesses: expected a shared-memory tensor, got {smem!r}")
     source = smem if source is None else source
-    n_warps = max(1, tiled_mma.size() // WARP_LANES)
+    n_warps = max(1, tiled_mma.size() // WARP_SIZE)
     warps = range(n_warps) if warps is None else warps
     out = []
     for w in warps:

@@ -51,7 +51,7 @@ import shlex
 import sys
 
 from warpsim.debug import views
-from warpsim.draw.registers import REGISTER_FORMATS
+from warpsim.draw.bits import REGISTER_FORMATS
 from warpsim.errors import WarpsimError
 
 __all__ = ["Repl", "use_color", "COMMANDS", "HISTORY_FILE", "PROMPT"]

@@ -43,9 +43,10 @@ import numpy as np
 from warpsim.cute.numeric import dtype_bits
 from warpsim.debug.banks import instr_bank_report, stream_bank_report
 from warpsim.draw.bankmap import bank_map
+from warpsim.draw.bits import REGISTER_FORMATS, format_bits
 from warpsim.draw.colors import bank_color
 from warpsim.draw.html import html_table, smem_tile
-from warpsim.draw.registers import REGISTER_FORMATS, TEXT_WIDTH, format_bits, register_grid
+from warpsim.draw.registers import TEXT_WIDTH, register_grid
 from warpsim.isa.banks import bank_of
 from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Op

@@ -12,10 +12,12 @@ Jupyter (``_repr_html_``).
 """
 
 from warpsim.draw.bankmap import BankMap, bank_map
+from warpsim.draw.bits import REGISTER_FORMATS, format_bits
+from warpsim.draw.cells import Cell, Label
 from warpsim.draw.colors import bank_color, tv_color
 from warpsim.draw.html import TileView, html_table, smem_tile, tile_view
-from warpsim.draw.registers import REGISTER_FORMATS, RegisterGrid, format_bits, register_grid
-from warpsim.draw.scene import Cell, Label, Scene, save_scene
+from warpsim.draw.registers import RegisterGrid, register_grid
+from warpsim.draw.scene import Scene, save_scene
 from warpsim.draw.tv import (CELL, TVGrid, copy_tv_grid, draw_tiled_copy, draw_tiled_mma, mma_tv_grid,
                              tv_grid)
 

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim.isa.banks import BANK_BYTES, BankPhase, BankReport, bank_of
+from warpsim.draw.cells import Cell, Label
 from warpsim.draw.colors import BLACK, CONFLICT_STROKE, HIGHLIGHT_STROKE, bank_color
 from warpsim.draw.html import TileView, tensor_grid_shape
-from warpsim.draw.scene import Cell, Label, Scene
+from warpsim.draw.scene import Scene
 
 __all__ = ["BankMap", "bank_map"]
 

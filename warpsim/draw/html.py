@@ -22,8 +22,8 @@ from html import escape
 import numpy as np
 
 from warpsim import cute
+from warpsim.draw.bits import format_bits
 from warpsim.draw.colors import rgb_hex
-from warpsim.draw.registers import format_bits
 
 __all__ = ["html_table", "TileView", "tile_view", "smem_tile", "tensor_grid_shape"]
 

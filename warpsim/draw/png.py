@@ -8,8 +8,8 @@ built-in font.
 
 from functools import lru_cache
 
+from warpsim.draw.cells import Cell, Label, line_centers
 from warpsim.draw.colors import rgb_hex, text_color
-from warpsim.draw.scene import Cell, Label, line_centers
 
 __all__ = ["to_png", "INSTALL_HINT"]
 

@@ -5,7 +5,8 @@ Each cell is a group ``<g class="cell" data-...>`` holding its ``<title>`` (tool
 (``include/cute/util/print_svg.hpp``: a rectangle then ``T%d`` and ``V%d`` texts per cell). Comment
 lines come first, as CuTe prints the layouts it draws. Fonts are set once in a ``<style>``.
 
->>> from warpsim.draw.scene import Scene, Cell, Label
+>>> from warpsim.draw.scene import Scene
+>>> from warpsim.draw.cells import Cell, Label
 >>> s = Scene(40, 20, comments=["A: (_4,_8):(_8,_1)"])
 >>> s.add(Cell(0, 0, 20, 20, (175, 175, 255), ("T0", "V0"), data=(("row", 0),)))
 >>> s.add(Label(30, 10, "a<b"))
@@ -19,8 +20,8 @@ lines come first, as CuTe prints the layouts it draws. Fonts are set once in a `
 
 from xml.sax.saxutils import escape, quoteattr
 
+from warpsim.draw.cells import Cell, Label, line_centers
 from warpsim.draw.colors import rgb_hex, text_color
-from warpsim.draw.scene import Cell, Label, line_centers
 
 __all__ = ["to_svg", "STYLE"]
 

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim import cute
+from warpsim.draw.cells import Cell, Label
 from warpsim.draw.colors import BLACK, HIGHLIGHT_STROKE, WHITE, tv_color
-from warpsim.draw.scene import Cell, Label, Scene
+from warpsim.draw.scene import Scene
 
 __all__ = ["TVGrid", "tv_grid", "mma_tv_grid", "copy_tv_grid", "draw_tiled_mma", "draw_tiled_copy", "CELL"]
 

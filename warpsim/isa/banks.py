@@ -56,15 +56,15 @@ import numpy as np
 
 from warpsim.isa.ldmatrix import ldmatrix_name
 from warpsim.isa.memory import memory_name
+from warpsim.warp import WARP_SIZE
 
 __all__ = [
-    "NUM_BANKS", "BANK_BYTES", "WARP_LANES", "bank_of", "phase_lanes",
+    "NUM_BANKS", "BANK_BYTES", "bank_of", "phase_lanes",
     "BankConflict", "BankPhase", "BankReport", "BankTotals", "bank_report",
 ]
 
 NUM_BANKS = 32
 BANK_BYTES = 4
-WARP_LANES = 32
 _LANES_PER_PHASE = {16: 32, 32: 32, 64: 16, 128: 8}     # ld/st.shared width in bits -> lanes per phase
 
 
@@ -93,7 +93,7 @@ def phase_lanes(kind, num=None, bits=None):
         if bits not in _LANES_PER_PHASE:
             raise ValueError(f"bank_report: {kind}.shared needs bits 16, 32, 64 or 128, got {bits!r}")
         step = _LANES_PER_PHASE[bits]
-        return tuple(tuple(range(p, p + step)) for p in range(0, WARP_LANES, step)), bits // 8
+        return tuple(tuple(range(p, p + step)) for p in range(0, WARP_SIZE, step)), bits // 8
     raise ValueError(f"bank_report: unknown access kind {kind!r}; expected 'ldmatrix', 'ld' or 'st'")
 
 
@@ -214,7 +214,7 @@ def _lane_addresses(op, addrs, lanes, nbytes):
         arr = np.asarray(addrs)
     except Exception as e:
         raise TypeError(f"{op}: addresses must be an array of 32 integers: {e}") from None
-    if arr.shape != (WARP_LANES,):
+    if arr.shape != (WARP_SIZE,):
         raise ValueError(f"{op}: expected one byte address per lane (32), got shape {arr.shape}")
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{op}: addresses must be integers, got dtype {arr.dtype}")

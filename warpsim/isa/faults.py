@@ -4,6 +4,12 @@ An ``@njit`` primitive cannot raise a rich Python exception, so it fills ``fault
 ``[code, lane, value, extra]``; code 0 means no fault. ``raise_fault`` turns a filled array into a
 ``warpsim.errors.SimulatorFault`` naming the PTX instruction, the warp, the lane and the value.
 
+The fault codes are one number space, stated here whole so that no two faults share a code (reports
+and tests rely on the numbers): 1-5 are an instruction primitive's (its operands and addresses), 20-29
+are the PTX core's (:mod:`warpsim.ptx`: cp.async races, divergence, barriers, traps, limits), which
+fills the same first four fields of its ``int64[8]`` fault array (``code, thread, value, extra, pc,
+space, warp, aux``, :mod:`warpsim.ptx.codes`) and words the messages in :mod:`warpsim.ptx.launch`.
+
 >>> import numpy as np
 >>> f = new_fault()
 >>> set_fault(f, FAULT_MISALIGNED, 5, 0x1003, 16)
@@ -18,7 +24,8 @@ from warpsim.errors import SimulatorFault
 
 __all__ = [
     "FAULT_NONE", "FAULT_MISALIGNED", "FAULT_OUT_OF_RANGE", "FAULT_BAD_REGISTER", "FAULT_BAD_TYPES",
-    "FAULT_BAD_OPERAND",
+    "FAULT_BAD_OPERAND", "FAULT_RACE", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
+    "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE",
     "new_fault", "set_fault", "clear_fault", "fault_message", "raise_fault",
 ]
 
@@ -28,6 +35,17 @@ FAULT_OUT_OF_RANGE = 2   # lane, address, access size; the memory size is given 
 FAULT_BAD_REGISTER = 3   # -, register index, registers per thread
 FAULT_BAD_TYPES = 4      # -, ab code, cd code
 FAULT_BAD_OPERAND = 5    # -, operand value, its limit (e.g. a half index, an access size)
+# the PTX core's: thread (or lane 0's thread), value, extra
+FAULT_RACE = 20          # a cp.async destination read or written before its wait: address, bytes
+FAULT_DIVERGENT = 21     # value: executing lanes, extra: lanes required
+FAULT_STEP_LIMIT = 22    # value: the step limit
+FAULT_TRAP = 23
+FAULT_DEADLOCK = 24      # value: threads waiting at barriers, extra: threads alive
+FAULT_SHFL_SOURCE = 25   # value: the source lane that does not execute
+FAULT_CALL_DEPTH = 26    # value: the call stack's depth
+FAULT_PENDING = 27       # value: the limit of outstanding cp.async per thread
+FAULT_READ_ONLY = 28     # value: the address
+FAULT_SPACE = 29         # value: the address, extra: the space required
 
 
 def new_fault():

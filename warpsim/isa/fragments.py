@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from warpsim.warp import WARP_SIZE
+
 __all__ = [
     "FragmentMap", "LdmatrixMap",
     "MMA_M16N8K16_A", "MMA_M16N8K16_B", "MMA_M16N8K16_C_F32", "MMA_M16N8K16_C_F16",
@@ -36,11 +38,10 @@ __all__ = [
     "MMA_FRAGMENTS", "MMA_REGS", "LDMATRIX_MAPS", "ldmatrix_map", "to_fragment", "from_fragment",
 ]
 
-LANES = 32
 
 
 def _lane_base(base):
-    lanes = np.arange(LANES)
+    lanes = np.arange(WARP_SIZE)
     g, t = lanes // 4, lanes % 4
     if base == "g,2t":
         return g, 2 * t
@@ -79,7 +80,7 @@ class FragmentMap:
         r0, c0 = _lane_base(self.base)
         drow = np.array([o[0] for o in self.offsets])
         dcol = np.array([o[1] for o in self.offsets])
-        shape3 = (LANES, nvals // self.per_reg, self.per_reg)
+        shape3 = (WARP_SIZE, nvals // self.per_reg, self.per_reg)
         row = (r0[:, None] + drow[None, :]).reshape(shape3)
         col = (c0[:, None] + dcol[None, :]).reshape(shape3)
         src = np.full(self.shape, -1, dtype=np.int64)
@@ -170,10 +171,10 @@ class LdmatrixMap:
     def __post_init__(self):
         if self.num not in (1, 2, 4):
             raise ValueError(f"ldmatrix: num must be 1, 2 or 4, got {self.num!r}")
-        lanes = np.arange(LANES)
+        lanes = np.arange(WARP_SIZE)
         g, t = lanes // 4, lanes % 4
         half = np.arange(2)
-        shape3 = (LANES, self.num, 2)
+        shape3 = (WARP_SIZE, self.num, 2)
         matrix = np.broadcast_to(np.arange(self.num)[None, :, None], shape3)
         pair = 2 * t[:, None, None] + half[None, None, :]   # (rows or cols) 2t, 2t+1
         single = np.broadcast_to(g[:, None, None], shape3)
@@ -246,10 +247,10 @@ def to_fragment(fmap, matrix):
 def from_fragment(fmap, frag):
     """The matrix ``[..., rows, cols]`` (uint32 values) held by fragments ``uint32[..., 32, regs]``."""
     frag = np.asarray(frag)
-    if frag.ndim < 2 or frag.shape[-2:] != (LANES, fmap.regs):
+    if frag.ndim < 2 or frag.shape[-2:] != (WARP_SIZE, fmap.regs):
         raise ValueError(f"from_fragment {fmap.name}: frag must have shape (..., 32, {fmap.regs}), "
                          f"got {frag.shape}")
-    flat = frag.reshape(frag.shape[:-2] + (LANES * fmap.regs,)).astype(np.uint32)
+    flat = frag.reshape(frag.shape[:-2] + (WARP_SIZE * fmap.regs,)).astype(np.uint32)
     src = fmap.src // fmap.halves                  # register holding each element
     vals = flat[..., src]
     if fmap.halves == 2:

@@ -17,9 +17,7 @@ import numpy as np
 from warpsim.errors import ProgramError
 from warpsim.program.frames import source_line, user_frame
 
-__all__ = ["LaneVector", "WARP_SIZE", "lane_ranges", "lane_groups"]
-
-WARP_SIZE = 32
+__all__ = ["LaneVector", "lane_ranges", "lane_groups"]
 
 
 def lane_ranges(lanes):

@@ -46,15 +46,16 @@ from warpsim.program.elements import MemoryElements
 from warpsim.program.frames import (error_line, frame_catcher, local_tensors, local_tilings, source_line,
                                     user_frame)
 from warpsim.program.instr import Instr
-from warpsim.program.lanes import WARP_SIZE, LaneVector
+from warpsim.program.lanes import LaneVector
 from warpsim.program.registers import SCRATCH_REGISTERS, RegisterAllocator, TensorInfo
 from warpsim.program.schedule import schedule
 from warpsim.program.trace_result import Trace
 from warpsim.program.zipping import agreed_tensors, zip_lanes
+from warpsim.warp import WARP_SIZE
 
-# LaneVector, Trace, TensorInfo, SCRATCH_REGISTERS and WARP_SIZE are re-exported from their modules.
+# LaneVector, Trace, TensorInfo and SCRATCH_REGISTERS are re-exported from their modules.
 __all__ = ["LaneVector", "Tracer", "Trace", "TensorInfo", "trace_program", "current_tracer", "make_instr", "TRACE_MODES",
-           "SCRATCH_REGISTERS", "WARP_SIZE"]
+           "SCRATCH_REGISTERS"]
 
 TRACE_MODES = ("vector", "thread")
 _CURRENT = []                  # the Tracer of the warp (or thread) being traced, innermost last

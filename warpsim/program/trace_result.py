@@ -13,8 +13,8 @@ from functools import cached_property
 from warpsim.program.checks import check_addresses, unwritten_reads
 from warpsim.program.encode import encode
 from warpsim.program.instr import Op
-from warpsim.program.lanes import WARP_SIZE
 from warpsim.program.lower import lower
+from warpsim.warp import WARP_SIZE
 
 __all__ = ["Trace"]
 

@@ -19,7 +19,8 @@ import dataclasses
 import numpy as np
 
 from warpsim.errors import ProgramError
-from warpsim.program.lanes import WARP_SIZE, lane_ranges
+from warpsim.program.lanes import lane_ranges
+from warpsim.warp import WARP_SIZE
 
 __all__ = ["zip_lanes", "agreed_tensors"]
 

@@ -27,19 +27,15 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from warpsim.isa.faults import set_fault
-from warpsim.ptx.codes import (ABSENT, CTX, EXITED, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
-                               FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
-                               MAX_PENDING, PRINT_ARGS, RUNNING, WAITING)
+from warpsim.isa.faults import FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_STEP_LIMIT, set_fault
+from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
 from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.thread import thread_op
 from warpsim.ptx.warp import sync_members, warp_collective, warp_shared_global, warp_simple
 from warpsim.ptx.warpcopy import warp_cp_async
 
-__all__ = ["run_cta", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
-           "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE",
-           "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
+__all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
 
 
 @intrinsic

@@ -35,15 +35,15 @@ import numpy as np
 
 from warpsim.errors import DeviceAssertion, SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH, get_arch
-from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE
+from warpsim.isa.faults import (FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
+                                FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_PENDING, FAULT_RACE,
+                                FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP)
 from warpsim.isa.mma import mma_params
 from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
 from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
-from warpsim.ptx.interp import (ABSENT, FAULT_CALL_DEPTH, FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_PENDING,
-                                FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
-                                MAX_PENDING, RUNNING, WAITING, run_cta)
-from warpsim.ptx.memory import (FAULT_RACE, GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
+from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
+from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.fpu import kernel_mufu_tables
 from warpsim.ptx.opcodes import Op

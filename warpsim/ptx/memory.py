@@ -49,7 +49,7 @@ from warpsim.machine import GLOBAL_ALIGN
 __all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM",
            "SPACE_NAMES", "GLOBAL_BASE", "SHARED_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW",
            "PARAM_WINDOW", "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends",
-           "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "FAULT_RACE", "PAGE_SHIFT",
+           "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "PAGE_SHIFT",
            "REDZONE_MAX"]
 
 SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM = range(7)
@@ -61,7 +61,6 @@ LOCAL_WINDOW = 2 << 40
 CONST_WINDOW = 3 << 40
 PARAM_WINDOW = 4 << 40
 _WINDOWS = (0, GLOBAL_BASE, SHARED_WINDOW, LOCAL_WINDOW, CONST_WINDOW, PARAM_WINDOW)
-FAULT_RACE = 20   # a cp.async destination read or written before its wait: thread, address, bytes
 PAGE_SHIFT = 8    # a page of gmem in the ends table: GLOBAL_ALIGN bytes
 REDZONE_MAX = 1 << 20
 assert GLOBAL_ALIGN == 1 << PAGE_SHIFT

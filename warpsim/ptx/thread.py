@@ -10,13 +10,13 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import set_fault
+from warpsim.isa.faults import (FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_RACE, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
+                                set_fault)
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
-from warpsim.ptx.codes import (EXITED, FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
-                               MAX_PENDING, PRINT_ARGS)
+from warpsim.ptx.codes import EXITED, MAX_PENDING, PRINT_ARGS
 from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
-from warpsim.ptx.memory import (FAULT_RACE, SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
+from warpsim.ptx.memory import (SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.memory import locate_prefix
 

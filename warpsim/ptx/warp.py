@@ -17,12 +17,13 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
+from warpsim.isa.faults import (FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_SHFL_SOURCE, FAULT_SPACE,
+                                set_fault)
 from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
 from warpsim.isa.scratch import stack_array
 from warpsim.ptx.alu import alu, compare, mask, sext, zext
-from warpsim.ptx.codes import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, FAULT_SPACE, WAITING
+from warpsim.ptx.codes import WAITING
 from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK,
                                 SLOT, TB, TK)
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
