@@ -17,8 +17,8 @@ import pytest
 
 import warpsim.cute
 
-# hwcheck.cluster imports Ray (the `ray` extra); its tests skip themselves, its doctests need the module.
-collect_ignore = [] if importlib.util.find_spec("ray") else ["hwcheck/cluster.py"]
+# hwcheck.campaigns.cluster imports Ray (the `ray` extra); its tests skip themselves, its doctests need the module.
+collect_ignore = [] if importlib.util.find_spec("ray") else ["hwcheck/campaigns/cluster.py"]
 # conftest files are plugins, not modules with docstring examples: collecting them as doctest modules
 # imports each by its basename, and two folders' ``conftest`` then clash.
 collect_ignore += [str(p.relative_to(Path(__file__).parent)) for p in Path(__file__).parent.glob("tests/**/conftest.py")]

@@ -13,7 +13,7 @@ Measured after warm-up (best and median of N), f16, d = 64, not causal, sm_90:
 - the same figures in CPU time of this process (``time.process_time``), which a loaded host inflates less
   than wall time;
 - the GPU's time for the same launch, where a committed hwcheck report has it
-  (``hwcheck.ptx_examples.reported_gpu_time``: CUDA events, the median of several launches), and the ratio
+  (``hwcheck.runs.ptx_examples.reported_gpu_time``: CUDA events, the median of several launches), and the ratio
   simulator / GPU; else the command that measures it.
 
 ``--profile``: where one CTA's time goes, per PTX instruction form (``PtxModule.launch(profile=True)``: host
@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import flash_fwd_check as flash  # noqa: E402
 from hostinfo import host_line  # noqa: E402
-from hwcheck.ptx_examples import flash_bench_command, reported_gpu_time  # noqa: E402
+from hwcheck.runs.ptx_examples import flash_bench_command, reported_gpu_time  # noqa: E402
 from warpsim.frontends.kernel import open_kernel  # noqa: E402
 
 def timed(fn, repeat, clock=time.perf_counter):

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 import numba                                                        # noqa: E402
 import ray                                                          # noqa: E402
 
-from hwcheck.campaign import CHUNK, build_cases, run_campaign, warm_up   # noqa: E402
-from hwcheck.cluster import SimulatorRunner, run_campaign_ray       # noqa: E402
+from hwcheck.campaigns.campaign import CHUNK, build_cases, run_campaign, warm_up   # noqa: E402
+from hwcheck.campaigns.cluster import SimulatorRunner, run_campaign_ray       # noqa: E402
 from hwcheck.progress import Progress                               # noqa: E402
 from hostinfo import host_line                                      # noqa: E402
 

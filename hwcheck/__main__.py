@@ -2,6 +2,6 @@
 
 import sys
 
-from hwcheck.cli import main
+from hwcheck.cli.main import main
 
 sys.exit(main())

@@ -7,7 +7,7 @@
 #      the GPU), the six ldmatrix variants (10^5 each), cvt.rn.{f16,bf16}x2.f32 (10^6 each); then
 #      every example program, every params combination, 20 random inputs each; one JSON report per
 #      campaign and NAME-programs.json for the programs, in OUT_DIR;
-#   3. (ONLY all or ptx) every PTX example (hwcheck/ptx_examples.py), 20 seeds each, buffers and every
+#   3. (ONLY all or ptx) every PTX example (hwcheck/runs/ptx_examples.py), 20 seeds each, buffers and every
 #      written register, into NAME-ptx-programs.json.
 # The summary table is printed last. Exit status 0 only when both parts passed.
 #

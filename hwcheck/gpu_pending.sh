@@ -4,18 +4,18 @@
 #
 #   sfu        the SFU models and the forms proven exhaustively (issue 14): every default sweep form over all 2**32
 #              inputs (ex2 rcp rsqrt sqrt lg2 tanh f32, div pairs, the 16-bit forms over every pattern),
-#              rcp.approx.ftz.f64 over every high word, and hwcheck.sincos_probe (sin/cos: key tables of all 2**32
+#              rcp.approx.ftz.f64 over every high word, and hwcheck.campaigns.sincos_probe (sin/cos: key tables of all 2**32
 #              inputs, coefficients derived on the device, the model checked at every key, the four forms swept);
 #   fuzz       ptxas's mad.hi chain on the GPU, the 10^4-program fuzz run (issue 13);
 #   programs   every PTX example with the CuTe DSL flash kernels (20 seeds), every Python example program incl.
 #              examples/flash_fwd.py, and the flash benchmark's launch (B=1 H=2 N=512, checked and timed:
-#              gpu_kernel_ms for bench/bench_flash.py; hwcheck.ptx_examples.flash_bench_command) (issues 13, 15);
+#              gpu_kernel_ms for bench/bench_flash.py; hwcheck.runs.ptx_examples.flash_bench_command) (issues 13, 15);
 #   int        the integer-forms campaign, complete: its 554 forms in five shards run at once (issue 13);
 #   flash-dsl  the CuTe DSL flash kernels at the C++ set's launches, B 1..2, H 1..2, N up to 512, 10 seeds
-#              (hwcheck.ptx_examples.FLASH_DSL_EXAMPLES; issue 15).
+#              (hwcheck.runs.ptx_examples.FLASH_DSL_EXAMPLES; issue 15).
 #
 # Issue 26 (kernels as their compilers build them; reports named after the GPU, e.g. h100-80gb-hbm3-*):
-#   as-compiled  the CuTe C++ kernels built with nvcc's defaults (hwcheck.ptx_examples.AS_COMPILED_EXAMPLES), 10 seeds,
+#   as-compiled  the CuTe C++ kernels built with nvcc's defaults (hwcheck.runs.ptx_examples.AS_COMPILED_EXAMPLES), 10 seeds,
 #              every register, contraction decided against the cubin the GPU runs;
 #   as-compiled-none  the same launches with the simulator's --ptxas none, buffers only: the differences
 #              contraction makes (NAME-none-...);
@@ -28,7 +28,7 @@
 # Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl | as-compiled |
 #        fuzz-float FIRST COUNT | corpus | regress)
 # Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs` and `flash-dsl`, HWCHECK_PTX_DIR pointing at the PTX
-# examples exported on a machine with nvcc and CuTe DSL (python -m hwcheck.ptx_examples --export ptx-export
+# examples exported on a machine with nvcc and CuTe DSL (python -m hwcheck.runs.ptx_examples --export ptx-export
 # --arch sm_90). Environment: PYTHON (default python3). Every report is written atomically into OUT_DIR;
 # the exit status is 0 only when every step of the part passed. conformance/h200/README.md says which
 # committed report each output becomes.
@@ -39,7 +39,7 @@ part="${2:?usage: hwcheck/gpu_pending.sh OUT_DIR sfu|fuzz|programs|int|flash-dsl
 py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 mkdir -p "$out"
-gpu=$("$py" -c "import cupy; from hwcheck.acceptance import report_prefix; \
+gpu=$("$py" -c "import cupy; from hwcheck.campaigns.acceptance import report_prefix; \
 print(report_prefix(cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()))" 2>/dev/null || echo gpu)
 status=0
 start=$(date +%s)
@@ -59,7 +59,7 @@ sfu)
     step "sweep, default forms" "$py" -m hwcheck sweep --exhaustive --report "$out/h200-mufu32-sweep.json"
     step "sweep, rcp.approx.ftz.f64" "$py" -m hwcheck sweep --exhaustive --forms rcp.approx.ftz.f64 \
         --report "$out/h200-rcp-f64-sweep.json"
-    step "sin/cos probe" "$py" -m hwcheck.sincos_probe --out "$out/sincos-h200"
+    step "sin/cos probe" "$py" -m hwcheck.campaigns.sincos_probe --out "$out/sincos-h200"
     ;;
 fuzz)
     step "mad.hi chain (GPU test)" "$py" -m pytest -q -p no:cacheprovider -m gpu tests/hwcheck/test_ptxas_mad_hi.py

@@ -6,7 +6,7 @@ A report says what ran, where and with what result::
      "host": {...}, "gpu": {...}, "status": "pass" | "fail" | "error", ...}
 
 ``gpu`` holds the GPU's name, driver version, CUDA runtime and driver API versions, CuPy and NVRTC
-versions and arch (see :class:`hwcheck.gpu.GpuInfo`). The caller adds its own sections (campaign
+versions and arch (see :class:`hwcheck.device.gpu.GpuInfo`). The caller adds its own sections (campaign
 rows, mismatch records).
 
 :func:`write_json_atomic` serialises first, writes a temporary file in the target's directory,

@@ -12,7 +12,7 @@ Bottom to top::
                                 door, the grid
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
-    commands                    every CLI verb (hwcheck.cli and hwcheck.ptx_cli too), and warpsim.testing
+    commands                    every CLI verb (hwcheck.cli too), and warpsim.testing
                                 (the pytest plugin)
     top                         warpsim.cli, warpsim.__main__, hwcheck.__main__, the ``warpsim`` facade
 
@@ -68,17 +68,9 @@ LAYER_OF = {
     "warpsim.commands": "commands",
     "warpsim.testing": "commands",
     "hwcheck": "hwcheck",
-    **dict.fromkeys((
-        "hwcheck.acceptance", "hwcheck.campaign", "hwcheck.cases", "hwcheck.cluster", "hwcheck.compare",
-        "hwcheck.compare_program", "hwcheck.errors", "hwcheck.float_cases", "hwcheck.gpu",
-        "hwcheck.instrument", "hwcheck.int_cases", "hwcheck.kernels", "hwcheck.lower", "hwcheck.mufu",
-        "hwcheck.mufu32_probe", "hwcheck.mufu_sweep", "hwcheck.nvrtc", "hwcheck.progress",
-        "hwcheck.ptx_examples", "hwcheck.ptx_fuzz", "hwcheck.ptx_fuzz_float", "hwcheck.ptx_run",
-        "hwcheck.races", "hwcheck.report", "hwcheck.run", "hwcheck.sass", "hwcheck.shared_capture",
-        "hwcheck.sincos_probe", "hwcheck.trace_compare",
-    ), "hwcheck"),
+    **dict.fromkeys(("hwcheck.arch", "hwcheck.compare", "hwcheck.errors", "hwcheck.progress", "hwcheck.report",
+                     "hwcheck.device", "hwcheck.runs", "hwcheck.campaigns"), "hwcheck"),
     "hwcheck.cli": "commands",
-    "hwcheck.ptx_cli": "commands",
     "hwcheck.__main__": "top",
 }
 
@@ -348,8 +340,9 @@ CLEAN = {
     "warpsim/draw/tv.py": "from warpsim import cute\n",
     "warpsim/debug/__init__.py": "",
     "warpsim/debug/views.py": "from warpsim.draw import tv\n",
-    "warpsim/commands/__init__.py": "def main():\n    from warpsim.debug import views\n    import hwcheck.run\n",
-    "hwcheck/run.py": "from warpsim import __version__\nfrom warpsim.program.run import x\n",
+    "warpsim/commands/__init__.py": "def main():\n    from warpsim.debug import views\n    import hwcheck.runs.run\n",
+    "hwcheck/runs/__init__.py": "",
+    "hwcheck/runs/run.py": "from warpsim import __version__\nfrom warpsim.program.run import x\n",
 }
 
 
@@ -379,11 +372,12 @@ def test_a_new_package_needs_only_its_entry(tmp_path, monkeypatch):
     ("warpsim/draw/tv.py", "from warpsim.debug import views\n",
      "warpsim.draw.tv (draw) imports warpsim.debug.views (debug)"),
     ("warpsim/ptx/__init__.py", "from ..program import trace\n", "warpsim.ptx (ptx) imports warpsim.program.trace"),
-    ("hwcheck/run.py", "from warpsim.commands import main\n", "hwcheck.run (hwcheck) imports warpsim.commands"),
+    ("hwcheck/runs/run.py", "from warpsim.commands import main\n",
+     "hwcheck.runs.run (hwcheck) imports warpsim.commands"),
     ("warpsim/machine.py", "import warpsim\n", "warpsim.machine (machine) imports warpsim (top)"),
     ("warpsim/newthing.py", "", "warpsim.newthing: no layer"),
     ("warpsim/newfront/__init__.py", "", "warpsim.newfront: no layer"),
-    ("hwcheck/device/gpu.py", "", "hwcheck.device.gpu: no layer"),
+    ("hwcheck/newsub/gpu.py", "", "hwcheck.newsub.gpu: no layer"),
     ("hwcheck/newprobe.py", "", "hwcheck.newprobe: no layer"),
 ])
 def test_a_planted_back_edge_fails(tmp_path, module, text, edge):
@@ -417,9 +411,9 @@ def test_a_clean_synthetic_tree_has_no_circle(tmp_path):
     ({"warpsim/program/__init__.py": "from warpsim.program.run import run\n",
       "warpsim/program/run.py": "from warpsim.program import Buffer\n"},
      ["warpsim.program", "warpsim.program.run"]),
-    ({"hwcheck/run.py": "import importlib\nm = importlib.import_module('hwcheck.report')\n",
-      "hwcheck/report.py": "from hwcheck import run\n"},
-     ["hwcheck.report", "hwcheck.run"]),
+    ({"hwcheck/runs/run.py": "import importlib\nm = importlib.import_module('hwcheck.report')\n",
+      "hwcheck/report.py": "from hwcheck.runs import run\n"},
+     ["hwcheck.report", "hwcheck.runs.run"]),
 ])
 def test_a_planted_circle_fails(tmp_path, planted, circle):
     circles = import_circles(_tree(tmp_path, {**CLEAN, **planted}))

@@ -5,7 +5,7 @@ from the H200, and names the first two failing warps; it keeps the GPU's value o
 model gives the H200's results, the registers where today's model differs from that run's model are exactly the
 run's mismatches: so for every case the two counts, the numbers of failing warps and the first two failing
 warps must be equal. This script regenerates each case's inputs from the report's seed
-(``hwcheck.campaign.chunk_inputs``), keeps the lanes with a NaN operand (or an f32 subnormal, for ``.ftz``:
+(``hwcheck.campaigns.campaign.chunk_inputs``), keeps the lanes with a NaN operand (or an f32 subnormal, for ``.ftz``:
 the only lanes the NaN rules touch), simulates them with both models (the old one read from git) and compares.
 Cases whose operands cannot be NaNs (integer sources, ``setp``, ``testp``, ``copysign``) had 0 mismatches
 and are untouched by the NaN rules; they are skipped.
@@ -26,8 +26,8 @@ import tempfile
 
 import numpy as np
 
-import hwcheck.float_cases as float_cases
-from hwcheck.campaign import build_cases, chunk_inputs, plan_chunks
+import hwcheck.campaigns.float_cases as float_cases
+from hwcheck.campaigns.campaign import build_cases, chunk_inputs, plan_chunks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPORT = os.path.join(HERE, "h200-f64-run1.json")

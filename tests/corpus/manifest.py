@@ -22,7 +22,7 @@ dynamic shared bytes, and its parameters in PTX order:
 of each output, computed in float64 (integers: exactly, in their own type); ``tolerance`` is ``None`` for
 bit-exact outputs (integers, and float results that are one correctly rounded operation of the inputs) or a
 :class:`Tolerance` against the float64 reference. The bit-exact check of the simulator against the GPU is
-hwcheck's (``hwcheck acceptance --only corpus``, :mod:`hwcheck.ptx_examples`).
+hwcheck's (``hwcheck acceptance --only corpus``, :mod:`hwcheck.runs.ptx_examples`).
 
 :data:`KNOWN_FAILURES` names the files warpsim does not run yet, with the error and the construct: the tests
 expect those failures (strictly), and hwcheck's set leaves those files out.

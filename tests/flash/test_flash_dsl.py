@@ -8,7 +8,7 @@
   (N=80: the tails of Q, K, V are zero-filled, rows >= N not stored);
 - ``--slow``: d=128, B=2, H=2, N up to 200.
 
-The bit-exact proof is hwcheck on the H200 (``hwcheck/ptx_examples.py``).
+The bit-exact proof is hwcheck on the H200 (``hwcheck/runs/ptx_examples.py``).
 """
 
 import importlib.util

@@ -3,7 +3,7 @@
 import pytest
 
 from hwcheck.errors import HwcheckError
-from hwcheck.nvrtc import nvrtc_version
+from hwcheck.device.nvrtc import nvrtc_version
 
 
 def nvrtc_missing():

@@ -1,8 +1,8 @@
-"""A stand-in for hwcheck.gpu.Gpu that runs each kernel's launch without a GPU.
+"""A stand-in for hwcheck.device.gpu.Gpu that runs each kernel's launch without a GPU.
 
 It checks what a launch must get right on a real GPU (the module holds the kernel, the grid covers
 every warp, argument types and sizes, dynamic shared memory) and then computes the kernel's outputs:
-campaign kernels with warpsim's batched ISA, a program's lowered kernel (``hwcheck.lower``) by
+campaign kernels with warpsim's batched ISA, a program's lowered kernel (``hwcheck.device.lower``) by
 executing its CUDA source statement by statement (``lowered_emulator``), so plumbing and lowering can
 be tested without a GPU. ``corrupt(name, out)`` may change the output in place, to play a GPU that
 disagrees; for a lowered kernel ``out`` is ``{"gmem": ..., "snap": ..., "smem": ...}`` (numpy views of
@@ -17,9 +17,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from hwcheck.float_cases import F64_FORMS, FLOAT_FORMS, float_kernel, parse_form, simulate_form
-from hwcheck.gpu import GpuInfo, GpuModule
-from hwcheck.lower import KERNEL_NAME
+from hwcheck.campaigns.float_cases import F64_FORMS, FLOAT_FORMS, float_kernel, parse_form, simulate_form
+from hwcheck.device.gpu import GpuInfo, GpuModule
+from hwcheck.device.lower import KERNEL_NAME
 from lowered_emulator import emulate_kernel
 from warpsim.isa import cvt_pack, ldmatrix, mma_m16n8k8, mma_m16n8k16
 from warpsim.program.instr import MMA_REGS
@@ -30,7 +30,7 @@ INFO = GpuInfo(device=0, name="Fake GPU (warpsim)", compute_capability="90", arc
 
 
 class HostMemory:
-    """``hwcheck.gpu.Gpu``'s memory calls on the host: device arrays are numpy copies; an output starts as
+    """``hwcheck.device.gpu.Gpu``'s memory calls on the host: device arrays are numpy copies; an output starts as
     0xFFFFFFFF in every word (what a kernel that never wrote it leaves)."""
 
     info = INFO
@@ -149,8 +149,8 @@ def flip_every_seventh(name, out):
 
 
 def fake_runner(cases):
-    """A cluster checker's runner (``hwcheck.cluster``): a fake GPU that disagrees on every seventh value."""
-    from hwcheck.campaign import GpuRunner
+    """A cluster checker's runner (``hwcheck.campaigns.cluster``): a fake GPU that disagrees on every seventh value."""
+    from hwcheck.campaigns.campaign import GpuRunner
     gpu = FakeGpu(corrupt=flip_every_seventh)
     return GpuRunner(gpu, cases), gpu.info.as_dict()
 

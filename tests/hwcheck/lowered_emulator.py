@@ -1,4 +1,4 @@
-"""Executes a kernel made by ``hwcheck.lower`` from its CUDA SOURCE, statement by statement, on numpy.
+"""Executes a kernel made by ``hwcheck.device.lower`` from its CUDA SOURCE, statement by statement, on numpy.
 
 This is the fake GPU's half of ``hwcheck run``: it reads only the generated text (the ``#define``s, the
 register declaration, the ``switch (warp)`` cases, ``bar.sync``, every ``asm volatile`` statement with

@@ -10,10 +10,11 @@ offline fake), its module keys equal the code generated today, and its date is p
 
 import datetime
 
-from hwcheck.campaign import build_cases, model_arch
-from hwcheck.gpu import module_key
-from hwcheck.kernels import module_source
-from hwcheck.lower import lower
+from hwcheck.arch import model_arch
+from hwcheck.campaigns.campaign import build_cases
+from hwcheck.device.gpu import module_key
+from hwcheck.device.kernels import module_source
+from hwcheck.device.lower import lower
 from warpsim.isa.arith import get_arch, neighbours
 
 REPORT_FORMAT = "hwcheck-report/1"

@@ -2,7 +2,7 @@
 launches with the simulator's contraction off, and the float fuzz campaign.
 
 They come from one command on an H100 or H200 (both sm_90), ``bash hwcheck/gpu_pending.sh OUT issue26`` (with
-``HWCHECK_PTX_DIR`` pointing at ``python -m hwcheck.ptx_examples --export``'s PTX), copied into ``conformance/``
+``HWCHECK_PTX_DIR`` pointing at ``python -m hwcheck.runs.ptx_examples --export``'s PTX), copied into ``conformance/``
 under the GPU's folder. Until they are there each test is an expected failure naming that command; the checkers
 themselves are tested on planted reports, so they can fail.
 """
@@ -13,14 +13,14 @@ import os
 
 import pytest
 
-from hwcheck.ptx_examples import AS_COMPILED_EXAMPLES
+from hwcheck.runs.ptx_examples import AS_COMPILED_EXAMPLES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPUS = ("H100", "H200")
 SEEDS = 10
 FUZZ_PROGRAMS = 10_000
-COMMAND = ("HWCHECK_PTX_DIR=ptx-export bash hwcheck/gpu_pending.sh OUT issue26 (after python -m hwcheck.ptx_examples "
-           "--export ptx-export) on an H100 or H200, then copy the reports into conformance/<gpu>/")
+COMMAND = ("HWCHECK_PTX_DIR=ptx-export bash hwcheck/gpu_pending.sh OUT issue26 (after python -m "
+           "hwcheck.runs.ptx_examples --export ptx-export) on an H100 or H200, then copy the reports into conformance/<gpu>/")
 
 
 def _reports(pattern):

@@ -1,5 +1,5 @@
 """The H200 evidence for the IEEE-rounded float families, ``conformance/h200/h200-float.json`` and
-``h200-f64.json``, is whole and sound: every form of ``hwcheck.float_cases`` (``FLOAT_FORMS``: f32, f16, bf16,
+``h200-f64.json``, is whole and sound: every form of ``hwcheck.campaigns.float_cases`` (``FLOAT_FORMS``: f32, f16, bf16,
 x2 arithmetic, min/max, sign, comparisons, every cvt, the 16-bit MUFU forms; ``F64_FORMS``) run over every input
 class, at least 10**7 instructions per form, no register different, on a real H200.
 
@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS
+from hwcheck.campaigns.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS
 from report_checks import head_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

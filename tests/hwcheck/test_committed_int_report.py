@@ -1,7 +1,7 @@
 """The H200 evidence for the integer forms, ``conformance/h200/h200-int-forms-{1..5}.json``, is whole and sound.
 
 Written by ``bash hwcheck/gpu_pending.sh OUT int`` on an H200: ``hwcheck campaign --instr int`` in five shards
-of forms run at once. Together the shards must hold every form of ``hwcheck.int_cases.INT_FORMS`` (each with
+of forms run at once. Together the shards must hold every form of ``hwcheck.campaigns.int_cases.INT_FORMS`` (each with
 its directed and its random case), every case run, no register different, on a real H200. The planted-edit
 tests check that the checker rejects a mismatch, a missing form, a cut-short shard and a fake GPU.
 """
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from hwcheck.int_cases import INT_CLASSES, INT_FORMS
+from hwcheck.campaigns.int_cases import INT_CLASSES, INT_FORMS
 from report_checks import head_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

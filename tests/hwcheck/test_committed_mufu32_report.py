@@ -1,6 +1,6 @@
 """The committed H200 sweep of the f32 MUFU models (conformance/h200/h200-mufu32-sweep.json) is whole and sound.
 
-It must hold every form ``hwcheck sweep`` checks today (:data:`hwcheck.mufu_sweep.SWEEP_FORMS`: all 2**32
+It must hold every form ``hwcheck sweep`` checks today (:data:`hwcheck.campaigns.mufu_sweep.SWEEP_FORMS`: all 2**32
 inputs each; :data:`DIV_FORMS`: :data:`DIV_COUNT` random pairs each), 0 mismatches in each, from an H200.
 A form added to the sweep without a new hardware run fails here, naming the command. The planted-edit test
 checks that the checker notices a changed field.
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from hwcheck.mufu_sweep import DIV_COUNT, DIV_FORMS, SWEEP_FORMS
+from hwcheck.campaigns.mufu_sweep import DIV_COUNT, DIV_FORMS, SWEEP_FORMS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORT = os.path.join(ROOT, "conformance", "h200", "h200-mufu32-sweep.json")

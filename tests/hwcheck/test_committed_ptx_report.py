@@ -1,7 +1,7 @@
 """The H200 evidence for PTX programs committed as ``conformance/h200/h200-ptx-programs.json`` is whole and sound.
 
 Written by ``hwcheck acceptance --out conformance/h200 --only ptx`` on an H200: every example of
-``hwcheck.ptx_examples.PTX_EXAMPLES`` with 20 seeds, every buffer, trace record (registers of called ``.func``
+``hwcheck.runs.ptx_examples.PTX_EXAMPLES`` with 20 seeds, every buffer, trace record (registers of called ``.func``
 bodies too), word of final shared memory and printf line compared, no
 mismatch, on a real GPU. Until the lead runs it the test is an expected failure naming the command. The
 planted-edit tests check that the checker rejects a report with a mismatch, a missing example, too few seeds,
@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from hwcheck.ptx_examples import PTX_EXAMPLES
+from hwcheck.runs.ptx_examples import PTX_EXAMPLES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORT = os.path.join(ROOT, "conformance", "h200", "h200-ptx-programs.json")
@@ -80,8 +80,8 @@ ONE = [next(e for e in PTX_EXAMPLES if e[1] == "func_smem")]     # a .func, shar
 @pytest.fixture(scope="module")
 def good_report(tmp_path_factory):
     """A report of one example made with the simulator as GPU, named as an H200 would be."""
-    from hwcheck.ptx_examples import ptx_jobs
-    from hwcheck.ptx_run import SimulatorAsGpu, check_ptx
+    from hwcheck.runs.ptx_examples import ptx_jobs
+    from hwcheck.runs.ptx_run import SimulatorAsGpu, check_ptx
     path = tmp_path_factory.mktemp("r") / "r.json"
     check_ptx(SimulatorAsGpu(), ptx_jobs(ONE), seeds=2, report=str(path), gpu_info={"name": "NVIDIA H200"})
     return json.loads(path.read_text())

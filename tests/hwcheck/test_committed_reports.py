@@ -1,7 +1,7 @@
 """The hardware evidence committed in ``conformance/h200/`` is whole, sound and current.
 
 Each report there was written by ``hwcheck/gpu_acceptance.sh`` on an H200. These tests read them with
-no GPU and check each one whole (``report_checks``): every case of ``hwcheck.acceptance.ACCEPTANCE``
+no GPU and check each one whole (``report_checks``): every case of ``hwcheck.campaigns.acceptance.ACCEPTANCE``
 at full scale and every example program in every params combination with ``PROGRAM_SEEDS`` seeds;
 totals that are the sums of their parts; registers compared = count x registers per instruction;
 zero mismatches everywhere; a real GPU; module keys of today's generated code; a plausible date.
@@ -17,12 +17,12 @@ import os
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.acceptance import ACCEPTANCE, PROGRAM_SEEDS, example_programs, run_one
-from hwcheck.campaign import build_cases
-from hwcheck.gpu import GpuInfo, module_key
-from hwcheck.kernels import module_source
+from hwcheck.campaigns.acceptance import ACCEPTANCE, PROGRAM_SEEDS, example_programs, run_one
+from hwcheck.campaigns.campaign import build_cases
+from hwcheck.device.gpu import GpuInfo, module_key
+from hwcheck.device.kernels import module_source
 from hwcheck.progress import Progress
-from hwcheck.run import param_choices
+from hwcheck.runs.run import param_choices
 from report_checks import FAKE_GPU_NAME, campaign_problems, programs_problems
 from warpsim.program import load_program
 

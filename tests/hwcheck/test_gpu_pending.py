@@ -7,7 +7,7 @@ import subprocess
 from fnmatch import fnmatch
 from pathlib import Path
 
-from hwcheck.int_cases import INT_FORMS
+from hwcheck.campaigns.int_cases import INT_FORMS
 
 SCRIPT = Path(__file__).resolve().parents[2] / "hwcheck" / "gpu_pending.sh"
 

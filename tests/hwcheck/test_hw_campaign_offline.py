@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.acceptance import ACCEPTANCE, run_acceptance, run_one
-from hwcheck.campaign import (CASE_INPUTS, CASE_RECORDS, build_cases, case_id, model_arch, run_campaign,
-                              summary_table)
-from hwcheck.campaign import GpuRunner
+from hwcheck.arch import model_arch
+from hwcheck.campaigns.acceptance import ACCEPTANCE, run_acceptance, run_one
+from hwcheck.campaigns.campaign import (CASE_INPUTS, CASE_RECORDS, build_cases, case_id, run_campaign,
+                                        summary_table)
+from hwcheck.campaigns.campaign import GpuRunner
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from hwcheck.cli import EXIT_USAGE, main
+from hwcheck.cli.main import EXIT_USAGE, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

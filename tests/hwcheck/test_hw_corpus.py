@@ -1,4 +1,4 @@
-"""hwcheck's corpus set (``hwcheck.ptx_examples.CORPUS_EXAMPLES``, ``hwcheck acceptance --only corpus``) without a
+"""hwcheck's corpus set (``hwcheck.runs.ptx_examples.CORPUS_EXAMPLES``, ``hwcheck acceptance --only corpus``) without a
 GPU: it holds every launch of every corpus file (``tests/corpus/manifest.py``) that the simulator runs, its
 arguments match each kernel's parameters, its jobs pass with the simulator standing in for the GPU, and the
 acceptance command writes its own report. The device's report, once committed
@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from hwcheck.cli import main
-from hwcheck.ptx_examples import CORPUS_EXAMPLES, ROOT, ptx_jobs
-from hwcheck.ptx_run import SimulatorAsGpu, check_ptx, parse_ptx_arg
+from hwcheck.cli.main import main
+from hwcheck.runs.ptx_examples import CORPUS_EXAMPLES, ROOT, ptx_jobs
+from hwcheck.runs.ptx_run import SimulatorAsGpu, check_ptx, parse_ptx_arg
 from warpsim.frontends.kernel import entry_params, find_entry
 
 REPORTS = os.path.join(ROOT, "conformance", "*", "*-corpus-programs.json")
@@ -66,14 +66,14 @@ def test_small_jobs_pass_with_the_simulator_as_gpu():
 
 
 def test_acceptance_only_corpus_writes_its_report(capsys, monkeypatch, tmp_path):
-    import hwcheck.gpu
-    import hwcheck.ptx_examples
-    import hwcheck.ptx_run
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_examples
+    import hwcheck.runs.ptx_run
     from fake_gpu import FakeGpu
     gpu = FakeGpu()
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
-    monkeypatch.setattr(hwcheck.ptx_examples, "CORPUS_EXAMPLES", SMALL[:1])
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "CORPUS_EXAMPLES", SMALL[:1])
     status = main(["acceptance", "--out", str(tmp_path), "--only", "corpus", "--seeds", "2"])
     out = capsys.readouterr().out
     assert status == 0 and out.strip().splitlines()[-1] == "acceptance: PASS"

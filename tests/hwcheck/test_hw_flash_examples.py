@@ -1,4 +1,4 @@
-"""hwcheck's flash-attention set (``hwcheck.ptx_examples.FLASH_EXAMPLES``) without a GPU: it holds every variant of
+"""hwcheck's flash-attention set (``hwcheck.runs.ptx_examples.FLASH_EXAMPLES``) without a GPU: it holds every variant of
 both builds with launches that cover B, H and N as the acceptance asks, its arguments parse and are the
 recipe's, ``hwcheck acceptance --only flash`` writes its own report, and the instrumented kernel assembles.
 The H200 report, once committed (``conformance/h200/h200-flash-programs.json``), must be whole and sound;
@@ -12,11 +12,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from hwcheck.cli import main
-from hwcheck.instrument import instrument
-from hwcheck.ptx_examples import (FLASH_DSL_EXAMPLES, FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, PTX_EXAMPLES, ROOT,
+from hwcheck.cli.main import main
+from hwcheck.device.instrument import instrument
+from hwcheck.runs.ptx_examples import (FLASH_DSL_EXAMPLES, FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, PTX_EXAMPLES, ROOT,
                                   example_commands)
-from hwcheck.ptx_run import SimulatorAsGpu, parse_ptx_arg
+from hwcheck.runs.ptx_run import SimulatorAsGpu, parse_ptx_arg
 from warpsim.frontends.kernel import parse_dim3
 from warpsim.frontends.source import compile_source
 from warpsim.toolchain import find_nvcc
@@ -88,14 +88,14 @@ def test_the_commands_name_the_trace_capacity():
 @pytest.mark.parametrize("only, examples", [("flash", "FLASH_EXAMPLES"), ("flash-dsl", "FLASH_DSL_EXAMPLES")])
 def test_acceptance_only_flash_writes_its_report(capsys, monkeypatch, tmp_path, only, examples):
     """Each flash set goes to its own report with its trace capacity (a small PTX example stands in for it)."""
-    import hwcheck.gpu
-    import hwcheck.ptx_examples
-    import hwcheck.ptx_run
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_examples
+    import hwcheck.runs.ptx_run
     from fake_gpu import FakeGpu
     gpu = FakeGpu()
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
-    monkeypatch.setattr(hwcheck.ptx_examples, examples, PTX_EXAMPLES[:1])
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu: SimulatorAsGpu())
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, examples, PTX_EXAMPLES[:1])
     status = main(["acceptance", "--out", str(tmp_path), "--only", only, "--seeds", "2"])
     out = capsys.readouterr().out
     assert status == 0 and out.strip().splitlines()[-1] == "acceptance: PASS"
@@ -125,9 +125,9 @@ def test_the_instrumented_kernel_assembles(tmp_path):
                                                         (DSL_REPORT, "FLASH_DSL_EXAMPLES", DSL_GPU_COMMAND)],
                          ids=["cpp", "dsl"])
 def test_committed_flash_report_is_whole_and_sound(report, examples, command):
-    import hwcheck.ptx_examples
+    import hwcheck.runs.ptx_examples
     from test_committed_ptx_report import ptx_report_problems
     assert os.path.exists(report), f"{report}: missing; run {command} on an H200 and commit the report"
     with open(report) as f:
-        problems = ptx_report_problems(json.load(f), getattr(hwcheck.ptx_examples, examples), seeds=SEEDS)
+        problems = ptx_report_problems(json.load(f), getattr(hwcheck.runs.ptx_examples, examples), seeds=SEEDS)
     assert not problems, "\n".join(problems)

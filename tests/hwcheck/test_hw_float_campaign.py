@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.campaign import GpuRunner, build_cases, run_campaign
-from hwcheck.cli import EXIT_USAGE, main
-from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, float_kernel, parse_form, simulate_form
-from hwcheck.kernels import module_source
-from hwcheck.nvrtc import NvrtcError, compile_cuda
+from hwcheck.campaigns.campaign import GpuRunner, build_cases, run_campaign
+from hwcheck.cli.main import EXIT_USAGE, main
+from hwcheck.campaigns.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, float_kernel, parse_form, simulate_form
+from hwcheck.device.kernels import module_source
+from hwcheck.device.nvrtc import NvrtcError, compile_cuda
 from hwcheck.progress import Progress
 
 

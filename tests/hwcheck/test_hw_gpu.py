@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from hwcheck.acceptance import run_one
-from hwcheck.campaign import build_cases, variant_totals
+from hwcheck.campaigns.acceptance import run_one
+from hwcheck.campaigns.campaign import build_cases, variant_totals
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
 from warpsim.isa.inputs import EVIDENCE_CLASSES
@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module")
 def gpu():
-    from hwcheck.gpu import Gpu
+    from hwcheck.device.gpu import Gpu
     try:
         return Gpu.open()
     except HwcheckError as e:

@@ -1,5 +1,5 @@
-"""hwcheck.gpu against a stand-in for CuPy (numpy arrays; kernels compiled offline with NVRTC and
-emulated with warpsim): the calls hwcheck.gpu makes exist and fit together before a real GPU sees them.
+"""hwcheck.device.gpu against a stand-in for CuPy (numpy arrays; kernels compiled offline with NVRTC and
+emulated with warpsim): the calls hwcheck.device.gpu makes exist and fit together before a real GPU sees them.
 
 The stand-in follows CuPy 14's API as read from its source (cupy/_core/raw.pyx: RawModule(code=,
 options=), .compile(), .get_function(name), kernel(grid, block, args, shared_mem=);
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from fake_gpu import emulate_launch
-from hwcheck.acceptance import run_one
-from hwcheck.campaign import build_cases
+from hwcheck.campaigns.acceptance import run_one
+from hwcheck.campaigns.campaign import build_cases
 from hwcheck.errors import HwcheckError
-from hwcheck.gpu import Gpu
-from hwcheck.nvrtc import HWCHECK_OPTIONS, compile_cuda
+from hwcheck.device.gpu import Gpu
+from hwcheck.device.nvrtc import HWCHECK_OPTIONS, compile_cuda
 from hwcheck.progress import Progress
 
 
@@ -126,9 +126,10 @@ def test_a_failing_launch_is_one_hwcheck_error(fake_cupy):
 
 
 def test_a_program_above_48_kb_of_shared_memory_opts_in_and_runs(fake_cupy):
-    """hwcheck run's launch through hwcheck.gpu: the lowered kernel, its arguments, 49664 bytes of shared memory."""
+    """hwcheck run's launch through hwcheck.device.gpu: the lowered kernel, its arguments, 49664 bytes of shared
+    memory."""
     import os
-    from hwcheck.run import plan_jobs, run_programs
+    from hwcheck.runs.run import plan_jobs, run_programs
     from warpsim.program import load_program
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "big_smem_convert.py")
     jobs = plan_jobs([(path, load_program(path))], {}, {}, sweep=True)

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from fake_gpu import HostMemory
-from hwcheck.campaign import build_cases, make_runner, run_campaign
-from hwcheck.cli import EXIT_USAGE, main
+from hwcheck.campaigns.campaign import build_cases, make_runner, run_campaign
+from hwcheck.cli.main import EXIT_USAGE, main
 from hwcheck.errors import HwcheckError
-from hwcheck.gpu import GpuModule
-from hwcheck.int_cases import (EDGE32, FIELDS, INT_FORMS, IntCase, form_ptx, module_ptx, select_forms,
-                               simulator_module)
-from hwcheck.ptx_fuzz import program
+from hwcheck.device.gpu import GpuModule
+from hwcheck.campaigns.int_cases import (EDGE32, FIELDS, INT_FORMS, IntCase, form_ptx, module_ptx, select_forms,
+                                         simulator_module)
+from hwcheck.campaigns.ptx_fuzz import program
 
 IN_CI = os.environ.get("CI") == "true"
 _FEW = ["bfe.s32", "bfi.b64", "prmt.b32.f4e", "setp.lt.and.s32 p|q", "cvt.sat.u8.s32", "mul.wide.s32", "shr.s64",
@@ -30,7 +30,7 @@ _FEW = ["bfe.s32", "bfi.b64", "prmt.b32.f4e", "setp.lt.and.s32 p|q", "cvt.sat.u8
 
 
 class PtxStandIn(HostMemory):
-    """A stand-in for :class:`hwcheck.gpu.Gpu` that runs the PTX module in the interpreter; ``corrupt(name, inp,
+    """A stand-in for :class:`hwcheck.device.gpu.Gpu` that runs the PTX module in the interpreter; ``corrupt(name, inp,
     out)`` may change a launch's output in place."""
 
     def __init__(self, corrupt=None):
@@ -136,8 +136,8 @@ def test_a_disagreement_names_the_operands():
 
 
 def test_cli_report_and_usage_errors(monkeypatch, tmp_path, capsys):
-    import hwcheck.gpu
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: PtxStandIn()))
+    import hwcheck.device.gpu
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: PtxStandIn()))
     report = tmp_path / "int.json"
     assert main(["campaign", "--instr", "int", "--forms", "bfe.s32,clz.*", "--classes", "random", "--count", "64",
                  "--report", str(report)]) == 0
@@ -155,7 +155,7 @@ def test_cli_report_and_usage_errors(monkeypatch, tmp_path, capsys):
 
 @pytest.mark.gpu
 def test_a_few_forms_on_the_gpu():
-    from hwcheck.gpu import Gpu
+    from hwcheck.device.gpu import Gpu
     try:
         gpu = Gpu.open()
     except HwcheckError as e:

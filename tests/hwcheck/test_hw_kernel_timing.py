@@ -13,9 +13,9 @@ import os
 import numpy as np
 import pytest
 
-from hwcheck.ptx_examples import FLASH_BENCH_EXAMPLE, flash_bench_command, ptx_jobs, reported_gpu_time
-from hwcheck.ptx_run import (TIMED_LAUNCHES, WARMUP_LAUNCHES, CupyPtx, PtxJob, PtxRun, SimulatorAsGpu, _pack_params,
-                             check_ptx, kernel_timing, parse_ptx_arg)
+from hwcheck.runs.ptx_examples import FLASH_BENCH_EXAMPLE, flash_bench_command, ptx_jobs, reported_gpu_time
+from hwcheck.runs.ptx_run import (TIMED_LAUNCHES, WARMUP_LAUNCHES, CupyPtx, PtxJob, PtxRun, SimulatorAsGpu,
+                                  _pack_params, check_ptx, kernel_timing, parse_ptx_arg)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ADD_INDEX = os.path.join(ROOT, "examples", "ptx", "add_index.ptx")

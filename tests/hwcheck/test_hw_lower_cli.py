@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-import hwcheck.lower
-from hwcheck.cli import main
-from hwcheck.lower import KERNEL_NAME, Lowered, lower
+import hwcheck.device.lower
+from hwcheck.cli.main import main
+from hwcheck.device.lower import KERNEL_NAME, Lowered, lower
 from warpsim.program.program import load_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_lower_writes_a_file_and_compiles_it(tmp_path, capsys, nvrtc):
 def test_a_compile_failure_prints_the_log_and_exits_2(tmp_path, capsys, monkeypatch, nvrtc):
     broken = Lowered(source="this is not CUDA", threads=32, smem_bytes=0, addr_table=None, snap_slots=None,
                      snap_positions=0)
-    monkeypatch.setattr(hwcheck.lower, "lower", lambda *a, **k: broken)
+    monkeypatch.setattr(hwcheck.device.lower, "lower", lambda *a, **k: broken)
     assert main(["lower", SEED, "-o", str(tmp_path / "k.cu"), "--compile", "--arch", "sm80"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("hwcheck lower: k.cu does not compile for sm80; NVRTC's log:\n")

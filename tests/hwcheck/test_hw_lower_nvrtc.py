@@ -1,12 +1,12 @@
-"""The lowering of hwcheck.lower compiles with NVRTC for sm_90 (as CuPy would call it), for a stream
+"""The lowering of hwcheck.device.lower compiles with NVRTC for sm_90 (as CuPy would call it), for a stream
 that holds every instruction kind, in uniform phases and in per-warp (divergent) phases."""
 
 import re
 
 import numpy as np
 
-from hwcheck.lower import KERNEL_NAME, lower
-from hwcheck.nvrtc import compile_cuda
+from hwcheck.device.lower import KERNEL_NAME, lower
+from hwcheck.device.nvrtc import compile_cuda
 from warpsim.program.instr import MMA_REGS, Instr, Op
 
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.cli import EXIT_OK, EXIT_USAGE, main
-from hwcheck.kernels import module_source
-from hwcheck.mufu import MUFU_FORMS, collect, mufu_forms, mufu_kernel, sweep_inputs
-from hwcheck.nvrtc import NvrtcError, compile_cuda
+from hwcheck.cli.main import EXIT_OK, EXIT_USAGE, main
+from hwcheck.device.kernels import module_source
+from hwcheck.campaigns.mufu import MUFU_FORMS, collect, mufu_forms, mufu_kernel, sweep_inputs
+from hwcheck.device.nvrtc import NvrtcError, compile_cuda
 from hwcheck.progress import Progress
 
 
@@ -46,8 +46,8 @@ def test_collect_keeps_inputs_and_results_in_order():
 
 
 def test_collect_command_writes_npz(tmp_path, monkeypatch, capsys):
-    import hwcheck.gpu
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", staticmethod(lambda: FakeGpu()))
+    import hwcheck.device.gpu
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", staticmethod(lambda: FakeGpu()))
     out = tmp_path / "mufu.npz"
     status = main(["collect", "--variants", "lg2.approx.f32,ex2.approx.f16", "--count", "640", "--stride", "3",
                    "--out", str(out)])

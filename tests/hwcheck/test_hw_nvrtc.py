@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from hwcheck.kernels import all_kernels, module_source
-from hwcheck.nvrtc import CUPY_OPTIONS, NvrtcError, compile_cuda, gpu_arch
+from hwcheck.device.kernels import all_kernels, module_source
+from hwcheck.device.nvrtc import CUPY_OPTIONS, NvrtcError, compile_cuda, gpu_arch
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_other_arch_compiles(nvrtc):
 def test_missing_libnvrtc_is_one_hwcheck_error(monkeypatch):
     import types
 
-    import hwcheck.nvrtc as mod
+    import hwcheck.device.nvrtc as mod
     from hwcheck.errors import HwcheckError
 
     def not_found():
@@ -83,7 +83,7 @@ def test_a_compile_leaves_pythons_one_byte_objects_alone(nvrtc):
     import sys
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    code = ("from hwcheck.nvrtc import compile_cuda\n"
+    code = ("from hwcheck.device.nvrtc import compile_cuda\n"
             "c = compile_cuda('extern \"C\" __global__ void k() {}', arch='sm_90')\n"
             "assert c.log == '', c.log\n"
             "print(bytes([32])[0], (b'-' + bytes([32]) * 3).hex())\n")

@@ -13,7 +13,7 @@ from fake_gpu import fake_runner, flip_every_seventh, no_gpu_runner
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'warpsim[ray]')")
 
-from hwcheck.campaign import GpuRunner, build_cases, run_campaign   # noqa: E402
+from hwcheck.campaigns.campaign import GpuRunner, build_cases, run_campaign   # noqa: E402
 from hwcheck.progress import Progress   # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -47,7 +47,7 @@ def _single_process():
 
 
 def test_a_campaign_on_ray_equals_the_single_process_run(cluster):
-    from hwcheck.cluster import run_campaign_ray
+    from hwcheck.campaigns.cluster import run_campaign_ray
     run = run_campaign_ray(build_cases(**CASES), count=COUNT, chunk=CHUNK, seed=3, runner=fake_runner,
                            progress=_quiet())
     expected = _single_process()
@@ -77,7 +77,7 @@ class _KillAfter(Progress):
 
 @pytest.mark.parametrize("kind", ["simulator", "checker"])
 def test_a_killed_actor_s_chunks_run_elsewhere_and_every_chunk_counts_once(cluster, tmp_path, kind):
-    from hwcheck.cluster import run_one_ray
+    from hwcheck.campaigns.cluster import run_one_ray
     report = tmp_path / "r.json"
     outcome = run_one_ray(build_cases(**CASES), count=COUNT, chunk=CHUNK, seed=3, runner=fake_runner,
                           progress=_KillAfter(3, "kill", kind), report=str(report))
@@ -91,7 +91,7 @@ def test_a_killed_actor_s_chunks_run_elsewhere_and_every_chunk_counts_once(clust
 
 
 def test_ctrl_c_writes_a_partial_report(cluster, tmp_path):
-    from hwcheck.cluster import run_one_ray
+    from hwcheck.campaigns.cluster import run_one_ray
     report = tmp_path / "r.json"
     outcome = run_one_ray(build_cases(**CASES), count=COUNT, chunk=CHUNK, seed=3, runner=fake_runner,
                           progress=_KillAfter(4, "interrupt"), report=str(report))
@@ -104,7 +104,7 @@ def test_ctrl_c_writes_a_partial_report(cluster, tmp_path):
 
 
 def test_a_checker_that_cannot_open_its_gpu_stops_the_run_with_one_line(cluster, tmp_path):
-    from hwcheck.cluster import run_one_ray
+    from hwcheck.campaigns.cluster import run_one_ray
     report = tmp_path / "r.json"
     outcome = run_one_ray(build_cases("cvt"), count=64, runner=no_gpu_runner, progress=_quiet(), report=str(report))
     assert outcome.exit_status == 3 and outcome.error == "hwcheck: CuPy cannot open a CUDA device (fake)"
@@ -113,7 +113,7 @@ def test_a_checker_that_cannot_open_its_gpu_stops_the_run_with_one_line(cluster,
 
 
 def test_simulate_only_from_the_command_line(cluster, tmp_path, capsys):
-    from hwcheck.cli import main
+    from hwcheck.cli.main import main
     report = tmp_path / "r.json"
     status = main(["campaign", "--instr", "cvt", "--types", "bf16", "--classes", "special", "--count", "256",
                    "--chunk", "64", "--ray", "--simulate-only", "--workers", "2", "--report", str(report)])
@@ -126,14 +126,14 @@ def test_simulate_only_from_the_command_line(cluster, tmp_path, capsys):
 def test_a_gpu_campaign_on_a_cluster_without_gpus_says_what_to_do(cluster, capsys):
     if ray.cluster_resources().get("GPU"):
         pytest.skip("the local Ray cluster has a GPU")
-    from hwcheck.cli import main
+    from hwcheck.cli.main import main
     status = main(["campaign", "--instr", "cvt", "--count", "32", "--ray"])
     err = capsys.readouterr().err
     assert status == 3 and "the cluster has no GPU" in err and "--simulate-only" in err
 
 
 def test_without_ray_flags_ray_is_not_imported():
-    code = ("import sys; from hwcheck.cli import main\n"
+    code = ("import sys; from hwcheck.cli.main import main\n"
             "print(main(['campaign', '--instr', 'cvt', '--count', '32', '--workers', '2']), 'ray' in sys.modules)\n"
             "print(main(['campaign', '--instr', 'cvt', '--count', '32']), 'ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
@@ -147,9 +147,9 @@ def test_without_ray_flags_ray_is_not_imported():
 def test_a_gpu_campaign_on_ray_matches_the_gpu_and_the_single_process_run(cluster, instr, count):
     if not ray.cluster_resources().get("GPU"):
         pytest.skip("the local Ray cluster has no GPU")
-    from hwcheck.acceptance import run_one
-    from hwcheck.cluster import run_one_ray
-    from hwcheck.gpu import Gpu
+    from hwcheck.campaigns.acceptance import run_one
+    from hwcheck.campaigns.cluster import run_one_ray
+    from hwcheck.device.gpu import Gpu
     options = {"shapes": ["m16n8k16"], "types": ["bf16.f32"]} if instr == "mma" else {"types": ["f16"]}
     cases = build_cases(instr, **options)
     outcome = run_one_ray(cases, count=count, chunk=count // 4, runner="gpu", progress=_quiet())

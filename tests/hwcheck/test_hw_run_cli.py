@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.acceptance import ACCEPTANCE
-from hwcheck.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
-from hwcheck.gpu import Gpu
+from hwcheck.campaigns.acceptance import ACCEPTANCE
+from hwcheck.cli.main import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
+from hwcheck.device.gpu import Gpu
 from hwcheck.report import portable_paths
 from warpsim.program import load_program
 
@@ -34,9 +34,9 @@ def examples(monkeypatch):
     """The example programs ``hwcheck acceptance`` runs here: gemm_smem alone (the plumbing is the point;
     flash_fwd's 16 variants take minutes through the fake GPU's emulator, and test_hw_run_offline checks
     the lowering of every example)."""
-    import hwcheck.acceptance
+    import hwcheck.campaigns.acceptance
     paths = [GEMM]
-    monkeypatch.setattr(hwcheck.acceptance, "example_programs", lambda *args, **kwargs: list(paths))
+    monkeypatch.setattr(hwcheck.campaigns.acceptance, "example_programs", lambda *args, **kwargs: list(paths))
     return paths
 
 
@@ -195,7 +195,7 @@ def test_a_gpu_error_mid_run_keeps_the_seeds_done(capsys, fake, tmp_path, monkey
 
 def test_the_readme_mismatch_example_is_what_hwcheck_prints(capsys, fake):
     """README's hwcheck run record: the bit it describes, planted, prints the README's line."""
-    from hwcheck.lower import lower
+    from hwcheck.device.lower import lower
     from warpsim.program import load_program
     from warpsim.program.instr import Op
     t = load_program(GEMM).trace({"product": "pv"})

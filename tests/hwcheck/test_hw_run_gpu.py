@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from hwcheck.acceptance import example_programs
-from hwcheck.campaign import model_arch
+from hwcheck.campaigns.acceptance import example_programs
+from hwcheck.arch import model_arch
 from hwcheck.errors import HwcheckError
-from hwcheck.run import plan_jobs, run_programs
+from hwcheck.runs.run import plan_jobs, run_programs
 from warpsim.program import load_program
 
 pytestmark = pytest.mark.gpu
@@ -26,7 +26,7 @@ BIG_SMEM = os.path.join(HERE, "programs", "big_smem_convert.py")
 
 @pytest.fixture(scope="module")
 def gpu():
-    from hwcheck.gpu import Gpu
+    from hwcheck.device.gpu import Gpu
     try:
         gpu = Gpu.open()
     except HwcheckError as e:

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
-from hwcheck.acceptance import example_programs
-from hwcheck.lower import KERNEL_NAME, lower
-from hwcheck.nvrtc import compile_cuda
-from hwcheck.run import RUN_RECORDS, param_choices, plan_jobs, run_programs
+from hwcheck.campaigns.acceptance import example_programs
+from hwcheck.device.lower import KERNEL_NAME, lower
+from hwcheck.device.nvrtc import compile_cuda
+from hwcheck.runs.run import RUN_RECORDS, param_choices, plan_jobs, run_programs
 from lowered_emulator import emulate_kernel
 from warpsim.machine import Machine
 from warpsim.program import load_program
@@ -389,7 +389,7 @@ def test_warps_racing_on_shared_memory_are_reported():
 
 
 def test_reads_shared_by_warps_are_not_races():
-    from hwcheck.races import schedule_dependent_accesses, touched_bytes
+    from hwcheck.runs.races import schedule_dependent_accesses, touched_bytes
     rows = np.arange(32, dtype=np.int64) * 16
     ld = [Instr(Op.LDMATRIX, w, dst=(0,), addr=rows, num=1) for w in range(3)]
     assert schedule_dependent_accesses(ld) == []

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-import hwcheck.mufu
+import hwcheck.campaigns.mufu
 from fake_gpu import INFO, FakeCupy, sweep_module
-from hwcheck.mufu_sweep import (DIV_FORMS, HALF_FORMS, SWEEP_FORMS, div_pairs, low_words, parse_forms, sweep,
-                                sweep_source)
+from hwcheck.campaigns.mufu_sweep import (DIV_FORMS, HALF_FORMS, SWEEP_FORMS, div_pairs, low_words, parse_forms, sweep,
+                                          sweep_source)
 from warpsim.isa.mufu16 import float_mufu16
 from warpsim.isa.mufu_recip import rcp64h_range
 
@@ -49,7 +49,7 @@ def test_the_16_bit_path_counts_what_differs(monkeypatch, tmp_path, corrupt):
         if corrupt:
             y[100:103] ^= np.uint32(1)
         return {form.text: (x, y)}
-    monkeypatch.setattr(hwcheck.mufu, "collect", fake_collect)
+    monkeypatch.setattr(hwcheck.campaigns.mufu, "collect", fake_collect)
     report = tmp_path / "r.json"
     code = sweep(_Gpu(), parse_forms(["tanh.approx.bf16"]), report=str(report), log=io.StringIO())
     data = json.loads(report.read_text())["forms"]["tanh.approx.bf16"]
@@ -61,7 +61,7 @@ def test_the_16_bit_path_counts_what_differs(monkeypatch, tmp_path, corrupt):
 # ---- rcp.approx.ftz.f64: every high word, each with its own low word (the model is UNPROVEN) ----------------
 
 def test_the_f64_kernel_compiles_and_reads_both_words(nvrtc):
-    from hwcheck.nvrtc import compile_cuda
+    from hwcheck.device.nvrtc import compile_cuda
     c = compile_cuda(sweep_source(parse_forms(["rcp.approx.ftz.f64", "rcp.approx.f32"])), arch="sm_90",
                      name="sweep.cu")
     assert "rcp.approx.ftz.f64" in c.ptx and "rcp.approx.f32" in c.ptx

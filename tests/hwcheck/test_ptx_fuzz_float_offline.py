@@ -11,11 +11,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from hwcheck.cli import main
-from hwcheck.ptx_fuzz import IN_WORDS, KERNEL, fuzz, program
-from hwcheck.ptx_fuzz_float import F32, H2, OUT_WORDS, sass_fusions
-from hwcheck.ptx_run import SimulatorAsGpu
-from hwcheck.sass import find_tool
+from hwcheck.cli.main import main
+from hwcheck.campaigns.ptx_fuzz import IN_WORDS, KERNEL, fuzz, program
+from hwcheck.campaigns.ptx_fuzz_float import F32, H2, OUT_WORDS, sass_fusions
+from hwcheck.runs.ptx_run import SimulatorAsGpu
+from hwcheck.device.sass import find_tool
 from warpsim import ptx
 
 IN_CI = os.environ.get("CI") == "true"
@@ -114,7 +114,7 @@ def test_float_programs_assemble(seed, tmp_path):
         if IN_CI:
             pytest.fail("ptxas not found (required in CI)")
         pytest.skip("ptxas (CUDA toolkit) not found on PATH")
-    from hwcheck.instrument import instrument
+    from hwcheck.device.instrument import instrument
     p = _float(seed)
     for name, text in (("k", p.text), ("ins", instrument(p.text, KERNEL, capacity=256).text)):
         path = tmp_path / f"{name}.ptx"
@@ -152,14 +152,14 @@ def test_sass_fusions_counts_only_adds_fused_with_a_mul(tmp_path):
 
 
 def _stand_in(monkeypatch, gpu_ptx):
-    import hwcheck.gpu
-    import hwcheck.ptx_run
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_run
     from fake_gpu import INFO
 
     class Opened:
         info = INFO
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": gpu_ptx)
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": gpu_ptx)
 
 
 class _Unfused(SimulatorAsGpu):

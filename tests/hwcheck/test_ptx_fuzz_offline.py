@@ -9,23 +9,23 @@ import subprocess
 import numpy as np
 import pytest
 
-from hwcheck.cli import main
-import hwcheck.ptx_fuzz
-from hwcheck.ptx_fuzz import KERNEL, OUT_WORDS, R32, fuzz, program
-from hwcheck.ptx_run import SimulatorAsGpu
+from hwcheck.cli.main import main
+import hwcheck.campaigns.ptx_fuzz
+from hwcheck.campaigns.ptx_fuzz import KERNEL, OUT_WORDS, R32, fuzz, program
+from hwcheck.runs.ptx_run import SimulatorAsGpu
 
 IN_CI = os.environ.get("CI") == "true"
 
 
 def _stand_in(monkeypatch, gpu_ptx):
-    import hwcheck.gpu
-    import hwcheck.ptx_run
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_run
     from fake_gpu import INFO
 
     class Opened:
         info = INFO
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": gpu_ptx)
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": gpu_ptx)
 
 
 def test_programs_are_repeatable_and_varied():
@@ -43,7 +43,7 @@ def test_generated_programs_assemble(seed, tmp_path):
         if IN_CI:
             pytest.fail("ptxas not found (required in CI)")
         pytest.skip("ptxas (CUDA toolkit) not found on PATH")
-    from hwcheck.instrument import instrument
+    from hwcheck.device.instrument import instrument
     prog = program(seed)
     for name, text in (("k", prog.text), ("ins", instrument(prog.text, KERNEL, capacity=256).text)):
         path = tmp_path / f"{name}.ptx"
@@ -97,7 +97,7 @@ def test_a_planted_bug_is_found_and_its_program_kept(tmp_path):
 
 def test_the_first_record_is_the_earliest_step(tmp_path):
     """Two planted bugs: the record kept as first is the one of the smallest dynamic step of its program."""
-    from hwcheck.ptx_run import PtxJob, PtxRun, parse_ptx_arg, run_one
+    from hwcheck.runs.ptx_run import PtxJob, PtxRun, parse_ptx_arg, run_one
 
     class TwoBugs(SimulatorAsGpu):
         def load(self, text):
@@ -135,7 +135,7 @@ def test_a_64_bit_immediate_above_2_63_is_its_bit_pattern():
 
 
 def test_workers_split_the_programs_and_merge_the_totals(monkeypatch):
-    monkeypatch.setattr(hwcheck.ptx_fuzz, "CHUNK", 2)
+    monkeypatch.setattr(hwcheck.campaigns.ptx_fuzz, "CHUNK", 2)
     quiet = open(os.devnull, "w")
     one, code1 = fuzz(_PopcIsClz(), 6, seed=40, log=quiet)
     two, code2 = fuzz(None, 6, seed=40, log=quiet, workers=2, make_gpu_ptx=_PopcIsClz)
@@ -188,9 +188,9 @@ H200_RECORDS = [
 
 @pytest.mark.parametrize("seed", sorted({r[0] for r in H200_RECORDS}))
 def test_the_interpreter_gives_what_the_h200_gave(seed):
-    from hwcheck.instrument import TRACE_PARAM, instrument
-    from hwcheck.ptx_run import make_args, parse_ptx_arg
-    from hwcheck.shared_capture import SHARED_PARAM
+    from hwcheck.device.instrument import TRACE_PARAM, instrument
+    from hwcheck.runs.ptx_run import make_args, parse_ptx_arg
+    from hwcheck.device.shared_capture import SHARED_PARAM
     from warpsim import ptx
     prog = program(seed)
     n = prog.block
@@ -215,7 +215,7 @@ def test_a_gpu_whose_original_kernel_alone_differs_is_named_for_it(tmp_path):
     """The GPU's original kernel stores a different word, its instrumented copy (every register traced) does not: the
     program is counted under COMPILED_APART (a compiler that made the two kernels differ, as ptxas's dropped mad.hi),
     not under the plain buffer-only key; the report's record says on which side the two kernels differ."""
-    from hwcheck.ptx_fuzz import COMPILED_APART
+    from hwcheck.campaigns.ptx_fuzz import COMPILED_APART
 
     def original_only(kind, buffers):
         if kind == "original":

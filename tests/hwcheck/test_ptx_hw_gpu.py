@@ -7,14 +7,14 @@ import os
 import pytest
 
 from hwcheck.errors import HwcheckError
-from hwcheck.ptx_examples import PTX_EXAMPLES, ptx_jobs
+from hwcheck.runs.ptx_examples import PTX_EXAMPLES, ptx_jobs
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(scope="module")
 def gpu():
-    from hwcheck.gpu import Gpu
+    from hwcheck.device.gpu import Gpu
     try:
         return Gpu.open()
     except HwcheckError as e:
@@ -23,8 +23,8 @@ def gpu():
 
 @pytest.mark.parametrize("kernel", ["add_index", "warp_ops", "func_smem", "calls", "atomics", "cp_async"])
 def test_ptx_kernel_matches_the_gpu(gpu, kernel, tmp_path):
-    from hwcheck.campaign import model_arch
-    from hwcheck.ptx_run import CupyPtx, check_ptx
+    from hwcheck.arch import model_arch
+    from hwcheck.runs.ptx_run import CupyPtx, check_ptx
     example = next(e for e in PTX_EXAMPLES if e[1] == kernel)
     report = tmp_path / "r.json"
     runs, status, error, code = check_ptx(CupyPtx(gpu), ptx_jobs([example]), seeds=2,
@@ -38,9 +38,9 @@ def test_ptx_kernel_matches_the_gpu(gpu, kernel, tmp_path):
 
 def test_a_wrong_shared_word_on_the_gpu_is_caught(gpu):
     """The GPU's own capture, one word changed after the run, is reported: the comparison reads real GPU data."""
-    from hwcheck.campaign import model_arch
-    from hwcheck.ptx_run import CupyPtx, check_ptx
-    from hwcheck.shared_capture import SHARED_PARAM
+    from hwcheck.arch import model_arch
+    from hwcheck.runs.ptx_run import CupyPtx, check_ptx
+    from hwcheck.device.shared_capture import SHARED_PARAM
 
     class Changed(CupyPtx):
         def launch(self, module, decoded, kernel, grid, block, smem, args):

@@ -11,12 +11,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from hwcheck.cli import main
-from hwcheck.instrument import TRACE_PARAM, instrument
-from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
-from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
-from hwcheck.shared_capture import SHARED_PARAM
-from hwcheck.trace_compare import _relocated
+from hwcheck.cli.main import main
+from hwcheck.device.instrument import TRACE_PARAM, instrument
+from hwcheck.runs.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
+from hwcheck.runs.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
+from hwcheck.device.shared_capture import SHARED_PARAM
+from hwcheck.runs.trace_compare import _relocated
 from warpsim.toolchain import find_nvcc
 
 IN_CI = os.environ.get("CI") == "true"
@@ -128,8 +128,8 @@ def test_cli_without_gpu_and_bad_arguments_exit_2(capsys):
 
 def test_cli_end_to_end_with_the_simulator_as_gpu(capsys, monkeypatch, tmp_path):
     """``hwcheck run k.ptx`` through the whole command, a stand-in GPU that disagrees on one register."""
-    import hwcheck.gpu
-    import hwcheck.ptx_run
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_run
     from fake_gpu import INFO
 
     class Opened:
@@ -138,8 +138,8 @@ def test_cli_end_to_end_with_the_simulator_as_gpu(capsys, monkeypatch, tmp_path)
     def corrupt(kind, buffers):
         if kind == "instrumented":
             buffers[TRACE_PARAM].reshape(64, -1)[2, 8 + 4 * 3 + 2] ^= 1
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": SimulatorAsGpu(corrupt=corrupt))
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: Opened()))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": SimulatorAsGpu(corrupt=corrupt))
     report = tmp_path / "r.json"
     status = main(["run", os.path.join(ROOT, "examples/ptx/add_index.ptx"), "--kernel", "add_index", "--block", "64",
                    "--arg", "x=random:u32:64", "--arg", "y=zeros:u32:64", "--arg", "n=64", "--seeds", "2",
@@ -171,14 +171,14 @@ def test_small_values_are_not_taken_for_address_high_words():
 
 
 def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
-    import hwcheck.gpu
-    import hwcheck.ptx_examples
-    import hwcheck.ptx_run
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_examples
+    import hwcheck.runs.ptx_run
     from fake_gpu import FakeGpu
     gpu = FakeGpu()
-    monkeypatch.setattr(hwcheck.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
-    monkeypatch.setattr(hwcheck.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": SimulatorAsGpu())
-    monkeypatch.setattr(hwcheck.ptx_examples, "PTX_EXAMPLES", PTX_EXAMPLES[:1])
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": SimulatorAsGpu())
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "PTX_EXAMPLES", PTX_EXAMPLES[:1])
     status = main(["acceptance", "--out", str(tmp_path), "--only", "ptx", "--seeds", "2"])
     out = capsys.readouterr().out
     assert status == 0 and out.strip().splitlines()[-1] == "acceptance: PASS"
@@ -189,7 +189,7 @@ def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
 
 
 def test_printf_lines_are_compared_in_any_order():
-    from hwcheck.ptx_run import GpuLaunch
+    from hwcheck.runs.ptx_run import GpuLaunch
 
     class Reordered(SimulatorAsGpu):
         def launch(self, *args):
@@ -211,7 +211,7 @@ def test_printf_lines_are_compared_in_any_order():
 
 
 def test_stdout_capture_takes_what_is_written_to_descriptor_1():
-    from hwcheck.ptx_run import _CapturedStdout
+    from hwcheck.runs.ptx_run import _CapturedStdout
     with _CapturedStdout() as captured:
         os.write(1, b"from the device\n")
     assert captured.text == "from the device\n"
@@ -219,7 +219,7 @@ def test_stdout_capture_takes_what_is_written_to_descriptor_1():
 
 def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
     """A GPU machine without nvcc or the CuTe DSL runs the PTX exported here (``HWCHECK_PTX_DIR``)."""
-    from hwcheck.ptx_examples import main as export
+    from hwcheck.runs.ptx_examples import main as export
     from warpsim.frontends.compiled import CompileError
     import warpsim.frontends.kernel
     examples = [e for e in PTX_EXAMPLES if e[1] in ("warp_ops", "gemm_k8_warps2x2")]
@@ -290,7 +290,7 @@ def _stack_traces(gpu_depot, gpu_window):
 
 
 def test_local_stack_addresses_are_relocated_from_each_machines_depot():
-    from hwcheck.trace_compare import Regions, compare_traces
+    from hwcheck.runs.trace_compare import Regions, compare_traces
     ins, sim, gpu = _stack_traces(0xFFFCC0, 0x7FAC_E900_0000)
     tc = compare_traces(ins, sim, gpu, Regions({}, {}), (32, 1, 1), (1, 1, 1))
     assert (tc.mismatched, tc.relocated) == (0, 4 * 32)       # %SPL, %SP, %rd2 (local) and the first %rd1 (generic)

@@ -6,10 +6,10 @@ import os
 import numpy as np
 import pytest
 
-from hwcheck.instrument import TRACE_PARAM, instrument
-from hwcheck.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
-from hwcheck.ptx_run import PtxJob, SimulatorAsGpu, check_ptx
-from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture
+from hwcheck.device.instrument import TRACE_PARAM, instrument
+from hwcheck.runs.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
+from hwcheck.runs.ptx_run import PtxJob, SimulatorAsGpu, check_ptx
+from hwcheck.device.shared_capture import SHARED_PARAM, compare_captures, expected_capture
 from warpsim import ptx
 
 FUNC_SMEM = next(e for e in PTX_EXAMPLES if e[1] == "func_smem")

@@ -17,9 +17,9 @@ import re
 import numpy as np
 import pytest
 
-from hwcheck.ptx_fuzz import IN_WORDS, KERNEL, OUT_WORDS, program
-from hwcheck.sass import disassemble, find_tool
-from hwcheck.ptx_run import make_args, parse_ptx_arg
+from hwcheck.campaigns.ptx_fuzz import IN_WORDS, KERNEL, OUT_WORDS, program
+from hwcheck.device.sass import disassemble, find_tool
+from hwcheck.runs.ptx_run import make_args, parse_ptx_arg
 from warpsim import ptx
 
 REPORT = os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "h200", "h200-ptx-fuzz.json")
@@ -147,8 +147,8 @@ def test_the_gpu_drops_a_mad_hi_of_the_chain():
     """On the GPU (the driver's ptxas): three chained ``mad.hi.u32`` of the same factors add ``hi(a * b)`` twice
     (ptxas 13.0: two ``IMAD.HI.U32``); the PTX ISA and the simulator add it three times."""
     from hwcheck.errors import HwcheckError
-    from hwcheck.gpu import Gpu
-    from hwcheck.ptx_run import CupyPtx
+    from hwcheck.device.gpu import Gpu
+    from hwcheck.runs.ptx_run import CupyPtx
     try:
         gpu = CupyPtx(Gpu.open())
     except HwcheckError as e:

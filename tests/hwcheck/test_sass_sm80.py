@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from hwcheck.sass import arithmetic, find_tool, form_arithmetic
+from hwcheck.device.sass import arithmetic, find_tool, form_arithmetic
 
 MISSING = [t for t in ("ptxas", "nvdisasm") if find_tool(t) is None]
 pytestmark = pytest.mark.skipif(bool(MISSING) and os.environ.get("CI") != "true",
@@ -43,8 +43,8 @@ def test_the_comparison_sees_a_difference():
 
 
 def test_the_probe_records_the_sass_through_this_module():
-    """``hwcheck.mufu32_probe`` writes each form's SASS (its sass.txt) with :mod:`hwcheck.sass`."""
-    from hwcheck.mufu32_probe import _sass
+    """``hwcheck.campaigns.mufu32_probe`` writes each form's SASS (its sass.txt) with :mod:`hwcheck.device.sass`."""
+    from hwcheck.campaigns.mufu32_probe import _sass
     logged = []
     text = _sass(("rcp.approx.ftz.f32", "div.full.f32"), logged.append)
     assert "== rcp.approx.ftz.f32\n" in text and "MUFU.RCP" in text and "== div.full.f32\n" in text

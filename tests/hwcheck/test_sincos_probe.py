@@ -1,4 +1,4 @@
-"""``hwcheck.sincos_probe`` offline: the whole device command against a fake SFU, and its kernels through NVRTC.
+"""``hwcheck.campaigns.sincos_probe`` offline: the whole device command against a fake SFU, its kernels through NVRTC.
 
 The fake GPU's SFU *is* ``warpsim.isa.sfu_sincos`` with coefficients the test chooses (the shipped ones, or
 others), optionally broken at chosen keys or inputs: the probe must derive the fake's coefficients, prove
@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from fake_gpu import INFO, FakeCupy, HostMemory, sweep_module
-from hwcheck.gpu import GpuModule
-from hwcheck.sincos_probe import OPS, SWEEP_FORMS, main, probe, probe_source, sample_keys
+from hwcheck.device.gpu import GpuModule
+from hwcheck.campaigns.sincos_probe import OPS, SWEEP_FORMS, main, probe, probe_source, sample_keys
 from warpsim.isa.sfu_sincos import coefficients, load_coefficients, mufu_from_keys, sincos_range
 
 
 class FakeSfu(HostMemory):
-    """``hwcheck.gpu.Gpu``'s interface; kernels computed with the model and the coefficients ``c``."""
+    """``hwcheck.device.gpu.Gpu``'s interface; kernels computed with the model and the coefficients ``c``."""
 
     def __init__(self, c, stride=61, bad_keys=(), bad_inputs=()):
         self.c, self.stride = c, stride
@@ -58,7 +58,7 @@ class FakeSfu(HostMemory):
 def _run(tmp_path, gpu, **kw):
     log = io.StringIO()
     code = probe(gpu, str(tmp_path), sweep_start=0x3F000000, sweep_count=1 << 16, chunk_bits=14,
-                 command="python -m hwcheck.sincos_probe --out DIR", log=log, **kw)
+                 command="python -m hwcheck.campaigns.sincos_probe --out DIR", log=log, **kw)
     report = json.loads((tmp_path / "sincos-probe.json").read_text())
     return code, report, log.getvalue()
 
@@ -134,7 +134,7 @@ def test_every_key_filled_derives_the_shipped_coefficients(tmp_path):
 
 
 def test_the_kernels_compile_for_sm90(nvrtc):
-    from hwcheck.nvrtc import compile_cuda
+    from hwcheck.device.nvrtc import compile_cuda
     c = compile_cuda(probe_source(), arch="sm_90", name="sincos_probe.cu")
     for op in OPS:
         assert f"sincos_keys_{op}".encode() in c.cubin
@@ -147,7 +147,8 @@ def test_an_out_folder_that_cannot_be_made_is_named_in_one_line(tmp_path):
     from warpsim.files import WriteError
     taken = tmp_path / "a-file"
     taken.write_text("")
-    with pytest.raises(WriteError, match=r"^python -m hwcheck.sincos_probe: cannot make the folder .*a-file: .*$"):
+    with pytest.raises(WriteError,
+                       match=r"^python -m hwcheck.campaigns.sincos_probe: cannot make the folder .*a-file: .*$"):
         probe(FakeSfu(coefficients()), str(taken))
 
 
@@ -189,7 +190,7 @@ class _SweepGpu:
 
 @pytest.mark.parametrize("bad", [(), (0x40490FDB + 3,)])
 def test_hwcheck_sweep_takes_the_sin_cos_forms_when_named(tmp_path, bad):
-    from hwcheck.mufu_sweep import SINCOS_FORMS, parse_forms, sweep, sweep_source
+    from hwcheck.campaigns.mufu_sweep import SINCOS_FORMS, parse_forms, sweep, sweep_source
     forms = parse_forms(list(SINCOS_FORMS))
     assert forms == [("sin", False), ("sin", True), ("cos", False), ("cos", True)]
     assert all(f'"{f} %0, %1' in sweep_source(forms) for f in SINCOS_FORMS)

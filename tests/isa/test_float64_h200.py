@@ -1,7 +1,7 @@
 """The f64 models against the H200's own results, offline: the first f64 campaign on the H200
 (``conformance/h200/h200-f64-run1.json``, 2026-12-01, the model of that morning against the GPU; docs/numerics.md
 "f64") kept the GPU's result of its first 200 mismatching registers and the operands of the first two failing
-warps of each case. The inputs are regenerated from the report's seed (``hwcheck.campaign.chunk_inputs``); the
+warps of each case. The inputs are regenerated from the report's seed (``hwcheck.campaigns.campaign.chunk_inputs``); the
 kept operands show the regeneration is the run's; then today's model must give the GPU's result at every kept
 record. (That every one of the run's 6,430,480 mismatching registers is explained is a count over all inputs,
 described in docs/numerics.md; it needs the old model and is not repeated here.)
@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from hwcheck.campaign import build_cases, chunk_inputs, plan_chunks
+from hwcheck.campaigns.campaign import build_cases, chunk_inputs, plan_chunks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORT = os.path.join(ROOT, "conformance", "h200", "h200-f64-run1.json")

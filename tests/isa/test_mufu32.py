@@ -2,7 +2,7 @@
 
 ``mufu32_sample.npz`` holds, for every f32 ``.approx`` form, the H200's results on 16,384 inputs: each of
 the 512 signs and exponents with 32 mantissas (0, 1, the largest, the middle ones and random ones),
-every special input among them. It is every 8th input of the edge sweep of ``hwcheck.mufu32_probe``;
+every special input among them. It is every 8th input of the edge sweep of ``hwcheck.campaigns.mufu32_probe``;
 the models were also checked on all 2**32 inputs of each form on the H200
 (conformance/h200/h200-mufu32-sweep.json). The directed tests state the special cases as facts.
 """

@@ -109,7 +109,7 @@ def test_the_command_reports_a_bad_probe_folder_in_one_line(tmp_path):
 def test_the_coefficients_derived_again_from_a_probe_run_are_the_shipped_ones():
     probe = os.environ.get("WARPSIM_MUFU32_PROBE")
     if not probe:
-        pytest.skip("set WARPSIM_MUFU32_PROBE to a `python -m hwcheck.mufu32_probe` output folder")
+        pytest.skip("set WARPSIM_MUFU32_PROBE to a `python -m hwcheck.campaigns.mufu32_probe` output folder")
     derived = derive(probe_keys(probe))           # refuses unless every probe input gives the H200's result
     with open(sfu_exp.DATA) as f:
         shipped = json.load(f)

@@ -1,7 +1,7 @@
 """``warpsim.isa.sfu_sincos`` (MUFU.SIN/COS as a fixed-point datapath) and its coefficient derivation.
 
-The H200 sample (``sfu_sincos_sample.npz``, from the ``hwcheck.mufu32_probe`` run of 2026-12-01): the edge sweep's
-inputs whose ``t = x/(2 pi)`` has fraction bits (every sign, exponents 100..152 and the extremes, 256 mantissas
+The H200 sample (``sfu_sincos_sample.npz``, from the ``hwcheck.campaigns.mufu32_probe`` run of 2026-12-01): the edge
+sweep's inputs whose ``t = x/(2 pi)`` has fraction bits (every sign, exponents 100..152 and the extremes, 256 mantissas
 each) and every 256th of the dense run ``0x3E000000 + i``; ``sin``/``cos`` the H200's results (``.ftz`` and
 plain gave the same bits there).
 """
@@ -167,12 +167,12 @@ def test_the_hardware_proof_names_a_committed_report():
 KEY_SAMPLE = os.path.join(os.path.dirname(__file__), "sfu_sincos_keys_sample.npz")
 
 
-@pytest.mark.skipif(not os.path.exists(KEY_SAMPLE), reason="no key sample yet: `python -m hwcheck.sincos_probe --out "
-                    "DIR` on an H200 writes DIR/sincos_keys_sample.npz, to be committed as tests/isa/"
-                    "sfu_sincos_keys_sample.npz")
+@pytest.mark.skipif(not os.path.exists(KEY_SAMPLE), reason="no key sample yet: `python -m "
+                    "hwcheck.campaigns.sincos_probe --out DIR` on an H200 writes DIR/sincos_keys_sample.npz, to be "
+                    "committed as tests/isa/sfu_sincos_keys_sample.npz")
 @pytest.mark.parametrize("op", ["sin", "cos"])
 def test_the_model_gives_the_gpu_keys_at_every_segment_boundary(op):
-    from hwcheck.sincos_probe import UNFILLED, sample_keys
+    from hwcheck.campaigns.sincos_probe import UNFILLED, sample_keys
     with np.load(KEY_SAMPLE) as d:
         keys, want = d["keys"], d[f"{op}_keys"]
     assert np.array_equal(keys, sample_keys())

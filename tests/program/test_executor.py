@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hwcheck.lower import lower
+from hwcheck.device.lower import lower
 from warpsim import SimulatorFault
 from warpsim.cute import Copy_Atom, UniversalCopy, make_layout, make_smem_ptr, make_tensor, make_tiled_copy
 from warpsim.program import Program, copy, load_program, syncthreads

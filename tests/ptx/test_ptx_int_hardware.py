@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import warpsim.ptx
-from hwcheck.sass import disassemble, find_tool
+from hwcheck.device.sass import disassemble, find_tool
 from ptx_helpers import kernel
 
 _REGS = {"r": ".b32", "rd": ".b64", "h": ".b16"}

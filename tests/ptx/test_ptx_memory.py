@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import warpsim.ptx
-from hwcheck.sass import disassemble, find_tool
+from hwcheck.device.sass import disassemble, find_tool
 from warpsim.errors import SimulatorFault
 from warpsim.ptx.memory import SHARED_BASE
 from tests.ptx.ptx_helpers import HEADER, load, store_r

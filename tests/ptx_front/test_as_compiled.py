@@ -130,8 +130,8 @@ def test_rms_norm():
 def test_the_gpu_set_launches_every_kernel():
     """``hwcheck acceptance --only as-compiled``: every kernel of the folder; the flash forward causal and not at
     N 128, 300 and 1024 with B and H 1..2, on the recipe's launch."""
-    from hwcheck.ptx_examples import AS_COMPILED_EXAMPLES
-    from hwcheck.ptx_run import parse_ptx_arg
+    from hwcheck.runs.ptx_examples import AS_COMPILED_EXAMPLES
+    from hwcheck.runs.ptx_run import parse_ptx_arg
     assert 16 <= len(AS_COMPILED_EXAMPLES) <= 24
     launched = {(Path(e[0]).name, e[1]) for e in AS_COMPILED_EXAMPLES}
     for path in FOLDER.glob("*.cu"):

@@ -3,7 +3,7 @@ the driver, gives the bits warpsim gives when it runs the same PTX.
 
 The PTX is what ``warpsim.frontends`` makes (nvcc and the CuTe headers for the C++ kernels, the CuTe DSL for
 the DSL ones) for the device's arch (sm_80 or sm_90; sm_89 runs sm_80 code), or, on a GPU machine without those,
-the PTX exported where they are (``python -m hwcheck.ptx_examples --export DIR --arch sm_90``, then
+the PTX exported where they are (``python -m hwcheck.runs.ptx_examples --export DIR --arch sm_90``, then
 ``HWCHECK_PTX_DIR=DIR``), loaded with ``cupy.RawModule(path=...)`` and launched with the same inputs. CuTe DSL
 tensors with static shapes are 8-byte structs holding the pointer alone, passed as the device pointer; the
 16-byte structs of ``tile_cp_async_dsl.py`` are left to the simulator tests. Run:
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hwcheck.ptx_run import PTX_DIR_ENV, exported_ptx
+from hwcheck.runs.ptx_run import PTX_DIR_ENV, exported_ptx
 from warpsim.frontends.kernel import open_kernel
 from warpsim.frontends.nvcc import cute_include_dir
 from warpsim.frontends.source import compile_source

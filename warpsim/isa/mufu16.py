@@ -6,7 +6,7 @@ function fits in a table: ``data/mufu16_sm90.npz`` holds one ``uint16[65536]`` p
 (:data:`MUFU16_FORMS`), entry ``x`` the result bits of the input bits ``x``. The models below look
 the result up; they claim nothing beyond the table.
 
-How the tables were obtained: ``hwcheck collect`` (``hwcheck/mufu.py``) ran the eight forms on an
+How the tables were obtained: ``hwcheck collect`` (``hwcheck/campaigns/mufu.py``) ran the eight forms on an
 NVIDIA H200 (sm_90, driver 580.159.04, NVRTC 13.0, 2026-12-01) over every input pattern: a scalar
 form on ``x = 0 .. 65535``; an x2 form on the register ``x << 16 | (x ^ 0x8000)`` (``x`` in the upper
 half, ``x`` with its sign flipped in the lower half, so each half sees all 65536 patterns). Every

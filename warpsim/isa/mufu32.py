@@ -9,7 +9,7 @@ PTX specifies these by error bounds only. What the H200 does (docs/numerics.md, 
   :func:`mufu_ex2` ... with ``warpsim.isa.fparith`` (or ``hostfloat``, the same bits) exactly as that SASS does.
 - Each MUFU result, for the inputs that are not special, depends only on a *key* of the input and is the
   table's entry at that key, placed by an exponent rule (tested on all 2**32 inputs of the H200 by
-  ``python -m hwcheck.mufu32_probe``: every input with the same key gives the same normalised result):
+  ``python -m hwcheck.campaigns.mufu32_probe``: every input with the same key gives the same normalised result):
 
   ========  ==========================================  ====================================================
   MUFU      key                                         result
@@ -426,7 +426,7 @@ def mufu_batch(op: str, a: np.ndarray, *, ftz: bool = False) -> np.ndarray:
 
 
 def build_tables(probe_dir: str) -> dict:
-    """The key tables (uint32: rcp, rsqrt, sqrt, tanh) from a ``hwcheck.mufu32_probe`` output folder; ``ValueError`` where its data
+    """The key tables (uint32: rcp, rsqrt, sqrt, tanh) from a ``hwcheck.campaigns.mufu32_probe`` output folder; ``ValueError`` where its data
     breaks the structure the models rely on (a hypothesis that did not hold, an exponent rule violated)."""
     def load(name, key):
         with np.load(os.path.join(probe_dir, f"{name}.npz")) as d:
@@ -479,7 +479,8 @@ def _write(tables: dict, source: dict, path: str = DATA):
 def main(argv=None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="python -m warpsim.isa.mufu32", description=__doc__.split("\n")[0])
-    ap.add_argument("--from", dest="probe", required=True, help="a `python -m hwcheck.mufu32_probe` output folder")
+    ap.add_argument("--from", dest="probe", required=True,
+                    help="a `python -m hwcheck.campaigns.mufu32_probe` output folder")
     ap.add_argument("--source", default="", help="JSON: how the probe was run (command, GPU, driver, date)")
     args = ap.parse_args(argv)
     try:

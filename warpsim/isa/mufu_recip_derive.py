@@ -6,7 +6,7 @@ start, then the nearest ``(c1, c2)`` for which an integer ``c0 << a0 + bias`` pu
 the range its result allows, then the one ``bias`` that all segments share.
 
 ``python -m warpsim.isa.mufu_recip_derive --derive-from PROBE_DIR_OR_NPZ [--out PATH]`` reads the key tables
-from a ``python -m hwcheck.mufu32_probe`` folder or a ``warpsim.isa.mufu32`` npz file, derives the three
+from a ``python -m hwcheck.campaigns.mufu32_probe`` folder or a ``warpsim.isa.mufu32`` npz file, derives the three
 functions, refuses unless the model then equals the given results at every key, and writes the coefficient
 file (default ``warpsim/isa/data/mufu_recip_sm90.json``, which ``mufu_recip.recip_tables`` loads).
 
@@ -153,7 +153,7 @@ def model_results(name: str, t: np.ndarray) -> np.ndarray:
 
 
 def _key_tables(path: str) -> tuple:
-    """``(tables, source)``: the three key tables from a ``hwcheck.mufu32_probe`` folder or a
+    """``(tables, source)``: the three key tables from a ``hwcheck.campaigns.mufu32_probe`` folder or a
     ``warpsim.isa.mufu32`` npz file (the file formats are mufu32's), and what is known of the GPU run behind them."""
     if os.path.isdir(path):
         tables = mufu32.build_tables(path)
@@ -177,7 +177,7 @@ def _json(out: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m warpsim.isa.mufu_recip_derive", description=__doc__.split("\n")[0])
     ap.add_argument("--derive-from", dest="source", required=True,
-                    help="a `python -m hwcheck.mufu32_probe` output folder, or an npz of mufu32 key tables")
+                    help="a `python -m hwcheck.campaigns.mufu32_probe` output folder, or an npz of mufu32 key tables")
     ap.add_argument("--out", default=DATA, help=f"the coefficient file to write (default: {DATA})")
     args = ap.parse_args(argv)
     try:

@@ -23,7 +23,7 @@ This is the datapath that the ``ptx-math`` project (github bcarlet/ptx-math) fou
 H200 follows it at every key (docs/numerics.md, "MUFU.EX2 and MUFU.LG2"). The coefficients
 (``data/sfu_exp_sm90.json``, 64 x 3 integers and ``B`` per function) are solved from the H200's results by
 ``python -m warpsim.isa.sfu_exp_derive --from PROBE_DIR`` (``warpsim.isa.sfu_exp_derive``; a
-``hwcheck.mufu32_probe`` run), which refuses to write them unless the model then gives the H200's result at
+``hwcheck.campaigns.mufu32_probe`` run), which refuses to write them unless the model then gives the H200's result at
 every key. LG2's sum for ``m = 0``
 is about ``2**-23.2``, not 0: ``lg2(0.5) = -0.99999988`` and ``lg2(2**-126) = -125.99999``.
 

@@ -8,7 +8,7 @@ and searches the integers ``(c1, c2)`` around it for the one that leaves the wid
 solves both functions and refuses unless the model then gives the H200's result at every probe input.
 
 ``python -m warpsim.isa.sfu_exp_derive --from PROBE_DIR [--source JSON] [--out PATH]`` reads a
-``python -m hwcheck.mufu32_probe`` output folder (:func:`probe_keys`) and writes the coefficient file
+``python -m hwcheck.campaigns.mufu32_probe`` output folder (:func:`probe_keys`) and writes the coefficient file
 (default ``warpsim/isa/data/sfu_exp_sm90.json``, which ``sfu_exp.ex2_coefficients`` and
 ``sfu_exp.lg2_coefficients`` load).
 """
@@ -33,8 +33,8 @@ _ONE = np.uint32(0x3F800000)       # 1.0f: LG2 gives +0 there, outside the accum
 
 
 def probe_keys(probe_dir: str) -> dict:
-    """The H200's results that :func:`derive` solves from, read from a ``hwcheck.mufu32_probe`` folder (uint32):
-    ``inputs`` and ``results`` per function: EX2 at every sign-magnitude key (``+-f * 2**-23``, 2**24
+    """The H200's results that :func:`derive` solves from, read from a ``hwcheck.campaigns.mufu32_probe`` folder
+    (uint32): ``inputs`` and ``results`` per function: EX2 at every sign-magnitude key (``+-f * 2**-23``, 2**24
     inputs), LG2 on exponents 1, 126, 127, 128 and 254 (5 * 2**23 inputs). ``ValueError`` naming what is missing.
     """
     def load(name, key):
@@ -188,7 +188,8 @@ def derive(keys: dict) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m warpsim.isa.sfu_exp_derive", description=__doc__.split("\n")[0])
-    ap.add_argument("--from", dest="probe", required=True, help="a `python -m hwcheck.mufu32_probe` output folder")
+    ap.add_argument("--from", dest="probe", required=True,
+                    help="a `python -m hwcheck.campaigns.mufu32_probe` output folder")
     ap.add_argument("--source", default="", help="JSON: how the probe was run (command, GPU, driver, date)")
     ap.add_argument("--out", default=DATA, help=f"the coefficients file to write (default: {DATA})")
     args = ap.parse_args(argv)
@@ -200,7 +201,7 @@ def main(argv=None) -> int:
         return 2
     doc = {"source": json.loads(args.source) if args.source else {},
            "derived_by": ("python -m warpsim.isa.sfu_exp_derive --from PROBE_DIR "
-                          "(the probe: python -m hwcheck.mufu32_probe)"),
+                          "(the probe: python -m hwcheck.campaigns.mufu32_probe)"),
            "checked": {name: f"the model gives the H200's result on all {keys[name][0].size} probe inputs"
                        for name in coeffs},
            **coeffs}

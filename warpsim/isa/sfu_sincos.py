@@ -6,7 +6,7 @@ the same two instructions. The MUFU step, as modelled here (every width below is
 
 1. **Reduction.** ``key = floor(|t| * 2**25) mod 2**25``: 2 quadrant bits ``q`` and 23 bits ``r`` of the
    position in the quadrant (the H200's results depend on the sign of ``t`` and this key only: 0 exceptions
-   over all 2**32 inputs, ``hwcheck.mufu32_probe``). ``t`` infinite or NaN gives the canonical NaN.
+   over all 2**32 inputs, ``hwcheck.campaigns.mufu32_probe``). ``t`` infinite or NaN gives the canonical NaN.
 2. **Quadrant.** Both functions evaluate one curve, ``sin(pi/2 * r / 2**23)`` on the first quadrant. ``sin``
    reads ``r`` mirrored (``2**23 - 1 - r``, the one's complement) in quadrants 1 and 3 and is negative in
    quadrants 2 and 3 (times the sign of ``t``); ``cos`` reads it mirrored in quadrants 0 and 2 and is
@@ -23,11 +23,11 @@ solves them, per segment, from (key, result) pairs measured on the GPU (each res
 the integer triples inside every interval are found by search). The structure (widths, truncations, the
 squarer) is the one bcarlet/ptx-math found for sm_70/sm_75 (read for facts, not copied); its model agreed
 with every H200 result then at hand (1.3·10^6). **Proven on the H200** (2026-12-01, :data:`HARDWARE_PROOF`):
-``python -m hwcheck.sincos_probe --out DIR`` built the key tables from all 2**32 inputs, derived the
+``python -m hwcheck.campaigns.sincos_probe --out DIR`` built the key tables from all 2**32 inputs, derived the
 coefficients there (equal to the shipped ones), found the model equal to the GPU at every key (23,326,001
 per function) and swept the four forms over all 2**32 inputs each: 0 mismatches. The PTX loader decodes these
 forms only while :data:`HARDWARE_PROOF` names that report (a regenerated coefficient file must be proven again;
-:data:`PENDING_REASON` is the refusal then). sm_80: the same SASS (``hwcheck.sass``); its SFU bits unproven.
+:data:`PENDING_REASON` is the refusal then). sm_80: the same SASS (``hwcheck.device.sass``); its SFU bits unproven.
 
 >>> c = coefficients()
 >>> hex(f32_sin_approx(0x00000000, c)), hex(f32_sin_approx(0x80000000, c)), hex(f32_cos_approx(0, c))
@@ -72,7 +72,7 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "sfu_sincos_sm90.json")
 # The device run that compared this model with the H200 at every input; None while that is pending.
 HARDWARE_PROOF = "conformance/h200/h200-sincos-probe.json"
 PENDING_REASON = ("modelled (warpsim.isa.sfu_sincos) but not yet proven on the H200 at every input; "
-                  "pending `PYTHONPATH=. python -m hwcheck.sincos_probe --out DIR` on an H200 "
+                  "pending `PYTHONPATH=. python -m hwcheck.campaigns.sincos_probe --out DIR` on an H200 "
                   "(docs/numerics.md, \"MUFU.SIN and MUFU.COS\")")
 
 _KEY_MASK = (1 << KEY_BITS) - 1

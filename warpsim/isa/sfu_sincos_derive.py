@@ -17,7 +17,7 @@ Observations that break the structure itself (a sign the quadrant rule does not 
 
 ``python -m warpsim.isa.sfu_sincos_derive --from FILE.npz [--write PATH]`` derives from a file holding
 either key tables (``sin_keys``/``cos_keys``: the result at every key for ``t >= 0``, 2**25 each, as
-``hwcheck.sincos_probe`` writes them) or measured inputs (``inputs`` with ``sin`` and/or ``cos``), checks
+``hwcheck.campaigns.sincos_probe`` writes them) or measured inputs (``inputs`` with ``sin`` and/or ``cos``), checks
 the model with the result against every observation, prints a line per segment, and with ``--write``
 writes the coefficient file (JSON: the rows, how they were obtained, the counts).
 

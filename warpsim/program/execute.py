@@ -8,7 +8,7 @@ for the 32 lanes of its warp on ``regs[warp]`` through ``warp_ld``, ``warp_st``,
 (a predicated ``ld``/``st`` through ``warp_ld_if``/``warp_st_if``). ``arch``: ``int64[2, 3]``, per accumulator code (f32, f16) the
 model's ``(block, frac_bits, ez)`` (:func:`arch_table`); ``tables``: the MUFU tables of the stream's
 element-wise forms (``warpsim.isa.alu32.alu_tables(encoded.forms)``, :func:`mufu_tables`). Snapshots: when ``snap_slots`` has a row per
-stream position (``hwcheck.lower.Lowered.snap_slots``), every destination register ``j`` of
+stream position (``hwcheck.device.lower.Lowered.snap_slots``), every destination register ``j`` of
 instruction ``i`` is written after it executes to ``snap[snap_slots[i, j], thread]`` — the GPU's
 snapshot layout, so the two line up; pass ``int64[0, 4]`` for none. Returns the position of the
 instruction that faulted (``fault`` filled, nothing written by it), or ``stop``.

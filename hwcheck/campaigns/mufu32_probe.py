@@ -1,6 +1,6 @@
 """Probing the f32 MUFU approximations on a GPU: their SASS, which input bits decide the result, and the tables.
 
-``python -m hwcheck.mufu32_probe --out DIR`` (needs CuPy and a GPU; ``ptxas``/``cuobjdump`` for the SASS)
+``python -m hwcheck.campaigns.mufu32_probe --out DIR`` (needs CuPy and a GPU; ``ptxas``/``cuobjdump`` for the SASS)
 computes every f32 ``.approx`` form over all 2**32 inputs on the GPU and, for each MUFU operation, tests
 *key hypotheses*: "the result, normalised, depends only on ``key(x)``". A hypothesis is a small CUDA snippet
 giving ``(valid, key, norm)`` for an input ``x`` and the GPU's result ``y``; the test scatters ``norm`` into a
@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from hwcheck.mufu_sweep import DIV_FORMS     # the div forms the sweep checks
+from hwcheck.campaigns.mufu_sweep import DIV_FORMS     # the div forms the sweep checks
 
 __all__ = ["F32_FORMS", "EDGE_MANTISSAS", "edge_inputs", "HYPOTHESES", "main"]
 
@@ -219,8 +219,8 @@ extern "C" __global__ void lg2_predict(const unsigned* out, unsigned long long* 
 
 
 def _sass(forms, log):
-    """The SASS ptxas makes of one kernel per form (:mod:`hwcheck.sass`); the text, or why not."""
-    from hwcheck.sass import SassError, disassemble, form_kernel
+    """The SASS ptxas makes of one kernel per form (:mod:`hwcheck.device.sass`); the text, or why not."""
+    from hwcheck.device.sass import SassError, disassemble, form_kernel
     parts = []
     for form in forms:
         try:
@@ -252,7 +252,7 @@ def module_source() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hwcheck.mufu32_probe", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m hwcheck.campaigns.mufu32_probe", description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--ops", default="ex2,rcp,rsqrt,sqrt,lg2,sin,cos,tanh")
     ap.add_argument("--sass-only", nargs="*", metavar="FORM", help="only write the SASS of these forms")

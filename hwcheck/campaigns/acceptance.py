@@ -20,7 +20,7 @@ report                    campaign                                              
 ``--only ptx`` runs the PTX examples into ``NAME-ptx-programs.json``, ``--only flash`` the flash-attention
 kernels into ``NAME-flash-programs.json``, ``--only flash-dsl`` the CuTe DSL flash kernels at the same launches
 into ``NAME-flash-dsl-programs.json``, ``--only as-compiled`` the kernels of ``examples/cute_cpp/as_compiled/``
-(nvcc's default flags) into ``NAME-as-compiled-programs.json`` (:mod:`hwcheck.ptx_examples`);
+(nvcc's default flags) into ``NAME-as-compiled-programs.json`` (:mod:`hwcheck.runs.ptx_examples`);
 ``--only corpus`` the corpus of real compilers' PTX (``tests/corpus``) into ``NAME-corpus-programs.json``.
 
 >>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
@@ -36,12 +36,13 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from hwcheck.campaign import (CASE_RECORDS, CHUNK, build_cases, campaign_status, first_mismatches,
-                              group_totals, make_runner, model_arch, run_campaign, summary_table, variant_totals,
-                              warm_up)
+from hwcheck.campaigns.campaign import (CASE_RECORDS, CHUNK, build_cases, campaign_status, first_mismatches,
+                                        group_totals, make_runner, run_campaign, summary_table, variant_totals,
+                                        warm_up)
+from hwcheck.arch import model_arch
 from hwcheck.errors import HwcheckError
 from hwcheck.progress import Progress
-from hwcheck.report import command_line, new_report, write_json_atomic
+from hwcheck.report import REPO_ROOT, command_line, new_report, write_json_atomic
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.inputs import EVIDENCE_CLASSES, MMA_CLASSES
 
@@ -58,7 +59,7 @@ ACCEPTANCE = (
 )
 PROGRAM_SEEDS = 20       # random inputs per example program and params combination
 ONLY = ("all", "campaigns", "programs", "ptx", "flash", "flash-dsl", "as-compiled", "corpus")
-_EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+_EXAMPLES = os.path.join(REPO_ROOT, "examples")
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,8 @@ def example_programs(directory: str = _EXAMPLES) -> list:
 def run_example_programs(gpu, *, report: str, seeds: int = PROGRAM_SEEDS, seed: int = 0, paths=None,
                          extra=None, log=None):
     """Every example program (``paths``, default :func:`example_programs`), every combination of its param
-    choices, ``seeds`` seeds each, on ``gpu``, into ``report``: a :class:`hwcheck.run.ProgramOutcome`."""
-    from hwcheck.campaign import model_arch
-    from hwcheck.run import ProgramOutcome, plan_jobs, run_programs
+    choices, ``seeds`` seeds each, on ``gpu``, into ``report``: a :class:`hwcheck.runs.run.ProgramOutcome`."""
+    from hwcheck.runs.run import ProgramOutcome, plan_jobs, run_programs
     from warpsim.errors import WarpsimError
     from warpsim.program.program import load_program
     paths = example_programs() if paths is None else list(paths)
@@ -203,7 +203,7 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
                    trace: bool = True) -> int:
     """Run :data:`ACCEPTANCE` and the example programs on ``gpu``, reports under ``out``; print the
     summary table last. ``only``: ``"campaigns"`` or ``"programs"`` runs one half, ``"ptx"`` the PTX examples
-    (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.ptx_examples.FLASH_EXAMPLES``,
+    (``NAME-ptx-programs.json``), ``"flash"`` the flash-attention kernels (``hwcheck.runs.ptx_examples.FLASH_EXAMPLES``,
     ``NAME-flash-programs.json``), ``"flash-dsl"`` the CuTe DSL ones at the same launches (``FLASH_DSL_EXAMPLES``,
     ``NAME-flash-dsl-programs.json``), ``"as-compiled"`` the kernels built with nvcc's defaults
     (``AS_COMPILED_EXAMPLES``, ``NAME-as-compiled-programs.json``), ``"corpus"`` the corpus (``CORPUS_EXAMPLES``,
@@ -239,8 +239,8 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
     # every example of the set: buffers, written registers
     if only in ("ptx", "corpus", "flash", "flash-dsl", "as-compiled"):
-        from hwcheck.ptx_examples import (AS_COMPILED_EXAMPLES, CORPUS_EXAMPLES, FLASH_DSL_EXAMPLES, FLASH_EXAMPLES,
-                                          FLASH_TRACE_CAPACITY, run_ptx_examples)
+        from hwcheck.runs.ptx_examples import (AS_COMPILED_EXAMPLES, CORPUS_EXAMPLES, FLASH_DSL_EXAMPLES,
+                                               FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, run_ptx_examples)
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-{only}-programs.json")
         flash = {"flash": FLASH_EXAMPLES, "flash-dsl": FLASH_DSL_EXAMPLES, "as-compiled": AS_COMPILED_EXAMPLES}

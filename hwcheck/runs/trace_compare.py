@@ -1,5 +1,5 @@
 """Comparing a PTX kernel's results from two machines: global buffers element by element, register traces
-record by record (the trace layout is :mod:`hwcheck.instrument`'s).
+record by record (the trace layout is :mod:`hwcheck.device.instrument`'s).
 
 Addresses differ between the simulator and the GPU by nature (the GPU's buffers, shared and local windows
 live elsewhere). A trace record whose bits differ is *relocated* (counted, not a mismatch) when both
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwcheck.compare import decode_register
-from hwcheck.instrument import RECORD_BYTES
+from hwcheck.device.instrument import RECORD_BYTES
 
 __all__ = ["BufferComparison", "compare_buffers", "Regions", "TraceComparison", "compare_traces", "SLACK"]
 
@@ -155,7 +155,7 @@ def _relocated(vs, vg, wide, pairs, thread):
 
 
 def compare_traces(ins, sim_trace, gpu_trace, regions: Regions, block, grid, limit: int = 20) -> TraceComparison:
-    """Compare two trace buffers of ``ins`` (an :class:`~hwcheck.instrument.Instrumented`) record by record.
+    """Compare two trace buffers of ``ins`` (an :class:`~hwcheck.device.instrument.Instrumented`) record by record.
 
     Per thread the records both machines wrote are compared (site, step, and the register's bits); a
     thread whose record counts differ is a mismatch at the first record one of them lacks. Records of

@@ -1,6 +1,6 @@
 """``hwcheck fuzz``: random valid integer PTX programs, each run on the GPU and the simulator, register by register;
 ``hwcheck fuzz --float``: random valid float programs made for testing ptxas's FMA contraction
-(:mod:`hwcheck.ptx_fuzz_float`, ``program(seed, kind="float")``).
+(:mod:`hwcheck.campaigns.ptx_fuzz_float`, ``program(seed, kind="float")``).
 
 :func:`program` makes one kernel from a seed (``random.Random(seed)``; the same seed, the same text):
 
@@ -15,7 +15,7 @@
   early exit of some lanes (a jump to the final stores; no warp-wide op follows it);
 - every ``%r``/``%rd`` register is stored to ``out`` at the end.
 
-:func:`fuzz` runs ``count`` programs through :func:`hwcheck.ptx_run.run_one` (buffers and the register trace of
+:func:`fuzz` runs ``count`` programs through :func:`hwcheck.runs.ptx_run.run_one` (buffers and the register trace of
 the instrumented copy), never stopping at a mismatch, and writes a JSON report (atomically) holding the counts,
 the PTX text and records of the first failing programs (register records before buffer records), and for
 EVERY failing program its earliest mismatching register record by dynamic step, with the PTX instruction text
@@ -48,10 +48,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field, fields
 
-from hwcheck.ptx_fuzz_float import OUT_WORDS as FLOAT_OUT_WORDS, float_program
+from hwcheck.campaigns.ptx_fuzz_float import OUT_WORDS as FLOAT_OUT_WORDS, float_program
 from hwcheck.report import new_report, write_json_atomic
+from warpsim.isa.arith import DEFAULT_ARCH
 
-__all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "first_record", "open_cupy_ptx", "CHUNK",
+__all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "first_record", "CHUNK",
            "KERNEL", "KINDS", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "COMPILED_APART", "ERROR"]
 
 KERNEL = "fuzz"
@@ -289,7 +290,7 @@ class _Gen:
 
 def program(seed: int, kind: str = "int") -> FuzzProgram:
     """The PTX kernel of ``seed`` (see the module docstring); ``kind="float"``: the float mode's
-    (:func:`hwcheck.ptx_fuzz_float.float_program`)."""
+    (:func:`hwcheck.campaigns.ptx_fuzz_float.float_program`)."""
     if kind == "float":
         made = float_program(seed, KERNEL)
         return FuzzProgram(seed, made.text, made.block, kind, made.pairs)
@@ -322,7 +323,7 @@ def program(seed: int, kind: str = "int") -> FuzzProgram:
 
 
 def _job(prog: FuzzProgram, folder: str):
-    from hwcheck.ptx_run import PtxJob, parse_ptx_arg
+    from hwcheck.runs.ptx_run import PtxJob, parse_ptx_arg
     from hwcheck.report import write_text_atomic
     path = os.path.join(folder, f"fuzz_{prog.seed}.ptx")
     write_text_atomic(path, prog.text, what="PTX")
@@ -454,9 +455,9 @@ def check_range(gpu_ptx, first: int, count: int, arch: str, log=None, keep: int 
     (the first ``keep``, whole), first records (every failing program's, :func:`first_record`), per program (float
     mode: seed, candidate and fused pairs, result; else empty))``; never stops at a mismatch or at an error of one
     program (an error is counted and kept like a mismatch). ``ptxas``: the simulator's contraction, as
-    :func:`hwcheck.ptx_run.run_one` takes it (``"none"``: without)."""
+    :func:`hwcheck.runs.ptx_run.run_one` takes it (``"none"``: without)."""
     from hwcheck.errors import HwcheckError
-    from hwcheck.ptx_run import PtxRun, run_one
+    from hwcheck.runs.ptx_run import PtxRun, run_one
     from warpsim.errors import WarpsimError
     totals, failing, firsts, each = FuzzTotals(), [], [], []
     with tempfile.TemporaryDirectory(prefix="hwcheck-fuzz-") as folder, open(os.devnull, "w") as quiet:
@@ -519,24 +520,17 @@ def _worker_range(make_gpu_ptx, first, count, arch, kind, ptxas):
     return check_range(_WORKER_GPU, first, count, arch, kind=kind, ptxas=ptxas)
 
 
-def open_cupy_ptx(ptxas: str = "auto"):
-    """A :class:`hwcheck.ptx_run.CupyPtx` on the default GPU (what each ``--workers`` process opens; ``ptxas``:
-    the one that assembles the GPU's code)."""
-    from hwcheck.gpu import Gpu
-    from hwcheck.ptx_run import CupyPtx
-    return CupyPtx(Gpu.open(), ptxas)
-
-
-def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = "sm90", report=None, command="", gpu_info=None,
+def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = DEFAULT_ARCH, report=None, command="", gpu_info=None,
          log=None, workers: int = 1, make_gpu_ptx=None, kind: str = "int", ptxas: str = "auto"):
     """Generate and check ``count`` programs of ``kind`` (seeds ``seed..seed+count-1``; each program's inputs come
     from its own seed); returns ``(FuzzTotals, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error (a program
     the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch). The report's ``kind``
     is ``ptx-fuzz`` or ``ptx-fuzz-float``; a float campaign's has ``programs`` and ``contraction`` too.
-    ``ptxas``: the simulator's contraction (:func:`hwcheck.ptx_run.run_one`; ``"none"``: without).
+    ``ptxas``: the simulator's contraction (:func:`hwcheck.runs.ptx_run.run_one`; ``"none"``: without).
 
     With ``workers`` > 1 the programs go in chunks of :data:`CHUNK` to that many processes (``spawn``), each
-    with its own ``make_gpu_ptx()`` (a picklable callable, e.g. :func:`open_cupy_ptx`); ``gpu_ptx`` is unused.
+    with its own ``make_gpu_ptx()`` (a picklable callable, e.g. :func:`hwcheck.runs.ptx_run.open_cupy_ptx`);
+    ``gpu_ptx`` is unused.
     """
     log = sys.stderr if log is None else log
     start = time.perf_counter()

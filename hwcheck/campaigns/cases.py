@@ -2,7 +2,7 @@
 
 A case knows, for its instruction, how to make inputs (``warpsim.isa.inputs``), how the simulator
 executes them (the batched ISA API, parallel over all cores), how the GPU executes them (its
-kernel from :mod:`hwcheck.kernels`) and how to show one warp's inputs in a report. Both sides
+kernel from :mod:`hwcheck.device.kernels`) and how to show one warp's inputs in a report. Both sides
 return registers as ``uint32[warps, 32, regs]`` for :func:`hwcheck.compare.compare_registers`:
 
 - ``MmaCase``: one instruction per warp; ``count`` instructions give ``count`` warps;
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.kernels import CVT_THREADS, MMA_THREADS, Kernel, cvt_kernel, ldmatrix_kernel, mma_kernel
+from hwcheck.device.kernels import CVT_THREADS, MMA_THREADS, Kernel, cvt_kernel, ldmatrix_kernel, mma_kernel
 from warpsim.isa import cvt_pack, ldmatrix, mma_m16n8k8, mma_m16n8k16
 from warpsim.isa.inputs import cvt_inputs, ldmatrix_inputs, mma_inputs
 from warpsim.program.instr import MMA_REGS

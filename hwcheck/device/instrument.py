@@ -4,7 +4,7 @@
 nothing else they compute: the kernel gains two last parameters, ``.param .u64 __warpsim_trace`` and
 ``.param .u64 __warpsim_shared`` (global buffers), the module two ``.global .u64`` variables holding their
 addresses (``__warpsim_trace_ptr``, ``__warpsim_shared_ptr``) and the function ``__warpsim_exit`` of
-:mod:`hwcheck.shared_capture` (each CTA's final shared memory), each instrumented function a prologue, and
+:mod:`hwcheck.device.shared_capture` (each CTA's final shared memory), each instrumented function a prologue, and
 after each instruction that writes registers a few instructions that store each destination register:
 
 - a *record* is 16 bytes, four ``u32``: ``site`` (which instruction and which destination, an index
@@ -64,9 +64,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hwcheck.shared_capture import (EXIT_FUNCTION, SHARED_PARAM, SHARED_POINTER, SharedCapture, exit_function,
-                                    plan_capture)
-from hwcheck.shared_capture import prologue as shared_prologue
+from hwcheck.device.shared_capture import (EXIT_FUNCTION, SHARED_PARAM, SHARED_POINTER, SharedCapture, exit_function,
+                                           plan_capture)
+from hwcheck.device.shared_capture import prologue as shared_prologue
 from warpsim.ptx.syntax import Instruction, parse_module, type_bytes
 
 __all__ = ["TRACE_PARAM", "HEADER_BYTES", "RECORD_BYTES", "Site", "Instrumented", "instrument", "writes_registers"]
@@ -126,7 +126,7 @@ class Instrumented:
     files: dict
     shared: tuple = ()              # (name, bytes or None for .extern) of each .shared variable, in header order
     depot: tuple = ()               # (name, bytes) of the entry's first .local variable; () when it has none
-    capture: SharedCapture = SharedCapture(())   # the final shared memory captured (hwcheck.shared_capture)
+    capture: SharedCapture = SharedCapture(())   # the final shared memory captured (hwcheck.device.shared_capture)
 
     @property
     def header_bytes(self) -> int:

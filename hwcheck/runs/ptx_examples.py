@@ -35,11 +35,12 @@ from itertools import product
 
 import numpy as np
 
+from hwcheck.report import REPO_ROOT as ROOT
+
 __all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "AS_COMPILED_EXAMPLES", "FLASH_BENCH_EXAMPLE",
            "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command",
            "reported_gpu_time", "run_ptx_examples", "CORPUS_EXAMPLES"]
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _U32 = ["x=random:u32:128", "y=zeros:u32:128"]
 
 
@@ -220,9 +221,9 @@ CORPUS_EXAMPLES = _corpus()
 
 
 def ptx_jobs(examples=None, root=ROOT):
-    """:class:`hwcheck.ptx_run.PtxJob` of each example (default :data:`PTX_EXAMPLES`; paths made absolute
+    """:class:`hwcheck.runs.ptx_run.PtxJob` of each example (default :data:`PTX_EXAMPLES`; paths made absolute
     under ``root``)."""
-    from hwcheck.ptx_run import PtxJob, parse_ptx_arg
+    from hwcheck.runs.ptx_run import PtxJob, parse_ptx_arg
     from warpsim.frontends.kernel import parse_dim3
     examples = PTX_EXAMPLES if examples is None else examples
     return [PtxJob(os.path.join(root, src), kernel, parse_dim3(grid), parse_dim3(block), smem,
@@ -265,7 +266,7 @@ def reported_gpu_time(example=FLASH_BENCH_EXAMPLE, folder=os.path.join(ROOT, "co
     launch and ``--arg`` specs) and timed it; None where none did."""
     import glob
     import json
-    from hwcheck.ptx_run import PtxRun
+    from hwcheck.runs.ptx_run import PtxRun
     want = PtxRun(ptx_jobs([example])[0]).as_dict()
     found = None
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
@@ -288,13 +289,12 @@ def reported_gpu_time(example=FLASH_BENCH_EXAMPLE, folder=os.path.join(ROOT, "co
 
 def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, workers=1, capacity=4096,
                      ptxas="auto", trace=True):
-    """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.gpu.Gpu`),
+    """Every example of ``examples`` (default :data:`PTX_EXAMPLES`) on ``gpu`` (a :class:`hwcheck.device.gpu.Gpu`),
     ``seeds`` seeds each, register trace on (``capacity`` records per thread; ``trace=False``: buffers only), in
     ``workers`` processes, the simulator's contraction decided by ``ptxas`` (``"none"``: without, beside the GPU's
-    real code); returns ``(runs, status, error, exit status)`` of :func:`hwcheck.ptx_run.check_ptx`."""
-    from hwcheck.campaign import model_arch
-    from hwcheck.ptx_fuzz import open_cupy_ptx
-    from hwcheck.ptx_run import CupyPtx, check_ptx
+    real code); returns ``(runs, status, error, exit status)`` of :func:`hwcheck.runs.ptx_run.check_ptx`."""
+    from hwcheck.arch import model_arch
+    from hwcheck.runs.ptx_run import CupyPtx, check_ptx, open_cupy_ptx
     examples = PTX_EXAMPLES if examples is None else examples
     more = (" --ptxas " + ptxas if ptxas != "auto" else "") + ("" if trace else " --no-trace")
     command = " ; ".join(_command(e, seeds, seed, capacity if capacity != 4096 else None) + more for e in examples)
@@ -305,12 +305,12 @@ def run_ptx_examples(gpu, *, report, seeds=20, seed=0, log=None, examples=None, 
 
 
 def main(argv=None) -> int:
-    """``python -m hwcheck.ptx_examples --export DIR [--arch sm_90]``: write the examples' PTX into DIR, for a GPU
+    """``python -m hwcheck.runs.ptx_examples --export DIR [--arch sm_90]``: write the examples' PTX into DIR, for a GPU
     machine without nvcc, the CuTe headers or the CuTe DSL (run there with ``HWCHECK_PTX_DIR=DIR``)."""
     import argparse
     import sys
-    from hwcheck.ptx_run import export_ptx
-    parser = argparse.ArgumentParser(prog="python -m hwcheck.ptx_examples")
+    from hwcheck.runs.ptx_run import export_ptx
+    parser = argparse.ArgumentParser(prog="python -m hwcheck.runs.ptx_examples")
     parser.add_argument("--export", required=True, metavar="DIR")
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)

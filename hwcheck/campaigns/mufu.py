@@ -7,7 +7,7 @@ f32 and f64 forms are not modelled yet.
 ``ex2.approx``, ``rcp.approx``, ``rsqrt.approx``, ``sqrt.approx``, ``lg2.approx``, ``sin.approx``,
 ``cos.approx``, ``tanh.approx`` (f32, and f16/bf16/x2 where PTX has them) and ``rcp.approx.ftz.f64``
 are specified by error bounds only; a bit-exact model needs the hardware's results. This module runs
-each form (:data:`MUFU_FORMS`, kernels from :func:`hwcheck.float_cases.float_kernel`) over a sweep of
+each form (:data:`MUFU_FORMS`, kernels from :func:`hwcheck.campaigns.float_cases.float_kernel`) over a sweep of
 inputs and writes inputs and results to an ``.npz`` file, for a model to be fitted and checked later:
 
 - 16-bit forms: every pattern, ``0 .. 65535``, whatever ``start``, ``count`` and ``stride`` say (x2 forms:
@@ -33,8 +33,8 @@ import tempfile
 import numpy as np
 
 from hwcheck.errors import HwcheckError
-from hwcheck.float_cases import FloatForm, float_kernel
-from hwcheck.kernels import CVT_THREADS, module_source
+from hwcheck.campaigns.float_cases import FloatForm, float_kernel
+from hwcheck.device.kernels import CVT_THREADS, module_source
 
 __all__ = ["MUFU_FORMS", "MUFU_PREFIX", "mufu_forms", "mufu_kernel", "sweep_inputs", "collect", "write_npz_atomic"]
 

@@ -4,7 +4,8 @@ PTX lets the code generator fuse a ``mul`` and an ``add``/``sub`` that carry no 
 (``mul.f32 %f3, %f1, %f2; add.f32 %f4, %f3, %f5;``) into one FFMA (HFMA2 for ``f16x2``), which rounds once where
 the PTX text rounds twice; ``fma.rn``, ``mul.rn`` and ``add.rn`` are never fused. Whether ptxas fuses a pair is
 its decision, so the simulator can only be bit-exact if it asks ptxas (``warpsim.ptx.contraction``). These
-programs put that decision to the test against the GPU, register by register (:mod:`hwcheck.ptx_fuzz` runs them).
+programs put that decision to the test against the GPU, register by register (:mod:`hwcheck.campaigns.ptx_fuzz`
+runs them).
 
 :func:`float_program` makes one kernel from a seed (``random.Random(seed)``; the same seed, the same text), with
 the integer mode's structure (one CTA of 32 or 64 threads, ``fuzz(.param .u64 inp, .param .u64 out)``):
@@ -392,8 +393,9 @@ def sass_fusions(text: str, arch: str = "sm_90") -> dict:
     The copy with a ``.loc`` of its own line before every instruction and the SASS's lines are
     :mod:`warpsim.ptx.contraction`'s (``annotate``, ``sass_lines``); the count here reads the SASS alone, without
     that module's resolution of pairs, so the two can be held against each other.
-    Needs ``ptxas`` and ``nvdisasm`` (:func:`hwcheck.sass.find_tool`); raises ``hwcheck.sass.SassError``."""
-    from hwcheck.sass import SassError, find_tool
+    Needs ``ptxas`` and ``nvdisasm`` (:func:`hwcheck.device.sass.find_tool`); raises
+    ``hwcheck.device.sass.SassError``."""
+    from hwcheck.device.sass import SassError, find_tool
     from warpsim.ptx.contraction import annotate, sass_lines
     ptxas, nvdisasm = find_tool("ptxas"), find_tool("nvdisasm")
     if ptxas is None or nvdisasm is None:

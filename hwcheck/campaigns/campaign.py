@@ -1,6 +1,6 @@
 """Raw-instruction conformance campaigns: the same generated inputs on the simulator and on the GPU.
 
-A campaign is a list of cases (:mod:`hwcheck.cases`), each run for ``count`` instructions in chunks
+A campaign is a list of cases (:mod:`hwcheck.campaigns.cases`), each run for ``count`` instructions in chunks
 of at most ``chunk`` (memory stays bounded). For each chunk: make inputs, simulate them (warpsim's
 batched ISA API, parallel over all cores), run them on the GPU, compare every destination register
 bit for bit (:mod:`hwcheck.compare`). Every mismatch is counted; a few are kept as records, with the
@@ -29,18 +29,18 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from hwcheck.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
+from hwcheck.campaigns.cases import LDMATRIX_CLASS, CvtCase, LdmatrixCase, MmaCase
 from hwcheck.compare import compare_registers
 from hwcheck.errors import HwcheckError
-from hwcheck.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, F64Case, FloatCase
-from hwcheck.int_cases import INT_CLASSES, IntCase, IntRunner, select_forms
-from hwcheck.kernels import module_source
-from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, get_arch, neighbours
+from hwcheck.campaigns.float_cases import F64_FORMS, FLOAT_CLASSES, FLOAT_FORMS, F64Case, FloatCase
+from hwcheck.campaigns.int_cases import INT_CLASSES, IntCase, IntRunner, select_forms
+from hwcheck.device.kernels import module_source
+from warpsim.isa.arith import DEFAULT_ARCH, get_arch, neighbours
 from warpsim.isa.inputs import CVT_CLASSES, EVIDENCE_CLASSES, MMA_CLASSES
 from warpsim.isa.mma import TYPE_COMBOS
 
 __all__ = ["INSTRS", "SHAPES", "MMA_TYPES", "CVT_TYPES", "VARIANTS", "CLASSES", "CHUNK", "CASE_RECORDS",
-           "CASE_INPUTS", "build_cases", "make_runner", "case_id", "model_arch", "CaseResult", "GpuRunner", "warm_up", "Chunk",
+           "CASE_INPUTS", "build_cases", "make_runner", "case_id", "CaseResult", "GpuRunner", "warm_up", "Chunk",
            "ChunkResult", "plan_chunks", "chunk_inputs", "compare_chunk", "run_chunk", "add_chunk", "run_case",
            "run_campaign", "group_totals", "summary_table", "first_mismatches", "campaign_status", "variant_totals",
            "variant_lines"]
@@ -56,15 +56,14 @@ PER_THREAD = ("cvt", "float", "f64", "int")   # one instruction per thread: coun
 CHUNK = 1 << 16          # instructions per chunk
 CASE_RECORDS = 20        # mismatch records kept per case
 CASE_INPUTS = 2          # failing warps per case whose inputs are kept
-_MODELS = {"80": SM80.name, "89": SM80.name, "90": SM90.name}   # compute capability -> tensor-core model
 
 
 def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes=None, forms=None) -> list:
     """The cases of a campaign, in a fixed order: shape, then type (or variant, or form), then class.
 
-    ``variants``: ldmatrix's variants, or the float forms (``hwcheck.float_cases.FLOAT_FORMS``, PTX text
+    ``variants``: ldmatrix's variants, or the float forms (``hwcheck.campaigns.float_cases.FLOAT_FORMS``, PTX text
     such as ``fma.rz.ftz.f32``) of ``instr == "float"`` (``F64_FORMS`` of ``instr == "f64"``); default all.
-    ``forms``: glob patterns picking the integer forms (``hwcheck.int_cases.INT_FORMS``, e.g. ``bfe.*``) of ``instr == "int"``; default all.
+    ``forms``: glob patterns picking the integer forms (``hwcheck.campaigns.int_cases.INT_FORMS``, e.g. ``bfe.*``) of ``instr == "int"``; default all.
 
     Raises ``ValueError`` naming the option and the allowed values for anything unknown.
     """
@@ -90,7 +89,8 @@ def build_cases(instr: str, *, shapes=SHAPES, types=None, variants=None, classes
         for form in forms:
             if form not in known:
                 raise ValueError(f"--variants: {form!r} is not a form of the {instr} campaign (PTX text such as "
-                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f64; the list: hwcheck.float_cases.{listed})")
+                                 f"fma.rz.ftz.f32 or cvt.rni.s32.f64; the list: "
+                                 f"hwcheck.campaigns.float_cases.{listed})")
         _check("--variants", forms, known)
         return [case(form, cls) for form in forms for cls in classes]
     variants = list(VARIANTS if variants is None else variants)
@@ -117,23 +117,6 @@ def case_id(case) -> int:
     True
     """
     return zlib.crc32(f"{case.ptx} {case.cls}".encode())
-
-
-def model_arch(compute_capability: str, override: str | None = None) -> str:
-    """warpsim's tensor-core model for a GPU: ``override`` if given, else by compute capability.
-
-    >>> model_arch("90"), model_arch("89"), model_arch("100", "sm90")
-    ('sm90', 'sm80', 'sm90')
-    """
-    if override is not None:
-        if override not in ARCHS:
-            raise ValueError(f"--arch: {override!r} is not one of {', '.join(sorted(ARCHS))}")
-        return override
-    try:
-        return _MODELS[str(compute_capability)]
-    except KeyError:
-        raise HwcheckError(f"hwcheck: no tensor-core model is known for compute capability "
-                           f"{compute_capability}; pass --arch sm80 or --arch sm90") from None
 
 
 @dataclass
@@ -170,7 +153,7 @@ def make_runner(gpu, cases):
 
 
 class GpuRunner:
-    """Runs cases on a :class:`hwcheck.gpu.Gpu`, with one module compiled for all their kernels."""
+    """Runs cases on a :class:`hwcheck.device.gpu.Gpu`, with one module compiled for all their kernels."""
 
     def __init__(self, gpu, cases):
         self.gpu = gpu

@@ -6,7 +6,7 @@ without it. Where CuPy or a GPU is missing, :meth:`Gpu.open` raises one line::
     hwcheck: no CUDA GPU visible (cupy: No module named 'cupy'; install it with pip install -e ".[gpu]")
 
 Modules compile with CuPy's ``RawModule`` (NVRTC) for the device's own arch (CuPy passes
-``-arch=sm_NN`` from ``cupy.cuda.Device().compute_capability``), with :data:`hwcheck.nvrtc.HWCHECK_OPTIONS`.
+``-arch=sm_NN`` from ``cupy.cuda.Device().compute_capability``), with :data:`hwcheck.device.nvrtc.HWCHECK_OPTIONS`.
 Compiled modules are cached on disk by CuPy, keyed by a hash of the source, the options, the arch,
 the NVRTC version and CuPy's version, in ``$CUPY_CACHE_DIR`` (default ``~/.cupy/kernel_cache``);
 :attr:`GpuModule.key` is hwcheck's own hash of source, arch and CuPy version, for reports.
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from hwcheck.errors import HwcheckError
-from hwcheck.nvrtc import HWCHECK_OPTIONS
+from hwcheck.device.nvrtc import HWCHECK_OPTIONS
 
 __all__ = ["GpuInfo", "GpuModule", "Gpu", "import_cupy", "cuda_version_string", "module_key",
            "DEFAULT_DYNAMIC_SHARED_BYTES"]

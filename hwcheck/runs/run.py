@@ -1,7 +1,7 @@
 """``hwcheck run``: a whole program on the GPU and on the simulator, compared register by register.
 
 For each program and params choice (a *run*): trace the program once, lower its stream to one CUDA
-kernel (:func:`hwcheck.lower.lower`), compile it for the GPU. Then for each seed:
+kernel (:func:`hwcheck.device.lower.lower`), compile it for the GPU. Then for each seed:
 
 1. build the CTA's starting state as ``warpsim run`` does (:func:`warpsim.program.run.prepare`: inputs
    given, or random from the seed, placed in the global buffers at their bases);
@@ -10,9 +10,9 @@ kernel (:func:`hwcheck.lower.lower`), compile it for the GPU. Then for each seed
 3. launch the kernel as one CTA of the program's threads with the program's dynamic shared memory,
    on the same global-memory image; fetch the snapshot buffer, the final shared memory and global memory;
 4. compare every snapshot register, every shared-memory word and every element of every global
-   buffer bit for bit (:mod:`hwcheck.compare_program`).
+   buffer bit for bit (:mod:`hwcheck.runs.compare_program`).
 
-Accesses whose result depends on the warps' order (:mod:`hwcheck.races`) are reported as warnings: there
+Accesses whose result depends on the warps' order (:mod:`hwcheck.runs.races`) are reported as warnings: there
 the GPU may legitimately differ. Progress goes to stderr, one line per seed; :func:`summary_table` gives one row per run; the JSON
 report (written atomically) holds the counts, times and the first mismatch records of each run.
 
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwcheck.compare_program import RegisterNames, compare_global, compare_shared, compare_snapshots
+from hwcheck.runs.compare_program import RegisterNames, compare_global, compare_shared, compare_snapshots
 from hwcheck.errors import HwcheckError
-from hwcheck.lower import KERNEL_NAME, lower
-from hwcheck.races import schedule_dependent_accesses
+from hwcheck.device.lower import KERNEL_NAME, lower
+from hwcheck.runs.races import schedule_dependent_accesses
 from hwcheck.report import new_report, write_json_atomic
 from warpsim.errors import ProgramWarning, SimulatorFault, WarpsimError
 from warpsim.isa.arith import DEFAULT_ARCH

@@ -1,6 +1,6 @@
 """The final shared memory of each CTA: captured on the GPU by the instrumented kernel, compared with the simulator's.
 
-The instrumented kernel (:mod:`hwcheck.instrument`) gains a parameter ``.param .u64 __warpsim_shared`` (a global
+The instrumented kernel (:mod:`hwcheck.device.instrument`) gains a parameter ``.param .u64 __warpsim_shared`` (a global
 buffer, zeroed by the host), a module variable ``.global .u64 __warpsim_shared_ptr`` that its prologue sets to
 that buffer, and a function ``__warpsim_exit`` that every thread calls where it leaves the kernel (each ``ret``
 or ``exit`` of the entry, each ``exit`` of a called ``.func``):

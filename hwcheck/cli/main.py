@@ -5,27 +5,28 @@ Subcommands:
 - ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int [--shapes ...] [--types ...] [--variants ...]
   [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
   [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
-  (:mod:`hwcheck.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.cluster`); ``--instr int``
-  runs every integer PTX form (:mod:`hwcheck.int_cases`) as raw PTX on the GPU and in the PTX interpreter;
+  (:mod:`hwcheck.campaigns.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.campaigns.cluster`);
+  ``--instr int`` runs every integer PTX form (:mod:`hwcheck.campaigns.int_cases`) as raw PTX on the GPU and in
+  the PTX interpreter;
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
-  results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.mufu`);
+  results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.campaigns.mufu`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only
   campaigns|programs|ptx|corpus|flash|flash-dsl|as-compiled]
   [--seeds N]``: the
-  acceptance set of campaigns and example programs, one report each (:mod:`hwcheck.acceptance`);
+  acceptance set of campaigns and example programs, one report each (:mod:`hwcheck.campaigns.acceptance`);
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
   [--seed S] [--arch sm80|sm90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
   and on the simulator, every register snapshot, shared memory and global memory compared
-  (:mod:`hwcheck.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
+  (:mod:`hwcheck.runs.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
   runs the very same PTX on the GPU and the simulator, buffers and every written register
-  (:mod:`hwcheck.ptx_cli`, :mod:`hwcheck.ptx_run`);
+  (:mod:`hwcheck.cli.ptx`, :mod:`hwcheck.runs.ptx_run`);
 - ``hwcheck fuzz --count N [--seed S] [--float] [--ptxas PATH|auto|none] [--arch sm80|sm90] [--workers W]
-  [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.ptx_fuzz`), each run on the GPU and the
+  [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.campaigns.ptx_fuzz`), each run on the GPU and the
   simulator, buffers and every written register; ``--float``: float programs made for testing ptxas's FMA
-  contraction instead (:mod:`hwcheck.ptx_fuzz_float`);
+  contraction instead (:mod:`hwcheck.campaigns.ptx_fuzz_float`);
 - ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
-  the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.lower`), on stdout or
-  into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.nvrtc`, no GPU) and prints
+  the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.device.lower`), on stdout or
+  into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.device.nvrtc`, no GPU) and prints
   the compiler's log. Exit status 0, or 2 when it does not compile.
 
 Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
@@ -40,7 +41,9 @@ import argparse
 import os
 import sys
 
+from hwcheck.arch import MODELS
 from hwcheck.errors import HwcheckError
+from warpsim.isa.arith import DEFAULT_ARCH
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_ERROR"]
 
@@ -89,7 +92,7 @@ def _scale(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hwcheck.campaign import CHUNK, INSTRS
+    from hwcheck.campaigns.campaign import CHUNK, INSTRS
     parser = _Parser(prog="hwcheck", description="Check warpsim against a real GPU, register by register.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
@@ -108,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "random operand tuples per form, default 4096; the directed class has its own size)")
     c.add_argument("--seed", type=_at_least(0), default=0)
     c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
-    c.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
+    c.add_argument("--arch", choices=MODELS, help="simulator model (default: from the GPU)")
     c.add_argument("--report", metavar="FILE", help="write a JSON report")
     c.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="run the chunks on a Ray cluster: ADDRESS (e.g. 10.0.0.1:6379), or without one the running "
@@ -160,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
                    help="who decides the simulator's FMA contraction (as hwcheck run --ptxas; none: without)")
     f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")
-    f.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
+    f.add_argument("--arch", choices=MODELS, help="simulator model (default: from the GPU)")
     f.add_argument("--report", metavar="FILE", help="write a JSON report (failing programs' PTX included)")
     f.add_argument("--workers", type=_positive, default=1,
                    help="processes, each with its own GPU context and simulator (default 1)")
@@ -174,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an input buffer as raw bits (uint16 for 16-bit types); the others are random per seed")
     r.add_argument("--seeds", type=_positive, default=1, help="how many seeds (random inputs) per run (default 1)")
     r.add_argument("--seed", type=_at_least(0), default=0, help="the first seed (default 0)")
-    r.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model (default: from the GPU)")
+    r.add_argument("--arch", choices=MODELS, help="simulator model (default: from the GPU)")
     r.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
     r.add_argument("--report", metavar="FILE", help="write a JSON report")
     lo = sub.add_parser("lower", help="the CUDA source hwcheck run would compile for a program; --compile checks it")
@@ -184,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     lo.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
     lo.add_argument("-o", "--out", metavar="FILE", help="write the source to FILE (default: stdout)")
     lo.add_argument("--compile", action="store_true", help="compile it with NVRTC (no GPU needed); print the log")
-    lo.add_argument("--arch", choices=("sm80", "sm90"), default="sm90", help="the GPU to compile for (default sm90)")
+    lo.add_argument("--arch", choices=MODELS, default=DEFAULT_ARCH, help="the GPU to compile for (default sm90)")
     return parser
 
 
@@ -222,9 +225,9 @@ def _campaign_options(args) -> dict:
 
 
 def _cmd_campaign(args, argv) -> int:
-    from hwcheck.acceptance import run_one
-    from hwcheck.campaign import build_cases
-    from hwcheck.gpu import Gpu
+    from hwcheck.campaigns.acceptance import run_one
+    from hwcheck.campaigns.campaign import build_cases
+    from hwcheck.device.gpu import Gpu
     from hwcheck.report import command_line
     try:
         cases = build_cases(args.instr, **_campaign_options(args))
@@ -244,7 +247,7 @@ def _cmd_campaign(args, argv) -> int:
 
 def _campaign_on_ray(args, argv, cases) -> int:
     try:
-        from hwcheck import cluster   # Ray is imported here only
+        from hwcheck.campaigns import cluster   # Ray is imported here only
     except ImportError as e:
         raise _UsageError(f"hwcheck campaign --ray: Ray is not installed ({e}); pip install 'warpsim[ray]'") from None
     from hwcheck.report import command_line
@@ -274,8 +277,8 @@ def _cmd_collect(args, argv) -> int:
 
     import numpy as np
 
-    from hwcheck.gpu import Gpu
-    from hwcheck.mufu import collect, mufu_forms, write_npz_atomic
+    from hwcheck.device.gpu import Gpu
+    from hwcheck.campaigns.mufu import collect, mufu_forms, write_npz_atomic
     from hwcheck.progress import Progress
     from hwcheck.report import command_line
     try:
@@ -294,8 +297,8 @@ def _cmd_collect(args, argv) -> int:
 
 
 def _cmd_acceptance(args, argv) -> int:
-    from hwcheck.acceptance import example_programs, run_acceptance
-    from hwcheck.gpu import Gpu
+    from hwcheck.campaigns.acceptance import example_programs, run_acceptance
+    from hwcheck.device.gpu import Gpu
     from hwcheck.report import command_line
     if args.only in ("all", "programs"):
         example_programs()            # no examples found: a usage error before the GPU opens
@@ -306,10 +309,10 @@ def _cmd_acceptance(args, argv) -> int:
 
 
 def _cmd_run(args, argv) -> int:
-    from hwcheck.campaign import model_arch
-    from hwcheck.gpu import Gpu
+    from hwcheck.arch import model_arch
+    from hwcheck.device.gpu import Gpu
     from hwcheck.report import command_line
-    from hwcheck.run import plan_jobs, run_programs
+    from hwcheck.runs.run import plan_jobs, run_programs
     from warpsim.errors import WarpsimError
     from warpsim.program.arguments import load_inputs, parse_pairs
     from warpsim.program.program import load_program
@@ -332,8 +335,8 @@ def _cmd_run(args, argv) -> int:
 
 
 def _cmd_sweep(args, argv) -> int:
-    from hwcheck.gpu import Gpu
-    from hwcheck.mufu_sweep import DIV_FORMS, HALF_FORMS, SWEEP_FORMS, parse_forms, sweep
+    from hwcheck.device.gpu import Gpu
+    from hwcheck.campaigns.mufu_sweep import DIV_FORMS, HALF_FORMS, SWEEP_FORMS, parse_forms, sweep
     from hwcheck.report import command_line
     if args.exhaustive and args.count is not None:
         raise _UsageError("hwcheck sweep: --exhaustive and --count exclude each other")
@@ -353,10 +356,10 @@ def _cmd_sweep(args, argv) -> int:
 
 def _cmd_fuzz(args, argv) -> int:
     import functools
-    from hwcheck.campaign import model_arch
-    from hwcheck.gpu import Gpu
-    from hwcheck.ptx_fuzz import fuzz, open_cupy_ptx
-    from hwcheck.ptx_run import CupyPtx
+    from hwcheck.arch import model_arch
+    from hwcheck.device.gpu import Gpu
+    from hwcheck.campaigns.ptx_fuzz import fuzz
+    from hwcheck.runs.ptx_run import CupyPtx, open_cupy_ptx
     from hwcheck.report import command_line
     gpu = Gpu.open()
     try:
@@ -388,8 +391,8 @@ def _cmd_fuzz(args, argv) -> int:
 
 
 def _cmd_lower(args, argv) -> int:
-    from hwcheck.lower import lower
-    from hwcheck.nvrtc import NvrtcError, compile_cuda
+    from hwcheck.device.lower import lower
+    from hwcheck.device.nvrtc import NvrtcError, compile_cuda
     from hwcheck.report import write_text_atomic
     from warpsim.errors import WarpsimError
     from warpsim.program.arguments import parse_pairs
@@ -427,9 +430,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         if argv[:1] == ["run"]:
-            from hwcheck import ptx_cli       # a .cu/.ptx/CuTe DSL source: the PTX route
-            if ptx_cli.routes_here(argv[1:]):
-                return ptx_cli.main(argv[1:])
+            from hwcheck.cli import ptx       # a .cu/.ptx/CuTe DSL source: the PTX route
+            if ptx.routes_here(argv[1:]):
+                return ptx.main(argv[1:])
         args = build_parser().parse_args(argv)
         command = {"campaign": _cmd_campaign, "acceptance": _cmd_acceptance, "run": _cmd_run,
                    "lower": _cmd_lower, "fuzz": _cmd_fuzz, "collect": _cmd_collect,

@@ -1,6 +1,6 @@
 """A program's run on the GPU against the simulator: every register snapshot, shared memory, global memory.
 
-The lowered kernel (:mod:`hwcheck.lower`) stores each destination register of each instruction to a
+The lowered kernel (:mod:`hwcheck.device.lower`) stores each destination register of each instruction to a
 snapshot slot: ``snap[slot, thread]``, ``uint32[snap_positions, threads]``; the simulator writes the
 same slots (``Lowered.snap_slots``). :func:`compare_snapshots` compares every (slot, thread) that an
 instruction writes, and names each mismatch by the stream instruction (its position, PTX and source

@@ -1,7 +1,7 @@
 """``hwcheck sweep``: every input of the f32 MUFU forms, on the GPU and through warpsim's model, compared.
 
 The 16-bit forms :data:`HALF_FORMS` (``warpsim.isa.mufu16``) run every pattern (x2 forms: each pattern in the
-upper half and its sign-flipped twin in the lower, ``hwcheck.mufu.collect``'s sweep). The binary forms :data:`DIV_FORMS` (``div.approx``, ``div.full``, with and without ``.ftz``) cannot be swept;
+upper half and its sign-flipped twin in the lower, ``hwcheck.campaigns.mufu.collect``'s sweep). The binary forms :data:`DIV_FORMS` (``div.approx``, ``div.full``, with and without ``.ftz``) cannot be swept;
 they get ``count`` (default :data:`DIV_COUNT`) random pairs per form from :func:`div_pairs`: random bits,
 divisors near 2**126 and 2**-126, subnormal and special divisors, quotients near 1.
 
@@ -14,7 +14,7 @@ inputs on the host's CPUs (Numba, parallel); every differing input is counted an
 first failing inputs.
 
 :data:`SINCOS_FORMS` (``sin``/``cos.approx{.ftz}.f32``: ``warpsim.isa.sfu_sincos``, proven on the H200 by
-``hwcheck.sincos_probe``; not swept unless named) run like the f32 forms above, against ``sincos_range``.
+``hwcheck.campaigns.sincos_probe``; not swept unless named) run like the f32 forms above, against ``sincos_range``.
 
 :data:`F64_FORMS` (``rcp.approx.ftz.f64``: ``warpsim.isa.mufu_recip``, proven on the H200 by this sweep,
 ``conformance/h200/h200-rcp-f64-sweep.json``; not swept unless named) run ``count`` consecutive *high words*
@@ -202,8 +202,8 @@ def mismatch_records(inputs, gpu, model) -> list:
 
 
 def _sweep_half(gpu, text) -> dict:
-    """One 16-bit form over every pattern: the GPU (``hwcheck.mufu.collect``) against ``float_mufu16``."""
-    from hwcheck.mufu import collect, mufu_forms
+    """One 16-bit form over every pattern: the GPU (``hwcheck.campaigns.mufu.collect``) against ``float_mufu16``."""
+    from hwcheck.campaigns.mufu import collect, mufu_forms
     from warpsim.isa.mufu16 import float_mufu16
     form = mufu_forms([text])[0]
     x, y = collect(gpu, [form])[text]

@@ -1,10 +1,10 @@
 """Campaigns on a Ray cluster: chunks on long-lived actors, streamed back, each counted once.
 
-A campaign's chunks (:func:`hwcheck.campaign.plan_chunks`, seeds as in a single-process run) are
+A campaign's chunks (:func:`hwcheck.campaigns.campaign.plan_chunks`, seeds as in a single-process run) are
 independent, so they spread over a cluster:
 
 - **simulator actors** (one CPU each, ``num_cpus=1``): make a chunk's inputs and simulate them.
-  Each warms warpsim's Numba kernels once when it starts (:func:`hwcheck.campaign.warm_up`) and then
+  Each warms warpsim's Numba kernels once when it starts (:func:`hwcheck.campaigns.campaign.warm_up`) and then
   serves chunk after chunk: nothing is compiled per task;
 - **checker actors**: run the chunk's inputs on their runner and compare the registers. With
   ``runner="gpu"`` a checker holds one GPU (``num_gpus=1``) and compiles the campaign's CUDA module
@@ -13,7 +13,7 @@ independent, so they spread over a cluster:
   GPU with the simulator itself, on the checker actor: it checks the distribution (seeds, chunk
   accounting, records) and measures simulation throughput, not the hardware;
 - the **driver** keeps a bounded window of chunks in flight, takes results as they finish (counts and
-  at most :data:`hwcheck.campaign.CASE_RECORDS` mismatch records per chunk), shows progress and
+  at most :data:`hwcheck.campaigns.campaign.CASE_RECORDS` mismatch records per chunk), shows progress and
   merges the chunks in chunk order, so the results equal the single-process run's.
 
 Every chunk has an id, ``(case index, chunk index)``. A chunk whose actor died (a killed worker, a lost
@@ -37,9 +37,10 @@ import numba
 import ray
 import ray.exceptions
 
-from hwcheck.acceptance import Outcome, campaign_report
-from hwcheck.campaign import (CASE_RECORDS, CHUNK, CaseResult, add_chunk, campaign_status, chunk_inputs,
-                              compare_chunk, first_mismatches, model_arch, plan_chunks, summary_table, warm_up)
+from hwcheck.arch import model_arch
+from hwcheck.campaigns.acceptance import Outcome, campaign_report
+from hwcheck.campaigns.campaign import (CASE_RECORDS, CHUNK, CaseResult, add_chunk, campaign_status, chunk_inputs,
+                                        compare_chunk, first_mismatches, plan_chunks, summary_table, warm_up)
 from hwcheck.errors import HwcheckError
 from hwcheck.report import write_json_atomic
 from warpsim.isa.arith import DEFAULT_ARCH
@@ -72,7 +73,7 @@ def _make_runner(kind, cases, arch):
     if callable(kind):
         return kind(cases)
     if kind == "gpu":
-        from hwcheck.gpu import Gpu
+        from hwcheck.device.gpu import Gpu
         gpu = Gpu.open()
         return make_runner(gpu, cases), gpu.info.as_dict()
     return SimulatorRunner(arch), None
@@ -279,7 +280,7 @@ def run_campaign_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, ar
     ``"simulator"`` (``--simulate-only``) or a callable ``runner(cases) -> (runner, gpu info)``; CPU
     checkers default to one per simulator. ``simulators`` defaults to the cluster's CPUs. ``arch``:
     the tensor-core model, or ``None`` for ``model(gpu info)`` (default ``"sm90"``).
-    Results (counts, kept records and inputs) equal :func:`hwcheck.campaign.run_campaign`'s for the
+    Results (counts, kept records and inputs) equal :func:`hwcheck.campaigns.campaign.run_campaign`'s for the
     same arguments. Raises ``HwcheckError`` when the cluster lacks the resources, or a chunk fails
     (an error on the GPU, or :data:`MAX_ATTEMPTS` lost runs).
     """
@@ -391,7 +392,7 @@ def _lost(pool, run, error, t, tasks, attempts, used) -> None:
 
 
 def _merge(cases, tasks, done, total_records) -> list:
-    """Per case, its finished chunks added in chunk order (as :func:`hwcheck.campaign.run_campaign`)."""
+    """Per case, its finished chunks added in chunk order (as :func:`hwcheck.campaigns.campaign.run_campaign`)."""
     results = []
     for ci, case in enumerate(cases):
         parts = sorted((done[t] for t, (c, _p) in enumerate(tasks) if c == ci and t in done),
@@ -409,11 +410,11 @@ def _merge(cases, tasks, done, total_records) -> list:
 
 def run_one_ray(cases, *, count: int, seed: int = 0, chunk: int = CHUNK, arch=None, runner="gpu",
                 workers=None, report=None, command: str = "", progress=None):
-    """:func:`run_campaign_ray` into a report, as :func:`hwcheck.acceptance.run_one` does on one machine.
+    """:func:`run_campaign_ray` into a report, as :func:`hwcheck.campaigns.acceptance.run_one` does on one machine.
 
     The report has a ``cluster`` section (:meth:`ClusterRun.as_dict`: chunks planned, done and rerun,
     whether the run is complete). ``"status"``: ``pass``/``fail``; ``error`` (exit 3) when a chunk
-    failed; ``partial`` (exit 130) after Ctrl-C. Returns a :class:`hwcheck.acceptance.Outcome`.
+    failed; ``partial`` (exit 130) after Ctrl-C. Returns a :class:`hwcheck.campaigns.acceptance.Outcome`.
     """
     instr = cases[0].instr
     settings = {"instr": instr, "count_per_case": count, "seed": seed, "chunk": chunk, "simulator_arch": None,

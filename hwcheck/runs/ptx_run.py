@@ -15,16 +15,16 @@ For one kernel (compiled as ``warpsim run`` compiles it, for the GPU's arch) and
    around each of ``TIMED_LAUNCHES`` launches of the first seed's arguments after ``WARMUP_LAUNCHES`` untimed
    ones; the report keeps their median as the run's ``gpu_kernel_ms`` (with ``gpu_kernel_ms_range``, the
    fastest and the slowest), beside ``sim_s``, the simulator's seconds;
-5. with the register trace (default), run the instrumented copy (:mod:`hwcheck.instrument`) on both, check
+5. with the register trace (default), run the instrumented copy (:mod:`hwcheck.device.instrument`) on both, check
    that its buffers equal the original's on each, and compare the two trace buffers record by record
-   (:mod:`hwcheck.trace_compare`), registers written inside called ``.func`` bodies included. Where ptxas fuses
+   (:mod:`hwcheck.runs.trace_compare`), registers written inside called ``.func`` bodies included. Where ptxas fuses
    the copy's ``mul``/``add`` pairs otherwise than the original's (a traced product has one more reader, so it is
    fused less), the copy's buffers are compared with the GPU's copy instead (``contraction`` in the report);
 6. the GPU runs a cubin assembled by the ptxas that :mod:`warpsim.ptx.contraction` uses (``CupyPtx.cubin``; the
    driver's JIT only where no ptxas is found), and the simulator decides which ``mul``/``add`` pairs are fused
    against that very cubin's code, for the original and the instrumented copy each;
 7. compare each CTA's final shared memory, word by word: the GPU's as the instrumented kernel captured it
-   (:mod:`hwcheck.shared_capture`), the simulator's as its original run left it (the simulator's own capture
+   (:mod:`hwcheck.device.shared_capture`), the simulator's as its original run left it (the simulator's own capture
    by the instrumented kernel must equal that too); only the bytes the kernel wrote (a second simulator run,
    whose shared memory starts as 0xFF instead of 0, tells which).
 
@@ -43,13 +43,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hwcheck.arch import ptx_target
 from hwcheck.errors import HwcheckError
 from hwcheck.report import new_report, write_json_atomic
-from hwcheck.trace_compare import Regions, compare_buffers, compare_traces
+from hwcheck.runs.trace_compare import Regions, compare_buffers, compare_traces
 from warpsim.errors import SimulatorFault, WarpsimError
+from warpsim.isa.arith import DEFAULT_ARCH
 
-__all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "SimulatorAsGpu", "validate", "run_one", "check_ptx",
-           "RECORDS", "WARMUP_LAUNCHES", "TIMED_LAUNCHES", "kernel_timing",
+__all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "open_cupy_ptx", "SimulatorAsGpu", "validate", "run_one",
+           "check_ptx", "RECORDS", "WARMUP_LAUNCHES", "TIMED_LAUNCHES", "kernel_timing",
            "PTX_DIR_ENV", "ptx_file", "export_ptx", "exported_ptx", "open_job_kernel"]
 
 RECORDS = 20
@@ -314,12 +316,19 @@ class CupyPtx:
         return times
 
 
+def open_cupy_ptx(ptxas: str = "auto"):
+    """A :class:`CupyPtx` on the default GPU (what each ``--workers`` process opens; ``ptxas``:
+    the one that assembles the GPU's code)."""
+    from hwcheck.device.gpu import Gpu
+    return CupyPtx(Gpu.open(), ptxas)
+
+
 class SimulatorAsGpu:
     """A stand-in for :class:`CupyPtx` that runs the simulator (for offline tests: it agrees by
     construction unless ``corrupt(kind, buffers)`` changes the result; ``kind`` is ``"original"`` or
     ``"instrumented"``; ``shared_fill``: the byte its shared memory starts as, like a GPU's leftovers)."""
 
-    def __init__(self, arch="sm90", corrupt=None, shared_fill=0, kernel_times=None):
+    def __init__(self, arch=DEFAULT_ARCH, corrupt=None, shared_fill=0, kernel_times=None):
         self.arch, self.corrupt, self.shared_fill = arch, corrupt, shared_fill
         self.kernel_times = kernel_times       # what kernel_ms reports (milliseconds), or None: no timing
 
@@ -558,7 +567,7 @@ def open_job_kernel(job: PtxJob, arch: str, ptxas: str = "auto"):
     return open_kernel(job.source, job.kernel, arch=target, compiled=exported_ptx(job.source, target), ptxas=ptxas)
 
 
-def validate(job: PtxJob, arch: str = "sm90", seed: int = 0):
+def validate(job: PtxJob, arch: str = DEFAULT_ARCH, seed: int = 0):
     """Compile and open ``job``'s kernel and build its arguments for ``seed``, so that a bad source, kernel name
     or argument is an error (``ValueError``, ``TypeError`` or ``WarpsimError``, one line) before any GPU work."""
     kernel = open_job_kernel(job, arch)
@@ -574,8 +583,8 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     then time the original kernel on the GPU with the first seed's arguments (``PtxRun.timing``). ``ptxas``:
     the simulator's contraction (``warpsim.ptx.load``); ``"none"`` runs it without, beside the GPU's real code,
     to show what contraction changes. Otherwise the decision is checked against the cubin the GPU runs."""
-    from hwcheck.instrument import TRACE_PARAM, instrument
-    from hwcheck.shared_capture import SHARED_PARAM, compare_captures, expected_capture, written_mask
+    from hwcheck.device.instrument import TRACE_PARAM, instrument
+    from hwcheck.device.shared_capture import SHARED_PARAM, compare_captures, expected_capture, written_mask
     from warpsim import ptx
     log = sys.stderr if log is None else log
     run = PtxRun(job) if run is None else run
@@ -585,7 +594,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     text, name = kernel.module.text, kernel.name
     gpu0 = gpu_ptx.load(text)
     cubin_of = getattr(gpu_ptx, "cubin", lambda text: None)   # the SASS the GPU runs, where hwcheck compiled it
-    target = "sm_90" if arch == "sm90" else "sm_80"
+    target = ptx_target(arch)
     if ptxas == "none":
         cubin_of = lambda text: None                     # noqa: E731 - the simulator decides nothing
     sim0 = ptx.load(text, filename=kernel.module.filename, arch=target, ptxas=ptxas, cubin=cubin_of(text))
@@ -706,14 +715,14 @@ def _worker_job(make_gpu_ptx, job, options):
     return run, None
 
 
-def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch="sm90", trace=True, capacity=4096,
+def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch=DEFAULT_ARCH, trace=True, capacity=4096,
               window=(0, 0xFFFFFFFF), report=None, command="", gpu_info=None, log=None, workers=1,
               make_gpu_ptx=None, timing=True, ptxas="auto"):
     """Run :func:`run_one` for each job (``timing``: each kernel's GPU time too); write the report; return
     ``(runs, status, error, exit status)``.
 
     ``workers`` > 1: the jobs run in that many processes (``spawn``), each with its own ``make_gpu_ptx()``
-    (a picklable callable, e.g. :func:`hwcheck.ptx_fuzz.open_cupy_ptx`); the report lists them in ``jobs``'
+    (a picklable callable, e.g. :func:`open_cupy_ptx`); the report lists them in ``jobs``'
     order, as one process would."""
     runs, error, settings = [], None, {"seeds": seeds, "first_seed": first_seed, "simulator_arch": arch,
                                        "trace": trace, "trace_capacity": capacity, "trace_window": list(window),

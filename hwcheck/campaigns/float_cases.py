@@ -11,8 +11,8 @@ are compared as two 32-bit registers (low first).
 :data:`FLOAT_FORMS` is the default campaign: every form warpsim models, in every rounding mode and
 with each modifier at least once, and the eight 16-bit MUFU forms (``ex2.approx.f16``,
 ``tanh.approx.bf16x2`` ...), simulated by the H200's tables (``warpsim.isa.mufu16``).
-``FloatCase(form, cls)`` has the interface of ``hwcheck.cases``' cases (inputs, simulate, run,
-warp_inputs) and plugs into ``hwcheck.campaign`` as ``--instr float``.
+``FloatCase(form, cls)`` has the interface of ``hwcheck.campaigns.cases``' cases (inputs, simulate, run,
+warp_inputs) and plugs into ``hwcheck.campaigns.campaign`` as ``--instr float``.
 
 >>> f = parse_form("fma.rn.relu.bf16x2")
 >>> f.op, f.type, f.mods, f.sources, f.dest
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.kernels import CVT_THREADS, Kernel
+from hwcheck.device.kernels import CVT_THREADS, Kernel
 from warpsim.isa.cvt import FLOAT_CODES, INT_TYPES, cvt_convert
 from warpsim.isa.fpbatch import float_arith, float_minmax, float_setp, float_sign, float_testp
 from warpsim.isa.fpcompare import CMP, TESTP

@@ -1,4 +1,4 @@
-"""``python -m hwcheck.sincos_probe --out DIR``: derive MUFU.SIN/COS's coefficients on a GPU and prove the model.
+"""``python -m hwcheck.campaigns.sincos_probe --out DIR``: derive MUFU.SIN/COS's coefficients on a GPU, prove the model.
 
 One command does every step that needs the GPU's results for ``sin.approx.f32``/``cos.approx.f32``
 (``warpsim.isa.sfu_sincos``), because those results (2**25 keys per function) are too big to bring home:
@@ -32,8 +32,8 @@ import time
 
 import numpy as np
 
-from hwcheck.gpu import Gpu
-from hwcheck.mufu_sweep import mismatch_records, range_kernel
+from hwcheck.device.gpu import Gpu
+from hwcheck.campaigns.mufu_sweep import mismatch_records, range_kernel
 from hwcheck.report import command_line, new_report, write_json_atomic
 from warpsim.errors import WarpsimError
 from warpsim.files import WriteError, write_atomic
@@ -156,9 +156,9 @@ def _derive(tables, out_dir, info, log):
         n, first = count_mismatches(c, table[keys], op == "cos", keys)
         section["model_vs_keys"][op] = {"keys": int(keys.size), "mismatches": n, "first": first}
         log(f"{op}: the derived model differs at {n} of {keys.size} keys")
-    doc = {"source": {"gpu": info, "command": "python -m hwcheck.sincos_probe", "data": "every filled key of "
+    doc = {"source": {"gpu": info, "command": "python -m hwcheck.campaigns.sincos_probe", "data": "every filled key of "
                       "the sin and cos key tables (all 2**32 inputs of {sin,cos}.approx.ftz.f32)"},
-           "derived_from": "hwcheck.sincos_probe key tables", "observations": int(obs.r.size),
+           "derived_from": "hwcheck.campaigns.sincos_probe key tables", "observations": int(obs.r.size),
            "segments_with_one_triple": section["segments_with_one_triple"],
            "mismatches": {op: section["model_vs_keys"][op]["mismatches"] for op in tables},
            "coefficients": c.tolist()}
@@ -224,7 +224,7 @@ def _write_sample(tables, out_dir):
 
 
 def probe(gpu, out_dir, *, sweep_start=0, sweep_count=1 << 32, chunk_bits=28, command="", log=None) -> int:
-    """Run the three steps on ``gpu`` (``hwcheck.gpu.Gpu``'s interface) and write ``out_dir``'s files (the folder
+    """Run the three steps on ``gpu`` (``hwcheck.device.gpu.Gpu``'s interface) and write ``out_dir``'s files (the folder
     made if missing); 0 when every count is 0, 1 otherwise. ``WriteError`` (a ``WarpsimError``) naming the folder
     or file that cannot be made."""
     t0 = time.perf_counter()
@@ -235,7 +235,7 @@ def probe(gpu, out_dir, *, sweep_start=0, sweep_count=1 << 32, chunk_bits=28, co
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as e:
-        raise WriteError(f"python -m hwcheck.sincos_probe: cannot make the folder {out_dir}: "
+        raise WriteError(f"python -m hwcheck.campaigns.sincos_probe: cannot make the folder {out_dir}: "
                          f"{e.strerror or e}") from None
     module = gpu.module(probe_source())
     tables, keys = _key_tables(gpu, module, say)
@@ -255,7 +255,7 @@ def probe(gpu, out_dir, *, sweep_start=0, sweep_count=1 << 32, chunk_bits=28, co
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hwcheck.sincos_probe", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m hwcheck.campaigns.sincos_probe", description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder for the report, the coefficient file and the sample")
     ap.add_argument("--sweep-start", type=lambda s: int(s, 0), default=0, help="first input of the sweep (default 0)")
     ap.add_argument("--sweep-count", type=lambda s: int(s, 0), default=1 << 32,
@@ -266,7 +266,7 @@ def main(argv=None) -> int:
         gpu = Gpu.open()
         return probe(gpu, args.out, sweep_start=args.sweep_start, sweep_count=args.sweep_count,
                      chunk_bits=args.chunk_bits, command=command_line(argv).replace("hwcheck", "python -m "
-                                                                                  "hwcheck.sincos_probe", 1))
+                                                                                  "hwcheck.campaigns.sincos_probe", 1))
     except WarpsimError as e:                    # no CuPy or GPU, a compile error, a file that cannot be written
         print(str(e), file=sys.stderr)
         return 2

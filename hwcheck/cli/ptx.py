@@ -1,11 +1,11 @@
-"""``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME ...``: the command line of :mod:`hwcheck.ptx_run`.
+"""``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME ...``: the command line of :mod:`hwcheck.runs.ptx_run`.
 
 ``hwcheck run SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] --arg NAME=VALUE ... [--smem BYTES]
 [--seeds N] [--seed S] [--arch sm80|sm90] [--no-trace] [--trace-capacity N] [--trace-window FROM:TO]
 [--report FILE]``
 
 ``hwcheck run`` comes here when its first argument is a ``.cu``, ``.ptx`` or CuTe DSL ``.py`` file (as
-``warpsim run`` routes); a warpsim Python program goes to :mod:`hwcheck.run` as before. VALUE is
+``warpsim run`` routes); a warpsim Python program goes to :mod:`hwcheck.runs.run` as before. VALUE is
 ``random:DTYPE:SHAPE`` (new per seed), ``zeros:DTYPE:SHAPE``, ``FILE.npy`` or a number; a CuTe DSL tensor
 struct adds its fields after ``;`` (``a=random:f16:64x64;s32:64;s32:64``).
 """
@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hwcheck.arch import MODELS
 from hwcheck.errors import HwcheckError
+from warpsim.isa.arith import DEFAULT_ARCH
 
 __all__ = ["routes_here", "main", "build_parser"]
 
@@ -67,7 +69,7 @@ def build_parser():
     p.add_argument("--smem", type=_at_least(0), default=0, help="dynamic shared memory in bytes (default 0)")
     p.add_argument("--seeds", type=_positive, default=1, help="how many seeds (random inputs) (default 1)")
     p.add_argument("--seed", type=_at_least(0), default=0, help="the first seed (default 0)")
-    p.add_argument("--arch", choices=("sm80", "sm90"), help="simulator model and compile target (default: the GPU's)")
+    p.add_argument("--arch", choices=MODELS, help="simulator model and compile target (default: the GPU's)")
     p.add_argument("--no-trace", action="store_true", help="compare the buffers only (no register trace, no shared memory)")
     p.add_argument("--trace-capacity", type=_positive, default=4096, help="trace records per thread (default 4096)")
     p.add_argument("--trace-window", default="0:", metavar="FROM:TO", help="record dynamic steps FROM..TO-1 only")
@@ -80,9 +82,9 @@ def build_parser():
 
 def main(argv) -> int:
     """``hwcheck run`` for a PTX source; ``argv`` after ``run``. Returns the exit status."""
-    from hwcheck.campaign import model_arch
-    from hwcheck.gpu import Gpu
-    from hwcheck.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg, validate
+    from hwcheck.arch import model_arch
+    from hwcheck.device.gpu import Gpu
+    from hwcheck.runs.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg, validate
     from warpsim.errors import WarpsimError
     from hwcheck.report import command_line
     from warpsim.frontends.kernel import parse_dim3
@@ -94,7 +96,7 @@ def main(argv) -> int:
         window = _window(args.trace_window)
         if not 0 <= window[0] < window[1]:
             raise ValueError(f"--trace-window {args.trace_window}: FROM must be below TO")
-        validate(job, args.arch or "sm90", args.seed)
+        validate(job, args.arch or DEFAULT_ARCH, args.seed)
     except (ValueError, TypeError, WarpsimError) as e:
         raise HwcheckError(f"hwcheck run: {e}") from None
     gpu = Gpu.open()

@@ -3,7 +3,7 @@
 A form is PTX instruction text without operands, e.g. ``bfe.s32``, ``mul.wide.u32``, ``prmt.b32.f4e``,
 ``setp.lt.and.s64``, ``cvt.sat.u8.s32``; a ``setp`` that writes two predicates carries `` p|q``
 (``setp.lo.or.u32 p|q``). :data:`INT_FORMS` (name -> :class:`IntForm`) holds every form that
-``hwcheck fuzz``'s generator (``hwcheck.ptx_fuzz._Gen.straight``) emits, in every type it could take,
+``hwcheck fuzz``'s generator (``hwcheck.campaigns.ptx_fuzz._Gen.straight``) emits, in every type it could take,
 and a few neighbours (``add.sat.s32``, ``shf``, ``cnot``, ``bfind``, ``sad``).
 
 The kernel of a form (:func:`form_ptx`, one ``.entry`` per form, all in one module) has thread ``i`` load
@@ -14,7 +14,7 @@ a 32-bit one in word 0; a predicate as 1/0; ``p|q`` as ``2 * p + q``). The desti
 to ``0xA5A5A5A5`` (``...A5`` for 64 bits) before, so a partial write shows.
 
 Both machines run the very same PTX text: the GPU through CuPy (``cupy.RawModule`` of the PTX file,
-:meth:`hwcheck.gpu.Gpu.ptx_module`), the simulator through :func:`warpsim.ptx.load` and ``launch``.
+:meth:`hwcheck.device.gpu.Gpu.ptx_module`), the simulator through :func:`warpsim.ptx.load` and ``launch``.
 
 Operands (:meth:`IntCase.inputs`): class ``directed`` is the full cross product of each operand's directed
 list (:data:`EDGE32`/:data:`EDGE64` for values, :data:`FIELDS` for ``bfe``/``bfi`` positions and lengths
@@ -216,7 +216,7 @@ def select_forms(globs=None) -> list:
         hits = [n for n in names if fnmatch.fnmatchcase(n, g)]
         if not hits:
             raise ValueError(f"--forms: {g!r} matches no integer form (e.g. bfe.*, setp.*.s32, cvt.sat.*; the list: "
-                             f"hwcheck.int_cases.INT_FORMS)")
+                             f"hwcheck.campaigns.int_cases.INT_FORMS)")
         picked.update(hits)
     return [n for n in names if n in picked]
 
@@ -323,8 +323,9 @@ def _directed(name: str) -> np.ndarray:
 class IntCase:
     """One integer form on operands of class ``cls`` (``directed`` or ``random``); thread ``i`` executes row ``i``.
 
-    Has the interface of :mod:`hwcheck.cases`' cases (``inputs``, ``simulate``, ``run``, ``warp_inputs``), plus
-    ``planned(count)`` (the directed class's own size) and ``operands(inputs, i)`` (row ``i`` as text)."""
+    Has the interface of :mod:`hwcheck.campaigns.cases`' cases (``inputs``, ``simulate``, ``run``,
+    ``warp_inputs``), plus ``planned(count)`` (the directed class's own size) and ``operands(inputs, i)`` (row
+    ``i`` as text)."""
 
     form_name: str
     cls: str
@@ -410,7 +411,7 @@ class IntCase:
 
 
 class IntRunner:
-    """Runs int cases on a :class:`hwcheck.gpu.Gpu`, with one PTX module loaded for all their kernels."""
+    """Runs int cases on a :class:`hwcheck.device.gpu.Gpu`, with one PTX module loaded for all their kernels."""
 
     def __init__(self, gpu, cases):
         self.gpu = gpu

@@ -12,7 +12,7 @@ as warpsim's batched ISA API has them, so the same numpy arrays feed both sides:
   writes ``num`` registers to ``out[(e * 32 + l) * num + i]``.
 - ``cvt``: thread ``i`` converts ``a[i]`` and ``b[i]`` (f32 bits) into ``d[i]``.
 
-The kernels need no headers and compile with NVRTC as CuPy calls it (see :mod:`hwcheck.nvrtc`).
+The kernels need no headers and compile with NVRTC as CuPy calls it (see :mod:`hwcheck.device.nvrtc`).
 
 >>> k = mma_kernel("m16n8k8", "bf16", "f32")
 >>> k.name, k.ptx
