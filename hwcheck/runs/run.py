@@ -5,8 +5,10 @@ kernel (:func:`hwcheck.device.lower.lower`), compile it for the GPU. Then for ea
 
 1. build the CTA's starting state as ``warpsim run`` does (:func:`warpsim.program.run.prepare`: inputs
    given, or random from the seed, placed in the global buffers at their bases);
-2. simulate the stream with snapshots in the kernel's slots (a simulator fault stops the run before
-   the GPU sees a kernel that would fault);
+2. simulate the stream on the one core with snapshots in the kernel's slots: the stream lowered to PTX
+   with a store of each destination register to its slot (:func:`warpsim.program.lower.lower` with
+   ``snap_slots``), run by the PTX interpreter (a bad address stops the run before the GPU sees a kernel
+   that would fault);
 3. launch the kernel as one CTA of the program's threads with the program's dynamic shared memory,
    on the same global-memory image; fetch the snapshot buffer, the final shared memory and global memory;
 4. compare every snapshot register, every shared-memory word and every element of every global
@@ -44,8 +46,9 @@ from hwcheck.runs.races import schedule_dependent_accesses
 from hwcheck.report import new_report, write_json_atomic
 from warpsim.errors import ProgramWarning, SimulatorFault, WarpsimError
 from warpsim.isa.arith import DEFAULT_ARCH
-from warpsim.program.execute import execute
-from warpsim.program.run import prepare
+from warpsim.program.lower import KERNEL as PTX_KERNEL, lower as lower_ptx
+from warpsim.program.run import execute_trace, prepare
+from warpsim.ptx import load as load_ptx
 
 __all__ = ["RUN_RECORDS", "Job", "SeedResult", "ProgramRun", "ProgramOutcome", "param_choices", "plan_jobs",
            "launch_lowered", "run_programs", "summary_table", "programs_report"]
@@ -227,6 +230,9 @@ class _Checker:
         self.names = RegisterNames(t.tensors)
         run.warnings.extend(schedule_dependent_accesses(t.stream))
         self.module = gpu.module(self.lowered.source)
+        self.simulated = lower_ptx(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes,
+                                   snap_slots=self.lowered.snap_slots)     # every register zeroed, as on the GPU
+        self.sim_module = load_ptx(self.simulated.text, f"{job.label}.ptx", ptxas="none")
         run.module_key, run.compile_s = self.module.key, self.module.compile_seconds
 
     def check(self, seed: int, arch: str) -> SeedResult:
@@ -240,13 +246,18 @@ class _Checker:
                 run.warnings.append(str(w.message))
         image = machine.gmem.copy()
         result = SeedResult(seed)
-        want_snap = np.full((low.snap_positions, low.threads), 0xFFFFFFFF, np.uint32)
+        want_snap = np.full(low.snap_positions * low.threads, 0xFFFFFFFF, np.uint32)
         start = time.perf_counter()
         try:
-            execute(trace.stream, trace.encoded, machine, arch=arch, snapshots=(low.snap_slots, want_snap))
+            trace.check_addresses(smem_bytes=machine.smem.size, gmem_bytes=machine.gmem.size)
+            sim = self.sim_module.launch(PTX_KERNEL, block=low.threads, arch=arch, quiet=True, smem=low.smem_bytes,
+                                         args={"gmem": machine.gmem, "table": self.simulated.table, "snap": want_snap})
         except SimulatorFault as e:
             raise HwcheckError(f"hwcheck run: {self.job.label} seed {seed}: the simulator faulted, so the kernel "
                                f"was not launched: {e}") from None
+        want_snap = sim.buffers["snap"].reshape(low.snap_positions, low.threads)
+        machine.gmem[...] = sim.buffers["gmem"]
+        machine.smem[...] = sim.machine.smem[sim.machine.smem.size - machine.smem.size:]
         result.sim_s = time.perf_counter() - start
         start = time.perf_counter()
         got_snap, got_smem, got_gmem = launch_lowered(self.gpu, self.module, low, image)
@@ -275,7 +286,7 @@ def _warm_up(jobs, seed, arch, mode) -> float:
             warnings.simplefilter("ignore", ProgramWarning)
             trace, machine, _inputs, _t = prepare(job.program, job.params, job.inputs, seed=seed, mode=mode)
         try:
-            execute(trace.stream, trace.encoded, machine, arch=arch)
+            execute_trace(trace, machine, arch=arch)
         except SimulatorFault:
             pass                      # reported with its seed by the run itself
     return time.perf_counter() - start

@@ -21,7 +21,12 @@ The kernel, ``.visible .entry warpsim_program(.param .u64 gmem, .param .u64 tabl
   ``%tid.x / 32``. The barrier is written once, outside any branch.
 
 Each instruction carries a ``.loc`` to the program's source line, so a debugger of the PTX shows the
-Python line. :attr:`Lowered.rows` maps every stream position to its table row and PTX line.
+Python line; :attr:`Lowered.ptx_line` maps every stream position to the PTX line that executes it.
+
+With ``snap_slots`` (``int64[len(stream), 4]``: for each stream position and destination, a slot or -1,
+as :mod:`hwcheck.device.lower` numbers them) the kernel takes a third parameter ``snap`` and stores each
+destination register after its instruction to ``snap[slot * threads + tid]`` (``uint32``): the register
+snapshots hwcheck compares with the GPU's, taken by the one core.
 
 >>> from warpsim.program.instr import Instr, Op
 >>> low = lower([Instr(Op.MOV, w, dst=(0,), imm=7) for w in range(2)], warps=2, regs=1, smem_bytes=0)
@@ -79,8 +84,8 @@ def _phases(stream, warps):
 class _Writer:
     """PTX lines and table rows, written in code order."""
 
-    def __init__(self, stream, threads, files):
-        self.stream, self.threads, self.files = stream, threads, files
+    def __init__(self, stream, threads, files, snap_slots):
+        self.stream, self.threads, self.files, self.snap_slots = stream, threads, files, snap_slots
         self.lines: list[str] = []
         self.rows: list[dict] = []                      # per table row: warp -> int64[32]
         self.ptx_line = np.zeros(len(stream), np.int64)
@@ -113,6 +118,14 @@ class _Writer:
             self.emit("\t" + line)
         for line in body:
             self.emit("\t" + guard + line)
+        if self.snap_slots is not None:
+            slots = {tuple(self.snap_slots[i]) for i in by_warp.values()}
+            if len(slots) != 1:
+                raise ValueError(f"lower: stream positions {sorted(by_warp.values())} run one instruction but have "
+                                 f"different snapshot slots {sorted(slots)}")
+            for reg, slot in zip(first.dst, slots.pop()):
+                if slot >= 0:
+                    self.emit(f"\tst.global.b32 [%rd5+{4 * self.threads * int(slot)}], %r{reg};")
         for i in by_warp.values():
             self.ptx_line[i] = len(self.lines)
 
@@ -125,9 +138,10 @@ class _Writer:
         return table
 
 
-def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=None) -> Lowered:
+def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=None, snap_slots=None) -> Lowered:
     """Lower ``stream`` for a CTA of ``warps`` warps with ``regs`` registers per thread (see the module
-    docstring); ``zero``: the registers to set to 0 at entry (None: all of them). ``ValueError`` naming the instruction for a register outside ``regs``, a warp outside the
+    docstring); ``zero``: the registers to set to 0 at entry (None: all of them); ``snap_slots``: store
+    register snapshots (see the module docstring). ``ValueError`` naming the instruction for a register outside ``regs``, a warp outside the
     CTA, or warps that reach different numbers of ``bar.sync``."""
     threads = 32 * warps
     for index, instr in enumerate(stream):
@@ -136,7 +150,9 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
                 raise ValueError(f"lower: instruction {index} ({instr.ptx}) uses register r{reg}, "
                                  f"outside the {regs} registers of a thread")
     files: dict[str, int] = {}
-    w = _Writer(stream, threads, files)
+    if snap_slots is not None and np.shape(snap_slots) != (len(stream), 4):
+        raise ValueError(f"lower: snap_slots must have shape ({len(stream)}, 4), got {np.shape(snap_slots)}")
+    w = _Writer(stream, threads, files, snap_slots)
     for k, phase in enumerate(_phases(stream, warps)):
         if k:
             w.emit("\tbar.sync 0;")
@@ -159,12 +175,13 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
     head = [f".version {PTX_TARGET[0]}", f".target {PTX_TARGET[1]}", ".address_size 64", ""]
     head += [f'.file {n} "{path}"' for path, n in files.items()]
     head += ["", ".extern .shared .align 128 .b8 smem[];", "",
-             f".visible .entry {KERNEL}(.param .u64 gmem, .param .u64 table)",
+             f".visible .entry {KERNEL}(.param .u64 gmem, .param .u64 table"
+             + (", .param .u64 snap)" if snap_slots is not None else ")"),
              f".reqntid {threads}, 1, 1", "{",
              f"\t.reg .b32 %r<{max(regs, 1)}>;",
              "\t.reg .b32 %r_warp, %r_smem, %t<3>;",
              "\t.reg .b16 %h<1>;",
-             "\t.reg .b64 %rd<5>;",
+             "\t.reg .b64 %rd<7>;",
              "\t.reg .pred %p<3>;",
              "\tld.param.u64 %rd0, [gmem];",
              "\tcvta.to.global.u64 %rd0, %rd0;",
@@ -175,6 +192,9 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
              "\tadd.s64 %rd1, %rd1, %rd2;",
              "\tshr.u32 %r_warp, %t0, 5;",
              "\tmov.u32 %r_smem, smem;"]
+    if snap_slots is not None:                            # %rd5 = &snap[tid]
+        head += ["\tld.param.u64 %rd5, [snap];", "\tcvta.to.global.u64 %rd5, %rd5;",
+                 "\tmul.wide.u32 %rd6, %t0, 4;", "\tadd.s64 %rd5, %rd5, %rd6;"]
     head += [f"\tmov.b32 %r{r}, 0;" for r in (range(regs) if zero is None else sorted(zero))]
     offset = len(head)
     text = "\n".join(head + w.lines + ["\tret;", "}", ""])
