@@ -177,15 +177,16 @@ def prepare(program, params=None, inputs=None, *, seed=0, mode="vector", strict=
     return trace, machine, {b.name: loaded[b.name] for b in trace.buffers if b.role == "input"}, trace_seconds
 
 
-def execute_trace(trace, machine, *, arch=DEFAULT_ARCH):
+def execute_trace(trace, machine, *, arch=DEFAULT_ARCH, max_smem_bytes=None):
     """Run ``trace`` on ``machine`` (as :func:`prepare` built it) through the PTX front end: the stream's
     addresses are checked (``SimulatorFault`` naming the first bad one, nothing run), its PTX kernel
     (:attr:`Trace.kernel`) is launched on one CTA with ``machine``'s global memory and the table of
-    per-lane values, and ``machine`` takes the registers, shared and global memory the CTA left."""
+    per-lane values, and ``machine`` takes the registers, shared and global memory the CTA left
+    (``max_smem_bytes``: as :func:`prepare` was given it)."""
     trace.check_addresses(smem_bytes=machine.smem.size, gmem_bytes=machine.gmem.size)
     low = trace.lowered
     result = trace.kernel.launch(KERNEL, block=low.threads, args={"gmem": machine.gmem, "table": low.table},
-                                 smem=low.smem_bytes, arch=arch, quiet=True)
+                                 smem=low.smem_bytes, arch=arch, quiet=True, max_smem_bytes=max_smem_bytes)
     ptx = result.machine
     machine.gmem[...] = result.buffers["gmem"]
     machine.regs[...] = ptx.regs[:machine.regs.shape[0], :, :machine.regs.shape[2]]
@@ -206,7 +207,7 @@ def run_program(program, params=None, inputs=None, *, seed=0, arch=DEFAULT_ARCH,
     trace, machine, loaded, trace_seconds = prepare(program, params, inputs, seed=seed, mode=mode, strict=strict,
                                                     arch=arch, max_smem_bytes=max_smem_bytes)
     start = time.perf_counter()
-    execute_trace(trace, machine, arch=arch)
+    execute_trace(trace, machine, arch=arch, max_smem_bytes=max_smem_bytes)
     seconds = time.perf_counter() - start
     outputs = {b.name: machine.read_global(b.name, _storage_dtype(b.dtype)).reshape(b.shape)
                for b in trace.buffers if b.role == "output"}

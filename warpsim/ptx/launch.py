@@ -268,7 +268,8 @@ class PtxModule:
 
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False):
+               max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False,
+               max_smem_bytes=None):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
@@ -278,20 +279,21 @@ class PtxModule:
         (``LaunchResult.shared``); ``shared_fill``: the byte every CTA's shared memory holds when it
         starts (default 0; a GPU leaves what was there, so a second run with another fill tells
         which bytes a kernel wrote); ``profile``: the result's ``stats["host_cycles"]`` gives the host
-        cycles spent per PTX instruction form (:meth:`PtxRun.host_cycles`). Raises ``SimulatorFault`` for a
-        fault of the kernel.
+        cycles spent per PTX instruction form (:meth:`PtxRun.host_cycles`); ``max_smem_bytes``: raises the
+        shared memory a CTA may have above ``arch``'s (see :meth:`check_shared`). Raises ``SimulatorFault``
+        for a fault of the kernel.
         """
         if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
                 or not 0 <= shared_fill < 256):
             raise ValueError(f"launch: shared_fill must be a byte value 0..255, got {shared_fill!r}")
-        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet, profile)
+        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet, profile, max_smem_bytes)
         run.shared = [] if keep_shared else None
         run.shared_fill = int(shared_fill)
         run.machine.smem[...] = run.shared_fill          # the first CTA began before the fill was known
         return run.run()
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-              max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False):
+              max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False, max_smem_bytes=None):
         """A :class:`PtxRun` of ``kernel`` stopped before its first instruction (arguments as :meth:`launch`)."""
         d = self.decoded(kernel)
         grid, block = _dim3("grid", grid), _dim3("block", block)
@@ -304,21 +306,22 @@ class PtxModule:
                              f"got block {block}")
         if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
             raise ValueError(f"launch: smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
-        self.check_shared(kernel, int(smem), arch)
+        self.check_shared(kernel, int(smem), arch, max_smem_bytes)
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
             raise ValueError(f"launch: max_steps must be a positive int, got {max_steps!r}")
         ctas = self._ctas(grid, cta)
         args = self._arguments(kernel, d, args)
         return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet, profile)
 
-    def check_shared(self, kernel, smem, arch=DEFAULT_ARCH):
+    def check_shared(self, kernel, smem, arch=DEFAULT_ARCH, max_smem_bytes=None):
         """Refuse, before anything is allocated, a launch whose shared memory per CTA (the kernel's static
         ``.shared`` and ``smem`` bytes of dynamic shared memory: ``--smem``) exceeds what ``arch`` lets a CTA opt
         in to (:data:`warpsim.machine.MAX_SMEM_BYTES`: 232448 bytes on sm90, 166912 on sm80; the 1 KB the system
-        reserves is not counted). ``ValueError`` naming ``--smem``, the static bytes and the limit."""
+        reserves is not counted), or ``max_smem_bytes`` where given. ``ValueError`` naming ``--smem``, the static
+        bytes and the limit."""
         name = get_arch(arch).name
         static = self.decoded(kernel).shared_static - SHARED_BASE
-        limit = MAX_SMEM_BYTES[name]
+        limit = MAX_SMEM_BYTES[name] if max_smem_bytes is None else int(max_smem_bytes)
         if static + smem > limit:
             raise ValueError(f"{kernel}: --smem {smem} bytes of dynamic shared memory + {static} of static .shared = "
                              f"{static + smem} bytes per CTA; {name} allows at most {limit} (--smem at most "
