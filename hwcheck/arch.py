@@ -5,18 +5,17 @@ for a model is compiled for its target (``sm_90``). ``--arch`` overrides the mod
 
 >>> model_arch("90"), model_arch("89"), model_arch("100", "sm90")
 ('sm90', 'sm80', 'sm90')
->>> MODELS, ptx_target("sm80"), ptx_target(DEFAULT_ARCH)
-(('sm80', 'sm90'), 'sm_80', 'sm_90')
+>>> ptx_target("sm80"), ptx_target(DEFAULT_ARCH), model_arch("75", "sm_80")
+('sm_80', 'sm_90', 'sm80')
 """
 
 from __future__ import annotations
 
 from hwcheck.errors import HwcheckError
-from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90
+from warpsim.isa.arith import DEFAULT_ARCH, SM80, SM90, arch_name
 
-__all__ = ["MODELS", "model_arch", "ptx_target"]
+__all__ = ["model_arch", "ptx_target"]
 
-MODELS = tuple(sorted(ARCHS))                                       # what --arch accepts
 _OF_GPU = {"80": SM80.name, "89": SM80.name, "90": SM90.name}      # compute capability -> tensor-core model
 _TARGET = {SM80.name: "sm_80", SM90.name: "sm_90"}                 # model -> PTX target
 
@@ -25,14 +24,12 @@ def model_arch(compute_capability: str, override: str | None = None) -> str:
     """warpsim's tensor-core model for a GPU: ``override`` if given (else ``ValueError``), else by compute
     capability (else ``HwcheckError``)."""
     if override is not None:
-        if override not in ARCHS:
-            raise ValueError(f"--arch: {override!r} is not one of {', '.join(MODELS)}")
-        return override
+        return arch_name(override)
     try:
         return _OF_GPU[str(compute_capability)]
     except KeyError:
         raise HwcheckError(f"hwcheck: no tensor-core model is known for compute capability "
-                           f"{compute_capability}; pass --arch sm80 or --arch sm90") from None
+                           f"{compute_capability}; pass --arch sm_80 or --arch sm_90") from None
 
 
 def ptx_target(model: str) -> str:

@@ -3,7 +3,7 @@
 Subcommands:
 
 - ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int [--shapes ...] [--types ...] [--variants ...]
-  [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm80|sm90] [--report FILE]
+  [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm_80|sm_90] [--report FILE]
   [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
   (:mod:`hwcheck.campaigns.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.campaigns.cluster`);
   ``--instr int`` runs every integer PTX form (:mod:`hwcheck.campaigns.int_cases`) as raw PTX on the GPU and in
@@ -15,16 +15,16 @@ Subcommands:
   [--seeds N]``: the
   acceptance set of campaigns and example programs, one report each (:mod:`hwcheck.campaigns.acceptance`);
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
-  [--seed S] [--arch sm80|sm90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
+  [--seed S] [--arch sm_80|sm_90] [--trace vector|thread] [--report FILE]``: a whole program on the GPU
   and on the simulator, every register snapshot, shared memory and global memory compared
   (:mod:`hwcheck.runs.run`); ``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME --grid ... --block ... --arg ...``
   runs the very same PTX on the GPU and the simulator, buffers and every written register
   (:mod:`hwcheck.cli.ptx`, :mod:`hwcheck.runs.ptx_run`);
-- ``hwcheck fuzz --count N [--seed S] [--float] [--ptxas PATH|auto|none] [--arch sm80|sm90] [--workers W]
+- ``hwcheck fuzz --count N [--seed S] [--float] [--ptxas PATH|auto|none] [--arch sm_80|sm_90] [--workers W]
   [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.campaigns.ptx_fuzz`), each run on the GPU and the
   simulator, buffers and every written register; ``--float``: float programs made for testing ptxas's FMA
   contraction instead (:mod:`hwcheck.campaigns.ptx_fuzz_float`);
-- ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm80|sm90]``:
+- ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm_80|sm_90]``:
   the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.device.lower`), on stdout or
   into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.device.nvrtc`, no GPU) and prints
   the compiler's log. Exit status 0, or 2 when it does not compile.
@@ -41,8 +41,9 @@ import argparse
 import os
 import sys
 
-from hwcheck.arch import MODELS
 from hwcheck.errors import HwcheckError
+from warpsim import __version__
+from warpsim.commands.program_args import arch_option
 from warpsim.isa.arith import DEFAULT_ARCH
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_ERROR"]
@@ -94,6 +95,7 @@ def _scale(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     from hwcheck.campaigns.campaign import CHUNK, INSTRS
     parser = _Parser(prog="hwcheck", description="Check warpsim against a real GPU, register by register.")
+    parser.add_argument("--version", action="version", version=f"hwcheck (warpsim {__version__})")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
     c = sub.add_parser("campaign", help="raw-instruction conformance with generated inputs")
@@ -111,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "random operand tuples per form, default 4096; the directed class has its own size)")
     c.add_argument("--seed", type=_at_least(0), default=0)
     c.add_argument("--chunk", type=_at_least(32), default=CHUNK, help=f"instructions per batch (default {CHUNK})")
-    c.add_argument("--arch", choices=MODELS, help="simulator model (default: from the GPU)")
+    c.add_argument("--arch", type=arch_option, metavar="{sm_80,sm_90}",
+                   help="simulator model (default: from the GPU)")
     c.add_argument("--report", metavar="FILE", help="write a JSON report")
     c.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="run the chunks on a Ray cluster: ADDRESS (e.g. 10.0.0.1:6379), or without one the running "
@@ -163,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
                    help="who decides the simulator's FMA contraction (as hwcheck run --ptxas; none: without)")
     f.add_argument("--seed", type=_at_least(0), default=0, help="the first program's seed (default 0)")
-    f.add_argument("--arch", choices=MODELS, help="simulator model (default: from the GPU)")
+    f.add_argument("--arch", type=arch_option, metavar="{sm_80,sm_90}",
+                   help="simulator model (default: from the GPU)")
     f.add_argument("--report", metavar="FILE", help="write a JSON report (failing programs' PTX included)")
     f.add_argument("--workers", type=_positive, default=1,
                    help="processes, each with its own GPU context and simulator (default 1)")
@@ -177,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an input buffer as raw bits (uint16 for 16-bit types); the others are random per seed")
     r.add_argument("--seeds", type=_positive, default=1, help="how many seeds (random inputs) per run (default 1)")
     r.add_argument("--seed", type=_at_least(0), default=0, help="the first seed (default 0)")
-    r.add_argument("--arch", choices=MODELS, help="simulator model (default: from the GPU)")
+    r.add_argument("--arch", type=arch_option, metavar="{sm_80,sm_90}",
+                   help="simulator model (default: from the GPU)")
     r.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
     r.add_argument("--report", metavar="FILE", help="write a JSON report")
     lo = sub.add_parser("lower", help="the CUDA source hwcheck run would compile for a program; --compile checks it")
@@ -187,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     lo.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
     lo.add_argument("-o", "--out", metavar="FILE", help="write the source to FILE (default: stdout)")
     lo.add_argument("--compile", action="store_true", help="compile it with NVRTC (no GPU needed); print the log")
-    lo.add_argument("--arch", choices=MODELS, default=DEFAULT_ARCH, help="the GPU to compile for (default sm90)")
+    lo.add_argument("--arch", type=arch_option, metavar="{sm_80,sm_90}", default=DEFAULT_ARCH,
+                    help="the GPU to compile for (default sm_90)")
     return parser
 
 

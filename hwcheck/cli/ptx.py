@@ -1,7 +1,7 @@
 """``hwcheck run k.cu|k.ptx|k_dsl.py --kernel NAME ...``: the command line of :mod:`hwcheck.runs.ptx_run`.
 
 ``hwcheck run SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] --arg NAME=VALUE ... [--smem BYTES]
-[--seeds N] [--seed S] [--arch sm80|sm90] [--no-trace] [--trace-capacity N] [--trace-window FROM:TO]
+[--seeds N] [--seed S] [--arch sm_80|sm_90] [--no-trace] [--trace-capacity N] [--trace-window FROM:TO]
 [--report FILE]``
 
 ``hwcheck run`` comes here when its first argument is a ``.cu``, ``.ptx`` or CuTe DSL ``.py`` file (as
@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hwcheck.arch import MODELS
 from hwcheck.errors import HwcheckError
+from warpsim.commands.program_args import arch_option
 from warpsim.isa.arith import DEFAULT_ARCH
 
 __all__ = ["routes_here", "main", "build_parser"]
@@ -69,7 +69,8 @@ def build_parser():
     p.add_argument("--smem", type=_at_least(0), default=0, help="dynamic shared memory in bytes (default 0)")
     p.add_argument("--seeds", type=_positive, default=1, help="how many seeds (random inputs) (default 1)")
     p.add_argument("--seed", type=_at_least(0), default=0, help="the first seed (default 0)")
-    p.add_argument("--arch", choices=MODELS, help="simulator model and compile target (default: the GPU's)")
+    p.add_argument("--arch", type=arch_option, metavar="{sm_80,sm_90}",
+                   help="simulator model and compile target (default: the GPU's)")
     p.add_argument("--no-trace", action="store_true", help="compare the buffers only (no register trace, no shared memory)")
     p.add_argument("--trace-capacity", type=_positive, default=4096, help="trace records per thread (default 4096)")
     p.add_argument("--trace-window", default="0:", metavar="FROM:TO", help="record dynamic steps FROM..TO-1 only")

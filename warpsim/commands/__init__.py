@@ -57,6 +57,8 @@ COMMANDS = {
 def build_parser():
     parser = argparse.ArgumentParser(prog="warpsim", description="A bit-accurate warp simulator for "
                                      "tensor-core programs written with CuTe's concepts.")
+    from warpsim import __version__
+    parser.add_argument("--version", action="version", version=f"warpsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     parser.verbs = {}

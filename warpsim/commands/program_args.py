@@ -15,12 +15,21 @@ import sys
 import warnings
 
 from warpsim.errors import ProgramWarning
+from warpsim.isa.arith import DEFAULT_ARCH, arch_name
 from warpsim.files import dump_names, make_out_dir
 from warpsim.program.arguments import load_inputs, parse_pairs
 
-__all__ = ["add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
+__all__ = ["arch_option", "add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
            "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "dump_names",
            "make_out_dir"]
+
+
+def arch_option(text):
+    """``--arch``'s type: the model name of ``sm_80`` / ``sm_90`` (``sm80``, ``sm90`` are taken too)."""
+    try:
+        return arch_name(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--arch {text}: ")) from None
 
 
 def add_program_arguments(parser):
@@ -32,8 +41,8 @@ def add_program_arguments(parser):
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="an input buffer as raw bits (uint16 for 16-bit types), e.g. --input q=q.npy")
     parser.add_argument("--seed", type=_count, default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("--arch", choices=("sm80", "sm90"), default="sm90",
-                        help="tensor-core arithmetic model (default sm90)")
+    parser.add_argument("--arch", type=arch_option, default=DEFAULT_ARCH, metavar="{sm_80,sm_90}",
+                        help="tensor-core arithmetic model (default sm_90)")
     parser.add_argument("--trace", choices=("vector", "thread"), default="vector",
                         help="tracing mode: a warp at once (default) or thread by thread")
     parser.add_argument("--strict", action="store_true",

@@ -63,7 +63,8 @@ from warpsim.isa.floats import INF, NAN, decode, decode_fields, round_u32
 from warpsim.isa.scratch import stack_array
 
 __all__ = [
-    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch", "PARAMETERS", "neighbours",
+    "ArchModel", "SM80", "SM90", "ARCHS", "DEFAULT_ARCH", "get_arch", "arch_name", "arch_option_names",
+    "PARAMETERS", "neighbours",
     "AB_TYPES", "CD_TYPES", "AB_F16", "AB_BF16", "CD_F32", "CD_F16",
     "TILE", "TABLE_SIZE", "mma_core", "mma_tile", "new_workspace",
 ]
@@ -163,17 +164,35 @@ def neighbours(model, parameters=PARAMETERS):
     return out
 
 
-def get_arch(arch):
-    """The ``ArchModel`` named ``arch`` (``"sm80"`` or ``"sm90"``), or the model itself.
+def arch_name(arch):
+    """The model name (``"sm90"``) of an architecture however it is spelled: ``sm_90`` (PTX's and every
+    ``--arch``'s spelling), ``sm90``, ``90``; ``ValueError`` naming ``--arch`` for another.
 
-    >>> get_arch("sm80") is SM80 and get_arch(SM90) is SM90
+    >>> arch_name("sm_90"), arch_name("SM80"), arch_name("90")
+    ('sm90', 'sm80', 'sm90')
+    """
+    name = "sm" + str(arch).strip().lower().removeprefix("sm").lstrip("_")
+    if name not in ARCHS:
+        raise ValueError(f"--arch {arch}: choose one of {', '.join(arch_option_names())}")
+    return name
+
+
+def arch_option_names():
+    """What ``--arch`` is spelled as in help and messages: ``('sm_80', 'sm_90')``."""
+    return tuple(f"sm_{name[2:]}" for name in sorted(ARCHS))
+
+
+def get_arch(arch):
+    """The ``ArchModel`` named ``arch`` (any spelling :func:`arch_name` takes), or the model itself.
+
+    >>> get_arch("sm80") is SM80 and get_arch("sm_90") is get_arch(SM90) is SM90
     True
     """
     if isinstance(arch, ArchModel):
         return arch
-    if isinstance(arch, str) and arch in ARCHS:
-        return ARCHS[arch]
-    raise ValueError(f"arch: unknown architecture {arch!r} (known: {', '.join(sorted(ARCHS))})")
+    if isinstance(arch, str):
+        return ARCHS[arch_name(arch)]
+    raise ValueError(f"arch: unknown architecture {arch!r} (known: {', '.join(arch_option_names())})")
 
 
 TILE = 16                  # rows M of a tile, and the row stride of every operand table
