@@ -77,7 +77,7 @@ USAGE_ERRORS = [
     (["--frob", "x"], "unrecognized arguments: --frob x"),
     (["--seed", "-1"], "argument --seed: expected a non-negative integer, got '-1'"),
     (["--seed", "x"], "argument --seed: expected a non-negative integer, got 'x'"),
-    (["--arch", "sm70"], "argument --arch: invalid choice: 'sm70'"),
+    (["--arch", "sm70"], "argument --arch: sm70: choose one of sm_80, sm_90"),
     (["--trace", "warp"], "argument --trace: invalid choice: 'warp'"),
     (["--max-smem-bytes", "lots"], "argument --max-smem-bytes: expected a non-negative integer"),
 ]

@@ -52,7 +52,7 @@ def test_a_compile_failure_prints_the_log_and_exits_2(tmp_path, capsys, monkeypa
 @pytest.mark.parametrize("argv, message", [
     (["lower", SEED, "--param", "dtype=bf17"], "hwcheck lower: program gemm_smem: param dtype='bf17' is not one of"),
     (["lower", "no_such.py"], "hwcheck lower: "),
-    (["lower", SEED, "--arch", "sm70"], "hwcheck lower: argument --arch: invalid choice"),
+    (["lower", SEED, "--arch", "sm70"], "hwcheck lower: argument --arch: sm70: choose one of sm_80, sm_90"),
 ])
 def test_bad_arguments_are_one_line_exit_2(argv, message, capsys):
     assert main(argv) == 2

@@ -29,7 +29,7 @@ def arch_option(text):
     try:
         return arch_name(text)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--arch {text}: ")) from None
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--arch ")) from None
 
 
 def add_program_arguments(parser):
