@@ -36,3 +36,22 @@ def test_version(parser, name, capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(name) and __version__ in out
+
+
+def test_random_args_are_one_spelling_and_one_draw_for_warpsim_and_hwcheck(tmp_path):
+    """``--arg x=random:u32:32`` with ``--seed 3`` is the same bits in ``warpsim run`` as in ``hwcheck run``."""
+    import numpy as np
+
+    from warpsim.commands import main as warpsim_main
+    from warpsim.frontends.args import arg_values, concrete_args, parse_arg
+
+    pairs = ["x=random:u32:32", "h=random:f16:4x2:0.5", "y=zeros:u32:32", "n=7"]
+    values, labels = arg_values(pairs, seed=3)
+    again = concrete_args(dict(parse_arg(p) for p in pairs), 3)          # what hwcheck run draws for seed 3
+    assert all(np.array_equal(values[k], again[k]) for k in ("x", "h", "y")) and values["n"] == again["n"] == 7
+    assert labels["h"] == "--arg h=random:f16:4x2:0.5" and np.abs(values["h"].astype(float)).max() < 0.5
+    assert not np.array_equal(arg_values(pairs, seed=4)[0]["x"], values["x"])
+    assert warpsim_main(["run", "examples/ptx/warp_pairs.ptx", "--kernel", "warp_pairs", "--block", "32",
+                         "--arg", "x=random:u32:32", "--arg", "y=zeros:u32:32", "--seed", "3",
+                         "--dump", "x", "--out", str(tmp_path)]) == 0
+    assert np.array_equal(np.load(tmp_path / "x.npy"), values["x"])

@@ -323,12 +323,13 @@ def program(seed: int, kind: str = "int") -> FuzzProgram:
 
 
 def _job(prog: FuzzProgram, folder: str):
-    from hwcheck.runs.ptx_run import PtxJob, parse_ptx_arg
+    from hwcheck.runs.ptx_run import PtxJob
+    from warpsim.frontends.args import parse_arg
     from hwcheck.report import write_text_atomic
     path = os.path.join(folder, f"fuzz_{prog.seed}.ptx")
     write_text_atomic(path, prog.text, what="PTX")
     n = prog.block
-    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * prog.out_words}"))
+    specs = dict(parse_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * prog.out_words}"))
     return PtxJob(path, KERNEL, (1, 1, 1), (n, 1, 1), 0, specs)
 
 

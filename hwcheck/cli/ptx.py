@@ -85,13 +85,14 @@ def main(argv) -> int:
     """``hwcheck run`` for a PTX source; ``argv`` after ``run``. Returns the exit status."""
     from hwcheck.arch import model_arch
     from hwcheck.device.gpu import Gpu
-    from hwcheck.runs.ptx_run import CupyPtx, PtxJob, check_ptx, parse_ptx_arg, validate
+    from hwcheck.runs.ptx_run import CupyPtx, PtxJob, check_ptx, validate
+    from warpsim.frontends.args import parse_arg
     from warpsim.errors import WarpsimError
     from hwcheck.report import command_line
     from warpsim.frontends.kernel import parse_dim3
     args = build_parser().parse_args(argv)
     try:
-        specs = dict(parse_ptx_arg(a) for a in args.arg)
+        specs = dict(parse_arg(a) for a in args.arg)
         job = PtxJob(args.source, args.kernel, parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block"),
                      args.smem, specs)
         window = _window(args.trace_window)

@@ -223,11 +223,12 @@ CORPUS_EXAMPLES = _corpus()
 def ptx_jobs(examples=None, root=ROOT):
     """:class:`hwcheck.runs.ptx_run.PtxJob` of each example (default :data:`PTX_EXAMPLES`; paths made absolute
     under ``root``)."""
-    from hwcheck.runs.ptx_run import PtxJob, parse_ptx_arg
+    from hwcheck.runs.ptx_run import PtxJob
+    from warpsim.frontends.args import parse_arg
     from warpsim.frontends.kernel import parse_dim3
     examples = PTX_EXAMPLES if examples is None else examples
     return [PtxJob(os.path.join(root, src), kernel, parse_dim3(grid), parse_dim3(block), smem,
-                   dict(parse_ptx_arg(a) for a in args)) for src, kernel, grid, block, smem, args in examples]
+                   dict(parse_arg(a) for a in args)) for src, kernel, grid, block, smem, args in examples]
 
 
 def _command(example, seeds, seed, capacity=None):

@@ -48,91 +48,16 @@ from hwcheck.errors import HwcheckError
 from hwcheck.report import new_report, write_json_atomic
 from hwcheck.runs.trace_compare import Regions, compare_buffers, compare_traces
 from warpsim.errors import SimulatorFault, WarpsimError
+from warpsim.frontends.args import concrete_args
 from warpsim.isa.arith import DEFAULT_ARCH
 
-__all__ = ["PtxJob", "parse_ptx_arg", "make_args", "CupyPtx", "open_cupy_ptx", "SimulatorAsGpu", "validate", "run_one",
+__all__ = ["PtxJob", "CupyPtx", "open_cupy_ptx", "SimulatorAsGpu", "validate", "run_one",
            "check_ptx", "RECORDS", "WARMUP_LAUNCHES", "TIMED_LAUNCHES", "kernel_timing",
            "PTX_DIR_ENV", "ptx_file", "export_ptx", "exported_ptx", "open_job_kernel"]
 
 RECORDS = 20
 WARMUP_LAUNCHES = 3      # untimed launches before the timed ones (module load, caches, clocks)
 TIMED_LAUNCHES = 20      # launches timed one by one with CUDA events; the report keeps their median
-_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-_INTS = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
-         "u64": np.uint64, "i64": np.int64, "bf16": np.uint16}
-
-
-def parse_ptx_arg(pair: str):
-    """``(name, spec)`` of one ``--arg NAME=VALUE``; a spec is ``("random", dtype, shape)``, a value, or
-    ``("struct", first, [(ptx_type, value), ...])``.
-
-    >>> parse_ptx_arg("a=random:f16:4x2")
-    ('a', ('random', 'f16', (4, 2)))
-    >>> parse_ptx_arg("a=random:f32:8:2")
-    ('a', ('random', 'f32', (8,), 2.0))
-    >>> parse_ptx_arg("n=7")
-    ('n', 7)
-    >>> parse_ptx_arg("a=random:f16:8;s32:8;s32:8")[1][2]
-    [('s32', 8), ('s32', 8)]
-    """
-    from warpsim.frontends.args import parse_arg_value
-    name, sep, value = pair.partition("=")
-    if not sep or not name:
-        raise ValueError(f"--arg {pair}: expected NAME=VALUE")
-    first, *fields = value.split(";")
-    if first.startswith("random:"):
-        parts = first.split(":")
-        if len(parts) not in (3, 4) or (parts[1] not in _FLOATS and parts[1] not in _INTS):
-            raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE[:BOUND] with DTYPE one of "
-                             f"{', '.join([*_FLOATS, *_INTS])}")
-        try:
-            spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
-        except ValueError:
-            raise ValueError(f"--arg {name}={first}: SHAPE is integers joined by x, e.g. 64x64") from None
-        if len(parts) == 4:
-            try:
-                bound = float(parts[3])
-            except ValueError:
-                bound = -1.0
-            if not (0 < bound < float("inf")) or parts[1] not in (*_FLOATS, "bf16"):
-                raise ValueError(f"--arg {name}={first}: BOUND is a positive number, for a float DTYPE "
-                                 "(values uniform in [-BOUND, BOUND))")
-            spec = (*spec, bound)
-    else:
-        spec = parse_arg_value(first, f"--arg {name}")
-    if not fields:
-        return name, spec
-    extra = []
-    for f in fields:
-        ptype, sep, v = f.partition(":")
-        if not sep:
-            raise ValueError(f"--arg {name}: struct field {f!r}: expected TYPE:VALUE, e.g. s32:64")
-        extra.append((ptype, parse_arg_value(v, f"--arg {name} field {ptype}")))
-    return name, ("struct", spec, extra)
-
-
-def _random(rng, dtype, shape, bound=1.0):
-    if dtype in _FLOATS:
-        return rng.uniform(-bound, bound, shape).astype(_FLOATS[dtype])
-    if dtype == "bf16":
-        return (rng.uniform(-bound, bound, shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
-    bits = np.dtype(_INTS[dtype]).itemsize * 8
-    return rng.integers(0, 1 << bits, shape, dtype=np.uint64).astype(_INTS[dtype])
-
-
-def make_args(specs: dict, seed: int) -> dict:
-    """Concrete arguments for one seed: random arrays drawn in order, fresh copies of the others."""
-    rng = np.random.default_rng(seed)
-
-    def one(spec):
-        if isinstance(spec, tuple) and spec and spec[0] == "random":
-            return _random(rng, *spec[1:])
-        if isinstance(spec, tuple) and spec and spec[0] == "struct":
-            return [("u64", one(spec[1])), *spec[2]]
-        return spec.copy() if isinstance(spec, np.ndarray) else spec
-    return {name: one(spec) for name, spec in specs.items()}
-
-
 def _pack_params(decoded, args, pointer, kernel="kernel"):
     """The kernel's parameter block as the simulator lays it out; ``pointer(name, array)`` gives an
     array's device address (``name`` as the simulator names the buffer)."""
@@ -370,7 +295,7 @@ def _sim_regions(result):
 @dataclass
 class PtxJob:
     """One kernel to check: its source file, kernel name, launch (``grid``, ``block``: 3-tuples; ``smem``:
-    dynamic shared bytes) and argument specs (name -> what :func:`parse_ptx_arg` gives)."""
+    dynamic shared bytes) and argument specs (name -> what :func:`warpsim.frontends.args.parse_arg` gives)."""
 
     source: str
     kernel: str
@@ -571,7 +496,7 @@ def validate(job: PtxJob, arch: str = DEFAULT_ARCH, seed: int = 0):
     """Compile and open ``job``'s kernel and build its arguments for ``seed``, so that a bad source, kernel name
     or argument is an error (``ValueError``, ``TypeError`` or ``WarpsimError``, one line) before any GPU work."""
     kernel = open_job_kernel(job, arch)
-    args = kernel.core_args(make_args(job.specs, seed))
+    args = kernel.core_args(concrete_args(job.specs, seed))
     decoded = kernel.module.decoded(kernel.name)
     _pack_params(decoded, kernel.module._arguments(kernel.name, decoded, args), lambda name, array: 0, kernel.name)
     return kernel
@@ -615,7 +540,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     threads = int(np.prod(job.grid)) * int(np.prod(job.block))
     for seed in range(first_seed, first_seed + seeds):
         result = PtxSeed(seed)
-        args = kernel.core_args(make_args(job.specs, seed))
+        args = kernel.core_args(concrete_args(job.specs, seed))
         t = time.perf_counter()
         try:
             want = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch, quiet=True,
@@ -688,7 +613,7 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
         log.flush()
     if timing:
         times = gpu_ptx.kernel_ms(gpu0, d0, name, job.grid, job.block, job.smem,
-                                  kernel.core_args(make_args(job.specs, first_seed)))
+                                  kernel.core_args(concrete_args(job.specs, first_seed)))
         if times:
             run.timing = kernel_timing(times)
             log.write(f"{job.label}: GPU {run.timing['gpu_kernel_ms']:.4f} ms per launch (median of {len(times)})\n")

@@ -30,7 +30,7 @@ expect those failures (strictly), and hwcheck's set leaves those files out.
 >>> len(CORPUS) >= 15 and len({f.ptx for f in CORPUS}) == len(CORPUS)
 True
 >>> launch = by_name("nvcc_vector_ops_sm80.ptx").launches[0]
->>> args, values = make_args(launch, seed=0)
+>>> args, values = concrete_args(launch, seed=0)
 >>> len(args), values["x"].dtype.name, bool(abs(values["x"]).max() <= 2)
 (4, 'float32', True)
 """
@@ -46,7 +46,7 @@ import numpy as np
 import references as ref
 
 __all__ = ["CORPUS", "CorpusFile", "Launch", "In", "InOut", "Out", "Scalar", "NumbaArray", "Tolerance", "PTX_DIR",
-           "SRC_DIR", "TOOLS", "KNOWN_FAILURES", "Known", "by_name", "make_args", "expected", "parameters",
+           "SRC_DIR", "TOOLS", "KNOWN_FAILURES", "Known", "by_name", "concrete_args", "expected", "parameters",
            "known_failure", "LOW", "HIGH"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -210,7 +210,7 @@ def _draw(rng, spec):
     return rng.integers(0, 1 << info.bits, spec.shape, dtype=np.uint64).astype(dtype)
 
 
-def make_args(launch, seed):
+def concrete_args(launch, seed):
     """``(args, values)``: the launch's arguments in PTX parameter order (arrays as numpy arrays, fresh per call)
     and ``values``, the arrays and scalars by name (the same array objects)."""
     rng = np.random.default_rng(seed)
@@ -225,7 +225,7 @@ def make_args(launch, seed):
 
 
 def expected(launch, values):
-    """The reference's outputs for ``values`` (the inputs as :func:`make_args` drew them, before the launch)."""
+    """The reference's outputs for ``values`` (the inputs as :func:`concrete_args` drew them, before the launch)."""
     as64 = {k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v)
             for k, v in values.items()}
     return launch.reference(as64)

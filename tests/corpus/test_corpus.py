@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import warpsim.errors
-from manifest import CORPUS, KNOWN_FAILURES, TOOLS, In, Tolerance, expected, known_failure, make_args, parameters
+from manifest import CORPUS, KNOWN_FAILURES, TOOLS, In, Tolerance, expected, known_failure, concrete_args, parameters
 from warpsim import ptx
 from warpsim.frontends.kernel import entry_params, find_entry
 
@@ -74,7 +74,7 @@ def test_launch_matches_reference(entry, launch):
     module = _module(entry.path)
     kernel = find_entry(module.kernels, launch.kernel)
     params = module.params(kernel)
-    args, values = make_args(launch, SEED)
+    args, values = concrete_args(launch, SEED)
     want = expected(launch, values)
     # a CuTe DSL tensor of static layout is an 8-byte struct holding its pointer
     args = [[("u64", a)] if isinstance(a, np.ndarray) and "[" in ptype else a for a, (_, ptype) in zip(args, params)]
@@ -125,8 +125,8 @@ def test_the_corpus_covers_every_tool_and_both_archs():
 def test_inputs_are_seeded_and_in_range():
     for entry in CORPUS:
         for launch in entry.launches:
-            _, first = make_args(launch, 3)
-            _, again = make_args(launch, 3)
+            _, first = concrete_args(launch, 3)
+            _, again = concrete_args(launch, 3)
             for spec in launch.arrays:
                 value = first[spec.name]
                 assert np.array_equal(value, again[spec.name])

@@ -8,7 +8,8 @@ fused results -- the check can fail, and the report says who decided.
 import numpy as np
 import pytest
 
-from hwcheck.runs.ptx_run import PtxJob, SimulatorAsGpu, parse_ptx_arg, run_one
+from hwcheck.runs.ptx_run import PtxJob, SimulatorAsGpu, run_one
+from warpsim.frontends.args import parse_arg
 from warpsim import toolchain
 from warpsim.ptx.syntax import parse_module
 from tests.ptx.test_contraction import kernel
@@ -43,7 +44,7 @@ class CubinGpu(SimulatorAsGpu):
 def _job(tmp_path):
     src = tmp_path / "k.ptx"
     src.write_text(KERNEL)
-    specs = dict(parse_ptx_arg(a) for a in ("inp=random:f32:32x4", "out=zeros:f32:32x4"))
+    specs = dict(parse_arg(a) for a in ("inp=random:f32:32x4", "out=zeros:f32:32x4"))
     return PtxJob(str(src), "k", (1, 1, 1), (32, 1, 1), 0, specs)
 
 
@@ -70,12 +71,12 @@ def test_without_contraction_the_fused_results_differ(tmp_path):
 
 def test_random_arguments_take_a_bound():
     """The acceptance kernels draw inputs in [-2, 2) (random:DTYPE:SHAPE:2); a bad bound is one line."""
-    from hwcheck.runs.ptx_run import make_args
-    name, spec = parse_ptx_arg("x=random:f32:4096:2")
-    x = make_args({name: spec}, 0)["x"]
+    from warpsim.frontends.args import concrete_args, parse_arg
+    name, spec = parse_arg("x=random:f32:4096:2")
+    x = concrete_args({name: spec}, 0)["x"]
     assert x.min() >= -2 and x.max() < 2 and abs(x).max() > 1.9
     for bad in ("x=random:f32:8:-1", "x=random:f32:8:two", "x=random:u32:8:2"):
         with pytest.raises(ValueError, match=r"--arg x=random:.*BOUND is a positive number"):
-            parse_ptx_arg(bad)
+            parse_arg(bad)
     from hwcheck.runs.ptx_examples import AS_COMPILED_EXAMPLES
     assert all(a.endswith(":2") for e in AS_COMPILED_EXAMPLES for a in e[5] if "=random:f" in a)

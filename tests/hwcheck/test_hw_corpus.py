@@ -13,7 +13,8 @@ import pytest
 
 from hwcheck.cli.main import main
 from hwcheck.runs.ptx_examples import CORPUS_EXAMPLES, ROOT, ptx_jobs
-from hwcheck.runs.ptx_run import SimulatorAsGpu, check_ptx, parse_ptx_arg
+from hwcheck.runs.ptx_run import SimulatorAsGpu, check_ptx
+from warpsim.frontends.args import parse_arg
 from warpsim.frontends.kernel import entry_params, find_entry
 
 REPORTS = os.path.join(ROOT, "conformance", "*", "*-corpus-programs.json")
@@ -48,7 +49,7 @@ def test_arguments_match_each_kernels_parameters():
         with open(os.path.join(ROOT, source), encoding="utf-8") as f:
             entries = entry_params(f.read())
         params = entries[find_entry(entries, kernel)]
-        specs = dict(parse_ptx_arg(a) for a in args)
+        specs = dict(parse_arg(a) for a in args)
         assert list(specs) == [str(i) for i in range(len(params))], f"{source} {kernel}"
         for param, spec in zip(params, specs.values()):
             if isinstance(spec, tuple) or hasattr(spec, "shape"):         # an array: a pointer or a DSL tensor

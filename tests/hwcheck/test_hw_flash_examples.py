@@ -16,7 +16,8 @@ from hwcheck.cli.main import main
 from hwcheck.device.instrument import instrument
 from hwcheck.runs.ptx_examples import (FLASH_DSL_EXAMPLES, FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, PTX_EXAMPLES, ROOT,
                                   example_commands)
-from hwcheck.runs.ptx_run import SimulatorAsGpu, parse_ptx_arg
+from hwcheck.runs.ptx_run import SimulatorAsGpu
+from warpsim.frontends.args import parse_arg
 from warpsim.frontends.kernel import parse_dim3
 from warpsim.frontends.source import compile_source
 from warpsim.toolchain import find_nvcc
@@ -33,7 +34,7 @@ DSL_GPU_COMMAND = (f"HWCHECK_PTX_DIR=ptx-export bash hwcheck/gpu_pending.sh OUT 
 
 def _launch(example):
     source, kernel, grid, block, smem, args = example
-    specs = dict(parse_ptx_arg(a) for a in args)
+    specs = dict(parse_arg(a) for a in args)
     return source, kernel, parse_dim3(grid), block, smem, specs
 
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from hwcheck.runs.ptx_examples import FLASH_BENCH_EXAMPLE, flash_bench_command, ptx_jobs, reported_gpu_time
-from hwcheck.runs.ptx_run import (TIMED_LAUNCHES, WARMUP_LAUNCHES, CupyPtx, PtxJob, PtxRun, SimulatorAsGpu,
-                                  _pack_params, check_ptx, kernel_timing, parse_ptx_arg)
+from hwcheck.runs.ptx_run import (TIMED_LAUNCHES, WARMUP_LAUNCHES, CupyPtx, PtxJob, PtxRun, SimulatorAsGpu, _pack_params, check_ptx, kernel_timing)
+from warpsim.frontends.args import parse_arg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ADD_INDEX = os.path.join(ROOT, "examples", "ptx", "add_index.ptx")
@@ -86,7 +86,7 @@ def _gpu(cupy):
 
 
 def _add_index_job():
-    specs = dict(parse_ptx_arg(a) for a in ("x=random:u32:256", "y=zeros:u32:256", "n=250"))
+    specs = dict(parse_arg(a) for a in ("x=random:u32:256", "y=zeros:u32:256", "n=250"))
     return PtxJob(ADD_INDEX, "add_index", (2, 1, 1), (128, 1, 1), 0, specs)
 
 

@@ -97,7 +97,8 @@ def test_a_planted_bug_is_found_and_its_program_kept(tmp_path):
 
 def test_the_first_record_is_the_earliest_step(tmp_path):
     """Two planted bugs: the record kept as first is the one of the smallest dynamic step of its program."""
-    from hwcheck.runs.ptx_run import PtxJob, PtxRun, parse_ptx_arg, run_one
+    from hwcheck.runs.ptx_run import PtxJob, PtxRun, run_one
+    from warpsim.frontends.args import parse_arg
 
     class TwoBugs(SimulatorAsGpu):
         def load(self, text):
@@ -108,7 +109,7 @@ def test_the_first_record_is_the_earliest_step(tmp_path):
         path = tmp_path / f"k{seed}.ptx"
         path.write_text(prog.text)
         n = prog.block
-        specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * 16}", f"out=zeros:u32:{n * OUT_WORDS}"))
+        specs = dict(parse_arg(a) for a in (f"inp=random:u32:{n * 16}", f"out=zeros:u32:{n * OUT_WORDS}"))
         run = PtxRun(PtxJob(str(path), KERNEL, (1, 1, 1), (n, 1, 1), 0, specs))
         run_one(TwoBugs(), run.job, seeds=1, first_seed=seed, arch="sm90", log=quiet, run=run)
         wrong = [r for r in run.records if "step" in r]
@@ -189,13 +190,13 @@ H200_RECORDS = [
 @pytest.mark.parametrize("seed", sorted({r[0] for r in H200_RECORDS}))
 def test_the_interpreter_gives_what_the_h200_gave(seed):
     from hwcheck.device.instrument import TRACE_PARAM, instrument
-    from hwcheck.runs.ptx_run import make_args, parse_ptx_arg
+    from warpsim.frontends.args import concrete_args, parse_arg
     from hwcheck.device.shared_capture import SHARED_PARAM
     from warpsim import ptx
     prog = program(seed)
     n = prog.block
-    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * 16}", f"out=zeros:u32:{n * OUT_WORDS}"))
-    args = make_args(specs, seed)
+    specs = dict(parse_arg(a) for a in (f"inp=random:u32:{n * 16}", f"out=zeros:u32:{n * OUT_WORDS}"))
+    args = concrete_args(specs, seed)
     out = ptx.load(prog.text).launch(KERNEL, block=n, args=dict(args), quiet=True).buffers["out"]
     ins = instrument(prog.text, KERNEL, capacity=4096)
     args[TRACE_PARAM] = np.zeros(ins.buffer_bytes(n) // 4, np.uint32)

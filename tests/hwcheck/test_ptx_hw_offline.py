@@ -14,7 +14,8 @@ import pytest
 from hwcheck.cli.main import main
 from hwcheck.device.instrument import TRACE_PARAM, instrument
 from hwcheck.runs.ptx_examples import PTX_EXAMPLES, ROOT, ptx_jobs
-from hwcheck.runs.ptx_run import PtxJob, SimulatorAsGpu, check_ptx, make_args, parse_ptx_arg
+from hwcheck.runs.ptx_run import PtxJob, SimulatorAsGpu, check_ptx
+from warpsim.frontends.args import concrete_args, parse_arg
 from hwcheck.device.shared_capture import SHARED_PARAM
 from hwcheck.runs.trace_compare import _relocated
 from warpsim.toolchain import find_nvcc
@@ -68,7 +69,7 @@ def test_simulator_against_itself_passes(example, tmp_path):
 
 def _add_index(window="0:"):
     return PtxJob(os.path.join(ROOT, "examples/ptx/add_index.ptx"), "add_index", (2, 1, 1), (64, 1, 1), 0,
-                  dict(parse_ptx_arg(a) for a in ["x=random:u32:128", "y=zeros:u32:128", "n=120"]))
+                  dict(parse_arg(a) for a in ["x=random:u32:128", "y=zeros:u32:128", "n=120"]))
 
 
 def test_a_wrong_register_is_named():
@@ -110,8 +111,8 @@ def test_addresses_are_relocated_not_mismatched():
 
 
 def test_random_arguments_are_per_seed_and_repeatable():
-    specs = dict(parse_ptx_arg(a) for a in ["a=random:f16:4x4", "b=zeros:u32:3", "s=random:bf16:8;s32:8;s32:8"])
-    one, again, other = make_args(specs, 3), make_args(specs, 3), make_args(specs, 4)
+    specs = dict(parse_arg(a) for a in ["a=random:f16:4x4", "b=zeros:u32:3", "s=random:bf16:8;s32:8;s32:8"])
+    one, again, other = concrete_args(specs, 3), concrete_args(specs, 3), concrete_args(specs, 4)
     assert np.array_equal(one["a"], again["a"]) and not np.array_equal(one["a"], other["a"])
     assert one["a"].dtype == np.float16 and np.all(np.abs(one["a"].astype(np.float32)) <= 1)
     assert one["s"][0][0] == "u64" and one["s"][1:] == [("s32", 8), ("s32", 8)] and not one["b"].any()

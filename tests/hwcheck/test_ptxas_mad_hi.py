@@ -19,7 +19,7 @@ import pytest
 
 from hwcheck.campaigns.ptx_fuzz import IN_WORDS, KERNEL, OUT_WORDS, program
 from hwcheck.device.sass import disassemble, find_tool
-from hwcheck.runs.ptx_run import make_args, parse_ptx_arg
+from warpsim.frontends.args import concrete_args, parse_arg
 from warpsim import ptx
 
 REPORT = os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "h200", "h200-ptx-fuzz.json")
@@ -62,8 +62,8 @@ def as_ptxas_ran(text: str, kept: str) -> str:
 
 def _run(seed, text):
     n = program(seed).block
-    specs = dict(parse_ptx_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * OUT_WORDS}"))
-    args = make_args(specs, seed)
+    specs = dict(parse_arg(a) for a in (f"inp=random:u32:{n * IN_WORDS}", f"out=zeros:u32:{n * OUT_WORDS}"))
+    args = concrete_args(specs, seed)
     return ptx.load(text).launch(KERNEL, block=n, args=dict(args), quiet=True).buffers["out"]
 
 

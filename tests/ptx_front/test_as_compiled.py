@@ -131,13 +131,13 @@ def test_the_gpu_set_launches_every_kernel():
     """``hwcheck acceptance --only as-compiled``: every kernel of the folder; the flash forward causal and not at
     N 128, 300 and 1024 with B and H 1..2, on the recipe's launch."""
     from hwcheck.runs.ptx_examples import AS_COMPILED_EXAMPLES
-    from hwcheck.runs.ptx_run import parse_ptx_arg
+    from warpsim.frontends.args import parse_arg
     assert 16 <= len(AS_COMPILED_EXAMPLES) <= 24
     launched = {(Path(e[0]).name, e[1]) for e in AS_COMPILED_EXAMPLES}
     for path in FOLDER.glob("*.cu"):
         names = source_param_names(path.read_text(), "cuda")
         assert names and all((path.name, n) in launched for n in names), path.name
-    flash = [(e[1], dict(parse_ptx_arg(a) for a in e[5]), e[2:5]) for e in AS_COMPILED_EXAMPLES
+    flash = [(e[1], dict(parse_arg(a) for a in e[5]), e[2:5]) for e in AS_COMPILED_EXAMPLES
              if e[0].endswith("flash_attn_fwd.cu")]
     for kernel in ("flash_fwd_f16_d64", "flash_fwd_f16_d64_causal"):
         shapes = [specs["q"][2] for name, specs, _ in flash if name == kernel]

@@ -67,7 +67,9 @@ def add_arguments(parser):
                         help="a kernel parameter, once each (NAME as in the source, or the position): NAME=FILE.npy "
                              "(its values: numbers, a big-endian file converted; for a scalar parameter one element "
                              "of its PTX type), NAME=raw:FILE (the file's bytes as they are, as uint8), NAME=1024, "
-                             "NAME=0.5, NAME=zeros:f32:64x64")
+                             "NAME=0.5, NAME=zeros:f32:64x64, NAME=random:f16:64x64[:BOUND] (from --seed; as hwcheck "
+                             "run takes them)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random:... --arg values (default 0)")
     parser.add_argument("--smem", type=int, default=0, help="dynamic shared memory in bytes (default 0)")
     parser.add_argument("--arch", default="sm_90", help=f"compile target and tensor-core model: {', '.join(ARCHS)} "
                                                         "(default sm_90)")
@@ -148,7 +150,7 @@ def run(args):
     wanted = dump_names(args.dump, "buffer", "y") if args.dump is not None else None
     if args.out is not None:
         make_out_dir(args.out, check_only=True)           # before the run, not after it
-    values, labels = arg_values(args.arg)                 # bad values fail before compiling
+    values, labels = arg_values(args.arg, args.seed)      # bad values fail before compiling
     grid, block = parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block")
     cta = None if args.cta is None else parse_cta(args.cta, grid)
     if args.ray is not None and (args.no_ray or cta is not None):

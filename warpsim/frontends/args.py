@@ -1,5 +1,7 @@
-"""A kernel launch written as text, as ``warpsim run`` / ``warpsim debug`` / ``hwcheck run`` take it: whether a
-command line names a kernel source, ``--arg NAME=VALUE`` values, ``--cta``."""
+"""A kernel launch written as text, as ``warpsim run`` / ``warpsim debug`` / ``hwcheck run`` take it alike: whether a
+command line names a kernel source, ``--arg NAME=VALUE`` (one spelling for every verb: ``random:DTYPE:SHAPE[:BOUND]``
+drawn from ``--seed``, ``zeros:DTYPE:SHAPE``, ``FILE.npy``, ``raw:FILE``, a number, a struct ``FIRST;TYPE:V;...``),
+``--cta``."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from warpsim.frontends.cute_dsl import is_dsl_source
 from warpsim.frontends.kernel import NUMERIC_KINDS
 from warpsim.frontends.nvcc import CUDA_SUFFIXES
 
-__all__ = ["routes_here", "parse_arg_value", "arg_values", "parse_cta", "DTYPES"]
+__all__ = ["routes_here", "parse_arg_value", "parse_arg", "concrete_args", "arg_values", "parse_cta", "DTYPES"]
 
 DTYPES = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64, "u8": np.uint8,
           "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
@@ -31,8 +33,9 @@ def routes_here(argv):
 
 
 def parse_arg_value(text, what):
-    """A ``--arg`` value: an array from ``FILE.npy`` (numbers, in native byte order) or ``raw:FILE`` (its bytes
-    as ``uint8``), ``zeros:DTYPE:SHAPE``, or an int / float scalar; ``ValueError`` starting ``WHAT=TEXT``.
+    """A ``--arg`` value that is not random: an array from ``FILE.npy`` (numbers, in native byte order) or
+    ``raw:FILE`` (its bytes as ``uint8``), ``zeros:DTYPE:SHAPE``, or an int / float scalar; ``ValueError``
+    starting ``WHAT=TEXT``.
 
     parse_arg_value("12", "--arg n") == 12
     parse_arg_value("zeros:f32:2x3", "--arg c").shape == (2, 3)
@@ -79,20 +82,94 @@ def _raw_bytes(path, what):
     return np.frombuffer(array.tobytes(order="A"), np.uint8).copy()
 
 
-def arg_values(pairs):
-    """``({name: value}, {name: "--arg NAME=VALUE"})`` of the ``--arg`` items (values by
-    :func:`parse_arg_value`; the second dict names each in messages); ``ValueError`` for a malformed item or a
-    name given twice."""
-    values, labels = {}, {}
+def arg_values(pairs, seed=0):
+    """``({name: value}, {name: "--arg NAME=VALUE"})`` of the ``--arg`` items (specs by :func:`parse_arg`, made
+    concrete for ``seed`` by :func:`concrete_args`; the second dict names each in messages); ``ValueError`` for a
+    malformed item or a name given twice."""
+    specs, labels = {}, {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--arg {pair}: expected NAME=VALUE")
-        if name in values:
+        name, _spec = parse_arg(pair)
+        if name in specs:
             raise ValueError(f"--arg {name}: given twice ({labels[name][len('--arg '):]} and {pair})")
-        values[name] = parse_arg_value(value, f"--arg {name}")
+        specs[name] = _spec
         labels[name] = f"--arg {pair}"
-    return values, labels
+    return concrete_args(specs, seed), labels
+
+
+_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_INTS = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
+         "u64": np.uint64, "i64": np.int64, "bf16": np.uint16}
+
+
+def parse_arg(pair: str):
+    """``(name, spec)`` of one ``--arg NAME=VALUE``; a spec is ``("random", dtype, shape)``, a value, or
+    ``("struct", first, [(ptx_type, value), ...])``.
+
+    >>> parse_arg("a=random:f16:4x2")
+    ('a', ('random', 'f16', (4, 2)))
+    >>> parse_arg("a=random:f32:8:2")
+    ('a', ('random', 'f32', (8,), 2.0))
+    >>> parse_arg("n=7")
+    ('n', 7)
+    >>> parse_arg("a=random:f16:8;s32:8;s32:8")[1][2]
+    [('s32', 8), ('s32', 8)]
+    """
+    name, sep, value = pair.partition("=")
+    if not sep or not name:
+        raise ValueError(f"--arg {pair}: expected NAME=VALUE")
+    first, *fields = value.split(";")
+    if first.startswith("random:"):
+        parts = first.split(":")
+        if len(parts) not in (3, 4) or (parts[1] not in _FLOATS and parts[1] not in _INTS):
+            raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE[:BOUND] with DTYPE one of "
+                             f"{', '.join([*_FLOATS, *_INTS])}")
+        try:
+            spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
+        except ValueError:
+            raise ValueError(f"--arg {name}={first}: SHAPE is integers joined by x, e.g. 64x64") from None
+        if len(parts) == 4:
+            try:
+                bound = float(parts[3])
+            except ValueError:
+                bound = -1.0
+            if not (0 < bound < float("inf")) or parts[1] not in (*_FLOATS, "bf16"):
+                raise ValueError(f"--arg {name}={first}: BOUND is a positive number, for a float DTYPE "
+                                 "(values uniform in [-BOUND, BOUND))")
+            spec = (*spec, bound)
+    else:
+        spec = parse_arg_value(first, f"--arg {name}")
+    if not fields:
+        return name, spec
+    extra = []
+    for f in fields:
+        ptype, sep, v = f.partition(":")
+        if not sep:
+            raise ValueError(f"--arg {name}: struct field {f!r}: expected TYPE:VALUE, e.g. s32:64")
+        extra.append((ptype, parse_arg_value(v, f"--arg {name} field {ptype}")))
+    return name, ("struct", spec, extra)
+
+
+def _random(rng, dtype, shape, bound=1.0):
+    if dtype in _FLOATS:
+        return rng.uniform(-bound, bound, shape).astype(_FLOATS[dtype])
+    if dtype == "bf16":
+        return (rng.uniform(-bound, bound, shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    bits = np.dtype(_INTS[dtype]).itemsize * 8
+    return rng.integers(0, 1 << bits, shape, dtype=np.uint64).astype(_INTS[dtype])
+
+
+def concrete_args(specs: dict, seed: int) -> dict:
+    """Concrete arguments for one seed: ``random`` arrays drawn in order from ``numpy.random.default_rng(seed)``
+    (floats uniform in ``[-BOUND, BOUND)``, default 1; integers uniform over their bits), fresh copies of the others."""
+    rng = np.random.default_rng(seed)
+
+    def one(spec):
+        if isinstance(spec, tuple) and spec and spec[0] == "random":
+            return _random(rng, *spec[1:])
+        if isinstance(spec, tuple) and spec and spec[0] == "struct":
+            return [("u64", one(spec[1])), *spec[2]]
+        return spec.copy() if isinstance(spec, np.ndarray) else spec
+    return {name: one(spec) for name, spec in specs.items()}
 
 
 def parse_cta(text, grid):
