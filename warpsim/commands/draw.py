@@ -230,6 +230,9 @@ def _run_regs(args):
             session.cont()
         else:
             session.goto(args.at)
+            if session.position < args.at:
+                raise ValueError(f"goto: the program's kernel ends after {session.position} warp instructions, "
+                                 f"got {args.at}")
     except ValueError as e:      # the session names its method; the user gave an option
         option = f"--line {args.line}" if args.line is not None else f"--at {args.at}"
         raise ValueError(f"{option}: {str(e).split(': ', 1)[-1]}") from None

@@ -57,7 +57,7 @@ __all__ = ["where_text", "source_text", "RegisterView", "register_view", "regist
 
 FORMATS = ("typed",) + REGISTER_FORMATS          # typed: as the register's declaration says
 _RANGE = re.compile(r"^(%[A-Za-z_$]+)(\d+)\.\.(?:%[A-Za-z_$]+)?(\d+)$")
-_DIALECT = re.compile(r"^r?(\d+)(?:-r?(\d+))?$")
+_DIALECT = re.compile(r"^(?:%?r)?(\d+)(?:-r?(\d+))?$")
 
 
 def lane_ranges(mask):
@@ -236,6 +236,9 @@ def register_names(session, tokens, warp=None):
                 ("%r", int(d.group(1)), int(d.group(2) or d.group(1)))
             if hi < lo:
                 raise ValueError(f"registers: {tok!r} is an empty range (write the lower register first)")
+            top = traced.trace.regs_per_thread if traced is not None and prefix == "%r" else None
+            if top is not None and hi >= top:
+                raise ValueError(f"registers: %r{hi} is outside the program's %r0..%r{top - 1}")
             session.register(f"{prefix}{hi}")                  # before the range is expanded
             names = [f"{prefix}{k}" for k in range(lo, hi + 1)]
         elif traced is not None and tok in traced.trace.tensors:
