@@ -86,7 +86,7 @@ def test_banks_so_far_counts_only_the_executed_instructions(program):
 
 def readme_section():
     text = (ROOT / "README.md").read_text()
-    return text.split("## Debugging lane registers", 1)[1].split("\n## ", 1)[0]
+    return text.split("## Debugging: one debugger for every front end", 1)[1].split("\n## ", 1)[0]
 
 
 def test_the_readme_table_is_what_the_debugger_says(program):

@@ -278,3 +278,47 @@ def test_colour_on_a_terminal(tmp_path):
     finally:
         assert term.close() == 0
     assert OUR_COLOURS.search(term.raw)
+
+
+def readme_section():
+    return (ROOT / "README.md").read_text().split("## Debugging: one debugger for every front end", 1)[1] \
+        .split("\n## ", 1)[0]
+
+
+def test_readme_transcript_is_a_real_session(tmp_path):
+    block = re.search(r"```text\n\$ warpsim debug (.*?)\n(.*?)```", readme_section(), re.S)
+    args, body = block.group(1).split(), block.group(2)
+    np.save(tmp_path / "q.npy", coded_inputs()["q"])
+    np.save(tmp_path / "k.npy", coded_inputs()["k"])
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    commands = [ln[len("(warpsim) "):] for ln in body.splitlines() if ln.startswith("(warpsim) ")]
+    script = tmp_path / "readme.txt"
+    script.write_text("\n".join(commands) + "\n")
+    done = subprocess.run([sys.executable, "-m", "warpsim", "debug", *args, "--commands", str(script)],
+                          capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    real = done.stdout.splitlines()
+    for line in body.splitlines():
+        if line.strip() != "...":
+            assert line in real, f"README transcript line not in a real session: {line!r}"
+
+
+def test_readme_python_example():
+    import contextlib
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme_section(), re.S) if "Session." in b)
+    namespace, checked = {}, 0
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for line in block.splitlines():
+            code, _, comment = line.partition("#")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)     # the README is ours; its lines are examples
+            if "print(" in code:
+                want = comment.strip().split(" ...")[0]
+                assert out.getvalue().strip().startswith(want), f"{line.strip()!r} printed {out.getvalue()!r}"
+                checked += 1
+    finally:
+        os.chdir(cwd)
+    assert checked == 5

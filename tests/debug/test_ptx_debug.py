@@ -244,8 +244,9 @@ def test_command_line_routes_ptx_files_and_reports_errors_in_one_line(tmp_path):
 @need_nvcc
 def test_the_readme_transcript_is_real(tmp_path):
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Debugging PTX, CUDA C++ and CuTe DSL kernels", 1)[1]
-    block = section.split("```\n", 2)[1].split("```", 1)[0]
+    section = readme.split("## Debugging: one debugger for every front end", 1)[1]
+    block = section.split("```\n$ warpsim debug examples/cute_cpp/", 1)[1].split("```", 1)[0]
+    block = "$ warpsim debug examples/cute_cpp/" + block
     command, transcript = block.split("\n", 1)
     assert command.startswith("$ warpsim debug ")
     (tmp_path / "examples").symlink_to(ROOT / "examples")

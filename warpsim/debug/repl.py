@@ -296,7 +296,7 @@ class Repl:
             last = s.last
             wrote = f"; wrote {', '.join(last.written)}" if last.written else ""
             lines.append(f"executed #{last.position} w{last.warp} lanes {views.lane_ranges(last.lanes)}: "
-                         f"{s.text[last.pc]}{wrote}")
+                         f"{s.text[last.pc].rstrip(chr(59))}{wrote}")
         elif stop.executed:
             last = s.last
             tail = f"; the last: w{last.warp} {s.text[last.pc]}" if last is not None else ""
