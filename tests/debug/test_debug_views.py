@@ -189,8 +189,10 @@ def test_regs_view_marks_what_the_last_instruction_wrote(program):
     assert "tSrK (f16)" in tensor.legend and "%r52..%r115 tSrK" in tensor.legend
     same = register_view(s, ["r52-r55"], warp=0)
     assert same.names == ("%r52", "%r53", "%r54", "%r55") == register_view(s, ["%r52..%r55"], warp=0).names
-    with pytest.raises(ValueError, match="no register '%r999'"):
+    with pytest.raises(ValueError, match=r"%r999 is outside the program's %r0\.\.%r115"):
         register_view(s, ["r0-r999"])
+    with pytest.raises(ValueError, match="no register '%q1'"):
+        register_view(s, ["%q1"])
 
 
 def test_where_list_and_banks_texts(program):
