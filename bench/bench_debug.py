@@ -3,16 +3,16 @@
 Run from the repository root: ``PYTHONPATH=. python bench/bench_debug.py [--steps 100] [--fmt hex] [--quick]``
 (``--quick``: 3 steps and 3 timed executions: a check that it runs, for CI).
 
-Measured in one process, after a warm-up (Numba cache populated, one step and one view rendered):
+The seed program is debugged as its lowered kernel on the PTX core (``Session.program``). Measured in one
+process, after a warm-up (Numba cache populated, one step and one view rendered):
 
-- the simulator's own time per instruction: the njit executor over the whole stream
-  (``execute``), divided by its 372 instructions, best of 20 on fresh machines;
-- one debugger step: ``Session.step()`` (the executor on one instruction, breakpoint and
-  checkpoint bookkeeping), then ``register_view(session, registers="all").text()``: the warp the instruction ran
-  in, 32 lanes x all 116 registers (the most the view shows; by default it shows the registers
-  written so far), the written registers highlighted, wrapped; over the first and over
-  the last ``--steps`` positions (at the start most registers hold 0, which formats fastest);
-- the overhead: debugger step / simulator instruction, without and with the view.
+- the simulator's own time per warp instruction: ``execute_trace`` (the lowered kernel launched on the PTX
+  core, as ``run_program`` runs it) divided by the launch's warp instructions, best of 20 on fresh machines;
+- one debugger step: ``Session.step()`` (the focus warp to its next source line: one interpreter call per
+  warp instruction, breakpoint and checkpoint bookkeeping), then ``register_view(session,
+  "%r0..%r115").text()``: the focus warp, 32 lanes x all 116 registers of the program, the ones the last
+  instruction wrote highlighted, wrapped; from the start and from ``--steps`` line steps before the end;
+- the overhead: debugger step / simulator warp instruction, without and with the view.
 
 Target (issue 7): under 50 ms per step including the register view.
 """
@@ -25,20 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostinfo import host_line                                     # noqa: E402
 
 from warpsim.debug.session import Session                          # noqa: E402
 from warpsim.debug.views import register_view                      # noqa: E402
-from warpsim.machine import Machine                                # noqa: E402
 from warpsim.program import load_program                           # noqa: E402
-from warpsim.program.execute import execute                        # noqa: E402
-
-
-def fresh(machine):
-    out = Machine(machine.warps, machine.regs_per_thread, machine.smem.size, machine.gmem.size)
-    out.gmem[:] = machine.gmem
-    return out
+from warpsim.program.run import execute_trace, prepare             # noqa: E402
 
 
 def main(argv=None):
@@ -51,49 +44,57 @@ def main(argv=None):
     if args.quick:
         args.steps = 3
     program = load_program(ROOT / "examples" / "gemm_smem.py")
-    session = Session(program)
-    n = len(session)
+    session = Session.program(program)
+    trace = session.traced.trace
+    regs = f"%r0..%r{trace.regs_per_thread - 1}"
+    lines = [0]                                        # the position before each line step, to the end
+    while not session.finished:
+        session.step()
+        lines.append(session.position)
+    n = session.position
     print(host_line())
-    print(f"program: examples/gemm_smem.py, {n} instructions, {session.trace.warps} warps x {session.machine.regs_per_thread} registers")
+    print(f"program: examples/gemm_smem.py, {len(trace.stream)} stream instructions lowered to a kernel of {n} warp "
+          f"instructions, {trace.warps} warps x {trace.regs_per_thread} registers")
 
-    initial = fresh(session.machine)
     times = []
     for _ in range(runs + 3):
-        m = fresh(initial)
+        _trace, machine, _inputs, _s = prepare(program)
         start = time.perf_counter()
-        execute(session.stream, session.encoded, m, arch=session.arch)
+        execute_trace(trace, machine)
         times.append(time.perf_counter() - start)
     per_instr = min(times[3:]) / n
 
+    session.goto(0)
     session.step()                                    # warm-up: one step, one view
-    register_view(session, fmt=args.fmt, registers="all").text()
+    register_view(session, regs, fmt=args.fmt).text()
 
     def show(name, xs):
         return (f"  {name:<34} mean {statistics.mean(xs) * 1e3:8.3f} ms  median {statistics.median(xs) * 1e3:8.3f} ms"
                 f"  max {max(xs) * 1e3:8.3f} ms")
 
-    print(f"simulator per instruction (execute over the stream / {n}): {per_instr * 1e6:.2f} us")
+    print(f"simulator per warp instruction (execute_trace / {n}): {per_instr * 1e6:.2f} us")
     worst = 0.0
-    for first in (0, max(0, n - args.steps)):        # the start (registers mostly 0) and the end (all written)
+    for first in (0, lines[max(0, len(lines) - 1 - args.steps)]):   # the start, and the last line steps
         session.goto(first)
-        steps, views, chars = [], [], 0
-        for _ in range(min(args.steps, n - first)):
+        steps, views, chars, executed = [], [], 0, 0
+        while len(steps) < args.steps and not session.finished:
             start = time.perf_counter()
-            session.step()
+            stop = session.step()
             middle = time.perf_counter()
-            text = register_view(session, fmt=args.fmt, registers="all").text()
+            text = register_view(session, regs, fmt=args.fmt).text()
             end = time.perf_counter()
             steps.append(middle - start)
             views.append(end - middle)
             chars += len(text)
+            executed += stop.executed
         total = [a + b for a, b in zip(steps, views)]
         worst = max(worst, max(total))
-        print(f"{len(steps)} debugger steps (positions {first}-{first + len(steps) - 1}), register view {args.fmt}, "
-              f"{chars // len(steps)} characters per view:")
+        print(f"{len(steps)} debugger steps (positions {first}-{session.position}, {executed / len(steps):.1f} warp "
+              f"instructions each), register view {args.fmt}, {chars // len(steps)} characters per view:")
         print(show("Session.step()", steps))
         print(show("register_view(...).text()", views))
         print(show("step + view", total))
-        print(f"  overhead vs the simulator's instruction: step {statistics.mean(steps) / per_instr:.0f}x, "
+        print(f"  overhead vs the simulator's warp instruction: step {statistics.mean(steps) / per_instr:.0f}x, "
               f"step + view {statistics.mean(total) / per_instr:.0f}x")
     verdict = "under" if worst < 0.050 else "OVER"
     print(f"target: 50 ms per step including the view: {verdict} (worst {worst * 1e3:.1f} ms)")

@@ -1,17 +1,17 @@
-"""The PTX debugger's step: steps through the CuTe C++ gemm_smem kernel, each with the register view as text,
-beside the Python-program debugger's step over the same program (examples/gemm_smem.py) in the same run.
+"""The one debugger's step over two front ends: the CuTe C++ gemm_smem kernel and the Python program
+examples/gemm_smem.py (as its lowered kernel), each step with the register view as text, in one run.
 
 Run from the repository root: ``PYTHONPATH=. python bench/bench_ptx_debug.py [--steps 100] [--quick]``
 (``--quick``: 3 steps: a check that it runs, for CI). Needs nvcc (the .cu is compiled once, then cached).
 
 Measured in one process, after a warm-up (Numba cache populated, one step and one view rendered):
 
-- one PTX debugger step: ``PtxSession.step()`` (one warp instruction of the focus warp: the interpreter
-  on one instruction, plus the schedule, breakpoint and checkpoint bookkeeping), then
-  ``regs_text(session)``: 32 lanes x the registers of the last and the next instruction, typed;
+- one step of the .cu kernel: ``Session.stepi()`` (one warp instruction of the schedule: the interpreter on
+  one instruction, plus the schedule, breakpoint and checkpoint bookkeeping), then
+  ``register_view(session).text()``: 32 lanes x the registers of the last and the next instruction, typed;
   and the same with ``%f0..%f63`` (64 accumulator registers x 32 lanes);
-- the Python-program debugger's ``Session.step()`` + ``register_view(session, registers="all").text()``;
-- the ratio PTX step + view / Python step + view (means).
+- the Python program's ``Session.stepi()`` + ``register_view(session, "%r0..%r115").text()`` (all its registers);
+- the ratio .cu step + view / Python step + view (means).
 
 Target (issue 13): under 50 ms per step including the register view.
 """
@@ -29,8 +29,6 @@ sys.path.insert(0, str(ROOT))
 
 from hostinfo import host_line                                     # noqa: E402
 
-from warpsim.debug.ptx_session import PtxSession                   # noqa: E402
-from warpsim.debug.ptx_views import regs_text                      # noqa: E402
 from warpsim.debug.session import Session                          # noqa: E402
 from warpsim.debug.views import register_view                      # noqa: E402
 from warpsim.frontends.kernel import open_kernel                   # noqa: E402
@@ -64,24 +62,24 @@ def main(argv=None):
     kernel = open_kernel(ROOT / "examples" / "cute_cpp" / "gemm_smem.cu", "gemm_smem_f16_qk_swizzle", arch="sm_80")
     rng = np.random.default_rng(0)
     q, k = (rng.uniform(-1, 1, (64, 64)).astype(np.float16) for _ in range(2))
-    session = PtxSession(kernel.module, kernel.name, block=128, source=kernel.source,
-                         args=kernel.core_args({"q": q, "k": k, "s": np.zeros((64, 64), np.float32)}))
-    python = Session(load_program(ROOT / "examples" / "gemm_smem.py"))
+    session = Session(kernel.module, kernel.name, block=128, source=kernel.source,
+                      args=kernel.core_args({"q": q, "k": k, "s": np.zeros((64, 64), np.float32)}))
+    python = Session.program(load_program(ROOT / "examples" / "gemm_smem.py"))
     print(f"kernel: examples/cute_cpp/gemm_smem.cu gemm_smem_f16_qk_swizzle, {session.decoded.code.shape[0]} "
           f"instructions, {session.warps} warps x {len(session.regs_by_name)} registers")
-    session.step()                                            # warm-up: one step and one view each
-    regs_text(session)
-    python.step()
-    register_view(python, registers="all").text()
+    session.stepi()                                           # warm-up: one step and one view each
+    register_view(session).text()
+    python.stepi()
+    register_view(python, "%r0..%r115").text()
 
-    ptx = timed(args.steps, session.step, lambda: regs_text(session))
-    wide = timed(args.steps, session.step, lambda: regs_text(session, ["%f0..%f63"]))
-    py = timed(args.steps, python.step, lambda: register_view(python, registers="all").text())
+    ptx = timed(args.steps, session.stepi, lambda: register_view(session).text())
+    wide = timed(args.steps, session.stepi, lambda: register_view(session, ["%f0..%f63"]).text())
+    py = timed(args.steps, python.stepi, lambda: register_view(python, "%r0..%r115").text())
     results = {}
     for name, rows, step_name, view_name in (
-            ("PTX debugger", ptx, "PtxSession.step()", "regs_text(session)"),
-            ("PTX debugger, %f0..%f63", wide, "PtxSession.step()", "regs_text(session, %f0..%f63)"),
-            ("Python-program debugger", py, "Session.step()", "register_view(all).text()")):
+            ("PTX debugger", ptx, "Session.stepi()", "register_view(session).text()"),
+            ("PTX debugger, %f0..%f63", wide, "Session.stepi()", "register_view(session, %f0..%f63)"),
+            ("Python-program debugger", py, "Session.stepi()", "register_view(%r0..%r115).text()")):
         steps, views = [a for a, _ in rows], [b for _, b in rows]
         total = [a + b for a, b in rows]
         results[name] = total

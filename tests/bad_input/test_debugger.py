@@ -13,7 +13,7 @@ from warpsim.program.program import load_program
 
 @pytest.fixture(scope="module")
 def sessions():
-    return {"echo": Session(load_program(ECHO)), "gemm": Session(load_program(GEMM))}
+    return {"echo": Session.program(load_program(ECHO)), "gemm": Session.program(load_program(GEMM))}
 
 
 COMMAND_ERRORS = [
@@ -25,15 +25,15 @@ COMMAND_ERRORS = [
     ("gemm", "frag", "frag: usage"),
     ("gemm", "frag tSrK sideways", "unexpected 'sideways'"),
     ("gemm", "regs 0 r5-r3", "'r5-r3' is an empty range"),
-    ("gemm", "regs 0 r0-r1000000000", "r1000000000 is outside r0-r115"),
-    ("gemm", "regs 0 r116", "r116 is outside r0-r115"),
-    ("gemm", "regs 0 r?", "got 'r?'"),
+    ("gemm", "regs 0 r0-r1000000000", "%r1000000000 is outside the program's %r0..%r115"),
+    ("gemm", "regs 0 r116", "%r116 is outside the program's %r0..%r115"),
+    ("gemm", "regs 0 r?", "no register 'r?'"),
     ("gemm", "regs 9", "warp must be an int in [0, 4), got 9"),
     ("gemm", "regs -1", "-1"),
     ("gemm", "regs 0 lane 32", "lane 32: lanes are 0-31"),
     ("gemm", "regs 0 save", "save: needs a value"),
-    ("gemm", "regs 0 save nodir/x.svg", "cannot write nodir/x.svg"),
-    ("gemm", "regs 0 save pic.gif", "pic.gif"),
+    ("gemm", "regs 0 tSrK save nodir/x.svg", "cannot write nodir/x.svg"),
+    ("gemm", "regs 0 tSrK save pic.gif", "pic.gif"),
     ("gemm", "who", "who: usage"),
     ("gemm", "who tSrK 999 999", "999"),
     ("gemm", "who tSrK a b", "a"),
@@ -65,8 +65,8 @@ COMMAND_ERRORS = [
     ("gemm", "help nope", "nope"),
     ("gemm", "frob", "unknown command 'frob'"),
     ("gemm", "regs 'unclosed", "cannot parse"),
-    ("echo", "smem x", "x is in global memory; smem shows shared tensors (none)"),
-    ("echo", "regs 0 r4", "r4 is outside r0-r3"),
+    ("echo", "smem x", "x is in global memory; a tile view shows shared tensors (none)"),
+    ("echo", "regs 0 r4", "%r4 is outside the program's %r0..%r3"),
     ("echo", "frag frag lane 99", "lane 99: lanes are 0-31"),
 ]
 
@@ -105,4 +105,5 @@ def test_debug_error(workdir, capsys, args, fragments):
 
 def test_debug_script_with_errors_exits_1_and_runs_on(workdir, capsys):
     status, out, err = call(capsys, ["debug", ECHO, "--commands", "-"], stdin="frag frag lane 40\nstep 2\nwhere\n")
-    assert status == 1 and "error: lane 40: lanes are 0-31" in out and "#2 of 16" in out, out
+    assert status == 1 and "error: lane 40: lanes are 0-31" in out and "(warpsim) step 2\nexecuted " in out, out
+    assert "(warpsim) where\n=> #" in out                                   # the script ran on

@@ -1,7 +1,9 @@
-"""The debugger's command line: in process, as ``warpsim debug`` with a script or a pipe, and through a real
-pseudo-terminal (readline, colour, history), where the acceptance session of issue 7 runs: lane 5's
-registers after the first ldmatrix.x4 of K, ``who`` for several (n, k) checked against CuTe's
-partition for thread 5, and a stop at a breakpoint on the gemm line.
+"""The one command language (``warpsim debug``), in process, through pipes and through a real pseudo-terminal.
+
+The acceptance session (issue 27, item 4): one debugger script -- ``break FILE:LINE``, ``continue``, ``print``
+of a register, ``stepi``, ``info warps``, ``back``, ``continue`` -- typed into ``warpsim debug`` on a
+pseudo-terminal, against the Python program ``examples/gemm_smem.py`` and the CuTe C++ kernel
+``examples/cute_cpp/gemm_smem.cu``: the same commands work in both and print the same kinds of output.
 """
 
 import io
@@ -21,9 +23,12 @@ from debug_helpers import EXAMPLE, ROOT, coded_inputs, decode, seed_cute, source
 from warpsim.debug.repl import COMMANDS, Repl
 from warpsim.debug.session import Session
 from warpsim.program import load_program
+from warpsim.toolchain import find_nvcc
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\r\x01\x02\x07]")
 OUR_COLOURS = re.compile(r"\x1b\[(31|32|1;33|1;35|1;34|2)m")
+GEMM_CU = ROOT / "examples" / "cute_cpp" / "gemm_smem.cu"
+CACHE = os.environ.get("WARPSIM_CACHE") or os.path.expanduser("~/.cache/warpsim-ptx")
 
 
 @pytest.fixture(scope="module")
@@ -33,102 +38,100 @@ def program():
 
 def run_repl(program, commands, params=None, inputs=None):
     out = io.StringIO()
-    repl = Repl(Session(program, params, inputs), out)
+    repl = Repl(Session.program(program, params, inputs), out)
     status = repl.run_script(commands)
     return status, out.getvalue()
 
 
 def test_every_command_has_help_and_errors_are_one_line(program):
-    status, text = run_repl(program, ["help", "help regs", "frobnicate", "step x", "regs 9", "who tSrK 1",
-                                      "from 5", "break reg 0 5", "smem tSrK", "smem sK rows 9", "banks #0",
-                                      "until 3", "list 1000", "where"])
+    status, text = run_repl(program, ["help", "help print", "frobnicate", "step x", "print %r1 warp 9", "who tSrK 1",
+                                      "from 5", "break reg 0 5", "print sK rows 9", "banks sideways",
+                                      "until 3", "list 1000", "x/4x shared 0", "info nothing", "where"])
     assert status == 1
     for name, (usage, _text) in COMMANDS.items():
         assert usage in text, name
     errors = [line for line in text.splitlines() if line.startswith("error:")]
-    assert len(errors) == 11, errors
+    assert len(errors) == 12, errors
     assert "error: unknown command 'frobnicate'; `help` lists the commands" in errors
     assert "error: step: expected an integer, got 'x'" in errors
     assert "error: warp must be an int in [0, 4), got 9" in errors
-    assert any(e.startswith("error: no shared or global tensor 'tSrK'") for e in errors)
-    assert text.split("(warpsim) where\n", 1)[1].startswith("=> #0 of 372")      # the session went on
+    assert "error: rows: expected START:STOP, e.g. 0:8, got '9'" in errors
+    assert any(e.startswith("error: x: 4 x 4 bytes at 0x0 are outside shared memory [0x400") for e in errors)
+    assert text.split("(warpsim) where\n", 1)[1].startswith("=> #0, CTA (0, 0, 0), warp 0")     # it went on
 
 
 def test_motion_breakpoints_and_views_in_process(program, tmp_path):
     gemm = source_line("gemm(tiled_mma, tCrA")
     svg, banks_svg = tmp_path / "r.svg", tmp_path / "b.svg"
     status, text = run_repl(program, [
-        f"break {gemm}", "break mma", "break", "delete 2", "cont", "where", "list", "step 3", "back 2",
-        "next", "until 144", f"regs 1 f32 acc lane 0,31 save {svg}", "smem sK banks rows 0:2 cols 0:8",
-        f"smem sK banks rows 0:8 save {banks_svg}", "frag acc copy lane 31 warp 3", "from 31 r4 warp 3",
-        "who acc 63 63", "banks all detail", "quit", "step"])
+        f"break gemm_smem.py:{gemm}", "break mma", "info breakpoints", "delete 2", "continue", "where", "list",
+        "stepi 3", "back 2", "next", "until 144", "print acc lane 0,31 warp 1", f"regs 1 f32 acc save {svg}",
+        "print sK banks rows 0:2 cols 0:8", f"print sK banks rows 0:8 save {banks_svg}",
+        "print acc copy lane 31 warp 3", "from 31 %r4 warp 3", "who acc 63 63", "banks all detail", "info warps",
+        "cuda warp 2", "info lanes", "quit", "step"])
     assert status == 0, text
-    assert f"Breakpoint 1: line {gemm}" in text and "Breakpoint 2: instruction mma" in text
-    assert "  2  instruction mma  (hit 0 times)" in text and "deleted breakpoint 2" in text
-    assert f"Breakpoint 1, line {gemm}" in text and "=> #140 of 372, warp 0: mma.sync" in text
+    assert f"Breakpoint 1: line gemm_smem.py:{gemm} (32 instructions)" in text
+    assert "Breakpoint 2: instruction mma" in text and "  2  instruction mma  (hit 0 times)" in text
+    assert "deleted breakpoint 2" in text and f"Breakpoint 1, line gemm_smem.py:{gemm}: w0" in text
+    assert re.search(rf"=> #\d+, CTA \(0, 0, 0\), warp 0 lanes 0-31: gemm_smem.py:{gemm}, PTX line \d+: mma.sync", text)
     assert f"{gemm:5d} B=>" in text
-    assert "executed 3 instructions (#140-#142)" in text and "back to position 141" in text
+    assert re.search(r"executed 3 warp instructions \(#(\d+)-#\d+\)", text) and "back to #" in text
     assert svg.read_text().startswith("<svg") and "<svg" in banks_svg.read_text()[:200]
     assert "acc (f32), copy view through store_thr_copy ((_2,_4),_1,_4):((_1,_2),_0,_8), warp 3" in text
     assert "lane 31 (thread 127):" in text
-    assert "acc: element (63, 63) of s is global byte" in text and "-> #" in text
+    assert "acc: element (63, 63) of s is global 0x" in text and "-> w3 st.global" in text
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16: 80 accesses" in text
+    assert "focus warp 2 (pinned)" in text and "warp 2, CTA (0, 0, 0): running" in text
     assert text.endswith("(warpsim) quit\n")                                      # nothing runs after quit
 
 
-def test_regs_shows_lane_5_after_the_first_ldmatrix_of_K_in_process(program):
+def test_print_shows_lane_5_after_the_first_ldmatrix_of_K_in_process(program):
     line = source_line("copy(smem_tiled_copy_B, tCsB[_, _, 0]")
-    status, text = run_repl(program, [f"break {line}", "cont", "step", "regs 0 hex tSrK lane 5"],
+    status, text = run_repl(program, [f"break {line}", "continue", "step", "info registers tSrK hex lane 5 warp 0"],
                             inputs=coded_inputs())
-    assert status == 0
-    check_lane5_registers(program, text)
+    assert status == 0, text
+    check_lane5_registers(program, text.split("(warpsim) info registers", 1)[1])
 
 
 def check_lane5_registers(program, text):
-    """The `regs 0 hex tSrK lane 5` table in ``text`` holds, in the registers of the first K copy call, the
-    K elements CuTe's copy view assigns to thread 5 -- and nothing yet in the rest of tSrK."""
+    """The `info registers tSrK hex lane 5 warp 0` table in ``text`` holds, in the registers of the k-block 0 copy of K,
+    the K elements CuTe's copy view assigns to thread 5 -- and nothing yet in the rest of tSrK."""
     lines = text.splitlines()
     names, cells = [], []
     for k, ln in enumerate(lines):          # the table wraps: blocks of columns, each with its header
-        if ln.startswith("lane  r"):
+        if ln.startswith("lane  %r"):
             assert lines[k + 1].split()[0] == "5", lines[k + 1]
             names += ln.split()[1:]
             cells += lines[k + 1].split()[1:]
     assert len(names) == len(cells) == 64
-    got = dict(zip((int(n[1:]) for n in names), (int(v.lstrip("*"), 16) for v in cells)))
-    marked = {int(n[1:]) for n, v in zip(names, cells) if v.startswith("*")}
+    got = dict(zip((int(n[2:]) for n in names), (int(v.lstrip("*"), 16) for v in cells)))
     cute_side = seed_cute(5)
     frag, view = cute_side["frag"], cute_side["copy_view"]
     base = program.trace({}).tensors["tSrK"].bases[0]
     index_of_slot = {int(frag.address(i)): i for i in range(128)}
-    first_call = [int(view.address(j)) for j in range(8)]           # copy view ((_8,_1),_4,_4): call 0 = values 0..7
+    k_block = [int(view.address(j)) for j in range(32)]      # copy view ((_8,_1),_4,_4): k-block 0 = values 0..31
     expected = {}
-    for slot in first_call:
+    for slot in k_block:
         reg, half = base + slot // 2, slot % 2
         expected.setdefault(reg, [None, None])[half] = cute_side["coords"][index_of_slot[slot]]
     for reg, (lo, hi) in expected.items():
         assert (decode(got[reg] & 0xFFFF, "k"), decode(got[reg] >> 16, "k")) == (lo, hi), \
-            f"lane 5 r{reg}: expected K{lo} | K{hi}, got {got[reg]:#010x}"
-    assert marked == set(expected), f"marked {sorted(marked)}, written {sorted(expected)}"
+            f"lane 5 %r{reg}: expected K{lo} | K{hi}, got {got[reg]:#010x}"
     assert all(v == 0 for r, v in got.items() if r not in expected)
 
 
 def test_warpsim_debug_script_pipe_and_user_errors(tmp_path):
     script = tmp_path / "s.txt"
-    script.write_text("# a comment\nstep 2\nwhere\n")
+    script.write_text("# a comment\nstepi 2\nwhere\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "warpsim", "debug", str(EXAMPLE)]
     done = subprocess.run(cmd + ["--commands", str(script)], capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert "(warpsim) step 2\nexecuted 2 instructions (#0-#1)" in done.stdout
+    assert "(warpsim) stepi 2\nexecuted 2 warp instructions (#0-#1)" in done.stdout
     assert "\x1b[" not in done.stdout                                      # not a terminal: no colour
-    done = subprocess.run(cmd, input="regs 9\nwhere\n", capture_output=True, text=True, env=env, cwd=ROOT)
-    assert done.returncode == 1 and "(warpsim) regs 9\nerror: warp must be an int" in done.stdout
-    assert "=> #0 of 372" in done.stdout.split("(warpsim) where", 1)[1]
-    done = subprocess.run(cmd + ["--commands", "-"], input="step\nregs\n", capture_output=True, text=True, env=env,
-                          cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    assert "(warpsim) regs\nwarp 0, hex, after #0 ld.global.v4.b32\nlane  r0          r1          r2          r3\n" \
-        in done.stdout                                          # the registers warp 0 has written so far
+    done = subprocess.run(cmd, input="print %r0 warp 9\nwhere\n", capture_output=True, text=True, env=env, cwd=ROOT)
+    assert done.returncode == 1 and "(warpsim) print %r0 warp 9\nerror: warp must be an int" in done.stdout
+    assert "=> #0, CTA" in done.stdout.split("(warpsim) where", 1)[1]
     for args, message in [(["--param", "dtype=f64"], "warpsim debug: error: program gemm_smem: param dtype='f64'"),
                           (["--commands", str(tmp_path / "none.txt")], "warpsim debug: error: --commands"),
                           (["--input", "q=nope.npy"], "warpsim debug: error: --input q=nope.npy")]:
@@ -184,71 +187,115 @@ class Terminal:
         return self.proc.returncode
 
 
-def spawn(tmp_path, extra_env=None, args=()):
-    np.save(tmp_path / "q.npy", coded_inputs()["q"])
-    np.save(tmp_path / "k.npy", coded_inputs()["k"])
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(tmp_path), TERM="dumb")
+def spawn(tmp_path, args, extra_env=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(tmp_path), TERM="dumb", WARPSIM_CACHE=CACHE)
     env.pop("NO_COLOR", None)
     env.update(extra_env or {})
-    cmd = [sys.executable, "-m", "warpsim", "debug", str(EXAMPLE), "--input", f"q={tmp_path / 'q.npy'}",
-           "--input", f"k={tmp_path / 'k.npy'}", *args]
-    term = Terminal(cmd, env)
-    term.read_prompt()
-    return term
+    term = Terminal([sys.executable, "-m", "warpsim", "debug", *map(str, args)], env)
+    return term, term.read_prompt(timeout=600)
 
 
-def test_acceptance_session_through_a_pseudo_terminal(program, tmp_path):
-    k_line = source_line("copy(smem_tiled_copy_B, tCsB[_, _, 0]")
-    gemm = source_line("gemm(tiled_mma, tCrA")
-    term = spawn(tmp_path)
+def program_args(tmp_path):
+    np.save(tmp_path / "q.npy", coded_inputs()["q"])
+    np.save(tmp_path / "k.npy", coded_inputs()["k"])
+    return [EXAMPLE, "--input", f"q={tmp_path / 'q.npy'}", "--input", f"k={tmp_path / 'k.npy'}"]
+
+
+def kernel_args(tmp_path):
+    np.save(tmp_path / "q.npy", coded_inputs()["q"])
+    np.save(tmp_path / "k.npy", coded_inputs()["k"])
+    return [GEMM_CU, "--kernel", "gemm_smem_f16_qk_swizzle", "--arch", "sm_80", "--arg", f"q={tmp_path / 'q.npy'}",
+            "--arg", f"k={tmp_path / 'k.npy'}", "--arg", "s=zeros:f32:64x64"]
+
+
+def line_of(path, text):
+    lines = [n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    assert len(lines) == 1, f"{text!r} is on lines {lines} of {path}"
+    return lines[0]
+
+
+FRONT_ENDS = {   # the same script, with each front end's source line of the gemm and one register it uses
+    "program": (program_args, EXAMPLE, "gemm(tiled_mma, tCrA[_, _, i], tCrB[_, _, i], acc)"),
+    "cu": (kernel_args, GEMM_CU, "cute::gemm(tiled_mma, tCrA(_, _, i), tCrB(_, _, i), acc);"),
+}
+
+
+@pytest.mark.parametrize("front", FRONT_ENDS)
+def test_acceptance_one_script_through_a_pseudo_terminal(front, tmp_path):
+    make_args, source, text = FRONT_ENDS[front]
+    if front == "cu" and find_nvcc() is None:
+        pytest.skip("nvcc not found on PATH or under CUDA_HOME: the .cu front end needs it")
+    line = line_of(source, text)
+    term, banner = spawn(tmp_path, make_args(tmp_path))
     try:
-        assert f"Breakpoint 1: line {gemm}" in term.command(f"break {gemm}")
-        assert "Breakpoint 2" in term.command(f"break {k_line}")
-        stop = term.command("cont")
-        assert f"Breakpoint 2, line {k_line}" in stop and "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in stop
-        assert "wrote w0" in term.command("step")
-        regs = term.command("regs 0 hex tSrK lane 5")
-        check_lane5_registers(program, regs)
-        cute_side = seed_cute(5)
-        base = program.trace({}).tensors["tSrK"].bases[0]
-        for i in (0, 2, 5, 33, 127):                                  # a few (n, k) that thread 5 holds
-            n, k = cute_side["coords"][i]
-            slot = int(cute_side["frag"].address(i))
-            answer = term.command(f"who tSrK {n} {k}")
-            reg = f"r{base + slot // 2}.{'hi' if slot % 2 else 'lo'}"
-            assert re.search(rf"^  w0 lane  5 \(thread   5\) {re.escape(reg)} +slot {slot} ", answer, re.M), answer
-        wrong = term.command("who tSrK 64 0")
-        assert wrong.startswith("error: coordinate (64, 0) is outside sK's shape (64, 64)")
-        stop = term.command("cont")
-        assert f"Breakpoint 1, line {gemm}" in stop and "mma.sync.aligned.m16n8k16" in stop
-        assert f"gemm_smem.py:{gemm}: gemm(tiled_mma" in stop
+        assert "`help` lists the commands" in banner and "=> #0, CTA (0, 0, 0), warp 0" in banner
+        assert f"Breakpoint 1: line {source.name}:{line}" in term.command(f"break {source.name}:{line}")
+        stop = term.command("continue")
+        assert f"Breakpoint 1, line {source.name}:{line}: w0" in stop, stop
+        here = re.search(r"=> #(\d+), CTA \(0, 0, 0\), warp 0 lanes 0-31: " + re.escape(source.name) +
+                         rf":{line}, PTX line \d+: ((?:mma|mov)\S*) \{{?(%\w+)", stop)
+        assert here, stop
+        position, opcode, register = int(here.group(1)), here.group(2), here.group(3)   # the first: its destination
+        assert f"{source.name}:{line}: " in stop and "gemm(tiled_mma, tCrA" in stop   # the source line, quoted
+        printed = term.command(f"print {register} lanes 0-3")
+        assert re.search(rf"^warp 0, CTA \(0, 0, 0\), typed, after #{position - 1} ", printed, re.M), printed
+        assert re.search(rf"^lane +{re.escape(register)}$", printed, re.M) and re.search(r"^   3 ", printed, re.M)
+        step = term.command("stepi")
+        assert re.search(rf"^executed #{position} w0 lanes 0-31: {re.escape(opcode)} .*; wrote {re.escape(register)}", step,
+                         re.M), step
+        assert f"=> #{position + 1}, CTA" in step
+        warps = term.command("info warps")
+        assert re.search(r"^=>\* warp +0 +running +lanes 0-31 +pc \d+ ", warps, re.M), warps
+        assert re.search(r"^ +warp +1 ", warps, re.M) and "CTA (0, 0, 0), 4 warps" in warps
+        back = term.command("back")
+        assert f"back to #{position}" in back and f":{line}, PTX line" in back
+        again = term.command("")                                            # Enter repeats `back`
+        assert f"back to #{position - 1}" in again
+        assert term.command("frobnicate").startswith("error: unknown command 'frobnicate'")
+        stop = term.command("continue")
+        assert f"Breakpoint 1, line {source.name}:{line}: w" in stop
     finally:
         status = term.close()
     assert status == 0
-    assert OUR_COLOURS.search(term.raw), "a terminal without NO_COLOR gets colour"
-    history = (tmp_path / ".warpsim_history").read_text()
-    assert f"break {gemm}" in history and "regs 0 hex tSrK lane 5" in history
+    assert f"break {source.name}:{line}" in (tmp_path / ".warpsim_history").read_text()
 
 
 def test_no_color_on_a_terminal(tmp_path):
-    term = spawn(tmp_path, {"NO_COLOR": "1"})
+    term, _banner = spawn(tmp_path, program_args(tmp_path), {"NO_COLOR": "1"})
     try:
-        out = term.command("step") + term.command("regs 0 hex r0-r3 lane 0") + term.command("nope")
+        out = term.command("stepi") + term.command("print %rd0 lane 0") + term.command("nope")
         assert "error: unknown command 'nope'" in out and "*0x" in out
     finally:
         assert term.close() == 0
     assert not OUR_COLOURS.search(term.raw)
 
 
+def test_colour_on_a_terminal(tmp_path):
+    term, _banner = spawn(tmp_path, program_args(tmp_path))
+    try:
+        term.command("stepi")
+        term.command("nope")
+    finally:
+        assert term.close() == 0
+    assert OUR_COLOURS.search(term.raw)
+
+
+def readme_section():
+    return (ROOT / "README.md").read_text().split("## Debugging: one debugger for every front end", 1)[1] \
+        .split("\n## ", 1)[0]
+
+
 def test_readme_transcript_is_a_real_session(tmp_path):
-    text = (ROOT / "README.md").read_text().split("## Debugging lane registers", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```text\n\$ warpsim debug (\S+)\n(.*?)```", text, re.S)
-    path, body = block.group(1), block.group(2)
+    block = re.search(r"```text\n\$ warpsim debug (.*?)\n(.*?)```", readme_section(), re.S)
+    args, body = block.group(1).split(), block.group(2)
+    np.save(tmp_path / "q.npy", coded_inputs()["q"])
+    np.save(tmp_path / "k.npy", coded_inputs()["k"])
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
     commands = [ln[len("(warpsim) "):] for ln in body.splitlines() if ln.startswith("(warpsim) ")]
     script = tmp_path / "readme.txt"
     script.write_text("\n".join(commands) + "\n")
-    done = subprocess.run([sys.executable, "-m", "warpsim", "debug", path, "--commands", str(script)],
-                          capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    done = subprocess.run([sys.executable, "-m", "warpsim", "debug", *args, "--commands", str(script)],
+                          capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 0, done.stderr
     real = done.stdout.splitlines()
     for line in body.splitlines():
@@ -258,8 +305,7 @@ def test_readme_transcript_is_a_real_session(tmp_path):
 
 def test_readme_python_example():
     import contextlib
-    text = (ROOT / "README.md").read_text().split("## Debugging lane registers", 1)[1].split("\n## ", 1)[0]
-    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "Session(" in b)
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme_section(), re.S) if "Session." in b)
     namespace, checked = {}, 0
     cwd = os.getcwd()
     os.chdir(ROOT)

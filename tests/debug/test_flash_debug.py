@@ -52,7 +52,7 @@ def test_row_max_of_the_flash_kernel_through_a_pseudo_terminal(tmp_path):
                 break
         assert written, out
         regs = term.command(f"regs {written} lanes 0-7 hex")
-        cells = {int(n): int(c.lstrip("*"), 16) for n, c in re.findall(r"^ +(\d+)  (\*?0x[0-9a-f]+)", regs, re.M)}
+        cells = {int(n): int(c.lstrip("*"), 16) for n, c in re.findall(r"^ +(\d+) (\*?0x[0-9a-f]+)", regs, re.M)}
         assert sorted(cells) == list(range(8)), regs
         quad0, quad1 = [cells[i] for i in range(4)], [cells[i] for i in range(4, 8)]
         assert len(set(quad0)) == 1 and len(set(quad1)) == 1, regs   # each quad agrees bit for bit

@@ -21,9 +21,9 @@ import pytest
 import warpsim.cute as cute
 from debug_helpers import EXAMPLE, ROOT, coded_inputs, decode
 from test_debug_repl import Terminal
-from warpsim.debug.ptx_repl import PTX_COMMANDS, PtxRepl
-from warpsim.debug.ptx_session import PtxSession
-from warpsim.debug.ptx_views import lane_ranges
+from warpsim.debug.repl import COMMANDS, Repl
+from warpsim.debug.session import Session
+from warpsim.debug.views import lane_ranges
 from warpsim.ptx import load
 from warpsim.toolchain import find_nvcc
 
@@ -92,14 +92,14 @@ def test_acceptance_gemm_smem_cu_through_a_pseudo_terminal(tmp_path):
         executed = re.search(r"the last: w0 ldmatrix\S* \{(%r\d+), (%r\d+), (%r\d+), (%r\d+)\}", stop)
         assert executed, stop
         names = executed.groups()
-        regs = term.command(f"regs {' '.join(names)} lane 5 hex")
-        row = re.search(r"^   5  (.*)$", regs, re.M).group(1).split()
+        regs = term.command(f"print {' '.join(names)} lane 5 hex")
+        row = re.search(r"^   5 (.*)$", regs, re.M).group(1).split()
         assert all(cell.startswith("*0x") for cell in row), row                  # written by the ldmatrix
         halves = [h for cell in row for word in [int(cell[1:], 16)] for h in (word & 0xFFFF, word >> 16)]
         assert [decode(h, "q") for h in halves] == cute_copy_view_a(5)
         banks = term.command("banks")
         assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16: 4 phases, 4 wavefronts, conflict-free" in banks
-        assert "converged: every live lane" in term.command("mask")
+        assert "converged: every live lane" in term.command("info cuda lanes")
         assert term.command("frobnicate").startswith("error: unknown command 'frobnicate'")
         assert "=> #" in term.command("where")                                   # the session went on
     finally:
@@ -116,10 +116,10 @@ def test_cute_dsl_tile_kernel_breaks_on_a_python_line():
     a, b = (rng.integers(0, 0x3C00, (64, depth)).astype(np.uint16) for _ in range(2))
     args = {"a": [("u64", a), ("s32", depth), ("s32", depth)], "b": [("u64", b), ("s32", depth), ("s32", depth)],
             "c": np.zeros((64, 64), np.float32)}
-    session = PtxSession.open(TILE_DSL, "tile_kernel", block=128, args=args, smem=8192, arch="sm_80")
+    session = Session.open(TILE_DSL, "tile_kernel", block=128, args=args, smem=8192, arch="sm_80")
     gemm = line_of(TILE_DSL, "cute.gemm(tiled_mma, tCrC")
     out = io.StringIO()
-    status = PtxRepl(session, out).run_script([f"break tile_cp_async_dsl.py:{gemm}", "cont", "list", "where",
+    status = Repl(session, out).run_script([f"break tile_cp_async_dsl.py:{gemm}", "cont", "list", "where",
                                                 "step", "mask"])
     text = out.getvalue()
     assert status == 0, text
@@ -162,13 +162,13 @@ def diverge_session(tmp_path, grid=1, text=DIVERGE):
     path = tmp_path / "diverge.ptx"
     path.write_text(text)
     mod = load(text, filename="diverge.ptx")
-    return PtxSession(mod, "diverge", grid=grid, block=32, args={"out": np.zeros(32 * grid, np.float32)},
+    return Session(mod, "diverge", grid=grid, block=32, args={"out": np.zeros(32 * grid, np.float32)},
                       source=path)
 
 
 def run_script(session, commands):
     out = io.StringIO()
-    status = PtxRepl(session, out).run_script(commands)
+    status = Repl(session, out).run_script(commands)
     return status, out.getvalue()
 
 
@@ -186,7 +186,7 @@ def test_a_diverged_warp_shows_each_lanes_pc_and_a_fault_names_its_lanes(tmp_pat
                                         "where"])
     assert "lane pcs: 0:" in mask and re.search(r"^=> pc", mask, re.M)
     assert re.search(r"^%p1 +[01]{32}$", text, re.M)
-    assert "(%r: .b32" in text and "(no .loc source lines: the PTX)" in text
+    assert "registers: %r: .b32" in text and "(no .loc source lines: the PTX)" in text
     fault = text.split("(warpsim) cont\n", 1)[1]
     assert fault.startswith("fault: st.global.f32 [%rd3], %f1"), fault
     assert "warp 0 lane 7" in fault and "not inside one global buffer" in fault
@@ -208,18 +208,18 @@ def test_back_replays_to_the_same_state_and_next_goes_by_source_line(tmp_path):
 
 def test_every_command_has_help_and_errors_are_one_line(tmp_path):
     session = diverge_session(tmp_path)
-    status, text = run_script(session, ["help", "step x", "regs %q1", "regs %r5..%r2", "break 999", "break x:3",
+    status, text = run_script(session, ["help", "step x", "regs %q1", "regs %r5..%r2", "break ptx 999", "break x:3",
                                         "watch %r9", "smem 0", "banks", "warp 7", "cta 3", "until 3", "list 1000",
                                         "where"])
     assert status == 1
-    for name, (usage, _t) in PTX_COMMANDS.items():
+    for name, (usage, _t) in COMMANDS.items():
         assert usage in text, name
     errors = [line for line in text.splitlines() if line.startswith("error:")]
     assert len(errors) == 11, errors
     assert any(e.startswith("error: list: diverge has no .loc source lines") for e in errors)
     assert "error: step: expected an integer, got 'x'" in errors
     assert any(e.startswith("error: no register '%q1' in diverge (its registers: %fN, %pN, %rN, %rdN)") for e in errors)
-    assert "error: regs: '%r5..%r2' is an empty range" in errors
+    assert "error: registers: '%r5..%r2' is an empty range (write the lower register first)" in errors
     assert any(e.startswith("error: break: PTX line 999 holds no instruction of diverge") for e in errors)
     assert "error: warp must be an int in [0, 1), got 7" in errors
     assert text.split("(warpsim) where\n", 1)[1].startswith("=> #0, CTA (0, 0, 0), warp 0")
@@ -234,7 +234,7 @@ def test_command_line_routes_ptx_files_and_reports_errors_in_one_line(tmp_path):
     done = subprocess.run(cmd + ["--commands", "-"], input="stepi 2\nregs %r1 lanes 6-7\n", capture_output=True,
                           text=True, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert "(warpsim) regs %r1 lanes 6-7\nwarp 0, CTA (0, 0, 0), after #1 mov.u32" in done.stdout
+    assert "(warpsim) regs %r1 lanes 6-7\nwarp 0, CTA (0, 0, 0), typed, after #1 mov.u32" in done.stdout
     assert re.search(r"^   7 +\*0x00000007$", done.stdout, re.M)
     done = subprocess.run(cmd[:-2] + ["--arg", "nope=1"], capture_output=True, text=True, env=env, cwd=ROOT, input="")
     assert done.returncode == 2 and done.stderr.startswith("warpsim debug: error: ") and \
@@ -244,8 +244,9 @@ def test_command_line_routes_ptx_files_and_reports_errors_in_one_line(tmp_path):
 @need_nvcc
 def test_the_readme_transcript_is_real(tmp_path):
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Debugging PTX, CUDA C++ and CuTe DSL kernels", 1)[1]
-    block = section.split("```\n", 2)[1].split("```", 1)[0]
+    section = readme.split("## Debugging: one debugger for every front end", 1)[1]
+    block = section.split("```\n$ warpsim debug examples/cute_cpp/", 1)[1].split("```", 1)[0]
+    block = "$ warpsim debug examples/cute_cpp/" + block
     command, transcript = block.split("\n", 1)
     assert command.startswith("$ warpsim debug ")
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -281,7 +282,7 @@ def test_a_cu_kernel_until_watch_printf_and_ctas(tmp_path):
     source.write_text(BRANCHY)
     kernel = open_kernel(source, "branchy", arch="sm_80")
     out = np.zeros(64, np.int32)
-    session = PtxSession(kernel.module, kernel.name, grid=2, block=32, args=kernel.core_args({"out": out}),
+    session = Session(kernel.module, kernel.name, grid=2, block=32, args=kernel.core_args({"out": out}),
                          source=kernel.source)
     printf_line = line_of(source, "printf(")
     store_line = line_of(source, "out[blockIdx.x")

@@ -93,23 +93,23 @@ def test_draw_errors_are_one_line(args, message):
 
 def test_draw_regs_of_a_program_at_a_source_line(tmp_path):
     from warpsim.debug.session import Session
-    from warpsim.debug.views import parse_registers
+    from warpsim.debug.views import register_names
     from warpsim.program.program import load_program
     example = ROOT / "examples" / "gemm_smem.py"
     line = next(k for k, text in enumerate(example.read_text().splitlines(), 1) if text.strip().startswith("gemm("))
     out = tmp_path / "tSrK.svg"
-    proc = run("regs", str(example), "--param", "dtype=bf16", "--line", str(line), "--warp", "1", "--regs", "tSrK",
+    proc = run("regs", str(example), "--param", "dtype=bf16", "--line", str(line), "--warp", "0", "--regs", "tSrK",
                "-o", str(out))
     assert proc.returncode == 0, proc.stderr
-    session = Session(load_program(str(example)), {"dtype": "bf16"})
+    session = Session.program(load_program(str(example)), {"dtype": "bf16"})
     session.run_to(line)
-    regs = parse_registers(session, "tSrK", 1)
-    want = session.machine.regs[1][:, regs]
+    regs = [int(n[2:]) for n in register_names(session, ["tSrK"], 0)]   # warp 0 reaches the line first
+    want = session.traced.words(0, regs)
     got = {(int(g.get("data-lane")), int(g.get("data-reg"))): int(g.get("data-bits"), 16) for g in cells(out.read_text())}
     assert len(got) == 32 * len(regs) and any(want.reshape(-1))
     assert all(got[lane, k] == want[lane, k] for lane in range(32) for k in range(len(regs)))
-    assert proc.stdout.startswith(f"warp 1, hex, after #{session.position - 1} ldmatrix")
+    assert proc.stdout.startswith(f"warp 0, CTA (0, 0, 0), hex, after #{session.position - 1} ldmatrix")
     bad = run("regs", str(example), "--line", "3")
-    assert bad.returncode == 2 and "--line 3: no instruction comes from line 3" in bad.stderr
+    assert bad.returncode == 2 and "--line 3: no instruction of warpsim_program comes from line 3" in bad.stderr
     bad = run("regs", str(example), "--at", "9999")
-    assert bad.returncode == 2 and "--at 9999: position must be an int in [0, 372], got 9999" in bad.stderr
+    assert bad.returncode == 2 and "--at 9999: the program's kernel ends after 1036 warp instructions, got 9999" in bad.stderr

@@ -200,11 +200,12 @@ def test_errors_name_the_problem(body, message):
 def test_the_debugger_names_where_an_arithmetic_result_came_from():
     from warpsim.debug.session import Session
     from warpsim.debug.views import from_view
-    session = Session(_row_program())
-    stream = session.stream
+    session = Session.program(_row_program())
+    stream = session.traced.stream
     shfl = next(k for k, i in enumerate(stream) if i.ptx == "shfl.sync.bfly.b32")
-    session.step(shfl + 1)
+    while not session.traced.executed()[shfl]:
+        session.stepi()
     text = from_view(session, 5, stream[shfl].dst[0], warp=stream[shfl].warp).text()
-    assert f"r{stream[shfl].src[0]} of lane 7 (shfl.sync.bfly by 2)" in text
+    assert f"%r{stream[shfl].src[0]} of lane 7 (shfl.sync.bfly by 2)" in text
     last_max = max(k for k in range(shfl) if stream[k].ptx == "max.f32")
     assert "max.f32 of" in from_view(session, 0, stream[last_max].dst[0], warp=stream[last_max].warp).text()

@@ -49,7 +49,8 @@ COMMANDS = {
               "(f16x2, bf16x2, f32) and read as another, with both source lines (see warpsim.commands.check)",
               *_verb("check")),
     "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks "
-              "(a .cu, .ptx or CuTe DSL file: `warpsim debug K.cu --kernel NAME ...`, see warpsim.commands.debug_ptx)",
+              "(a .cu, .ptx or CuTe DSL file: `warpsim debug K.cu --kernel NAME ...`; one session and one "
+              "command language for both, see warpsim.commands.debug)",
               *_verb("debug")),
 }
 
@@ -73,7 +74,7 @@ EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 def _ptx_route(argv):
     """``(args, run)`` when ``argv`` is ``run`` (:mod:`warpsim.commands.run_kernel`) or ``debug``
-    (:mod:`warpsim.commands.debug_ptx`) of a .cu, .ptx or CuTe DSL file, else ``None``."""
+    (:mod:`warpsim.commands.debug`) of a .cu, .ptx or CuTe DSL file, else ``None``."""
     if argv[:1] not in (["run"], ["debug"]):
         return None
     from warpsim.commands import run_kernel      # imported when used: keeps start-up light
@@ -82,13 +83,13 @@ def _ptx_route(argv):
     if not routes_here(argv[1:]):
         return None
     if argv[0] == "debug":
-        from warpsim.commands import debug_ptx
+        from warpsim.commands import debug
         parser = argparse.ArgumentParser(prog="warpsim debug", description="step through a kernel of a .cu, "
                                          ".ptx or CuTe DSL file on the simulated CTAs")
-        debug_ptx.add_arguments(parser)
+        debug.add_kernel_arguments(parser)
         args = parser.parse_args(argv[1:])
         args.command = "debug"
-        return args, debug_ptx.run
+        return args, debug.run_kernel
     parser = argparse.ArgumentParser(prog="warpsim run", description="run a kernel of a .cu, .ptx or "
                                      "CuTe DSL file on the simulated CTAs")
     run_kernel.add_arguments(parser)

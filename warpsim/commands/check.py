@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from warpsim.debug.ptx_source import source_chains, user_line
+from warpsim.debug.source_lines import source_chains, user_line
 from warpsim.files import write_atomic
 from warpsim.frontends.compiled import ARCHS
 from warpsim.frontends.kernel import find_entry
@@ -109,7 +109,7 @@ def check_source(source, kernel=None, arch="sm_90", nvcc_flags=(), ptx_out=None)
 
 def _user(chain):
     """The user's lines of an instruction's ``.loc`` chain: the innermost frame in the kernel's own file
-    (:func:`~warpsim.debug.ptx_source.user_line`), after the lines of that file it was called from, outermost
+    (:func:`~warpsim.debug.source_lines.user_line`), after the lines of that file it was called from, outermost
     first: ``"k.cu:40"``, or ``"flash.cu:365>287>76"`` for a helper of the file inlined into the kernel.
 
     _user((("k.cu", 9), ("k.cu", 40), ("mma.hpp", 7))) == "k.cu:9>40"

@@ -14,7 +14,7 @@
 ``-o FILE.png`` needs the extra ``warpsim[draw]`` (Pillow). ``draw banks`` also prints the bank
 model's totals for the fragment's copy (every warp, every call) and the marked phase. ``draw regs``
 runs a program file (``warpsim run``'s arguments) to a point and draws a warp's registers as the
-debugger's ``regs`` shows them: ``--at N`` after N instructions, ``--line L`` before the first
+debugger's ``print`` shows them: ``--at N`` after N warp instructions, ``--line L`` before the first
 instruction of source line L, else at the end.
 """
 
@@ -111,13 +111,14 @@ def add_arguments(parser):
     regs = parser.verbs["regs"] = sub.add_parser("regs", help="a warp's register file at a point of a program run (the debugger's regs)")
     add_program_arguments(regs)
     where = regs.add_mutually_exclusive_group()
-    where.add_argument("--at", type=int, metavar="N", help="after the first N instructions (default: all of them)")
+    where.add_argument("--at", type=int, metavar="N", help="after the first N warp instructions of the program's kernel (default: all of them)")
     where.add_argument("--line", type=int, metavar="L", help="before the first instruction of source line L")
     regs.add_argument("--warp", type=int, help="the warp (default: the last executed instruction's)")
     regs.add_argument("--fmt", choices=["hex", "f16x2", "bf16x2", "f32"], default="hex",
                       help="how a register reads (default hex)")
     regs.add_argument("--regs", metavar="REGS",
-                      help="r36-r51, r4,r8, a register tensor's name or all (default: those the warp wrote so far)")
+                      help="%%r36..%%r51, r36-r51, a register tensor's name (default: those of the warp's last and "
+                           "next instruction)")
     _common(regs)
 
 
@@ -221,16 +222,21 @@ def _run_regs(args):
     from warpsim.debug.views import register_view
     program, params, inputs = load_program_args(args)
     with reporting_warnings("draw"):
-        session = Session(program, params, inputs, **run_options(args))
+        session = Session.program(program, params, inputs, **run_options(args))
     try:
         if args.line is not None:
             session.run_to(args.line)
+        elif args.at is None:
+            session.cont()
         else:
-            session.goto(len(session) if args.at is None else args.at)
+            session.goto(args.at)
+            if session.position < args.at:
+                raise ValueError(f"goto: the program's kernel ends after {session.position} warp instructions, "
+                                 f"got {args.at}")
     except ValueError as e:      # the session names its method; the user gave an option
         option = f"--line {args.line}" if args.line is not None else f"--at {args.at}"
         raise ValueError(f"{option}: {str(e).split(': ', 1)[-1]}") from None
-    view = register_view(session, args.warp, args.fmt, args.regs)
+    view = register_view(session, args.regs or (), fmt=args.fmt, warp=args.warp)
     _write(view.grid.scene(), args)
     if args.output:
         sys.stdout.write(f"{view.grid.title}\n{view.legend}\n")

@@ -213,12 +213,12 @@ class DataFlow:
         return tuple(int(self.acc[n][r]) for n in ("instr", "warp", "lane", "reg", "half"))
 
     # -- who ---------------------------------------------------------------------------------------
-    def who(self, name, coord, memory=None, position=None):
+    def who(self, name, coord, memory=None, executed=None):
         """Who holds element ``coord`` of a memory tensor among register tensor ``name``'s registers.
 
         ``memory``: the memory tensor whose coordinates ``coord`` are (default: the one that holds most
         of the addresses the tensor's registers are loaded from or stored to; :attr:`Who.others` lists
-        the rest); ``position``: the stream position for ``done`` (default: the end). ``ValueError``
+        the rest); ``executed``: ``bool[len(stream)]``, the positions executed, for ``done`` (default: all). ``ValueError``
         for an unknown tensor, a coordinate outside the memory tensor, or a tensor no load or store uses.
         """
         rt = self.tensors.register_tensor(name)
@@ -242,14 +242,13 @@ class DataFlow:
         tensor = self.tensors.memory_tensors()[memory]
         space = {"smem": "shared", "gmem": "global"}[tensor.space]
         hit = mask & (acc["addr"] == address) & (acc["space"] == _SPACES.index(space))
-        position = len(self.stream) if position is None else position
         entries = []
         for row in np.flatnonzero(hit).tolist():
             w, reg, half = int(acc["warp"][row]), int(acc["reg"][row]), int(acc["half"][row])
             h = half if rt.bits == 16 else -1
             instr = int(acc["instr"][row])
             entries.append(WhoEntry(w, int(acc["lane"][row]), reg, h, rt.slot(w, reg, h), instr,
-                                    bool(acc["store"][row]), instr < position))
+                                    bool(acc["store"][row]), executed is None or bool(executed[instr])))
         entries.sort(key=lambda e: (e.warp, e.instr, e.lane))
         return Who(name, memory, tuple(int(c) for c in coord), address, space, tuple(entries),
                    tuple(c for c in candidates if c != memory))

@@ -1,45 +1,44 @@
-"""``warpsim debug``: an interactive command line over a :class:`~warpsim.debug.session.Session`.
+"""``warpsim debug``: one command language over a :class:`~warpsim.debug.session.Session`, for every front end.
 
-Commands (``help`` lists them; a command's error prints one line and the session goes on)::
+The words are cuda-gdb's where it has one (``break``, ``step``, ``next``, ``stepi``, ``continue``,
+``print``, ``x/``, ``info cuda warps``, ``cuda warp``, ``watch``, ``delete``); what cuda-gdb lacks is
+added in the same style (``back``, ``who``, ``from``, ``banks``, fragment views through ``print``)::
 
-    step [N]          execute N instructions (default 1)          s
-    next [N]          to the start of the next source line's operation  n
-    cont              to the end or a breakpoint                  c
-    until LINE        to the start of the next operation from LINE
-    back [N]          N instructions backwards (checkpoints + replay)
-    break [LINE | FILE:LINE | KIND | reg W L R | smem ADDR [N]]   b; alone: list them
-    delete [N ...]    delete breakpoints (all without N)          d
-    where             the next instruction, its source line, the last one
-    list [LINE]       the source around the next instruction (or LINE)  l
-    regs [W] [FMT] [REGS] [lane L[,L..]] [save FILE.svg]   a warp's registers; FMT hex|f16x2|bf16x2|f32
-    frag NAME [mma|copy] [lane L[,L..]] [warp W] [hex]     a register tensor per lane, by coordinate
-    who NAME I J.. [in TENSOR]                            which lane/register holds element (I, J..)
-    from LANE REG [warp W]                                where a register's halves came from
-    smem NAME [banks] [FMT] [rows A:B] [cols A:B] [save FILE.svg]   a shared tile, or its bank map
-    banks [all | #I] [each] [detail]                      the bank-conflict model's report
-    help [COMMAND], quit
+    break [FILE:]LINE | break ptx LINE | break OPCODE    b; alone: info breakpoints
+    watch %REG [lane L] [warp W] | watch shared ADDR [N]
+    delete [N ...]                                       d
+    step [N] / next [N]     to the focus warp's next source line          s / n
+    stepi [N]               N warp instructions of the schedule           si
+    continue                to a breakpoint, a watch, a fault or the end  c
+    until [FILE:]LINE / back [N]
+    print[/x|/f] EXPR ...   registers (%r5, $r5, %r1..%r8), a register tensor (fragment view), a
+                            shared tensor (tile; `banks`: its bank map)   p
+    x/[N][FMT] [shared|global] ADDR                      memory words
+    info cuda warps|lanes / info warps|lanes|breakpoints|registers [REGS]
+    cuda warp W | cuda cta I                             focus warp / CTA
+    where, list [LINE], who, from, banks, pred, printf, help, quit
 
-``REGS``: ``r36-r51``, ``r4,r8`` or a register tensor's name; lanes: ``5``, ``0-3,8``. Input comes
-from a terminal (readline editing, history in ``~/.warpsim_history``), a ``--commands`` file or a
-pipe; a script's commands are echoed after the prompt. Output is coloured when it goes to a
-terminal and ``NO_COLOR`` is unset or empty.
+An empty line repeats the last command at a terminal (as in gdb). Old spellings stay as aliases
+(``cont``, ``regs``, ``frag``, ``smem``, ``mask``, ``warp``, ``cta``, ``break reg W L R``, ``break smem
+ADDR``). Input comes from a terminal (readline editing, history in ``~/.warpsim_history``), a
+``--commands`` file or a pipe; a script's commands are echoed after the prompt. Output is coloured when
+it goes to a terminal and ``NO_COLOR`` is unset or empty. A command's error prints one line and the
+session goes on.
 
->>> from warpsim.program.program import Program
->>> from warpsim.program.ops import clear
->>> from warpsim.cute import make_tensor
->>> from warpsim.debug.session import Session
->>> def kernel(tid):
-...     acc = make_tensor("f32", (2,))
-...     clear(acc)
+>>> from warpsim.ptx import load
 >>> import io
+>>> mod = load(".version 8.0\\n.target sm_80\\n.address_size 64\\n.visible .entry k()\\n"
+...            "{\\n.reg .b32 %r<3>;\\nmov.u32 %r1, %tid.x;\\nadd.u32 %r2, %r1, 1;\\nret;\\n}", filename="k.ptx")
 >>> out = io.StringIO()
->>> repl = Repl(Session(Program(kernel, threads=32)), out)
->>> repl.run_script(["step", "regs 0 f32 lane 1", "frag nope"])
+>>> Repl(Session(mod, "k", block=32), out).run_script(["stepi 2", "print $r2 lanes 0-1", "nope"])
 1
->>> print(out.getvalue().splitlines()[-4])
-   1 *0  *0
->>> out.getvalue().splitlines()[-1]
-"error: no register tensor 'nope' (the program's per-thread tensors: acc)"
+>>> print(out.getvalue().split("(warpsim) print", 1)[1].split("(warpsim) nope")[0].strip())
+$r2 lanes 0-1
+warp 0, CTA (0, 0, 0), typed, after #1 add.u32 (* written by it)
+lane  %r2
+   0 *0x00000001
+   1 *0x00000002
+registers: %r: .b32
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ import shlex
 import sys
 
 from warpsim.debug import views
-from warpsim.draw.bits import REGISTER_FORMATS
+from warpsim.debug.session import Session  # noqa: F401  (the doctest's)
 from warpsim.errors import WarpsimError
 
 __all__ = ["Repl", "use_color", "COMMANDS", "HISTORY_FILE", "PROMPT"]
@@ -60,38 +59,49 @@ PROMPT = "(warpsim) "
 HISTORY_FILE = "~/.warpsim_history"
 
 COMMANDS = {   # name: (usage, help)
-    "step": ("step [N]", "execute N instructions (default 1)"),
-    "next": ("next [N]", "execute to the start of the next source line's operation (copy, gemm, ...)"),
-    "cont": ("cont", "execute to the end, a breakpoint, a watched change or a fault"),
-    "until": ("until LINE", "execute to the start of the next operation from source line LINE"),
-    "back": ("back [N]", "go N instructions backwards (default 1)"),
-    "break": ("break [LINE | FILE:LINE | KIND | reg W L R | smem ADDR [N]]",
-              "stop at a source line, before an instruction kind (ldmatrix, mma, st.shared, ...), or after "
-              "a register or N shared bytes (default 4) change; alone: list the breakpoints"),
-    "delete": ("delete [N ...]", "delete breakpoints N (all without N)"),
-    "where": ("where", "the next instruction (index, warp, PTX, source line) and the last one"),
-    "list": ("list [LINE]", "the program's source around the next instruction or LINE"),
-    "regs": ("regs [W] [FMT] [REGS] [lane L[,L..]] [save FILE.svg]",
-             "warp W's registers (default: the last instruction's warp); FMT hex, f16x2, bf16x2 or f32; REGS "
-             "r36-r51, r4,r8, a tensor name or all (default: those the warp has written so far); "
-             "* marks what the last instruction wrote"),
-    "frag": ("frag NAME [mma|copy] [lane L[,L..]] [warp W] [hex]",
-             "a register tensor per lane: the value at each coordinate of its MMA view or copy view"),
-    "who": ("who NAME I J.. [in TENSOR]",
-            "which lane and register (half) of tensor NAME hold element (I, J..) of the shared/global tensor "
-            "it is loaded from or stored to (or TENSOR)"),
-    "from": ("from LANE REG [warp W]", "where each half of register REG of LANE came from"),
-    "smem": ("smem NAME [banks] [FMT] [rows A:B] [cols A:B] [save FILE.svg]",
-             "a shared tensor in its logical shape, through its swizzle; `banks`: its bank map, the last "
-             "instruction's access marked *"),
-    "banks": ("banks [all | #I] [each] [detail]",
-              "bank conflicts of the shared accesses executed so far, of the whole program (all) or of "
-              "instruction I; each: a line per access; detail: the phases of every conflicting access"),
+    "break": ("break [FILE:]LINE | break ptx LINE | break OPCODE",
+              "stop where a warp enters a source line (any file of the .loc inline chain: gemm_smem.py:99, "
+              "gemm_smem.cu:56, copy_sm75.hpp:134; LINE alone: the kernel's own file) or a PTX line, or before "
+              "every instruction of an opcode (ldmatrix, mma, st.shared); alone: list the breakpoints"),
+    "watch": ("watch %REG [lane L] [warp W] | watch shared ADDR [N]",
+              "stop after a register of the focus warp (lane L, default any) or N shared bytes (default 4) change"),
+    "delete": ("delete [N ...]", "delete breakpoints and watches N (default: all)"),
+    "step": ("step [N]", "until the focus warp is about to run another source line (N times; the other warps "
+                         "run as scheduled in between)"),
+    "next": ("next [N]", "as step (the simulator's kernels call nothing to step over)"),
+    "stepi": ("stepi [N]", "N warp instructions of the schedule, whichever warp runs them"),
+    "continue": ("continue", "to the next breakpoint, watch, fault or the end"),
+    "until": ("until [FILE:]LINE", "to the next entry of a warp into a source line"),
+    "back": ("back [N]", "N warp instructions backwards (a replay from the nearest checkpoint)"),
+    "print": ("print[/x|/f] EXPR [lane L | lanes 0-3] [warp W] [FMT] [mma|copy] [banks] [rows A:B] [cols A:B] "
+              "[save FILE.svg]",
+              "EXPR: registers (%r5, $r5, %r1..%r8; a traced program's r36-r51 too) per lane, * where the last "
+              "instruction wrote; FMT typed, hex, f16x2, bf16x2, f32; a register tensor of a traced program by "
+              "name: its MMA (or copy) view per lane by coordinate; a shared tensor by name: its tile through "
+              "the swizzle, `banks` its bank map"),
+    "x": ("x/[N][FMT] [shared|global] ADDR", "N words of memory (default 16, shared) from ADDR; FMT x (hex), u, "
+                                             "d, f (f32), h (f16), s (u16), b (bytes), g (f64)"),
+    "info": ("info [cuda] warps | lanes | breakpoints | registers [REGS]",
+             "every warp of the CTA, the focus warp's lanes and pcs, the breakpoints, or registers (as print)"),
+    "cuda": ("cuda warp [W | auto] | cuda cta [I]",
+             "focus warp W for step and the views (auto: the warp that runs next); run (or replay) to CTA I"),
+    "where": ("where", "the next instruction: warp, lanes, source line, PTX line"),
+    "list": ("list [LINE]", "the source around the focus warp's line, with the PTX of that line beside it"),
+    "banks": ("banks [last | next | done | all] [warp W] [each] [detail]",
+              "the bank model on the actual addresses of the focus warp's last (or next) shared access; done / "
+              "all: a traced program's shared accesses executed so far / of the whole program"),
+    "who": ("who TENSOR I J.. [in MEMORY]", "which lane and register (half) of register tensor TENSOR hold "
+                                            "element (I, J..) of the shared/global tensor it moves (traced programs)"),
+    "from": ("from LANE %REG [warp W]", "where each half of a register came from (traced programs)"),
+    "pred": ("pred [warp W]", "the predicate registers of every lane"),
+    "printf": ("printf", "device printf output so far"),
     "help": ("help [COMMAND]", "this list, or one command"),
     "quit": ("quit", "leave (also: exit, q, end of input)"),
 }
-_ALIASES = {"s": "step", "n": "next", "c": "cont", "b": "break", "d": "delete", "l": "list", "q": "quit",
-            "exit": "quit", "continue": "cont", "run_to": "until", "info": "break"}
+_ALIASES = {"s": "step", "n": "next", "si": "stepi", "c": "continue", "cont": "continue", "b": "break",
+            "d": "delete", "l": "list", "p": "print", "q": "quit", "exit": "quit", "run_to": "until"}
+_OLD = {"regs", "frag", "smem", "mask", "warp", "cta"}       # old spellings, turned into the language's
+_FORMAT_LETTERS = {"x": "hex", "f": "f32"}
 
 
 def use_color(stream):
@@ -168,6 +178,11 @@ def _options(tokens, keys):
     return found, rest
 
 
+def _source_line(token):
+    file, sep, line = token.rpartition(":")
+    return (file if sep else None), _int(line, "line")
+
+
 class Repl:
     """Commands over ``session``, written to ``out`` (coloured when ``color``)."""
 
@@ -176,6 +191,7 @@ class Repl:
         self.out = out if out is not None else sys.stdout
         self.paint = _Paint(color)
         self.errors = 0
+        self.last_line = ""
 
     def write(self, text):
         self.out.write(text if text.endswith("\n") else text + "\n")
@@ -190,14 +206,15 @@ class Repl:
             return self._error(f"cannot parse {line!r}: {e}")
         if not tokens:
             return True
-        name = _ALIASES.get(tokens[0], tokens[0])
+        word, _slash, suffix = tokens[0].partition("/")
+        name = _ALIASES.get(word, word)
         if name == "quit":
             return False
         handler = getattr(self, f"_cmd_{name}", None)
-        if name not in COMMANDS or handler is None:
+        if (name not in COMMANDS and name not in _OLD) or handler is None:
             return self._error(f"unknown command {tokens[0]!r}; `help` lists the commands")
         try:
-            handler(tokens[1:])
+            handler(tokens[1:], suffix) if name in ("print", "x") else handler(tokens[1:])
         except (WarpsimError, ValueError, TypeError, KeyError, OSError, ImportError) as e:
             return self._error(_first_line(e))
         except Exception as e:                  # a slip of ours: still one line, and the session goes on
@@ -221,8 +238,9 @@ class Repl:
                 break
         return 1 if self.errors else 0
 
-    def interact(self, stdin=None):
-        """Read commands from a terminal with readline editing and history until ``quit`` or end of input."""
+    def interact(self):
+        """Read commands from a terminal with readline editing and history until ``quit`` or end of input; an
+        empty line repeats the last command."""
         try:
             import readline
         except ImportError:          # no readline on this platform: plain input()
@@ -247,6 +265,9 @@ class Repl:
             except KeyboardInterrupt:
                 self.write("")
                 continue
+            if not line.strip():
+                line = self.last_line
+            self.last_line = line
             if not self.execute(line):
                 return 0
 
@@ -258,24 +279,32 @@ class Repl:
 
     def _report(self, stop):
         s = self.session
-        lines = []
+        lines = [f"printf: {text.rstrip(chr(10))}" for _cta, _tid, text in stop.printed]
         for bp, detail in stop.hits:
             kind = "Watch" if bp.kind in ("reg", "smem") else "Breakpoint"
             lines.append(self.paint("stop", f"{kind} {bp.number}, {bp}" + (f": {detail}" if detail else "")))
         if stop.reason == "fault":
             lines.append(self.paint("error", f"fault: {stop.message}"))
-        if stop.reason == "back":
-            lines.append(f"back to position {s.position} (replayed from the checkpoint at "
-                         f"{max(k for k in s.checkpoints if k <= s.position)})")
+            at = s.fault_at
+            if at is not None:
+                lines.append(f"stopped at #{at.position} w{at.warp} lanes {views.lane_ranges(at.lanes)}: "
+                             f"{s.where_text(at.pc)}: {s.text[at.pc]} (`back` leaves the fault)")
+        elif stop.reason == "back":
+            lines.append(f"back to #{s.position} (replayed from the checkpoint at "
+                         f"#{max(k for k in s.checkpoints if k <= s.position)})")
         elif stop.executed == 1 and s.last is not None:
             last = s.last
-            regs = views.register_ranges(last.dst)
-            lines.append(f"executed #{s.position - 1} w{last.warp} {last.ptx}" + (f"; wrote w{last.warp} {regs}"
-                                                                                  if regs else ""))
+            wrote = f"; wrote {', '.join(last.written)}" if last.written else ""
+            lines.append(f"executed #{last.position} w{last.warp} lanes {views.lane_ranges(last.lanes)}: "
+                         f"{s.text[last.pc].rstrip(chr(59))}{wrote}")
         elif stop.executed:
-            lines.append(f"executed {stop.executed} instructions (#{s.position - stop.executed}-#{s.position - 1})")
-        text = views.where_text(s)
-        lines.append(self.paint("here", text.splitlines()[0]) + "\n" + "\n".join(text.splitlines()[1:]))
+            last = s.last
+            tail = f"; the last: w{last.warp} {s.text[last.pc]}" if last is not None else ""
+            lines.append(f"executed {stop.executed} warp instructions (#{s.position - stop.executed}-"
+                         f"#{s.position - 1}){tail}")
+        if stop.reason != "fault":
+            text = views.where_text(s)
+            lines.append(self.paint("here", text.splitlines()[0]) + "".join("\n" + t for t in text.splitlines()[1:]))
         self.write("\n".join(lines))
 
     def _cmd_step(self, args):
@@ -284,50 +313,99 @@ class Repl:
     def _cmd_next(self, args):
         self._report(self.session.next(self._count(args, "next")))
 
-    def _cmd_cont(self, args):
+    def _cmd_stepi(self, args):
+        self._report(self.session.stepi(self._count(args, "stepi")))
+
+    def _cmd_continue(self, args):
         if args:
-            raise _UserError("cont: takes no arguments")
+            raise _UserError("continue: takes no arguments")
         self._report(self.session.cont())
 
     def _cmd_until(self, args):
         if len(args) != 1:
-            raise _UserError("until: expected one source line, e.g. until 99")
-        file, line = self._line(args[0])
+            raise _UserError("until: expected one source line, e.g. until 56 or until gemm_smem.cu:56")
+        file, line = _source_line(args[0])
         self._report(self.session.run_to(line, file))
 
     def _cmd_back(self, args):
         self._report(self.session.back(self._count(args, "back")))
 
+    def _cmd_cuda(self, args):
+        if args[:1] == ["warp"]:
+            return self._cmd_warp(args[1:])
+        if args[:1] == ["cta"]:
+            return self._cmd_cta(args[1:])
+        raise _UserError(f"cuda: usage: {COMMANDS['cuda'][0]}")
+
+    def _cmd_cta(self, args):
+        s = self.session
+        if not args:
+            self.write(f"CTA {s.cta} (index {s.run._next} of {len(s.run._ctas)})")
+            return
+        if len(args) != 1:
+            raise _UserError("cuda cta: expected one CTA index, e.g. cuda cta 1")
+        self._report(s.go_cta(_int(args[0], "cta")))
+
+    def _cmd_warp(self, args):
+        s = self.session
+        if args == ["auto"]:
+            s.pinned_warp = None
+        elif len(args) == 1:
+            w = _int(args[0], "warp")
+            s._check_warp(w)
+            s.pinned_warp = w
+        elif args:
+            raise _UserError("cuda warp: expected one warp number or auto")
+        self.write(f"focus warp {s.warp}" + (" (pinned)" if s.pinned_warp is not None else
+                                             " (the warp that runs next)"))
+
     # -- breakpoints --------------------------------------------------------------------------------
-    @staticmethod
-    def _line(token):
-        file, sep, line = token.rpartition(":")
-        return (file if sep else None), _int(line, "line")
+    def _list_breakpoints(self):
+        s = self.session
+        if not s.breakpoints:
+            self.write("no breakpoints")
+        for bp in s.breakpoints:
+            self.write(f"{bp.number:3d}  {bp}  (hit {s.hit_counts[bp.number]} times)")
 
     def _cmd_break(self, args):
         s = self.session
-        if not args or args == ["breakpoints"]:
-            if not s.breakpoints:
-                self.write("no breakpoints")
-            for bp in s.breakpoints:
-                self.write(f"{bp.number:3d}  {bp}  (hit {s.hit_counts[bp.number]} times)")
-            return
-        if args[0] == "reg":
+        if not args:
+            return self._list_breakpoints()
+        if args[0] == "reg":                          # the old spelling: break reg WARP LANE REG
             if len(args) != 4:
-                raise _UserError("break reg: expected reg WARP LANE REG, e.g. break reg 0 5 r52")
-            bp = s.watch_register(_int(args[1], "warp"), _int(args[2], "lane"), _int(args[3].lstrip("r"), "register"))
-        elif args[0] == "smem":
-            if len(args) not in (2, 3):
-                raise _UserError("break smem: expected smem ADDR [NBYTES], e.g. break smem 0x2000 2")
-            bp = s.watch_smem(_int(args[1], "address"), _int(args[2], "bytes") if len(args) == 3 else 4)
-        elif len(args) == 1 and re.fullmatch(r"(.+:)?\d+", args[0]):
-            file, line = self._line(args[0])
+                raise _UserError("break reg: expected reg WARP LANE REG, e.g. break reg 0 5 r52 (watch %r52 ...)")
+            return self._cmd_watch([_register_token(args[3]), "lane", args[2], "warp", args[1]])
+        if args[0] == "smem":                         # the old spelling: break smem ADDR [N]
+            return self._cmd_watch(["shared", *args[1:]])
+        if args[0] == "ptx" and len(args) == 2:
+            bp = s.break_ptx(_int(args[1], "break ptx"))
+        elif len(args) == 1 and re.fullmatch(r"(.+:)?-?\d+", args[0]):
+            file, line = _source_line(args[0])
             bp = s.break_line(line, file)
         elif len(args) == 1:
             bp = s.break_kind(args[0])
         else:
-            raise _UserError(f"break: expected LINE, FILE:LINE, KIND, reg W L R or smem ADDR [N], got {' '.join(args)}")
-        self.write(f"Breakpoint {bp.number}: {bp}")
+            raise _UserError(f"break: usage: {COMMANDS['break'][0]}; got {' '.join(args)}")
+        self.write(f"Breakpoint {bp.number}: {bp} ({len(bp.pcs)} instructions)")
+
+    def _cmd_watch(self, args):
+        s = self.session
+        if args[:1] in (["shared"], ["smem"]):
+            if len(args) not in (2, 3):
+                raise _UserError("watch shared: expected shared ADDR [NBYTES], e.g. watch shared 0x400 4")
+            bp = s.watch_smem(_int(args[1], "address"), _int(args[2], "bytes") if len(args) == 3 else 4)
+        elif args and args[0][:1] in "%$r":
+            opts, rest = _options(args, ("lane", "warp"))
+            if len(rest) != 1:
+                raise _UserError(f"watch: usage: {COMMANDS['watch'][0]}")
+            name = views.register_names(s, [rest[0]])
+            if len(name) != 1:
+                raise _UserError(f"watch: one register at a time, got {rest[0]}")
+            lane = _int(opts["lane"], "lane") if "lane" in opts else -1
+            bp = s.watch_register(name[0], lane, _int(opts["warp"], "warp") if "warp" in opts else None)
+        else:
+            raise _UserError(f"watch: usage: {COMMANDS['watch'][0]}")
+        self.write(f"Watch {bp.number}: {bp}")
 
     def _cmd_delete(self, args):
         if not args:
@@ -340,49 +418,169 @@ class Repl:
     # -- views ------------------------------------------------------------------------------------
     def _cmd_where(self, args):
         text = views.where_text(self.session)
-        self.write(self.paint("here", text.splitlines()[0]) + "\n" + "\n".join(text.splitlines()[1:]))
+        self.write(self.paint("here", text.splitlines()[0]) + "".join("\n" + t for t in text.splitlines()[1:]))
 
     def _cmd_list(self, args):
-        line = _int(args[0], "list") if args else None
-        self.write(views.source_text(self.session, line))
+        self.write(views.source_text(self.session, _int(args[0], "list") if args else None))
 
-    def _cmd_regs(self, args):
-        opts, rest = _options(args, ("lane", "lanes", "save", "warp"))
-        warp = _int(opts["warp"], "warp") if "warp" in opts else None
-        fmt, regs = "hex", None
-        for tok in rest:
-            if re.fullmatch(r"\d+", tok) and warp is None:
-                warp = int(tok)
-            elif tok in REGISTER_FORMATS:
-                fmt = tok
-            elif regs is None:
-                regs = tok
-            else:
-                raise _UserError(f"regs: unexpected {tok!r}; usage: {COMMANDS['regs'][0]}")
+    def _cmd_info(self, args):
+        args = args[1:] if args[:1] == ["cuda"] else args
+        what, rest = (args[0], args[1:]) if args else ("", [])
+        if what == "warps" and not rest:
+            self.write(views.warps_text(self.session))
+        elif what == "lanes":
+            self._cmd_mask(rest)
+        elif what in ("breakpoints", "break", "watchpoints") and not rest:
+            self._list_breakpoints()
+        elif what in ("registers", "reg", "regs"):
+            self._cmd_regs(rest)
+        else:
+            raise _UserError(f"info: usage: {COMMANDS['info'][0]}")
+
+    def _cmd_mask(self, args):
+        opts, rest = _options(args, ("warp",))
+        if rest:
+            raise _UserError("info lanes: usage: info lanes [warp W]")
+        self.write(views.lanes_text(self.session, _int(opts["warp"], "warp") if "warp" in opts else None))
+
+    def _cmd_pred(self, args):
+        opts, rest = _options(args, ("warp",))
+        if rest:
+            raise _UserError(f"pred: usage: {COMMANDS['pred'][0]}")
+        self.write(views.pred_text(self.session, _int(opts["warp"], "warp") if "warp" in opts else None))
+
+    def _cmd_printf(self, args):
+        self.write(views.printf_text(self.session))
+
+    def _cmd_print(self, args, suffix=""):
+        s = self.session
+        opts, rest = _options(args, ("lane", "lanes", "warp", "rows", "cols", "save"))
+        fmt = _FORMAT_LETTERS.get(suffix) if suffix else None
+        if suffix and fmt is None:
+            raise _UserError(f"print/{suffix}: unknown format letter; x (hex) or f (f32)")
+        words = [t for t in rest if t in views.FORMATS or t in ("f16", "bf16", "mma", "copy", "banks", "value")]
+        names = [t for t in rest if t not in words]
+        traced = s.traced
+        if not names and set(words) - set(views.FORMATS):
+            raise _UserError(f"print: usage: {COMMANDS['print'][0]}")
+        if traced is not None and len(names) == 1 and names[0] in traced.trace.tensors:
+            return self._frag(names[0], words, opts, fmt)
+        if traced is not None and len(names) == 1 and names[0] in traced.tensors.memory_tensors():
+            return self._tile(names[0], words, opts, fmt)
+        bad = [w for w in words if w not in views.FORMATS]
+        if bad:
+            raise _UserError(f"print: {bad[0]!r} applies to a tensor; usage: {COMMANDS['print'][0]}")
+        self._registers(names, [fmt] if fmt else words, opts)
+
+    def _registers(self, names, formats, opts, warp=None):
+        if len(formats) > 1:
+            raise _UserError(f"print: one format, got {' '.join(formats)}")
+        if "warp" in opts:
+            warp = _int(opts["warp"], "warp")
         lanes = opts.get("lane", opts.get("lanes"))
-        view = views.register_view(self.session, warp, fmt, regs, _int_list(lanes, "lane", 32) if lanes else None)
+        view = views.register_view(self.session, names, _int_list(lanes, "lane", 32) if lanes else None,
+                                   formats[0] if formats else "typed", warp)
         if "save" in opts:
             view.save(opts["save"])
             self.write(f"wrote {opts['save']}")
             return
         self.write(self.paint.marks(view.text()))
 
-    def _cmd_frag(self, args):
-        opts, rest = _options(args, ("lane", "lanes", "warp"))
-        if not rest:
-            raise _UserError(f"frag: usage: {COMMANDS['frag'][0]}")
-        name, kind, fmt = rest[0], "mma", "value"
-        for tok in rest[1:]:
-            if tok in ("mma", "copy"):
-                kind = tok
-            elif tok == "hex":
-                fmt = "hex"
-            else:
-                raise _UserError(f"frag: unexpected {tok!r}; usage: {COMMANDS['frag'][0]}")
+    def _frag(self, name, words, opts, fmt):
+        kind = "copy" if "copy" in words else "mma"
+        bad = [w for w in words if w not in ("mma", "copy", "hex", "value")]
+        if bad or set(opts) - {"lane", "lanes", "warp"}:
+            raise _UserError(f"print: unexpected {(bad or sorted(set(opts) - {'lane', 'lanes', 'warp'}))[0]!r} "
+                             f"for register tensor {name}")
         warp = _int(opts["warp"], "warp") if "warp" in opts else None
         lanes = opts.get("lane", opts.get("lanes"))
         view = views.frag_view(self.session, name, kind, warp)
-        self.write(view.text(_int_list(lanes, "lane", 32) if lanes else None, fmt))
+        self.write(view.text(_int_list(lanes, "lane", 32) if lanes else None,
+                             "hex" if "hex" in words or fmt == "hex" else "value"))
+
+    def _tile(self, name, words, opts, fmt):
+        banks = "banks" in words
+        formats = [w for w in words if w in ("f16", "bf16", "f32", "hex")] + ([fmt] if fmt else [])
+        bad = [w for w in words if w not in ("banks", "f16", "bf16", "f32", "hex")]
+        if bad or "lane" in opts or "lanes" in opts:
+            raise _UserError(f"print: unexpected {bad[0] if bad else 'lane'!r} for shared tensor {name}")
+        rows = _span(opts["rows"], "rows") if "rows" in opts else None
+        cols = _span(opts["cols"], "cols") if "cols" in opts else None
+        warp = _int(opts["warp"], "warp") if "warp" in opts else None
+        tile = views.smem_banks(self.session, name, rows, cols, warp) if banks else \
+            views.smem_view(self.session, name, formats[0] if formats else None, rows, cols)
+        if "save" in opts:
+            tile.save(opts["save"])
+            self.write(f"wrote {opts['save']}")
+            return
+        self.write(self.paint.marks(tile.text()))
+
+    def _cmd_regs(self, args):
+        """The old ``regs [W] [FMT] [REGS] [lane L] [warp W] [save F]``: ``print`` of registers."""
+        opts, rest = _options(args, ("lane", "lanes", "warp", "save"))
+        warp = None
+        if rest and rest[0].isdigit() and "warp" not in opts:
+            warp, rest = int(rest[0]), rest[1:]
+        formats = [t for t in rest if t in views.FORMATS]
+        names = [_register_token(t) for t in rest if t not in views.FORMATS]
+        if self.session.traced is not None and not names and "save" in opts:
+            raise _UserError("regs: name the registers to save: regs %r0..%r7 save FILE.svg")
+        self._registers(names, formats, opts, warp)
+
+    def _cmd_frag(self, args):
+        """The old ``frag NAME [mma|copy] [lane L] [warp W] [hex]``: ``print`` of a register tensor."""
+        opts, rest = _options(args, ("lane", "lanes", "warp"))
+        if not rest:
+            raise _UserError("frag: usage: print TENSOR [mma|copy] [lane L] [warp W] [hex]")
+        unknown = [t for t in rest[1:] if t not in ("mma", "copy", "hex")]
+        if unknown:
+            raise _UserError(f"frag: unexpected {unknown[0]!r}; usage: print TENSOR [mma|copy] [lane L] [hex]")
+        self._frag(rest[0], rest[1:], opts, None)
+
+    def _cmd_smem(self, args, suffix=""):
+        """The old ``smem NAME ...`` (a shared tensor: ``print``) and ``smem ADDR [COUNT] [TYPE]`` (``x/``)."""
+        if not args:
+            raise _UserError("smem: usage: print SHARED_TENSOR [banks] ... or x/N shared ADDR")
+        if args[0][:1].isdigit():
+            letters = {"hex": "x", "u32": "u", "s32": "d", "f32": "f", "f16": "h", "u16": "s", "u8": "b", "f64": "g"}
+            kind = letters.get(args[-1], "") if len(args) > 1 and not args[-1][0].isdigit() else ""
+            numbers = [a for a in args[1:] if a[0].isdigit()]
+            return self._cmd_x(["shared", args[0]], (numbers[0] if numbers else "") + (kind or "x"))
+        opts, rest = _options(args, ("rows", "cols", "save", "warp"))
+        words = rest[1:]
+        if self.session.traced is None or rest[0] not in self.session.traced.tensors.memory_tensors():
+            views.smem_view(self.session, rest[0])            # names the problem
+        self._tile(rest[0], words, opts, None)
+
+    def _cmd_x(self, args, suffix=""):
+        m = re.fullmatch(r"(\d*)([a-z]?)", suffix)
+        if not m:
+            raise _UserError(f"x: expected x/[COUNT][FORMAT], e.g. x/8x shared 0x400, got x/{suffix}")
+        space = "shared"
+        if args[:1] in (["shared"], ["global"]):
+            space, args = args[0], args[1:]
+        if len(args) != 1:
+            raise _UserError(f"x: usage: {COMMANDS['x'][0]}")
+        count = int(m.group(1)) if m.group(1) else 16
+        self.write(views.memory_text(self.session, _int(args[0], "address"), count, m.group(2) or "x", space))
+
+    def _cmd_banks(self, args):
+        opts, rest = _options(args, ("warp",))
+        scope, detail, each = "last", False, False
+        for tok in rest:
+            if tok == "detail":
+                detail = True
+            elif tok == "each":
+                each = True
+            elif tok in ("last", "next", "done", "all"):
+                scope = tok
+            else:
+                raise _UserError(f"banks: unexpected {tok!r}; usage: {COMMANDS['banks'][0]}")
+        if scope in ("last", "next"):
+            warp = _int(opts["warp"], "warp") if "warp" in opts else None
+            self.write(views.banks_text(self.session, warp, scope))
+        else:
+            self.write(views.banks_view(self.session, scope, detail, each).text())
 
     def _cmd_who(self, args):
         opts, rest = _options(args, ("in",))
@@ -396,43 +594,8 @@ class Repl:
         if len(rest) != 2:
             raise _UserError(f"from: usage: {COMMANDS['from'][0]}")
         warp = _int(opts["warp"], "warp") if "warp" in opts else None
-        self.write(views.from_view(self.session, _int(rest[0], "lane"), _int(rest[1].lstrip("r"), "register"),
-                                   warp).text())
-
-    def _cmd_smem(self, args):
-        opts, rest = _options(args, ("rows", "cols", "save"))
-        if not rest:
-            raise _UserError(f"smem: usage: {COMMANDS['smem'][0]}")
-        name, banks, fmt = rest[0], False, None
-        for tok in rest[1:]:
-            if tok == "banks":
-                banks = True
-            elif tok in ("f16", "bf16", "f32", "hex"):
-                fmt = tok
-            else:
-                raise _UserError(f"smem: unexpected {tok!r}; usage: {COMMANDS['smem'][0]}")
-        rows = _span(opts["rows"], "rows") if "rows" in opts else None
-        cols = _span(opts["cols"], "cols") if "cols" in opts else None
-        tile = views.smem_banks(self.session, name, rows, cols) if banks else \
-            views.smem_view(self.session, name, fmt, rows, cols)
-        if "save" in opts:
-            tile.save(opts["save"])
-            self.write(f"wrote {opts['save']}")
-            return
-        self.write(self.paint.marks(tile.text()))
-
-    def _cmd_banks(self, args):
-        scope, detail, each = "done", False, False
-        for tok in args:
-            if tok == "detail":
-                detail = True
-            elif tok == "each":
-                each = True
-            elif tok in ("all", "done"):
-                scope = tok
-            else:
-                scope = _int(tok.lstrip("#"), "banks")
-        self.write(views.banks_view(self.session, scope, detail, each).text())
+        reg = _int(_register_token(rest[1])[2:], "register")
+        self.write(views.from_view(self.session, _int(rest[0], "lane"), reg, warp).text())
 
     def _cmd_help(self, args):
         if args:
@@ -442,9 +605,14 @@ class Repl:
             usage, text = COMMANDS[name]
             self.write(f"{usage}\n  {text}")
             return
-        width = max(len(u) for u, _t in COMMANDS.values())
-        lines = [f"{u:<{width}}  {t}" if len(u) < 40 else f"{u}\n{'':<{width}}  {t}" for u, t in COMMANDS.values()]
-        self.write("\n".join(lines))
+        width = max(len(u) for u, _t in COMMANDS.values() if len(u) < 40)
+        self.write("\n".join(f"{u:<{width}}  {t}" if len(u) < 40 else f"{u}\n{'':<{width}}  {t}"
+                             for u, t in COMMANDS.values()))
+
+
+def _register_token(token):
+    """A register as the old commands wrote it (``r52``, ``52``) in PTX's spelling (``%r52``); others unchanged."""
+    return f"%r{token.lstrip('r')}" if re.fullmatch(r"r?\d+", token) else token
 
 
 def _save_history(readline, path):
