@@ -1,4 +1,5 @@
-"""Programs: CuTe-style kernels written per thread in Python, traced to warp instruction streams and run.
+"""Programs: CuTe-style kernels written per thread in Python, traced to warp instruction streams, lowered to PTX
+and run on the PTX core.
 
 - :class:`Program`, :func:`load_program` (:mod:`warpsim.program.program`);
 - what a program calls: :func:`copy`, :func:`copy_if`, :func:`gemm`, :func:`clear`, :func:`convert`,
@@ -10,9 +11,10 @@
   vector :mod:`~warpsim.program.lanes`, frame capture :mod:`~warpsim.program.frames`, register
   allocation and slots :mod:`~warpsim.program.registers`, thread-mode zipping
   :mod:`~warpsim.program.zipping` and the result :mod:`~warpsim.program.trace_result`), the schedule
-  :mod:`~warpsim.program.schedule`, encoding :mod:`~warpsim.program.encode`, the executor
-  :mod:`~warpsim.program.execute`, static checks :mod:`~warpsim.program.checks`, the arithmetic-model
-  reference :mod:`~warpsim.program.reference`.
+  :mod:`~warpsim.program.schedule`, the lowering to PTX :mod:`~warpsim.program.lower`, static checks
+  :mod:`~warpsim.program.checks`, the arithmetic-model reference :mod:`~warpsim.program.reference`; the
+  stream executor :mod:`~warpsim.program.execute` (with its encoding :mod:`~warpsim.program.encode`) is the
+  reference the PTX core is benchmarked and tested against.
 
 The operations and the runner import the CuTe layer and Numba; they load on first use, so
 ``import warpsim`` stays light.

@@ -1,4 +1,12 @@
-"""The executor: ONE ``@njit`` interpreter over an encoded stream, calling the ISA's warp primitives.
+"""The stream executor: the reference the one core is measured and tested against, not a second core.
+
+Every front end and tool runs on the PTX core (a program through :mod:`warpsim.program.lower`); nothing in
+warpsim or hwcheck calls this module. It stays as an independent second implementation of the stream's
+few instruction kinds over the same ISA kernels: ``bench/bench_cta.py``, ``bench_ptx.py`` and
+``bench_ptx_gemm.py`` time the PTX core against it in the same run, and ``tests/program/test_lower_ptx.py``
+checks the lowered kernels against it register by register.
+
+One ``@njit`` interpreter over an encoded stream, calling the ISA's warp primitives.
 
 ``run(code, addrs, regs, smem, gmem, start, stop, arch, snap_slots, snap, tables, fault)`` executes stream
 positions ``start .. stop-1`` in order (the stream is already in the schedule's order, see
