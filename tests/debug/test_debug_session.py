@@ -141,7 +141,7 @@ def test_step_visits_the_focus_warps_source_lines_in_order(program):
     t = s.traced
     want = []
     for i in t.stream:
-        if i.warp == 1 and i.op != Op.BAR and i.line and (not want or want[-1] != i.line.line):
+        if i.warp == 1 and i.line and (not want or want[-1] != i.line.line):
             want.append(i.line.line)
     visited = []
     while not s.finished:

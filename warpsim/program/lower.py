@@ -64,21 +64,24 @@ class Lowered:
 
 
 def _phases(stream, warps):
-    """Each warp's stream positions, cut at ``bar.sync``: ``phases[k][w]``; every warp must reach the same
-    number of barriers."""
+    """Each warp's stream positions, cut at ``bar.sync``: ``phases[k][w]``, and the barriers between them:
+    ``bars[k][w]``, the position of warp ``w``'s ``k``-th ``bar.sync``; every warp must reach the same number."""
     per_warp = [[[]] for _ in range(warps)]
+    bars = [[] for _ in range(warps)]
     for index, instr in enumerate(stream):
         if not 0 <= instr.warp < warps:
             raise ValueError(f"lower: instruction {index} ({instr.ptx}) names warp {instr.warp}, "
                              f"but the CTA has {warps} warps")
         if instr.op == Op.BAR:
             per_warp[instr.warp].append([])
+            bars[instr.warp].append(index)
         else:
             per_warp[instr.warp][-1].append(index)
     counts = [len(p) - 1 for p in per_warp]
     if len(set(counts)) != 1:
         raise ValueError(f"lower: warps reach different numbers of bar.sync: {counts}")
-    return [[per_warp[w][k] for w in range(warps)] for k in range(counts[0] + 1)]
+    return ([[per_warp[w][k] for w in range(warps)] for k in range(counts[0] + 1)],
+            [[bars[w][k] for w in range(warps)] for k in range(counts[0])])
 
 
 class _Writer:
@@ -118,6 +121,8 @@ class _Writer:
             self.emit("\t" + line)
         for line in body:
             self.emit("\t" + guard + line)
+        for i in by_warp.values():
+            self.ptx_line[i] = len(self.lines)
         if self.snap_slots is not None:
             slots = {tuple(self.snap_slots[i]) for i in by_warp.values()}
             if len(slots) != 1:
@@ -126,8 +131,17 @@ class _Writer:
             for reg, slot in zip(first.dst, slots.pop()):
                 if slot >= 0:
                     self.emit(f"\tst.global.b32 [%rd5+{4 * self.threads * int(slot)}], %r{reg};")
-        for i in by_warp.values():
-            self.ptx_line[i] = len(self.lines)
+
+    def barrier(self, positions):
+        """The ``bar.sync`` every warp reaches at ``positions`` (one stream position per warp)."""
+        line = self.stream[positions[0]].line
+        if line is not None:
+            loc = (self.files.setdefault(line.file, len(self.files) + 1), line.line)
+            if loc != self.loc:
+                self.emit(f"\t.loc {loc[0]} {loc[1]} 0")
+                self.loc = loc
+        self.emit("\tbar.sync 0;")
+        self.ptx_line[list(positions)] = len(self.lines)
 
     def table(self):
         table = np.zeros(max(1, len(self.rows)) * self.threads, np.int64)
@@ -153,9 +167,10 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
     if snap_slots is not None and np.shape(snap_slots) != (len(stream), 4):
         raise ValueError(f"lower: snap_slots must have shape ({len(stream)}, 4), got {np.shape(snap_slots)}")
     w = _Writer(stream, threads, files, snap_slots)
-    for k, phase in enumerate(_phases(stream, warps)):
+    phases, bars = _phases(stream, warps)
+    for k, phase in enumerate(phases):
         if k:
-            w.emit("\tbar.sync 0;")
+            w.barrier(bars[k - 1])
         lengths = {len(p) for p in phase}
         uniform = len(lengths) == 1 and all(len({stream[phase[v][j]].key() for v in range(warps)}) == 1
                                             for j in range(len(phase[0])))
