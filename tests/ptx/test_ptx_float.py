@@ -363,7 +363,7 @@ def test_mufu_refused_at_load(line):
 def test_sin_cos_refused_without_their_h200_proof(monkeypatch, line):
     monkeypatch.setattr(sfu_sincos, "HARDWARE_PROOF", None)
     with pytest.raises(UnsupportedType, match=r"\.approx(\.ftz)?\.f32: modelled \(warpsim\.isa\.sfu_sincos\) but "
-                                              r"not yet proven on the H200 .*python -m hwcheck\.sincos_probe --out DIR"):
+                                              r"not yet proven on the H200 .*python -m hwcheck\.campaigns\.sincos_probe --out DIR"):
         warpsim.ptx.load(kernel(LOADS + line + STORES, params=_PARAMS))
 
 

@@ -36,7 +36,7 @@ def test_the_proof_is_a_committed_passing_h200_report():
 def test_refused_when_the_proof_is_withdrawn(monkeypatch, form):
     monkeypatch.setattr(sfu_sincos, "HARDWARE_PROOF", None)
     with pytest.raises(UnsupportedType, match=rf"{form.replace('.', chr(92) + '.')}: modelled .*"
-                                              r"pending `PYTHONPATH=\. python -m hwcheck\.sincos_probe --out DIR`"):
+                                              r"pending `PYTHONPATH=\. python -m hwcheck\.campaigns\.sincos_probe --out DIR`"):
         warpsim.ptx.load(kernel(LOADS + f"{form} %r20, %r10;" + STORES, params=_PARAMS))
 
 
