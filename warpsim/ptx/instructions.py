@@ -13,15 +13,16 @@ from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
+from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
-from warpsim.ptx.opcodes import (BOOL, CMP, FLOAT_OPS, OPCODES, TK_B, TK_BF, TK_F, TK_F16X2, TK_BF16X2, TK_PRED,
-                                 TK_S, TK_U, TYPES, Op, not_supported_yet, supported_names, type_of)
+from warpsim.ptx.opcodes import (BOOL, CMP, OPCODES, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op, not_supported_yet,
+                                 supported_names, type_of)
 from warpsim.ptx.rows import (ATOM_OPS, K_IMM, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES,
                              TRAP_ASSERT, VOTE_MODES)
 from warpsim.ptx.syntax import type_bytes
 
-__all__ = ["InstructionDecoder", "name_of", "target_sm"]
+__all__ = ["InstructionDecoder"]
 
 
 
@@ -70,19 +71,6 @@ def _folded_bfi(t, ops, known) -> bool:
             and length & 0xFF >= 32)
 
 
-def name_of(ins):
-    return ".".join((ins.opcode,) + tuple(ins.mods))
-
-
-def target_sm(module) -> int:
-    """The compute capability a module's ``.target`` names, 0 without one: ``sm_90a`` -> 90, ``sm_100`` -> 100."""
-    for name in module.target:
-        digits = name[3:].rstrip("abf") if name.startswith("sm_") else ""
-        if digits.isdigit():
-            return int(digits)
-    return 0
-
-
 def _refused_call(name):
     """Why warpsim does not run a call of ``name``, a function without a body (``vprintf`` and ``__assertfail`` are
     built in): nvcc declares ``malloc``/``free`` for device code, ``__cudaCDP2*`` (``-rdc``) for the device runtime
@@ -100,26 +88,9 @@ def _refused_call(name):
             "into it, without -rdc; built in: vprintf, __assertfail)")
 
 
-def _scalar(op):
-    """``op``, or the one register of a one-element brace vector ``{%r}``: ``ld``, ``st`` and ``mov`` take it for the
-    scalar (ptxas does; Triton writes its masked loads and stores so: ``@%p1 st.global.b32 [ %rd9 + 0 ], { %r39 };``).
-    ptxas refuses it for every other instruction."""
-    return op.items[0] if op.kind == "vec" and len(op.items) == 1 else op
-
-
-class InstructionDecoder(FloatDecoder):
+class InstructionDecoder(FamilyDecoder, FloatDecoder):
     """The per-instruction half of the decoder (see the module docstring); float instructions are
     decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
-
-    def one_type(self, ins, types, allow_float=False):
-        if not types:
-            raise self.error(ins.token, f"{ins.opcode}: missing a type (.u32, .s64, .b16, ...)")
-        t = types[-1]
-        if not allow_float and ins.opcode not in FLOAT_OPS and TYPES[t][0] in (TK_F, TK_BF, TK_F16X2, TK_BF16X2):
-            raise self.error(ins.token, f"float instruction {ins.opcode}.{'.'.join(ins.mods)} is not "
-                                        f"supported yet (integer and bit types only; supported: "
-                                        f"{', '.join(supported_names())})", UnsupportedType)
-        return t
 
     def instruction(self, fn, ins):
         name = ins.opcode
@@ -142,11 +113,6 @@ class InstructionDecoder(FloatDecoder):
             handler(fn, ins, op, mods, types, ops)
         except (IndexError, KeyError) as exc:
             raise self.error(ins.token, f"malformed operands for {name}.{'.'.join(mods)} ({exc})") from None
-
-    def count(self, ins, ops, *ns):
-        if len(ops) not in ns:
-            raise self.error(ins.token, f"{ins.opcode} takes {' or '.join(map(str, ns))} operands, "
-                                        f"got {len(ops)}")
 
     def do_alu(self, fn, ins, op, mods, types, ops):
         if op == Op.FENCE:
@@ -213,7 +179,7 @@ class InstructionDecoder(FloatDecoder):
     def do_mov(self, fn, ins, op, mods, types, ops):
         t = self.one_type(ins, types, allow_float=True)
         self.count(ins, ops, 2)
-        ops = [_scalar(o) for o in ops]
+        ops = [scalar_operand(o) for o in ops]
         mode = 1 if ops[1].kind == "vec" else 2 if ops[0].kind == "vec" else 0
         self.emit(fn, ins, op, (t, None), (mode, 0, 0, 0), [self.operand(fn, o) for o in ops])
 
@@ -245,20 +211,13 @@ class InstructionDecoder(FloatDecoder):
         self.emit(fn, ins, op, (types[-1], None), (space, "to" in mods, 0, 0),
                   [self.operand(fn, o) for o in ops])
 
-    def space_of(self, ins, mods):
-        for m in mods:
-            base = m.split("::")[0]
-            if base in SPACE_CODES:
-                return SPACE_CODES[base]
-        return SP_GENERIC
-
     def do_ld(self, fn, ins, op, mods, types, ops):
         t = self.one_type(ins, types, allow_float=True)
         vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
         self.count(ins, ops, 2)
         data, addr = (ops[0], ops[1]) if op == Op.LD else (ops[1], ops[0])
         if vec == 1:
-            data = _scalar(data)
+            data = scalar_operand(data)
         self.check_width(fn, ins, t, vec, data)
         if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
             raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")

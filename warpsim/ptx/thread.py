@@ -10,43 +10,18 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import (FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_RACE, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
+from warpsim.isa.faults import (FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
                                 set_fault)
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
 from warpsim.ptx.codes import EXITED, MAX_PENDING, PRINT_ARGS
 from warpsim.ptx.fpu import float_result
-from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
+from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NOPS, NW, O0, SB, SK, SLOT, TB, TK
 from warpsim.ptx.memory import (SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.memory import locate_prefix
+from warpsim.ptx.operands import get, lane_address, put, raced
 
-__all__ = ["thread_op", "get", "put", "raced", "land", "lane_address", "advance", "cvt_int"]
-
-
-@njit(cache=True, inline="always")
-def get(r, opnd, row):
-    k = opnd[row, KIND]
-    if k == K_REG:
-        s = opnd[row, SLOT]
-        v = np.int64(r[s])
-        if opnd[row, NW] == 2:
-            v |= np.int64(r[s + 1]) << 32
-        if opnd[row, NEG]:
-            v = 1 - v
-        return v
-    if k == K_IMM:
-        return opnd[row, IMM]
-    return np.int64(0)
-
-
-@njit(cache=True, inline="always")
-def put(r, opnd, row, v):
-    if opnd[row, KIND] != K_REG:
-        return
-    s = opnd[row, SLOT]
-    r[s] = np.uint32(v & 0xFFFFFFFF)
-    if opnd[row, NW] == 2:
-        r[s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
+__all__ = ["thread_op", "land", "cvt_int"]
 
 
 @njit(cache=True)
@@ -87,15 +62,6 @@ def _special(code, t, lane, w, ctx, clock):
 
 
 @njit(cache=True)
-def raced(pend_map, off, size, t, addr, fault):
-    for i in range(size):
-        if pend_map[off + i] != 0:
-            set_fault(fault, FAULT_RACE, t, addr, size)
-            return True
-    return False
-
-
-@njit(cache=True)
 def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
     """Land thread ``t``'s cp.async copies of groups older than the newest ``keep_groups``."""
     k = 0
@@ -110,30 +76,6 @@ def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
                 pend[t, k, j] = pend[t, i, j]
             k += 1
     npend[t] = k
-
-
-@njit(cache=True, inline="always")
-def advance(pc, t0, group):
-    """Move each lane of ``group`` (a 32-bit lane mask) of the warp whose lane 0 is thread ``t0`` to its next
-    instruction: ``pc[t0 + lane] += 1``; the other lanes' pcs are unchanged."""
-    for lane in range(32):
-        if (group >> lane) & 1:
-            pc[t0 + lane] += 1
-
-
-@njit(cache=True)
-def lane_address(r, opnd, row):
-    """``[base+offset]`` of one lane: a 32-bit base register's sum wraps modulo 2**32, as the 32-bit address
-    arithmetic of the GPU does (``[%r+18432]`` with ``%r`` = -8192 + a shared address is that address + 10240)."""
-    base = np.int64(0)
-    if opnd[row, SLOT] >= 0:
-        s = opnd[row, SLOT]
-        base = np.int64(r[s])
-        if opnd[row, NW] == 2:
-            base |= np.int64(r[s + 1]) << 32
-        else:
-            return (base + opnd[row, IMM]) & np.int64(0xFFFFFFFF)
-    return base + opnd[row, IMM]
 
 
 @njit(cache=True)

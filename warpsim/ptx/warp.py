@@ -29,35 +29,13 @@ from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
                                 read_bytes, write_bytes)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
-from warpsim.ptx.thread import advance, cvt_int, get, lane_address, put, raced
+from warpsim.ptx.operands import advance, get, isa_fault, lane_address, lane_get, lane_put, put, raced, vec_slots
+from warpsim.ptx.thread import cvt_int
 from warpsim.ptx.warpfloat import warp_float
 
 __all__ = ["warp_collective", "warp_simple", "warp_shared_global"]
 
 _MAX_VEC = 32    # the scratch for a vector operand's register slots (mma and ldmatrix take at most 4)
-
-
-@njit(cache=True, inline="always")
-def _val(regs, w, lane, k, s, n, imm, neg):
-    """One lane's value of an operand given as its fields (see ``_rd``)."""
-    if k == K_REG:
-        v = np.int64(regs[w, lane, s])
-        if n == 2:
-            v |= np.int64(regs[w, lane, s + 1]) << 32
-        if neg:
-            v = 1 - v
-        return v
-    if k == K_IMM:
-        return imm
-    return np.int64(0)
-
-
-@njit(cache=True, inline="always")
-def _set(regs, w, lane, k, s, n, v):
-    if k == K_REG:
-        regs[w, lane, s] = np.uint32(v & 0xFFFFFFFF)
-        if n == 2:
-            regs[w, lane, s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
 
 
 @njit(cache=True)
@@ -72,27 +50,6 @@ def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
             a -= SHARED_WINDOW
         addrs[lane] = a
     return True
-
-
-@njit(cache=True, inline="always")
-def _vec_slots(opnd, row, out):
-    """The register slots of a vector operand ``{%r1, %r2, ...}``: ``out[:n]`` filled, that view returned
-    (``out``: a scratch array; a longer vector is cut to its size, which the instruction's count check then
-    rejects)."""
-    n = min(opnd[row, NW], out.shape[0])
-    first = opnd[row, SLOT]
-    for j in range(n):
-        out[j] = opnd[first + j, SLOT]
-    return out[:n]
-
-
-@njit(cache=True)
-def _isa_fault(fault, w):
-    """Turn a fault of an isa warp primitive (lane in ``fault[1]``) into a thread's."""
-    if fault[0] != 0:
-        fault[1] += 32 * w
-        return True
-    return False
 
 
 @njit(cache=True)
@@ -145,8 +102,8 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
             return False
         if op == Op.MMA:
             cd = code[p, M2]
-            ok = warp_mma(regs_w, _vec_slots(opnd, o[1], slots_a), _vec_slots(opnd, o[2], slots_b),
-                          _vec_slots(opnd, o[3], slots_c), _vec_slots(opnd, o[0], slots_d), code[p, M0], code[p, M1],
+            ok = warp_mma(regs_w, vec_slots(opnd, o[1], slots_a), vec_slots(opnd, o[2], slots_b),
+                          vec_slots(opnd, o[3], slots_c), vec_slots(opnd, o[0], slots_d), code[p, M0], code[p, M1],
                           cd, mma_arch[cd, 0], mma_arch[cd, 1], mma_arch[cd, 2], fault)
         else:
             vec, arow = (o[0], o[1]) if op == Op.LDMATRIX else (o[1], o[0])
@@ -162,11 +119,11 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
                 if a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
                     return False
             if op == Op.LDMATRIX:
-                ok = warp_ldmatrix(regs_w, _vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
+                ok = warp_ldmatrix(regs_w, vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
             else:
-                ok = warp_stmatrix(regs_w, _vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
+                ok = warp_stmatrix(regs_w, vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
         if not ok:
-            _isa_fault(fault, w)
+            isa_fault(fault, w)
             fault[5] = SP_SHARED
             return False
         for lane in range(32):
@@ -341,8 +298,8 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
         wm = mask(width)
         for lane in range(32):
             if (gmask >> lane) & 1:
-                a = _val(regs, w, lane, k1, s1, n1, i1, g1)
-                b = _val(regs, w, lane, k2, s2, n2, i2, g2)
+                a = lane_get(regs, w, lane, k1, s1, n1, i1, g1)
+                b = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
                 if op == Op.ADD:
                     v = a + b
                 elif op == Op.SUB:
@@ -360,60 +317,60 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
                 elif op == Op.MUL and m0 == 0:
                     v = a * b
                 else:
-                    c = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                    c = lane_get(regs, w, lane, k3, s3, n3, i3, g3)
                     if op == Op.MAD and m0 == 0:
                         v = a * b + c
                     else:
-                        v = alu(op, tk, tb, m0, a, b, c, _val(regs, w, lane, k4, s4, n4, i4, g4))
-                _set(regs, w, lane, k0, s0, n0, v & wm)
+                        v = alu(op, tk, tb, m0, a, b, c, lane_get(regs, w, lane, k4, s4, n4, i4, g4))
+                lane_put(regs, w, lane, k0, s0, n0, v & wm)
     elif op == Op.SETP:
         signed = tk == TK_S
         boolop = code[p, M1]
         for lane in range(32):
             if (gmask >> lane) & 1:
-                res = compare(m0, _val(regs, w, lane, k2, s2, n2, i2, g2), _val(regs, w, lane, k3, s3, n3, i3, g3),
+                res = compare(m0, lane_get(regs, w, lane, k2, s2, n2, i2, g2), lane_get(regs, w, lane, k3, s3, n3, i3, g3),
                               tb, signed)
                 pv, qv = np.int64(res), np.int64(not res)
                 if boolop:
-                    c = _val(regs, w, lane, k4, s4, n4, i4, g4) & 1
+                    c = lane_get(regs, w, lane, k4, s4, n4, i4, g4) & 1
                     if boolop == 1:
                         pv, qv = pv & c, qv & c
                     elif boolop == 2:
                         pv, qv = pv | c, qv | c
                     else:
                         pv, qv = pv ^ c, qv ^ c
-                _set(regs, w, lane, k0, s0, n0, pv)
-                _set(regs, w, lane, k1, s1, n1, qv)
+                lane_put(regs, w, lane, k0, s0, n0, pv)
+                lane_put(regs, w, lane, k1, s1, n1, qv)
     elif op == Op.SELP:
         for lane in range(32):
             if (gmask >> lane) & 1:
-                c = _val(regs, w, lane, k3, s3, n3, i3, g3) & 1
-                v = _val(regs, w, lane, k1, s1, n1, i1, g1) if c else _val(regs, w, lane, k2, s2, n2, i2, g2)
-                _set(regs, w, lane, k0, s0, n0, v)
+                c = lane_get(regs, w, lane, k3, s3, n3, i3, g3) & 1
+                v = lane_get(regs, w, lane, k1, s1, n1, i1, g1) if c else lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+                lane_put(regs, w, lane, k0, s0, n0, v)
     elif op == Op.MOV and m0 == 0 and k1 != K_SREG:
         wm = mask(tb) if tk != TK_PRED else np.int64(1)
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0, _val(regs, w, lane, k1, s1, n1, i1, g1) & wm)
+                lane_put(regs, w, lane, k0, s0, n0, lane_get(regs, w, lane, k1, s1, n1, i1, g1) & wm)
     elif op == Op.CVT and m0 == 0:
         sk, sb, sat, reg_bits = code[p, SK], code[p, SB], code[p, M1], code[p, M2]
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0,
-                     cvt_int(_val(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat, reg_bits))
+                lane_put(regs, w, lane, k0, s0, n0,
+                     cvt_int(lane_get(regs, w, lane, k1, s1, n1, i1, g1), tk, tb, sk, sb, sat, reg_bits))
     elif op == Op.CVT and m0 == 1:                          # cvt.rn.{f16,bf16}x2.f32 d, a, b (as thread_op)
         to = code[p, M2]
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0, cvt_pack_bits(_val(regs, w, lane, k1, s1, n1, i1, g1) & 0xFFFFFFFF,
-                                                              _val(regs, w, lane, k2, s2, n2, i2, g2) & 0xFFFFFFFF, to))
+                lane_put(regs, w, lane, k0, s0, n0, cvt_pack_bits(lane_get(regs, w, lane, k1, s1, n1, i1, g1) & 0xFFFFFFFF,
+                                                              lane_get(regs, w, lane, k2, s2, n2, i2, g2) & 0xFFFFFFFF, to))
     elif op == Op.CVTA:
         window = np.int64(0) if m0 == SP_GLOBAL else (np.int64(m0 - 1) << 40)
         if code[p, M1]:
             window = -window
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0, (_val(regs, w, lane, k1, s1, n1, i1, g1) + window) & mask(tb))
+                lane_put(regs, w, lane, k0, s0, n0, (lane_get(regs, w, lane, k1, s1, n1, i1, g1) + window) & mask(tb))
     elif op >= Op.FARITH and op <= Op.FCVT:
         m1, m2, m3, sk, sb = code[p, M1], code[p, M2], code[p, M3], code[p, SK], code[p, SB]
         setp = op == Op.FSETP                               # p|q, a, b, c; the others d, a, b, c
@@ -422,19 +379,19 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
         for lane in range(32):
             if (gmask >> lane) & 1:
                 if setp:
-                    av[lane] = _val(regs, w, lane, k2, s2, n2, i2, g2)
-                    bv[lane] = _val(regs, w, lane, k3, s3, n3, i3, g3)
-                    cv[lane] = _val(regs, w, lane, k4, s4, n4, i4, g4)
+                    av[lane] = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+                    bv[lane] = lane_get(regs, w, lane, k3, s3, n3, i3, g3)
+                    cv[lane] = lane_get(regs, w, lane, k4, s4, n4, i4, g4)
                 else:
-                    av[lane] = _val(regs, w, lane, k1, s1, n1, i1, g1)
-                    bv[lane] = _val(regs, w, lane, k2, s2, n2, i2, g2)
-                    cv[lane] = _val(regs, w, lane, k3, s3, n3, i3, g3)
+                    av[lane] = lane_get(regs, w, lane, k1, s1, n1, i1, g1)
+                    bv[lane] = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+                    cv[lane] = lane_get(regs, w, lane, k3, s3, n3, i3, g3)
         warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, av, bv, cv, dv, qv, mt)
         for lane in range(32):
             if (gmask >> lane) & 1:
-                _set(regs, w, lane, k0, s0, n0, dv[lane])
+                lane_put(regs, w, lane, k0, s0, n0, dv[lane])
                 if setp:
-                    _set(regs, w, lane, k1, s1, n1, qv[lane])
+                    lane_put(regs, w, lane, k1, s1, n1, qv[lane])
     elif op == Op.FENCE or op == Op.NOP:
         pass
     else:
@@ -509,9 +466,9 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
                 v = read_bytes(mem, off + j * esize, esize)
                 if tk == TK_S:
                     v = sext(v, tb)
-                _set(regs, w, lane, k, sl, nw, v)
+                lane_put(regs, w, lane, k, sl, nw, v)
             elif k == K_REG or k == K_IMM:
-                v = _val(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
+                v = lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
                 write_bytes(mem, off + j * esize, esize, v)
     advance(pc, t0, group)
     return True

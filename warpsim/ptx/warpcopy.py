@@ -18,7 +18,8 @@ from warpsim.ptx.codes import MAX_PENDING
 from warpsim.ptx.memory import GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.rows import M0, NOPS, O0
-from warpsim.ptx.thread import advance, get, land, lane_address
+from warpsim.ptx.operands import advance, get, lane_address
+from warpsim.ptx.thread import land
 
 __all__ = ["warp_cp_async"]
 
