@@ -13,6 +13,7 @@ from warpsim.isa.cvt import CVT_TYPES
 from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
+from warpsim.ptx.families.async_copy import AsyncCopyDecoder
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
@@ -88,7 +89,7 @@ def _refused_call(name):
             "into it, without -rdc; built in: vprintf, __assertfail)")
 
 
-class InstructionDecoder(FamilyDecoder, FloatDecoder):
+class InstructionDecoder(AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
     """The per-instruction half of the decoder (see the module docstring); float instructions are
     decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
 
@@ -271,25 +272,6 @@ class InstructionDecoder(FamilyDecoder, FloatDecoder):
         self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], 0, 0), rows)
 
     do_red = do_atom
-
-    def do_cp_async(self, fn, ins, op, mods, types, ops):
-        if not mods or mods[0] != "async" or "bulk" in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: only cp.async (non-bulk) is supported", UnsupportedType)
-        if "commit_group" in mods:
-            return self.emit(fn, ins, Op.CP_COMMIT)
-        if "wait_group" in mods:
-            self.count(ins, ops, 1)
-            return self.emit(fn, ins, Op.CP_WAIT, mods=(ops[0].value, 0, 0, 0))
-        if "wait_all" in mods:
-            return self.emit(fn, ins, Op.CP_WAIT_ALL)
-        self.count(ins, ops, 3, 4)
-        size = ops[2].value
-        if ops[2].kind != "imm" or size not in (4, 8, 16) or ("cg" in mods and size != 16):
-            raise self.error(ins.token, f"{name_of(ins)}: cp-size must be 4, 8 or 16 (16 for .cg)")
-        dst, _ = self.address(fn, ops[0], SP_SHARED)
-        src, _ = self.address(fn, ops[1], SP_GLOBAL)
-        rows = [dst, src] + ([self.operand(fn, ops[3])] if len(ops) == 4 else [])
-        self.emit(fn, ins, Op.CP_ASYNC, mods=(size, 0, 0, 0), operands=rows)
 
     def do_shfl(self, fn, ins, op, mods, types, ops):
         mode = next((SHFL_MODES[m] for m in mods if m in SHFL_MODES), None)

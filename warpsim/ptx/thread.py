@@ -10,15 +10,15 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import (FAULT_CALL_DEPTH, FAULT_PENDING, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
+from warpsim.isa.faults import (FAULT_CALL_DEPTH, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
                                 set_fault)
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
-from warpsim.ptx.codes import EXITED, MAX_PENDING, PRINT_ARGS
+from warpsim.ptx.codes import EXITED, PRINT_ARGS
 from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NOPS, NW, O0, SB, SK, SLOT, TB, TK
 from warpsim.ptx.memory import (SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
-from warpsim.ptx.memory import locate_prefix
+from warpsim.ptx.families.async_copy import land, thread_cp_async
 from warpsim.ptx.operands import get, lane_address, put, raced
 
 __all__ = ["thread_op", "land", "cvt_int"]
@@ -59,23 +59,6 @@ def _special(code, t, lane, w, ctx, clock):
     if code == 27:
         return ctx[12]
     return np.int64(0)
-
-
-@njit(cache=True)
-def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
-    """Land thread ``t``'s cp.async copies of groups older than the newest ``keep_groups``."""
-    k = 0
-    for i in range(npend[t]):
-        dst, src, size, srcsize, group = pend[t, i, 0], pend[t, i, 1], pend[t, i, 2], pend[t, i, 3], pend[t, i, 4]
-        if keep_groups < 0 or group < groups[t] - keep_groups:
-            for b in range(size):
-                smem[dst + b] = gmem[src + b] if b < srcsize else np.uint8(0)
-                pend_map[dst + b] -= 1
-        else:
-            for j in range(5):                          # element by element: no views made per entry
-                pend[t, k, j] = pend[t, i, j]
-            k += 1
-    npend[t] = k
 
 
 @njit(cache=True)
@@ -175,39 +158,9 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
         return _ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
     elif op == Op.ATOM:
         return _atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
-    elif op == Op.CP_ASYNC:
-        size = code[p, M0]
-        dst = lane_address(r, opnd, o[0])
-        src = lane_address(r, opnd, o[1])
-        srcsize = get(r, opnd, o[2]) if code[p, NOPS] > 2 else size
-        dsp, doff = locate(SP_SHARED, dst, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-        if dsp < 0:
-            return False
-        srcsize = min(max(srcsize, 0), size)                # only src-size bytes are read: none for 0
-        soff = np.int64(0)
-        if srcsize > 0:
-            ssp, soff = locate_prefix(SP_GENERIC, src, size, srcsize, t, gmem, ends, smem, local, const, kparam,
-                                      fparam, fault)
-            if ssp < 0:
-                return False
-            if ssp != SP_GLOBAL:
-                set_fault(fault, FAULT_SPACE, t, src, SP_GLOBAL)
-                return False
-        if npend[t] >= MAX_PENDING:
-            set_fault(fault, FAULT_PENDING, t, MAX_PENDING, 0)
-            return False
-        k = npend[t]
-        pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = doff, soff, size
-        pend[t, k, 3], pend[t, k, 4] = srcsize, groups[t]
-        npend[t] = k + 1
-        for b in range(size):
-            pend_map[doff + b] += 1
-    elif op == Op.CP_COMMIT:
-        groups[t] += 1
-    elif op == Op.CP_WAIT:
-        land(t, code[p, M0], pend, npend, groups, pend_map, smem, gmem)
-    elif op == Op.CP_WAIT_ALL:
-        land(t, -1, pend, npend, groups, pend_map, smem, gmem)
+    elif op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL:
+        return thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const, kparam, fparam, pend, npend,
+                               groups, pend_map, fault)
     elif op == Op.BRA:
         pc[t] = opnd[o[0], IMM]
         return True
