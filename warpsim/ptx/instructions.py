@@ -14,13 +14,13 @@ from warpsim.isa.ldmatrix import ldmatrix_variant
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
 from warpsim.ptx.families.async_copy import AsyncCopyDecoder
-from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
+from warpsim.ptx.families.collectives import CollectivesDecoder
+from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
+from warpsim.ptx.families.memory import MemoryDecoder
 from warpsim.ptx.fpdecode import FloatDecoder
-from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import (BOOL, CMP, OPCODES, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op, not_supported_yet,
                                  supported_names, type_of)
-from warpsim.ptx.rows import (ATOM_OPS, K_IMM, K_LABEL, K_NONE, PRMT_MODES, REDUX_OPS, SHFL_MODES, SPACE_CODES,
-                             TRAP_ASSERT, VOTE_MODES)
+from warpsim.ptx.rows import K_IMM, K_LABEL, K_NONE, PRMT_MODES, SPACE_CODES, TRAP_ASSERT
 from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["InstructionDecoder"]
@@ -89,7 +89,7 @@ def _refused_call(name):
             "into it, without -rdc; built in: vprintf, __assertfail)")
 
 
-class InstructionDecoder(AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
+class InstructionDecoder(CollectivesDecoder, MemoryDecoder, AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
     """The per-instruction half of the decoder (see the module docstring); float instructions are
     decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
 
@@ -212,93 +212,6 @@ class InstructionDecoder(AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
         self.emit(fn, ins, op, (types[-1], None), (space, "to" in mods, 0, 0),
                   [self.operand(fn, o) for o in ops])
 
-    def do_ld(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types, allow_float=True)
-        vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
-        self.count(ins, ops, 2)
-        data, addr = (ops[0], ops[1]) if op == Op.LD else (ops[1], ops[0])
-        if vec == 1:
-            data = scalar_operand(data)
-        self.check_width(fn, ins, t, vec, data)
-        if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
-            raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")
-        arow, space = self.address(fn, addr, self.space_of(ins, mods))
-        drow = self.operand(fn, data)
-        rows = [drow, arow] if op == Op.LD else [arow, drow]
-        self.emit(fn, ins, op, (t, None), (space, vec, 0, 0), rows)
-
-    do_st = do_ld
-
-    def check_width(self, fn, ins, t, vec, data):
-        """Refuse the ``ld``/``st`` widths ptxas refuses (ptxas 13.0): a ``.b128`` access needs a ``.b128`` register
-        (not a 64-bit one, nor a vector: "Arguments mismatch"), and so takes no ``.v2``/``.v4``; one wider than 128
-        bits (``.v8.b32``, ``.v4.b64``: 256) needs ``.target sm_100`` or later and a ``.global`` or generic address
-        (sm_80 and sm_90 move at most 128 bits: ``.v4.b32``, ``.v2.b64``); none is wider than 256 bits."""
-        bits = TYPES[t][1] * vec
-        if TYPES[t][1] == 128:
-            rtype = fn.regs[data.name][2] if data.kind in ("reg", "sym") and data.name in fn.regs else None
-            if vec > 1 or rtype != "b128":
-                got = f".{rtype} register {data.name}" if rtype else {"vec": "a vector"}.get(data.kind, data.kind)
-                raise self.error(ins.token, f"{name_of(ins)}: a .b128 access takes one .b128 register, got {got} "
-                                            f"(ptxas refuses it)")
-        sm = target_sm(self.m)
-        if bits > 256:
-            raise self.error(ins.token, f"{name_of(ins)}: a {bits}-bit load/store (ptxas allows at most 256 bits)")
-        if bits > 128 and (sm < 100 or self.space_of(ins, ins.mods) not in (SP_GLOBAL, SP_GENERIC)):
-            raise self.error(ins.token, f"{name_of(ins)}: a {bits}-bit load/store needs .target sm_100 or later and a "
-                                        f".global or generic address (this module's .target: "
-                                        f"{f'sm_{sm}' if sm else 'none'}; below sm_100 ptxas allows at most 128 bits: "
-                                        f".v4.b32, .v2.b64)")
-
-    def do_atom(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
-        aop = next((m for m in mods if m in ATOM_OPS), None)
-        if aop is None:
-            raise self.error(ins.token, f"{name_of(ins)}: unknown atomic operation (known: {', '.join(ATOM_OPS)})")
-        if TYPES[t][1] not in (32, 64):
-            raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
-                             UnsupportedType)
-        space = self.space_of(ins, mods)
-        if op == Op.RED:
-            self.count(ins, ops, 2)
-            arow, space = self.address(fn, ops[0], space)
-            rows = [self.add_opnd(K_NONE), arow, self.operand(fn, ops[1])]
-        else:
-            self.count(ins, ops, 4 if aop == "cas" else 3)
-            arow, space = self.address(fn, ops[1], space)
-            rows = [self.operand(fn, ops[0]), arow] + [self.operand(fn, o) for o in ops[2:]]
-        if space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
-            raise self.error(ins.token, f"{name_of(ins)}: atomics work on .global and .shared")
-        self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], 0, 0), rows)
-
-    do_red = do_atom
-
-    def do_shfl(self, fn, ins, op, mods, types, ops):
-        mode = next((SHFL_MODES[m] for m in mods if m in SHFL_MODES), None)
-        if mode is None or "sync" not in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: expected shfl.sync.{{up,down,bfly,idx}}.b32")
-        self.count(ins, ops, 5)
-        d = ops[0]
-        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
-        rows = [self.operand(fn, d), q] + [self.operand(fn, o) for o in ops[1:]]
-        self.emit(fn, ins, op, ("b32", None), (mode, 0, 0, 0), rows)
-
-    def do_vote(self, fn, ins, op, mods, types, ops):
-        mode = next((VOTE_MODES[m] for m in mods if m in VOTE_MODES), None)
-        if mode is None or "sync" not in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: expected vote.sync.{{all,any,uni,ballot}}")
-        self.count(ins, ops, 3)
-        rows = [self.operand(fn, ops[0]), self.operand(fn, ops[1], pred=True), self.operand(fn, ops[2])]
-        self.emit(fn, ins, op, mods=(mode, 0, 0, 0), operands=rows)
-
-    def do_match(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
-        self.count(ins, ops, 3)
-        d = ops[0]
-        q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
-        rows = [self.operand(fn, d), q, self.operand(fn, ops[1]), self.operand(fn, ops[2])]
-        self.emit(fn, ins, op, (t, None), ("all" in mods, 0, 0, 0), rows)
-
     def do_bar(self, fn, ins, op, mods, types, ops):
         if "warp" in mods:
             self.count(ins, ops, 1)
@@ -350,19 +263,6 @@ class InstructionDecoder(AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
                 raise self.error(o.token or ins.token, f"{name_of(ins)}: expected {n} registers in braces")
         rows = [self.operand(fn, o) for o in ops]
         self.emit(fn, ins, op, mods=(SHAPES[shape], AB_TYPES[ab], CD_TYPES[cd], 0), operands=rows)
-
-    def do_redux(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
-        kind = next((REDUX_OPS[m] for m in mods if m in REDUX_OPS), None)
-        if kind is None or "sync" not in mods or TYPES[t][1] != 32:
-            raise self.error(ins.token, f"{name_of(ins)}: expected redux.sync.{{add,min,max,and,or,xor}} on 32 bits",
-                             UnsupportedType)
-        self.count(ins, ops, 3)
-        self.emit(fn, ins, op, (t, None), (kind, 0, 0, 0), [self.operand(fn, o) for o in ops])
-
-    def do_activemask(self, fn, ins, op, mods, types, ops):
-        self.count(ins, ops, 1)
-        self.emit(fn, ins, op, operands=[self.operand(fn, ops[0])])
 
     def do_bra(self, fn, ins, op, mods, types, ops):
         self.count(ins, ops, 1)

@@ -32,7 +32,9 @@ from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNN
 from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.thread import thread_op
-from warpsim.ptx.warp import sync_members, warp_collective, warp_shared_global, warp_simple
+from warpsim.ptx.families.memory import warp_shared_global
+from warpsim.ptx.families.collectives import sync_members
+from warpsim.ptx.warp import warp_collective, warp_simple
 from warpsim.ptx.families.async_copy import warp_cp_async
 
 __all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]

@@ -10,18 +10,18 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import (FAULT_CALL_DEPTH, FAULT_READ_ONLY, FAULT_SPACE, FAULT_TRAP,
-                                set_fault)
+from warpsim.isa.faults import FAULT_CALL_DEPTH, FAULT_TRAP, set_fault
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
 from warpsim.ptx.codes import EXITED, PRINT_ARGS
 from warpsim.ptx.fpu import float_result
-from warpsim.ptx.rows import IMM, K_IMM, K_REG, K_SREG, KIND, M0, M1, M2, M3, NOPS, NW, O0, SB, SK, SLOT, TB, TK
-from warpsim.ptx.memory import (SP_GENERIC, SP_GLOBAL, SP_SHARED, load, locate, read_bytes, store)
+from warpsim.ptx.rows import IMM, K_SREG, KIND, M0, M1, M2, M3, NOPS, NW, O0, SB, SK, SLOT, TB, TK
+from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, load, locate, read_bytes
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.families.async_copy import land, thread_cp_async
-from warpsim.ptx.operands import get, lane_address, put, raced
+from warpsim.ptx.families.memory import thread_atom, thread_ld_st
+from warpsim.ptx.operands import get, put
 
-__all__ = ["thread_op", "land", "cvt_int"]
+__all__ = ["thread_op", "cvt_int"]
 
 
 @njit(cache=True)
@@ -155,9 +155,9 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
         if op == Op.FSETP:
             put(r, opnd, o[1], q)
     elif op == Op.LD or op == Op.ST:
-        return _ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
+        return thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
     elif op == Op.ATOM:
-        return _atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
+        return thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
     elif op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL:
         return thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const, kparam, fparam, pend, npend,
                                groups, pend_map, fault)
@@ -250,84 +250,6 @@ def cvt_int(v, dk, db, sk, sb, sat, reg_bits=0):
     if dk == TK_S and reg_bits > db:
         return sext(x, db) & mask(reg_bits)
     return zext(x, db)
-
-
-@njit(cache=True)
-def _ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
-    o = code[p, O0:]
-    tk, tb = code[p, TK], code[p, TB]
-    esize = max(tb // 8, 1)
-    n = code[p, M1]
-    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
-    addr = lane_address(r, opnd, arow)
-    sp, off = locate(code[p, M0], addr, esize * n, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-    if sp < 0:
-        return False
-    if sp == SP_SHARED and raced(pend_map, off, esize * n, t, addr, fault):
-        return False
-    for j in range(n):
-        row = opnd[drow, SLOT] + j if n > 1 else drow
-        if op == Op.LD:
-            v = load(sp, off + j * esize, esize, t, gmem, smem, local, const, kparam, fparam)
-            if tk == TK_S:
-                v = sext(v, tb)
-            words = opnd[row, NW]
-            put(r, opnd, row, v & mask(32 * words) if words == 1 else v)
-        else:
-            if opnd[row, KIND] != K_REG and opnd[row, KIND] != K_IMM:
-                continue
-            if not store(sp, off + j * esize, esize, get(r, opnd, row), t, gmem, smem, local, kparam, fparam):
-                set_fault(fault, FAULT_READ_ONLY, t, addr, 0)
-                return False
-    pc[t] += 1
-    return True
-
-
-@njit(cache=True)
-def _atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
-    o = code[p, O0:]
-    tk, tb = code[p, TK], code[p, TB]
-    size = tb // 8
-    addr = lane_address(r, opnd, o[1])
-    sp, off = locate(code[p, M0], addr, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-    if sp < 0:
-        return False
-    if sp != SP_GLOBAL and sp != SP_SHARED:
-        set_fault(fault, FAULT_SPACE, t, addr, SP_GLOBAL)
-        return False
-    if sp == SP_SHARED and raced(pend_map, off, size, t, addr, fault):
-        return False
-    m = mask(tb)
-    old = load(sp, off, size, t, gmem, smem, local, const, kparam, fparam)
-    b = get(r, opnd, o[2]) & m
-    kind = code[p, M1]
-    signed = tk == TK_S
-    if kind == 0:
-        new = old + b
-    elif kind == 1 or kind == 2:
-        if signed:
-            lt = sext(old, tb) < sext(b, tb)
-        else:
-            lt = ult(old, b)
-        new = (old if lt else b) if kind == 1 else (b if lt else old)
-    elif kind == 3:
-        new = np.int64(0) if not ult(old, b) else old + 1
-    elif kind == 4:
-        new = b if (old == 0 or ult(b, old)) else old - 1
-    elif kind == 5:
-        new = old & b
-    elif kind == 6:
-        new = old | b
-    elif kind == 7:
-        new = old ^ b
-    elif kind == 8:
-        new = b
-    else:
-        new = (get(r, opnd, o[3]) & m) if old == b else old
-    store(sp, off, size, new & m, t, gmem, smem, local, kparam, fparam)
-    put(r, opnd, o[0], old)
-    pc[t] += 1
-    return True
 
 
 @njit(cache=True)

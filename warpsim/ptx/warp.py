@@ -17,20 +17,18 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import (FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_SHFL_SOURCE, FAULT_SPACE,
-                                set_fault)
+from warpsim.isa.faults import FAULT_DIVERGENT, FAULT_OUT_OF_RANGE, FAULT_SPACE, set_fault
 from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
 from warpsim.isa.mma import warp_mma
 from warpsim.isa.scratch import stack_array
-from warpsim.ptx.alu import alu, compare, mask, sext, zext
+from warpsim.ptx.alu import alu, compare, mask, zext
 from warpsim.ptx.codes import WAITING
-from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK,
-                                SLOT, TB, TK)
-from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
-                                read_bytes, write_bytes)
+from warpsim.ptx.rows import IMM, K_NONE, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
+from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
-from warpsim.ptx.operands import advance, get, isa_fault, lane_address, lane_get, lane_put, put, raced, vec_slots
+from warpsim.ptx.operands import advance, get, isa_fault, lane_address, lane_get, lane_put, raced, vec_slots
 from warpsim.ptx.thread import cvt_int
+from warpsim.ptx.families.collectives import warp_collectives
 from warpsim.ptx.warpfloat import warp_float
 
 __all__ = ["warp_collective", "warp_simple", "warp_shared_global"]
@@ -50,20 +48,6 @@ def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
             a -= SHARED_WINDOW
         addrs[lane] = a
     return True
-
-
-@njit(cache=True)
-def sync_members(p, op, w, gmask, code, opnd, regs):
-    """The member mask of a ``shfl/vote/match.sync`` or ``bar.warp.sync`` for the lanes of ``gmask`` (the union of
-    their ``membermask`` operands), or -1 for any other instruction: the lanes that must arrive before it runs."""
-    if not (op == Op.SHFL or op == Op.VOTE or op == Op.MATCH or (op == Op.BAR and code[p, M0] == 2)):
-        return np.int64(-1)
-    members = np.int64(0)
-    last = code[p, O0 + code[p, NOPS] - 1]
-    for lane in range(32):
-        if (gmask >> lane) & 1:
-            members |= get(regs[w, lane], opnd, last) & 0xFFFFFFFF
-    return members
 
 
 @njit(cache=True)
@@ -129,131 +113,7 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
         for lane in range(32):
             pc[t0 + lane] += 1
         return True
-    # shfl / vote / match / bar.warp.sync / activemask: a member mask per lane
-    members = np.int64(0)
-    for lane in range(32):
-        if (gmask >> lane) & 1:
-            members |= get(regs_w[lane], opnd, o[code[p, NOPS] - 1]) & 0xFFFFFFFF
-    if op == Op.ACTIVEMASK:
-        members = gmask
-    if members & ~gmask:
-        set_fault(fault, FAULT_DIVERGENT, t0, gmask, members)
-        return False
-    vals = stack_array(32, np.int64)
-    if op == Op.SHFL:
-        mode = code[p, M0]
-        out = stack_array(32, np.int64)
-        inside = stack_array(32, np.int64)
-        for lane in range(32):
-            vals[lane] = get(regs_w[lane], opnd, o[2])
-        for lane in range(32):
-            if not (gmask >> lane) & 1:
-                continue
-            r = regs_w[lane]
-            bval = get(r, opnd, o[3]) & 0x1F
-            cv = get(r, opnd, o[4])
-            cval = cv & 0x1F
-            seg = (cv >> 8) & 0x1F
-            max_lane = (lane & seg) | (cval & ~seg)
-            min_lane = lane & seg
-            if mode == 0:
-                j = lane - bval
-                ok = j >= max_lane
-            elif mode == 1:
-                j = lane + bval
-                ok = j <= max_lane
-            elif mode == 2:
-                j = lane ^ bval
-                ok = j <= max_lane
-            else:
-                j = min_lane | (bval & ~seg)
-                ok = j <= max_lane
-            if not ok:
-                j = lane
-            if not (gmask >> j) & 1:
-                set_fault(fault, FAULT_SHFL_SOURCE, t0 + lane, j, 0)
-                return False
-            out[lane] = vals[j]
-            inside[lane] = np.int64(ok)
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                r = regs_w[lane]
-                put(r, opnd, o[0], out[lane])
-                put(r, opnd, o[1], inside[lane])
-                pc[t0 + lane] += 1
-        return True
-    if op == Op.VOTE:
-        ballot = np.int64(0)
-        for lane in range(32):
-            if (members >> lane) & 1 and get(regs_w[lane], opnd, o[1]) & 1:
-                ballot |= np.int64(1) << lane
-        mode = code[p, M0]
-        if mode == 0:
-            res = np.int64(ballot == members)
-        elif mode == 1:
-            res = np.int64(ballot != 0)
-        elif mode == 2:
-            res = np.int64(ballot == 0 or ballot == members)
-        else:
-            res = ballot
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                put(regs_w[lane], opnd, o[0], res)
-                pc[t0 + lane] += 1
-        return True
-    if op == Op.MATCH:
-        bits = code[p, TB]
-        for lane in range(32):
-            vals[lane] = zext(get(regs_w[lane], opnd, o[2]), bits)
-        for lane in range(32):
-            if not (gmask >> lane) & 1:
-                continue
-            same = np.int64(0)
-            for k in range(32):
-                if (members >> k) & 1 and vals[k] == vals[lane]:
-                    same |= np.int64(1) << k
-            if code[p, M0]:
-                allsame = same == members
-                put(regs_w[lane], opnd, o[0], members if allsame else np.int64(0))
-                put(regs_w[lane], opnd, o[1], np.int64(allsame))
-            else:
-                put(regs_w[lane], opnd, o[0], same)
-            pc[t0 + lane] += 1
-        return True
-    if op == Op.REDUX:
-        kind, signed = code[p, M0], code[p, TK] == TK_S
-        acc = np.int64(0)
-        first = True
-        for lane in range(32):
-            if (members >> lane) & 1:
-                v = get(regs_w[lane], opnd, o[1]) & 0xFFFFFFFF
-                if signed:
-                    v = sext(v, 32)
-                if first:
-                    acc, first = v, False
-                elif kind == 0:
-                    acc += v
-                elif kind == 1:
-                    acc = min(acc, v)
-                elif kind == 2:
-                    acc = max(acc, v)
-                elif kind == 3:
-                    acc &= v
-                elif kind == 4:
-                    acc |= v
-                else:
-                    acc ^= v
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                put(regs_w[lane], opnd, o[0], acc & 0xFFFFFFFF)
-                pc[t0 + lane] += 1
-        return True
-    for lane in range(32):                     # bar.warp.sync, activemask
-        if (gmask >> lane) & 1:
-            if op == Op.ACTIVEMASK:
-                put(regs_w[lane], opnd, o[0], gmask)
-            pc[t0 + lane] += 1
-    return True
+    return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault)
 
 
 @njit(cache=True)
@@ -400,75 +260,3 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     return True
 
 
-@njit(cache=True)
-def _generic_window(regs, w, gmask, opnd, arow):
-    """``SP_GLOBAL`` when every lane of ``gmask`` has a global generic address, ``SP_SHARED`` when every
-    one is in the shared window, else -1 (mixed, another window, or invalid: thread by thread)."""
-    space = np.int64(-1)
-    for lane in range(32):
-        if (gmask >> lane) & 1:
-            a = lane_address(regs[w, lane], opnd, arow)
-            lsp = SP_GLOBAL if 0 <= a < SHARED_WINDOW else (SP_SHARED if SHARED_WINDOW <= a < 2 * SHARED_WINDOW else -1)
-            if lsp < 0 or (space >= 0 and lsp != space):
-                return np.int64(-1)
-            space = lsp
-    return space
-
-
-@njit(cache=True)
-def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault):
-    """``ld``/``st`` of ``.shared`` or ``.global``, or generic when every lane's address is global or
-    every one is in the shared window, for a whole group, bytes accessed in place; a global access
-    must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`). Returns False
-    when it does not apply (another space) or on a fault (``fault`` set)."""
-    space = code[p, M0]
-    generic = space == SP_GENERIC
-    if space != SP_SHARED and space != SP_GLOBAL and not generic:
-        return False
-    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
-    esize = max(tb // 8, 1)
-    size = esize * n
-    o = code[p, O0:O0 + 2]
-    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
-    if generic:
-        space = _generic_window(regs, w, gmask, opnd, arow)
-        if space < 0:
-            return False
-    mem = smem if space == SP_SHARED else gmem
-    bias = (SHARED_WINDOW if generic else 0) if space == SP_SHARED else GLOBAL_BASE
-    lowest = SHARED_BASE if space == SP_SHARED else 0     # shared: the reserved bytes fault
-    t0 = 32 * w
-    for lane in range(32):                      # check every lane first: a fault changes nothing
-        if not (gmask >> lane) & 1:
-            continue
-        addr = lane_address(regs[w, lane], opnd, arow)
-        off = addr - bias
-        if (off < lowest or off > mem.shape[0] - size
-                or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT])):
-            set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
-            fault[5] = space
-            return False
-        if off % size != 0:
-            set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
-            fault[5] = space
-            return False
-        if space == SP_SHARED and raced(pend_map, off, size, t0 + lane, addr, fault):
-            return False
-    for lane in range(32):
-        if not (gmask >> lane) & 1:
-            continue
-        addr = lane_address(regs[w, lane], opnd, arow)
-        off = addr - bias
-        for j in range(n):
-            row = opnd[drow, SLOT] + j if n > 1 else drow
-            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
-            if op == Op.LD:
-                v = read_bytes(mem, off + j * esize, esize)
-                if tk == TK_S:
-                    v = sext(v, tb)
-                lane_put(regs, w, lane, k, sl, nw, v)
-            elif k == K_REG or k == K_IMM:
-                v = lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
-                write_bytes(mem, off + j * esize, esize, v)
-    advance(pc, t0, group)
-    return True
