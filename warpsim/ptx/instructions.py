@@ -8,15 +8,15 @@ does not model are an ``UnsupportedType``.
 """
 
 from warpsim.errors import UnsupportedType
-from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.cvt import CVT_TYPES
-from warpsim.isa.ldmatrix import ldmatrix_variant
-from warpsim.isa.mma import SHAPES, TYPE_COMBOS
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
 from warpsim.ptx.families.async_copy import AsyncCopyDecoder
+from warpsim.ptx.families.barriers import BarriersDecoder
 from warpsim.ptx.families.collectives import CollectivesDecoder
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
+from warpsim.ptx.families.ldmatrix import LdmatrixDecoder
 from warpsim.ptx.families.memory import MemoryDecoder
+from warpsim.ptx.families.mma import MmaDecoder
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.opcodes import (BOOL, CMP, OPCODES, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op, not_supported_yet,
                                  supported_names, type_of)
@@ -89,7 +89,7 @@ def _refused_call(name):
             "into it, without -rdc; built in: vprintf, __assertfail)")
 
 
-class InstructionDecoder(CollectivesDecoder, MemoryDecoder, AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
+class InstructionDecoder(BarriersDecoder, LdmatrixDecoder, MmaDecoder, CollectivesDecoder, MemoryDecoder, AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
     """The per-instruction half of the decoder (see the module docstring); float instructions are
     decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
 
@@ -116,8 +116,6 @@ class InstructionDecoder(CollectivesDecoder, MemoryDecoder, AsyncCopyDecoder, Fl
             raise self.error(ins.token, f"malformed operands for {name}.{'.'.join(mods)} ({exc})") from None
 
     def do_alu(self, fn, ins, op, mods, types, ops):
-        if op == Op.FENCE:
-            return self.emit(fn, ins, Op.FENCE)
         t = self.one_type(ins, types)
         mode = 2 if "wide" in mods else 1 if "hi" in mods else 0
         cc = 1 if "cc" in mods else 0
@@ -211,58 +209,6 @@ class InstructionDecoder(CollectivesDecoder, MemoryDecoder, AsyncCopyDecoder, Fl
         self.count(ins, ops, 2)
         self.emit(fn, ins, op, (types[-1], None), (space, "to" in mods, 0, 0),
                   [self.operand(fn, o) for o in ops])
-
-    def do_bar(self, fn, ins, op, mods, types, ops):
-        if "warp" in mods:
-            self.count(ins, ops, 1)
-            return self.emit(fn, ins, op, mods=(2, 1, 0, 0), operands=[self.operand(fn, ops[0])])
-        if "red" in mods or "cluster" in mods:
-            raise self.error(ins.token, f"{name_of(ins)} is not supported", UnsupportedType)
-        kind = 1 if "arrive" in mods else 0
-        aligned = ins.opcode == "bar" or "aligned" in mods
-        self.count(ins, ops, 1, 2)
-        rows = [self.operand(fn, o) for o in ops]
-        self.emit(fn, ins, op, mods=(kind, aligned, 0, 0), operands=rows)
-
-    def matrix_variant(self, ins, mods):
-        num = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
-        if num is None or "m8n8" not in mods or "b16" not in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: only .m8n8.x1/.x2/.x4[.trans].shared.b16 is "
-                                        f"supported", UnsupportedType)
-        return num, ldmatrix_variant(num, "trans" in mods)
-
-    def do_ldmatrix(self, fn, ins, op, mods, types, ops):
-        num, variant = self.matrix_variant(ins, mods)
-        self.count(ins, ops, 2)
-        vec, addr = (ops[0], ops[1]) if op == Op.LDMATRIX else (ops[1], ops[0])
-        if vec.kind != "vec" or len(vec.items) != num or any(i.kind != "reg" for i in vec.items):
-            raise self.error(ins.token, f"{name_of(ins)}: expected {{{num} registers}}")
-        arow, space = self.address(fn, addr, self.space_of(ins, mods))
-        vrow = self.operand(fn, vec)
-        rows = [vrow, arow] if op == Op.LDMATRIX else [arow, vrow]
-        self.emit(fn, ins, op, mods=(variant, space, num, 0), operands=rows)
-
-    do_stmatrix = do_ldmatrix
-
-    def do_mma(self, fn, ins, op, mods, types, ops):
-        shape = next((m for m in mods if m.startswith("m") and "n" in m and "k" in m), "")
-        tnames = [m for m in mods if m in TYPES]
-        ok = (shape in SHAPES and "row" in mods and "col" in mods and len(tnames) == 4
-              and tnames[1] == tnames[2] and tnames[0] == tnames[3]
-              and (tnames[1], tnames[0]) in TYPE_COMBOS)
-        if not ok:
-            raise self.error(ins.token, f"{name_of(ins)}: mma shape/type not modelled (warpsim models "
-                                        f"{', '.join(SHAPES)} .row.col with (ab, cd) in {TYPE_COMBOS})",
-                             UnsupportedType)
-        self.count(ins, ops, 4)
-        ab, cd = tnames[1], tnames[0]
-        want = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}[shape] + (4 if cd == "f32" else 2,)
-        want = (want[2], want[0], want[1], want[2])
-        for o, n in zip(ops, want):
-            if o.kind != "vec" or len(o.items) != n or any(i.kind != "reg" for i in o.items):
-                raise self.error(o.token or ins.token, f"{name_of(ins)}: expected {n} registers in braces")
-        rows = [self.operand(fn, o) for o in ops]
-        self.emit(fn, ins, op, mods=(SHAPES[shape], AB_TYPES[ab], CD_TYPES[cd], 0), operands=rows)
 
     def do_bra(self, fn, ins, op, mods, types, ops):
         self.count(ins, ops, 1)

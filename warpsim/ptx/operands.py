@@ -13,7 +13,9 @@ from warpsim.isa.faults import FAULT_RACE, set_fault
 from warpsim.ptx.rows import IMM, K_IMM, K_NONE, K_REG, KIND, NEG, NOPS, NW, O0, SLOT
 
 __all__ = ["get", "put", "lane_address", "advance", "raced", "operand_fields", "lane_get", "lane_put", "vec_slots",
-           "isa_fault"]
+           "isa_fault", "MAX_VEC"]
+
+MAX_VEC = 32    # the scratch for a vector operand's register slots (mma and ldmatrix take at most 4)
 
 @njit(cache=True, inline="always")
 def get(r, opnd, row):

@@ -17,102 +17,31 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import FAULT_DIVERGENT, FAULT_OUT_OF_RANGE, FAULT_SPACE, set_fault
-from warpsim.isa.ldmatrix import warp_ldmatrix, warp_stmatrix
-from warpsim.isa.mma import warp_mma
 from warpsim.isa.scratch import stack_array
 from warpsim.ptx.alu import alu, compare, mask, zext
-from warpsim.ptx.codes import WAITING
 from warpsim.ptx.rows import IMM, K_NONE, K_SREG, KIND, M0, M1, M2, M3, NEG, NOPS, NW, O0, SB, SK, SLOT, TB, TK
-from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED
+from warpsim.ptx.memory import SP_GLOBAL
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
-from warpsim.ptx.operands import advance, get, isa_fault, lane_address, lane_get, lane_put, raced, vec_slots
+from warpsim.ptx.operands import advance, lane_get, lane_put
 from warpsim.ptx.thread import cvt_int
+from warpsim.ptx.families.barriers import warp_barrier
 from warpsim.ptx.families.collectives import warp_collectives
+from warpsim.ptx.families.ldmatrix import warp_matrix
+from warpsim.ptx.families.mma import warp_mma_sync
 from warpsim.ptx.warpfloat import warp_float
 
 __all__ = ["warp_collective", "warp_simple", "warp_shared_global"]
 
-_MAX_VEC = 32    # the scratch for a vector operand's register slots (mma and ldmatrix take at most 4)
-
-
-@njit(cache=True)
-def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
-    """Each lane's shared-space offset of an ldmatrix/stmatrix address operand."""
-    for lane in range(32):
-        a = lane_address(regs_w[lane], opnd, row)
-        if space == SP_GENERIC:
-            if a < SHARED_WINDOW or a >= 2 * SHARED_WINDOW:
-                set_fault(fault, FAULT_SPACE, t0 + lane, a, SP_SHARED)
-                return False
-            a -= SHARED_WINDOW
-        addrs[lane] = a
-    return True
-
-
 @njit(cache=True)
 def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
-             bar_id, mma_arch, fault):
-    """A warp-collective instruction for the lanes of ``gmask`` (guard true); False on a fault."""
-    t0 = 32 * w
-    regs_w = regs[w]
-    o = code[p, O0:]
-    # scratch on the stack (no allocation per instruction): vector operands' register slots, lanes' values
-    slots_a, slots_b = stack_array(_MAX_VEC, np.int64), stack_array(_MAX_VEC, np.int64)
-    slots_c, slots_d = stack_array(_MAX_VEC, np.int64), stack_array(_MAX_VEC, np.int64)
+                    bar_id, mma_arch, fault):
+    """A warp-collective instruction for the lanes of ``gmask`` (guard true), by its family; False on a fault."""
     if op == Op.BAR and code[p, M0] != 2:
-        if code[p, M1] and gmask != alive:
-            set_fault(fault, FAULT_DIVERGENT, t0, gmask, alive)
-            return False
-        lane0 = 0
-        while not (gmask >> lane0) & 1:
-            lane0 += 1
-        b = get(regs_w[lane0], opnd, o[0]) & 15
-        if code[p, NOPS] > 1:                                # NOPS: a thread count
-            bar_expect[b] = get(regs_w[lane0], opnd, o[1])
-        n = 0
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                n += 1
-                pc[t0 + lane] += 1
-                if code[p, M0] == 0:
-                    status[t0 + lane] = WAITING
-                    bar_id[t0 + lane] = b
-        bar_arrived[b] += 32 if code[p, M1] else n
-        return True
-    if op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA:
-        if gmask != 0xFFFFFFFF:
-            set_fault(fault, FAULT_DIVERGENT, t0, gmask, 0xFFFFFFFF)
-            return False
-        if op == Op.MMA:
-            cd = code[p, M2]
-            ok = warp_mma(regs_w, vec_slots(opnd, o[1], slots_a), vec_slots(opnd, o[2], slots_b),
-                          vec_slots(opnd, o[3], slots_c), vec_slots(opnd, o[0], slots_d), code[p, M0], code[p, M1],
-                          cd, mma_arch[cd, 0], mma_arch[cd, 1], mma_arch[cd, 2], fault)
-        else:
-            vec, arow = (o[0], o[1]) if op == Op.LDMATRIX else (o[1], o[0])
-            addrs = stack_array(32, np.int64)
-            if not _shared_addresses(regs_w, opnd, arow, code[p, M1], addrs, t0, fault):
-                return False
-            for lane in range(8 * code[p, M2]):
-                a = addrs[lane]
-                if a < SHARED_BASE:                 # the reserved bytes: no row of a program's
-                    set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, a, 16)
-                    fault[5] = SP_SHARED
-                    return False
-                if a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
-                    return False
-            if op == Op.LDMATRIX:
-                ok = warp_ldmatrix(regs_w, vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
-            else:
-                ok = warp_stmatrix(regs_w, vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
-        if not ok:
-            isa_fault(fault, w)
-            fault[5] = SP_SHARED
-            return False
-        for lane in range(32):
-            pc[t0 + lane] += 1
-        return True
+        return warp_barrier(p, w, gmask, alive, code, opnd, regs, pc, status, bar_arrived, bar_expect, bar_id, fault)
+    if op == Op.MMA:
+        return warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault)
+    if op == Op.LDMATRIX or op == Op.STMATRIX:
+        return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault)
     return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault)
 
 
