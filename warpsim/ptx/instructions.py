@@ -10,17 +10,12 @@ does not model are an ``UnsupportedType``.
 from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import CVT_TYPES
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED
-from warpsim.ptx.families.async_copy import AsyncCopyDecoder
-from warpsim.ptx.families.barriers import BarriersDecoder
-from warpsim.ptx.families.collectives import CollectivesDecoder
+from warpsim.ptx.families import DECODERS
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
-from warpsim.ptx.families.ldmatrix import LdmatrixDecoder
-from warpsim.ptx.families.memory import MemoryDecoder
-from warpsim.ptx.families.mma import MmaDecoder
 from warpsim.ptx.fpdecode import FloatDecoder
 from warpsim.ptx.opcodes import (BOOL, CMP, OPCODES, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op, not_supported_yet,
                                  supported_names, type_of)
-from warpsim.ptx.rows import K_IMM, K_LABEL, K_NONE, PRMT_MODES, SPACE_CODES, TRAP_ASSERT
+from warpsim.ptx.rows import K_NONE, PRMT_MODES, SPACE_CODES
 from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["InstructionDecoder"]
@@ -72,24 +67,7 @@ def _folded_bfi(t, ops, known) -> bool:
             and length & 0xFF >= 32)
 
 
-def _refused_call(name):
-    """Why warpsim does not run a call of ``name``, a function without a body (``vprintf`` and ``__assertfail`` are
-    built in): nvcc declares ``malloc``/``free`` for device code, ``__cudaCDP2*`` (``-rdc``) for the device runtime
-    of dynamic parallelism; anything else is an external function.
-
-    >>> _refused_call("free")
-    'malloc/free in device code are not supported (warpsim has no device heap)'
-    """
-    if name in ("malloc", "free"):
-        return "malloc/free in device code are not supported (warpsim has no device heap)"
-    if name.startswith(("__cudaCDP", "cuda")):
-        return ("device-side CUDA runtime calls (dynamic parallelism, cudaMalloc/cudaFree in device code) are not "
-                "supported")
-    return ("a function without a body (an external one: warpsim runs one PTX module, so compile its definition "
-            "into it, without -rdc; built in: vprintf, __assertfail)")
-
-
-class InstructionDecoder(BarriersDecoder, LdmatrixDecoder, MmaDecoder, CollectivesDecoder, MemoryDecoder, AsyncCopyDecoder, FloatDecoder, FamilyDecoder):
+class InstructionDecoder(*DECODERS, FloatDecoder, FamilyDecoder):
     """The per-instruction half of the decoder (see the module docstring); float instructions are
     decoded by :class:`~warpsim.ptx.fpdecode.FloatDecoder`."""
 
@@ -210,57 +188,3 @@ class InstructionDecoder(BarriersDecoder, LdmatrixDecoder, MmaDecoder, Collectiv
         self.emit(fn, ins, op, (types[-1], None), (space, "to" in mods, 0, 0),
                   [self.operand(fn, o) for o in ops])
 
-    def do_bra(self, fn, ins, op, mods, types, ops):
-        self.count(ins, ops, 1)
-        target = ops[0]
-        if target.kind != "sym" or target.name not in fn.labels:
-            raise self.error(target.token, "unknown branch target")
-        self.emit(fn, ins, op, operands=[self.add_opnd(K_LABEL, imm=fn.labels[target.name])])
-
-    def do_ret(self, fn, ins, op, mods, types, ops):
-        self.emit(fn, ins, op)
-
-    do_exit = do_ret
-    do_trap = do_ret
-
-    def do_call(self, fn, ins, op, mods, types, ops):
-        rets, args = [], []
-        rest = list(ops)
-        if rest and rest[0].kind == "list":
-            rets = rest.pop(0).items
-        if not rest or rest[0].kind != "sym":
-            raise self.error(ins.token, "call: expected a function name (indirect calls are not supported)")
-        target = rest.pop(0)
-        if rest and rest[0].kind == "list":
-            args = rest.pop(0).items
-        callee = self.m.functions.get(target.name)
-        if callee is None:
-            raise self.error(target.token, "call of an undeclared function")
-        vars_ = [self.param_var(fn, o) for o in args]
-        outs = [self.param_var(fn, o) for o in rets]
-        if target.name == "vprintf":
-            if len(vars_) != 2:
-                raise self.error(ins.token, "vprintf takes 2 arguments")
-            out = outs[0][0] if outs else -1
-            return self.emit(fn, ins, Op.PRINTF, mods=(vars_[0][0], vars_[1][0], out, 0))
-        if target.name == "__assertfail" and callee.declared_only:
-            if len(vars_) != 5:
-                raise self.error(ins.token, f"__assertfail takes 5 arguments (message, file, line, function, "
-                                            f"char size), got {len(vars_)}")
-            offsets = [self.add_opnd(K_IMM, imm=off) for off, _ in vars_[:4]]
-            return self.emit(fn, ins, Op.TRAP, mods=(TRAP_ASSERT, 0, 0, 0), operands=offsets)
-        if callee.declared_only:
-            raise self.error(ins.token, f"call of {target.name}: {_refused_call(target.name)}", UnsupportedType)
-        if len(vars_) != len(callee.params) or len(outs) != len(callee.returns):
-            raise self.error(ins.token, f"call of {target.name}: {len(vars_)} arguments and {len(outs)} "
-                                        f"returns, the function has {len(callee.params)} and "
-                                        f"{len(callee.returns)}")
-        target_fn = self.pending_layout(target.name, ins)
-        start = len(self.copies)
-        for (off, size), p in zip(vars_, callee.params):
-            self.copies.append((off, target_fn.symbols[p.name][1], min(size, self.var_bytes(p))))
-        for (off, size), p in zip(outs, callee.returns):
-            self.copies.append((target_fn.symbols[p.name][1], off, min(size, self.var_bytes(p))))
-        label = self.add_opnd(K_LABEL, imm=-1)
-        self.patches.append((label, target.name))
-        self.emit(fn, ins, op, mods=(start, len(vars_), len(outs), 0), operands=[label])

@@ -10,14 +10,13 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.cvt import cvt_pack_bits
-from warpsim.isa.faults import FAULT_CALL_DEPTH, FAULT_TRAP, set_fault
 from warpsim.ptx.alu import alu, compare, mask, sext, ult, zext
-from warpsim.ptx.codes import EXITED, PRINT_ARGS
 from warpsim.ptx.fpu import float_result
 from warpsim.ptx.rows import IMM, K_SREG, KIND, M0, M1, M2, M3, NOPS, NW, O0, SB, SK, SLOT, TB, TK
-from warpsim.ptx.memory import SP_GENERIC, SP_GLOBAL, load, locate, read_bytes
+from warpsim.ptx.memory import SP_GLOBAL
 from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
-from warpsim.ptx.families.async_copy import land, thread_cp_async
+from warpsim.ptx.families.async_copy import thread_cp_async
+from warpsim.ptx.families.control import thread_control
 from warpsim.ptx.families.memory import thread_atom, thread_ld_st
 from warpsim.ptx.operands import get, put
 
@@ -161,39 +160,9 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
     elif op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL:
         return thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const, kparam, fparam, pend, npend,
                                groups, pend_map, fault)
-    elif op == Op.BRA:
-        pc[t] = opnd[o[0], IMM]
-        return True
-    elif op == Op.CALL:
-        if depth[t] >= stack.shape[1]:
-            set_fault(fault, FAULT_CALL_DEPTH, t, stack.shape[1], 0)
-            return False
-        start, nargs = code[p, M0], code[p, M1]
-        for k in range(start, start + nargs):
-            for b in range(copies[k, 2]):
-                fparam[t, copies[k, 1] + b] = fparam[t, copies[k, 0] + b]
-        stack[t, depth[t]] = p
-        depth[t] += 1
-        pc[t] = opnd[o[0], IMM]
-        return True
-    elif op == Op.RET or op == Op.EXIT:
-        if op == Op.RET and depth[t] > 0:
-            depth[t] -= 1
-            cp = stack[t, depth[t]]
-            start = code[cp, M0] + code[cp, M1]
-            for k in range(start, start + code[cp, M2]):
-                for b in range(copies[k, 2]):
-                    fparam[t, copies[k, 1] + b] = fparam[t, copies[k, 0] + b]
-            pc[t] = cp + 1
-            return True
-        status[t] = EXITED
-        land(t, -1, pend, npend, groups, pend_map, smem, gmem)
-        return True
-    elif op == Op.TRAP:
-        set_fault(fault, FAULT_TRAP, t, 0, 0)
-        return False
-    elif op == Op.PRINTF:
-        return _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault)
+    elif op >= Op.BRA and op <= Op.PRINTF:
+        return thread_control(p, op, t, code, opnd, copies, pc, status, stack, depth, smem, gmem, ends, local, const,
+                              kparam, fparam, pend, npend, groups, pend_map, prbuf, prrec, nprint, fault)
     pc[t] += 1
     return True
 
@@ -252,56 +221,3 @@ def cvt_int(v, dk, db, sk, sb, sat, reg_bits=0):
     return zext(x, db)
 
 
-@njit(cache=True)
-def _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault):
-    """``call vprintf``: copy the format string and the argument buffer of thread ``t`` to the log; the
-    return value is the number of conversions in the format (``%%`` is none), as CUDA's printf returns
-    the number of arguments it parsed."""
-    fmt_addr = read_bytes(fparam[t], code[p, M0], 8)
-    args_addr = read_bytes(fparam[t], code[p, M1], 8)
-    k = nprint[0]
-    if k >= prrec.shape[0]:
-        pc[t] += 1
-        return True
-    start = nprint[1]
-    n = 0
-    while True:
-        sp, off = locate(SP_GENERIC, fmt_addr + n, 1, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-        if sp < 0:
-            return False
-        ch = load(sp, off, 1, t, gmem, smem, local, const, kparam, fparam)
-        if ch == 0 or start + n >= prbuf.shape[0] - PRINT_ARGS:
-            break
-        prbuf[start + n] = ch
-        n += 1
-    parsed = 0
-    i = 0
-    while i < n:
-        if prbuf[start + i] == 37:              # '%': a conversion unless it is '%%'
-            if i + 1 < n and prbuf[start + i + 1] == 37:
-                i += 1
-            else:
-                parsed += 1
-        i += 1
-    nargs = 0
-    if args_addr != 0:
-        sp, off = locate(SP_GENERIC, args_addr, 1, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-        if sp < 0:
-            return False
-        while nargs < PRINT_ARGS:
-            sp2, off2 = locate(SP_GENERIC, args_addr + nargs, 1, t, gmem, ends, smem, local, const, kparam,
-                               fparam, fault)
-            if sp2 < 0:
-                fault[:] = 0
-                break
-            prbuf[start + n + nargs] = load(sp2, off2, 1, t, gmem, smem, local, const, kparam, fparam)
-            nargs += 1
-    prrec[k, 0], prrec[k, 1], prrec[k, 2], prrec[k, 3] = t, start, n, nargs
-    nprint[0] = k + 1
-    nprint[1] = start + n + nargs
-    ret = code[p, M2]
-    if ret >= 0:
-        for b in range(4):
-            fparam[t, ret + b] = (parsed >> (8 * b)) & 0xFF
-    pc[t] += 1
-    return True

@@ -25,6 +25,7 @@ from warpsim.ptx.opcodes import TK_PRED, TK_S, Op
 from warpsim.ptx.operands import advance, lane_get, lane_put
 from warpsim.ptx.thread import cvt_int
 from warpsim.ptx.families.barriers import warp_barrier
+from warpsim.ptx.families.control import warp_branch
 from warpsim.ptx.families.collectives import warp_collectives
 from warpsim.ptx.families.ldmatrix import warp_matrix
 from warpsim.ptx.families.mma import warp_mma_sync
@@ -55,13 +56,7 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     nops = code[p, NOPS]
     t0 = 32 * w
     if op == Op.BRA:
-        target = opnd[code[p, O0], IMM]
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                pc[t0 + lane] = target
-            elif (group >> lane) & 1:
-                pc[t0 + lane] += 1
-        return True
+        return warp_branch(p, w, group, gmask, code, opnd, pc)
     # operand fields, read once: d (0), a (1), b (2), c (3), e (4)
     k0 = k1 = k2 = k3 = k4 = K_NONE
     s0 = s1 = s2 = s3 = s4 = n0 = n1 = n2 = n3 = n4 = np.int64(0)

@@ -48,3 +48,11 @@ Adding a family (``wgmma``, sm_90, as the example):
 3. the registration, two lines: ``WGMMA = 59`` and ``"wgmma": Op.WGMMA`` in :mod:`warpsim.ptx.opcodes` (its
    ``NOT_YET`` entry dropped), ``wgmma`` in :data:`FAMILIES` and its branch in the switch here.
 """
+
+from warpsim.ptx.families import async_copy, barriers, collectives, control, ldmatrix, memory, mma
+
+__all__ = ["FAMILIES", "DECODERS"]
+
+# the families, one entry each (integer and floats: still in warpsim.ptx.instructions/fpdecode, thread.py, warp.py)
+FAMILIES = (memory, async_copy, collectives, barriers, ldmatrix, mma, control)
+DECODERS = tuple(family.DECODER for family in FAMILIES)     # the decoder's mixins, in FAMILIES' order
