@@ -118,7 +118,7 @@ def thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const,
 @njit(cache=True, inline="always")
 def _copy(r, opnd, rows, size):
     """``(shared offset, source address, source bytes)`` of one lane's ``cp.async`` (registers ``r``; ``rows``:
-    its operand rows, the third -1 where src-size is not given), as ``thread_op`` reads them (source bytes
+    its operand rows, the third -1 where src-size is not given), as ``thread_cp_async`` reads them (source bytes
     clamped to 0..size)."""
     srcsize = get(r, opnd, rows[2]) if rows[2] >= 0 else size
     return lane_address(r, opnd, rows[0]), lane_address(r, opnd, rows[1]), min(max(srcsize, 0), size)
