@@ -35,7 +35,7 @@ Dispatch: :data:`FAMILIES` is the one list. The decoder class is built from it
 (``InstructionDecoder(*[family.DECODER for family in FAMILIES])``; ``instruction()`` finds ``do_<op>`` by the
 :class:`~warpsim.ptx.opcodes.Op` name), and the interpreter's switches below it (``thread_op``,
 ``warp_collective``, ``warp_simple``: one branch per family, each a direct call of that family's ``@njit``
-function, so Numba compiles the whole step into one function with no Python-level or first-class dispatch) are
+function, compiled and linked by Numba: no Python-level or first-class-function dispatch) are
 what :mod:`warpsim.ptx.interp` calls.
 
 Adding a family (``wgmma``, sm_90, as the example):
@@ -43,10 +43,15 @@ Adding a family (``wgmma``, sm_90, as the example):
 1. ``warpsim/isa/wgmma.py``: the semantics and the fragment tables (the warpgroup's lane/register <-> (row, col)
    maps as data, as :mod:`warpsim.isa.fragments` does for ``mma.sync``; the accumulation model);
 2. ``warpsim/ptx/families/wgmma.py``: ``WgmmaDecoder.do_wgmma`` (shape, types, the shared-memory matrix
-   descriptors) and ``warp_wgmma``, which gathers the operands of the four warps of a warpgroup and calls the isa;
-   ``wgmma.fence``/``commit_group``/``wait_group`` beside it;
-3. the registration, two lines: ``WGMMA = 59`` and ``"wgmma": Op.WGMMA`` in :mod:`warpsim.ptx.opcodes` (its
-   ``NOT_YET`` entry dropped), ``wgmma`` in :data:`FAMILIES` and its branch in the switch here.
+   descriptors) and ``warp_wgmma``, which calls the isa once the four warps of the warpgroup have arrived (a
+   warpgroup collective: each warp parks at the row as at ``bar.sync``, the fourth runs it); ``wgmma.fence``,
+   ``commit_group`` and ``wait_group`` beside it;
+3. the registration: the ``Op`` code and name in :mod:`warpsim.ptx.opcodes` (``WGMMA = 59``,
+   ``"wgmma": Op.WGMMA``; its ``NOT_YET`` entry dropped), and here the module in :data:`FAMILIES` and one branch
+   in ``warp_collective``.
+
+The arrival state of a warpgroup (like ``bar_arrived``) would be the one thing outside those files: an array of
+the interpreter's state (:mod:`warpsim.ptx.interp`, allocated by :mod:`warpsim.ptx.launch`).
 """
 
 from numba import njit
