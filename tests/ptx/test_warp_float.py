@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from warpsim.isa.rounding import RN, RZ
-from warpsim.ptx.fpu import FLAGS, FOPS, float_result, mufu_operands
+from warpsim.ptx.families.floats.fpu import FLAGS, FOPS, float_result, mufu_operands
 from warpsim.ptx.opcodes import TK_F, TK_F16X2, Op
-from warpsim.ptx.warpfloat import warp_float
+from warpsim.ptx.families.floats.warp import warp_float
 
 SPECIAL = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
            0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x00800001, 0x7F7FFFFF, 0xFF7FFFFF,

@@ -40,7 +40,7 @@ from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SP_CONST, SP_FPARAM, S
                                 SP_LOCAL, SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
 from warpsim.ptx.constants import known_constants, segment_constants
 from warpsim.ptx.contraction import Rewrite
-from warpsim.ptx.instructions import InstructionDecoder
+from warpsim.ptx.families import InstructionDecoder
 from warpsim.ptx.opcodes import TYPES, Op
 from warpsim.ptx.rows import (ATOM_OPS, GNEG, GUARD, IMM, K_ADDR, K_IMM, K_LABEL, K_NONE, K_REG, K_SREG, K_VEC,
                              KIND, LOC, M0, M1, M2, M3, MAX_OPS, NCOLS, NEG, NOPS, NW, O0, OP, SB, SHFL_MODES, SK,

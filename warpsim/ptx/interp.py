@@ -31,9 +31,8 @@ from warpsim.isa.faults import FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_STEP_LIMIT
 from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
 from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.opcodes import Op
-from warpsim.ptx.thread import thread_op
-from warpsim.ptx.warp import sync_members, warp_collective, warp_shared_global, warp_simple
-from warpsim.ptx.warpcopy import warp_cp_async
+from warpsim.ptx.families import (sync_members, thread_op, warp_collective, warp_cp_async, warp_shared_global,
+                                   warp_simple)
 
 __all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
 

@@ -45,7 +45,7 @@ from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
 from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
-from warpsim.ptx.fpu import kernel_mufu_tables
+from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.rows import TRAP_ASSERT

@@ -3,9 +3,9 @@
 Each entry of :data:`OPCODES` is ``name -> Op`` code; the decoder (:mod:`warpsim.ptx.decode`)
 turns an instruction into a row of integers whose ``OP`` column is that code, and the interpreter
 (:mod:`warpsim.ptx.interp`) dispatches on it. A new instruction is one ``Op`` member, one entry
-here, the decoder's operand pattern, and one branch calling one ``@njit`` function in the
-interpreter. Float arithmetic (``add.f32``, ``fma``, ``ex2``, ...) plugs in the same way: the
-decoder sends every float-typed instruction to :mod:`warpsim.ptx.fpdecode`; the names that exist only
+here, and its family's decoding and ``@njit`` execution (:mod:`warpsim.ptx.families`: a new family is one
+module there, one entry in its ``FAMILIES`` and one branch in its switch). Float arithmetic (``add.f32``, ``fma``, ``ex2``, ...) plugs in the same way: the
+decoder sends every float-typed instruction to :mod:`warpsim.ptx.families.floats.decode`; the names that exist only
 for floats are in :data:`FLOAT_OPS`.
 
 >>> OPCODES["mad"] == Op.MAD, "bra" in supported_names()
@@ -33,7 +33,7 @@ class Op(enum.IntEnum):
     REDUX = 58
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
-    # float, per thread, through warpsim.isa (warpsim.ptx.fpu), from FLOAT_FIRST on: arithmetic, min/max
+    # float, per thread, through warpsim.isa (warpsim.ptx.families.floats), from FLOAT_FIRST on: arithmetic, min/max
     # and sign; setp; set; testp; cvt with a float type
     FARITH = 100; FSETP = 101; FSET = 102; FTESTP = 103; FCVT = 104
 
@@ -53,8 +53,8 @@ OPCODES = {
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }
 
-# Float-typed instructions: name -> Op code (warpsim.ptx.fpu); add, sub, mul, mad, min, max, abs, neg, setp, set
-# and cvt of a float type become these codes too (warpsim.ptx.fpdecode)
+# Float-typed instructions: name -> Op code (warpsim.ptx.families.floats); add, sub, mul, mad, min, max, abs, neg, setp, set
+# and cvt of a float type become these codes too (warpsim.ptx.families.floats.decode)
 FLOAT_FIRST = Op.FARITH
 FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": Op.FARITH, "testp": Op.FTESTP,
              "ex2": Op.FARITH, "tanh": Op.FARITH}   # ex2/tanh: the 16-bit .approx forms only

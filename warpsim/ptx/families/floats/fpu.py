@@ -6,7 +6,7 @@ Nothing here computes a float: each branch calls the isa's scalar model of the i
 (their rules and evidence: docs/numerics.md). :func:`float_result` takes the decoded row's fields
 and the source operands' bits and returns the destination bits ``(d, q)`` (``q``: the second
 predicate of ``setp``, 0 for the others). The row's fields (filled by
-:mod:`warpsim.ptx.fpdecode`):
+:mod:`warpsim.ptx.families.floats.decode`):
 
 ======================  ========================  ===========  ===============  ==================
 ``Op``                  ``M0``                    ``M1``       ``M2``           ``M3``
@@ -41,8 +41,10 @@ from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
+from warpsim.ptx.operands import get, put
+from warpsim.ptx.rows import M0, M1, M2, M3, NOPS, O0, SB, SK, TB, TK
 
-__all__ = ["FOPS", "FLAGS", "NEGATE", "sign_bits", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result", "kernel_mufu_tables",
+__all__ = ["FOPS", "FLAGS", "NEGATE", "sign_bits", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result", "thread_float", "kernel_mufu_tables",
            "mufu_operands"]
 
 # FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
@@ -358,3 +360,23 @@ def kernel_mufu_tables(code) -> tuple:
     if ((code[:, OP] == Op.FARITH) & (code[:, TB] == 64) & ((code[:, M2] & _APPROX) != 0)).any():
         names.add("rcp")                              # rcp.approx.ftz.f64: MUFU.RCP64H, RCP's coefficients
     return mufu_operands(names, bool(np.isin(rows[:, M0], (_SIN, _COS)).any()))
+
+
+@njit(cache=True)
+def thread_float(p, op, t, code, opnd, r, pc, mt):
+    """One thread's float instruction (``FARITH FSETP FSET FTESTP FCVT`` rows, registers ``r``): the operands' bits to
+    :func:`float_result`, its ``(d, q)`` to the destinations; advances its pc."""
+    o = code[p, O0:]
+    tk, tb = code[p, TK], code[p, TB]
+    first = 2 if op == Op.FSETP else 1                # setp: p|q, a, b, c
+    n = code[p, NOPS]
+    a = get(r, opnd, o[first])
+    b = get(r, opnd, o[first + 1]) if n > first + 1 else np.int64(0)
+    c = get(r, opnd, o[first + 2]) if n > first + 2 else np.int64(0)
+    d, q = float_result(op, tk, tb, code[p, M0], code[p, M1], code[p, M2], code[p, M3], code[p, SK],
+                        code[p, SB], a, b, c, mt)
+    put(r, opnd, o[0], d)
+    if op == Op.FSETP:
+        put(r, opnd, o[1], q)
+    pc[t] += 1
+    return True

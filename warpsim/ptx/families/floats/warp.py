@@ -1,6 +1,6 @@
 """Float instructions for the lanes of a warp at once (``@njit``): the operands' bits in, the results' bits out.
 
-:func:`warp_float` gives for each lane exactly what :func:`warpsim.ptx.fpu.float_result` gives for it (the same
+:func:`warp_float` gives for each lane exactly what :func:`warpsim.ptx.families.floats.fpu.float_result` gives for it (the same
 isa models, called with the same arguments), but it decides the instruction's form once per warp instruction
 instead of once per lane, and hands the f32 MUFU operands (coefficients, the tanh table) over once. The forms compiled CUDA code runs most, and
 the flash-attention forward's inner loop is made of, are loops over the lanes with one model call each:
@@ -14,7 +14,7 @@ Every other form (other types and rounding modes, the other MUFU forms, ``setp``
 through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
 
 >>> import numpy as np
->>> from warpsim.ptx.fpu import FOPS, mufu_operands
+>>> from warpsim.ptx.families.floats.fpu import FOPS, mufu_operands
 >>> from warpsim.ptx.opcodes import TK_F
 >>> a = np.full(32, 0x3F800000, np.int64); d = np.zeros(32, np.int64); q = np.zeros(32, np.int64)
 >>> warp_float(Op.FARITH, TK_F, 32, FOPS.index("add"), 0, 0, 0, 0, 0, 0xFFFFFFFF, a, a, a, d, q, mufu_operands())
@@ -29,10 +29,13 @@ from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu32 as m32
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
-from warpsim.ptx.fpu import FLAGS, FOPS, NEGATE, float_result, sign_bits
+from warpsim.ptx.families.floats.fpu import FLAGS, FOPS, NEGATE, float_result, sign_bits
+from warpsim.isa.scratch import stack_array
 from warpsim.ptx.opcodes import TK_F, Op
+from warpsim.ptx.operands import advance, lane_get, lane_put, operand_fields
+from warpsim.ptx.rows import M0, M1, M2, M3, SB, SK, TB, TK
 
-__all__ = ["warp_float"]
+__all__ = ["warp_float", "warp_float_rows"]
 
 _ADD, _SUB, _MUL, _FMA = FOPS.index("add"), FOPS.index("sub"), FOPS.index("mul"), FOPS.index("fma")
 _MIN, _MAX, _ABS, _NEG = FOPS.index("min"), FOPS.index("max"), FOPS.index("abs"), FOPS.index("neg")
@@ -89,7 +92,7 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
     """``d[lane], q[lane] = float_result(op, ..., a[lane], b[lane], c[lane], mt)`` for each lane of ``gmask``.
 
     ``a, b, c``: int64[32], the source operands' bits as ``float_result`` takes them; ``d, q``: int64[32],
-    written at the lanes of ``gmask`` only; the row fields as :mod:`warpsim.ptx.fpu` describes them.
+    written at the lanes of ``gmask`` only; the row fields as :mod:`warpsim.ptx.families.floats.fpu` describes them.
     """
     if op == Op.FARITH and m2 & NEGATE:               # a contracted sub: its fma's operand negated once, here
         sign = sign_bits(tk, tb)
@@ -105,3 +108,40 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
     for lane in range(32):
         if (gmask >> lane) & 1:
             d[lane], q[lane] = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane], mt)
+
+
+@njit(cache=True)
+def warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt):
+    """A float instruction (``FARITH ... FCVT`` rows) for a whole group: the lanes' operands gathered once,
+    :func:`warp_float`, the results scattered; advances the group's pcs."""
+    tk, tb, m0 = code[p, TK], code[p, TB], code[p, M0]
+    t0 = 32 * w
+    # operand fields, read once: d (0), a (1), b (2), c (3), e (4)
+    k0, s0, n0, i0, g0 = operand_fields(code, opnd, p, 0)
+    k1, s1, n1, i1, g1 = operand_fields(code, opnd, p, 1)
+    k2, s2, n2, i2, g2 = operand_fields(code, opnd, p, 2)
+    k3, s3, n3, i3, g3 = operand_fields(code, opnd, p, 3)
+    k4, s4, n4, i4, g4 = operand_fields(code, opnd, p, 4)
+    if op >= Op.FARITH and op <= Op.FCVT:
+        m1, m2, m3, sk, sb = code[p, M1], code[p, M2], code[p, M3], code[p, SK], code[p, SB]
+        setp = op == Op.FSETP                               # p|q, a, b, c; the others d, a, b, c
+        av, bv, cv = stack_array(32, np.int64), stack_array(32, np.int64), stack_array(32, np.int64)
+        dv, qv = stack_array(32, np.int64), stack_array(32, np.int64)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                if setp:
+                    av[lane] = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+                    bv[lane] = lane_get(regs, w, lane, k3, s3, n3, i3, g3)
+                    cv[lane] = lane_get(regs, w, lane, k4, s4, n4, i4, g4)
+                else:
+                    av[lane] = lane_get(regs, w, lane, k1, s1, n1, i1, g1)
+                    bv[lane] = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+                    cv[lane] = lane_get(regs, w, lane, k3, s3, n3, i3, g3)
+        warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, av, bv, cv, dv, qv, mt)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, dv[lane])
+                if setp:
+                    lane_put(regs, w, lane, k1, s1, n1, qv[lane])
+    advance(pc, t0, group)
+    return True

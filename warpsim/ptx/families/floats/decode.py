@@ -1,6 +1,6 @@
 """Decoding the float instructions of PTX: their modifiers checked against warpsim.isa's models.
 
-A mixin of the instruction decoder (:mod:`warpsim.ptx.instructions`): ``float_instruction(fn, ins)``
+A mixin of the instruction decoder (:class:`warpsim.ptx.families.InstructionDecoder`): ``float_instruction(fn, ins)``
 decodes an instruction if it is a float one and returns True, else returns False and leaves it to
 the integer decoder. Float ones are the arithmetic, selection, sign and comparison instructions
 with a float type (``add sub mul fma mad div sqrt rcp min max abs neg copysign testp setp set``),
@@ -44,7 +44,7 @@ from warpsim.isa.fpcompare import TESTP
 from warpsim.isa.fpops import FLOAT_OPS as ISA_FLOAT_OPS
 from warpsim.isa.rounding import INT_ROUNDING, ROUNDING
 from warpsim.isa import sfu_sincos
-from warpsim.ptx.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS
+from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS
 from warpsim.ptx.opcodes import BOOL, TK_BF, TK_BF16X2, TK_F, TK_F16X2, TYPES, Op
 from warpsim.ptx.rows import K_IMM, K_NONE
 

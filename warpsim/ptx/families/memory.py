@@ -1,0 +1,246 @@
+"""The memory family: ``ld`` (``ldu``), ``st``, ``atom`` and ``red``, decoded and executed.
+
+State spaces, generic addresses and the bytes behind them are :mod:`warpsim.ptx.memory`'s; this module checks the
+instructions' forms (widths ptxas accepts per ``.target``, atomic operations and spaces) and moves the bytes:
+:func:`thread_ld_st` and :func:`thread_atom` for one thread in any space, :func:`warp_shared_global` for the lanes
+of a warp at once when every address is ``.shared`` or ``.global`` (returns False otherwise: thread by thread, the
+same semantics).
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.errors import UnsupportedType
+from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_READ_ONLY, FAULT_SPACE, set_fault
+from warpsim.ptx.alu import mask, sext, ult
+from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
+from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
+                                load, locate, read_bytes, store, write_bytes)
+from warpsim.ptx.opcodes import TK_S, TYPES, Op
+from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put, raced
+from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, NW, O0, SLOT, TB, TK
+
+__all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "warp_shared_global"]
+
+
+class MemoryDecoder(FamilyDecoder):
+    """Decodes ``ld``/``ldu``/``st`` (``.v2 .v4 .v8``) and ``atom``/``red``."""
+
+    def do_ld(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types, allow_float=True)
+        vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
+        self.count(ins, ops, 2)
+        data, addr = (ops[0], ops[1]) if op == Op.LD else (ops[1], ops[0])
+        if vec == 1:
+            data = scalar_operand(data)
+        self.check_width(fn, ins, t, vec, data)
+        if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
+            raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")
+        arow, space = self.address(fn, addr, self.space_of(ins, mods))
+        drow = self.operand(fn, data)
+        rows = [drow, arow] if op == Op.LD else [arow, drow]
+        self.emit(fn, ins, op, (t, None), (space, vec, 0, 0), rows)
+
+    do_st = do_ld
+
+    def check_width(self, fn, ins, t, vec, data):
+        """Refuse the ``ld``/``st`` widths ptxas refuses (ptxas 13.0): a ``.b128`` access needs a ``.b128`` register
+        (not a 64-bit one, nor a vector: "Arguments mismatch"), and so takes no ``.v2``/``.v4``; one wider than 128
+        bits (``.v8.b32``, ``.v4.b64``: 256) needs ``.target sm_100`` or later and a ``.global`` or generic address
+        (sm_80 and sm_90 move at most 128 bits: ``.v4.b32``, ``.v2.b64``); none is wider than 256 bits."""
+        bits = TYPES[t][1] * vec
+        if TYPES[t][1] == 128:
+            rtype = fn.regs[data.name][2] if data.kind in ("reg", "sym") and data.name in fn.regs else None
+            if vec > 1 or rtype != "b128":
+                got = f".{rtype} register {data.name}" if rtype else {"vec": "a vector"}.get(data.kind, data.kind)
+                raise self.error(ins.token, f"{name_of(ins)}: a .b128 access takes one .b128 register, got {got} "
+                                            f"(ptxas refuses it)")
+        sm = target_sm(self.m)
+        if bits > 256:
+            raise self.error(ins.token, f"{name_of(ins)}: a {bits}-bit load/store (ptxas allows at most 256 bits)")
+        if bits > 128 and (sm < 100 or self.space_of(ins, ins.mods) not in (SP_GLOBAL, SP_GENERIC)):
+            raise self.error(ins.token, f"{name_of(ins)}: a {bits}-bit load/store needs .target sm_100 or later and a "
+                                        f".global or generic address (this module's .target: "
+                                        f"{f'sm_{sm}' if sm else 'none'}; below sm_100 ptxas allows at most 128 bits: "
+                                        f".v4.b32, .v2.b64)")
+
+    def do_atom(self, fn, ins, op, mods, types, ops):
+        t = self.one_type(ins, types)
+        aop = next((m for m in mods if m in ATOM_OPS), None)
+        if aop is None:
+            raise self.error(ins.token, f"{name_of(ins)}: unknown atomic operation (known: {', '.join(ATOM_OPS)})")
+        if TYPES[t][1] not in (32, 64):
+            raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
+                             UnsupportedType)
+        space = self.space_of(ins, mods)
+        if op == Op.RED:
+            self.count(ins, ops, 2)
+            arow, space = self.address(fn, ops[0], space)
+            rows = [self.add_opnd(K_NONE), arow, self.operand(fn, ops[1])]
+        else:
+            self.count(ins, ops, 4 if aop == "cas" else 3)
+            arow, space = self.address(fn, ops[1], space)
+            rows = [self.operand(fn, ops[0]), arow] + [self.operand(fn, o) for o in ops[2:]]
+        if space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
+            raise self.error(ins.token, f"{name_of(ins)}: atomics work on .global and .shared")
+        self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], 0, 0), rows)
+
+    do_red = do_atom
+
+
+DECODER = MemoryDecoder
+
+
+@njit(cache=True)
+def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
+    """One thread's ``ld``/``st`` (scalar or ``.v2/.v4``) in any state space; advances its pc. False on a fault."""
+    o = code[p, O0:]
+    tk, tb = code[p, TK], code[p, TB]
+    esize = max(tb // 8, 1)
+    n = code[p, M1]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    addr = lane_address(r, opnd, arow)
+    sp, off = locate(code[p, M0], addr, esize * n, t, gmem, ends, smem, local, const, kparam, fparam, fault)
+    if sp < 0:
+        return False
+    if sp == SP_SHARED and raced(pend_map, off, esize * n, t, addr, fault):
+        return False
+    for j in range(n):
+        row = opnd[drow, SLOT] + j if n > 1 else drow
+        if op == Op.LD:
+            v = load(sp, off + j * esize, esize, t, gmem, smem, local, const, kparam, fparam)
+            if tk == TK_S:
+                v = sext(v, tb)
+            words = opnd[row, NW]
+            put(r, opnd, row, v & mask(32 * words) if words == 1 else v)
+        else:
+            if opnd[row, KIND] != K_REG and opnd[row, KIND] != K_IMM:
+                continue
+            if not store(sp, off + j * esize, esize, get(r, opnd, row), t, gmem, smem, local, kparam, fparam):
+                set_fault(fault, FAULT_READ_ONLY, t, addr, 0)
+                return False
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
+    """One thread's ``atom``/``red`` on ``.global`` or ``.shared`` (``M1``: the ``ATOM_OPS`` code); the old value to
+    ``d``; advances its pc. False on a fault."""
+    o = code[p, O0:]
+    tk, tb = code[p, TK], code[p, TB]
+    size = tb // 8
+    addr = lane_address(r, opnd, o[1])
+    sp, off = locate(code[p, M0], addr, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
+    if sp < 0:
+        return False
+    if sp != SP_GLOBAL and sp != SP_SHARED:
+        set_fault(fault, FAULT_SPACE, t, addr, SP_GLOBAL)
+        return False
+    if sp == SP_SHARED and raced(pend_map, off, size, t, addr, fault):
+        return False
+    m = mask(tb)
+    old = load(sp, off, size, t, gmem, smem, local, const, kparam, fparam)
+    b = get(r, opnd, o[2]) & m
+    kind = code[p, M1]
+    signed = tk == TK_S
+    if kind == 0:
+        new = old + b
+    elif kind == 1 or kind == 2:
+        if signed:
+            lt = sext(old, tb) < sext(b, tb)
+        else:
+            lt = ult(old, b)
+        new = (old if lt else b) if kind == 1 else (b if lt else old)
+    elif kind == 3:
+        new = np.int64(0) if not ult(old, b) else old + 1
+    elif kind == 4:
+        new = b if (old == 0 or ult(b, old)) else old - 1
+    elif kind == 5:
+        new = old & b
+    elif kind == 6:
+        new = old | b
+    elif kind == 7:
+        new = old ^ b
+    elif kind == 8:
+        new = b
+    else:
+        new = (get(r, opnd, o[3]) & m) if old == b else old
+    store(sp, off, size, new & m, t, gmem, smem, local, kparam, fparam)
+    put(r, opnd, o[0], old)
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def _generic_window(regs, w, gmask, opnd, arow):
+    """``SP_GLOBAL`` when every lane of ``gmask`` has a global generic address, ``SP_SHARED`` when every
+    one is in the shared window, else -1 (mixed, another window, or invalid: thread by thread)."""
+    space = np.int64(-1)
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            a = lane_address(regs[w, lane], opnd, arow)
+            lsp = SP_GLOBAL if 0 <= a < SHARED_WINDOW else (SP_SHARED if SHARED_WINDOW <= a < 2 * SHARED_WINDOW else -1)
+            if lsp < 0 or (space >= 0 and lsp != space):
+                return np.int64(-1)
+            space = lsp
+    return space
+
+
+@njit(cache=True)
+def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault):
+    """``ld``/``st`` of ``.shared`` or ``.global``, or generic when every lane's address is global or
+    every one is in the shared window, for a whole group, bytes accessed in place; a global access
+    must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`). Returns False
+    when it does not apply (another space) or on a fault (``fault`` set)."""
+    space = code[p, M0]
+    generic = space == SP_GENERIC
+    if space != SP_SHARED and space != SP_GLOBAL and not generic:
+        return False
+    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    esize = max(tb // 8, 1)
+    size = esize * n
+    o = code[p, O0:O0 + 2]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    if generic:
+        space = _generic_window(regs, w, gmask, opnd, arow)
+        if space < 0:
+            return False
+    mem = smem if space == SP_SHARED else gmem
+    bias = (SHARED_WINDOW if generic else 0) if space == SP_SHARED else GLOBAL_BASE
+    lowest = SHARED_BASE if space == SP_SHARED else 0     # shared: the reserved bytes fault
+    t0 = 32 * w
+    for lane in range(32):                      # check every lane first: a fault changes nothing
+        if not (gmask >> lane) & 1:
+            continue
+        addr = lane_address(regs[w, lane], opnd, arow)
+        off = addr - bias
+        if (off < lowest or off > mem.shape[0] - size
+                or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT])):
+            set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if off % size != 0:
+            set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
+            fault[5] = space
+            return False
+        if space == SP_SHARED and raced(pend_map, off, size, t0 + lane, addr, fault):
+            return False
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        addr = lane_address(regs[w, lane], opnd, arow)
+        off = addr - bias
+        for j in range(n):
+            row = opnd[drow, SLOT] + j if n > 1 else drow
+            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
+            if op == Op.LD:
+                v = read_bytes(mem, off + j * esize, esize)
+                if tk == TK_S:
+                    v = sext(v, tb)
+                lane_put(regs, w, lane, k, sl, nw, v)
+            elif k == K_REG or k == K_IMM:
+                v = lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
+                write_bytes(mem, off + j * esize, esize, v)
+    advance(pc, t0, group)
+    return True
