@@ -25,7 +25,7 @@ def test_an_unknown_arch_is_one_line_naming_the_choices(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == "warpsim run: error: argument --arch: sm_81: choose one of sm_80, sm_90"
-    with pytest.raises(ValueError, match=r"--arch sm_75: choose one of sm_80, sm_90"):
+    with pytest.raises(ValueError, match=r"unknown architecture 'sm_75' \(choose one of sm_80, sm_90\)"):
         arch_name("sm_75")
 
 

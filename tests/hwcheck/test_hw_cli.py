@@ -78,7 +78,7 @@ def test_cupy_without_a_device_gives_the_no_gpu_line(capsys, monkeypatch):
     (["campaign", "--instr", "cvt", "--count", "1", "--chunk", "8"],
      "hwcheck campaign: argument --chunk: must be at least 32, got 8"),
     (["campaign", "--instr", "mma", "--count", "1", "--arch", "sm75"],
-     "hwcheck campaign: argument --arch: invalid choice: 'sm75'"),
+     "hwcheck campaign: argument --arch: sm75: choose one of sm_80, sm_90"),
     (["acceptance", "--out", "d", "--scale", "0"], "hwcheck acceptance: argument --scale: must be in (0, 100], got 0.0"),
     (["run", "no-such-program.py", "--seeds", "3"], "hwcheck run: load_program: no such program file: no-such-program.py"),
     (["run", "examples/gemm_smem.py", "--seeds", "0"], "hwcheck run: argument --seeds: must be at least 1, got 0"),

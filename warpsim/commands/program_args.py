@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from warpsim.errors import ProgramWarning
-from warpsim.isa.arith import DEFAULT_ARCH, arch_name
+from warpsim.isa.arith import DEFAULT_ARCH, arch_name, arch_option_names
 from warpsim.files import dump_names, make_out_dir
 from warpsim.program.arguments import load_inputs, parse_pairs
 
@@ -28,8 +28,8 @@ def arch_option(text):
     """``--arch``'s type: the model name of ``sm_80`` / ``sm_90`` (``sm80``, ``sm90`` are taken too)."""
     try:
         return arch_name(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--arch ")) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text}: choose one of {', '.join(arch_option_names())}") from None
 
 
 def add_program_arguments(parser):

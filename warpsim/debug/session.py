@@ -266,6 +266,9 @@ class Session:
     def register(self, name):
         """``(slot, words, type)`` of PTX register ``name`` (``%r12``); ValueError naming the kernel's."""
         if name not in self.regs_by_name:
+            if self.traced is not None:          # a program: its own registers, not the lowering's scratch
+                raise ValueError(f"no register {name!r} in the program (its registers: "
+                                 f"%r0..%r{self.traced.trace.regs_per_thread - 1})")
             prefixes = sorted({n.rstrip("0123456789") for n in self.regs_by_name})
             raise ValueError(f"no register {name!r} in {self.kernel} (its registers: "
                              f"{', '.join(p + 'N' for p in prefixes) or 'none'})")

@@ -305,7 +305,8 @@ class RegisterView:
 
 def register_view(session, names=(), lanes=None, fmt="typed", warp=None):
     """A :class:`RegisterView` of ``warp`` (default: the focus warp): the registers ``names`` name (as
-    :func:`register_names` takes them; default: those of the warp's last and next instruction), the
+    :func:`register_names` takes them; default: those of the warp's last and next instruction, or where they
+    have none — a traced program at its end — the program's own ``%r0..%rN``), the
     ``lanes`` the text shows (default all), in ``fmt`` (one of :data:`FORMATS`)."""
     s = session
     warp = _warp(s, warp)
@@ -317,6 +318,8 @@ def register_view(session, names=(), lanes=None, fmt="typed", warp=None):
         pcs = ([last.pc] if last is not None else []) + [p for p in [s.warp_next_pc(warp)] if p is not None]
         for p in pcs:
             names += [n for n in _operands(s, p) if n not in names]
+        if not names and s.traced is not None:
+            names = [f"%r{r}" for r in range(s.traced.trace.regs_per_thread)]
         if not names:
             raise ValueError(f"warp {warp}: no instruction with registers to show; name them: print %r1..%r4")
     if lanes is not None:

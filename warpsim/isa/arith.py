@@ -166,14 +166,14 @@ def neighbours(model, parameters=PARAMETERS):
 
 def arch_name(arch):
     """The model name (``"sm90"``) of an architecture however it is spelled: ``sm_90`` (PTX's and every
-    ``--arch``'s spelling), ``sm90``, ``90``; ``ValueError`` naming ``--arch`` for another.
+    ``--arch``'s spelling), ``sm90``, ``90``; ``ValueError`` naming the spellings for another.
 
     >>> arch_name("sm_90"), arch_name("SM80"), arch_name("90")
     ('sm90', 'sm80', 'sm90')
     """
     name = "sm" + str(arch).strip().lower().removeprefix("sm").lstrip("_")
     if name not in ARCHS:
-        raise ValueError(f"--arch {arch}: choose one of {', '.join(arch_option_names())}")
+        raise ValueError(f"unknown architecture {arch!r} (choose one of {', '.join(arch_option_names())})")
     return name
 
 
@@ -192,7 +192,7 @@ def get_arch(arch):
         return arch
     if isinstance(arch, str):
         return ARCHS[arch_name(arch)]
-    raise ValueError(f"arch: unknown architecture {arch!r} (known: {', '.join(arch_option_names())})")
+    raise ValueError(f"unknown architecture {arch!r} (choose one of {', '.join(arch_option_names())})")
 
 
 TILE = 16                  # rows M of a tile, and the row stride of every operand table
