@@ -5,7 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [p for d in ("warpsim", "hwcheck", "tests", "examples", "bench") for p in (ROOT / d).rglob("*.py")]
-SOURCES += [ROOT / "README.md"]
+SOURCES += [ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if p.name != "hardware-model.md")]
 CITATION = re.compile(r"docs/hardware-model\.md §(\d+)")
 
 

@@ -1,15 +1,13 @@
-"""The README's CuTe examples run, and print what their comments say."""
+"""The CuTe examples of docs/guides/layout-algebra.md run, and print what their comments say."""
 
 import contextlib
 import io
 import re
-from pathlib import Path
-
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+from tests.docs.pages import section as docs_section
 
 
 def _blocks():
-    section = README.split("## CuTe atoms, tensors and partitions", 1)[1].split("\n## ", 1)[0]
+    section = docs_section("guides/layout-algebra.md", "CuTe atoms, tensors and partitions")
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 

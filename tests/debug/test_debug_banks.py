@@ -17,6 +17,7 @@ from warpsim.debug.session import Session
 from warpsim.debug.views import banks_view
 from warpsim.program import load_program
 from warpsim.program.instr import Op
+from tests.docs.pages import page, section
 
 
 def phase_degree(ranges):
@@ -85,8 +86,7 @@ def test_banks_so_far_counts_only_the_executed_instructions(program):
 
 
 def readme_section():
-    text = (ROOT / "README.md").read_text()
-    return text.split("## Debugging: one debugger for every front end", 1)[1].split("\n## ", 1)[0]
+    return section("guides/debugger.md", "Debugging: one debugger for every front end")
 
 
 def test_the_readme_table_is_what_the_debugger_says(program):
@@ -106,8 +106,7 @@ def test_the_readme_table_is_what_the_debugger_says(program):
 
 def test_the_readme_reconciles_with_the_part_a_table(program):
     """Q + K + V^T over the qk and pv programs are the 576 phases and 4032 extra wavefronts of "Bank conflicts"."""
-    text = (ROOT / "README.md").read_text()
-    part_a = text.split("### Bank conflicts", 1)[1].split("\n## ", 1)[0]
+    part_a = page("guides/pictures.md").split("### Bank conflicts", 1)[1].split("\n## ", 1)[0]
     assert "**0** (576 wavefronts)" in part_a and "**4032** (4608 wavefronts)" in part_a
     phases, extra = 0, 0
     for product in ("qk", "pv"):

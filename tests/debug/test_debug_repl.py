@@ -24,6 +24,7 @@ from warpsim.debug.repl import COMMANDS, Repl
 from warpsim.debug.session import Session
 from warpsim.program import load_program
 from warpsim.toolchain import find_nvcc
+from tests.docs.pages import section
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\r\x01\x02\x07]")
 OUR_COLOURS = re.compile(r"\x1b\[(31|32|1;33|1;35|1;34|2)m")
@@ -281,8 +282,7 @@ def test_colour_on_a_terminal(tmp_path):
 
 
 def readme_section():
-    return (ROOT / "README.md").read_text().split("## Debugging: one debugger for every front end", 1)[1] \
-        .split("\n## ", 1)[0]
+    return section("guides/debugger.md", "Debugging: one debugger for every front end")
 
 
 def test_readme_transcript_is_a_real_session(tmp_path):

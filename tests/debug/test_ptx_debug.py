@@ -26,6 +26,7 @@ from warpsim.debug.session import Session
 from warpsim.debug.views import lane_ranges
 from warpsim.ptx import load
 from warpsim.toolchain import find_nvcc
+from tests.docs.pages import section as docs_section
 
 GEMM_CU = ROOT / "examples" / "cute_cpp" / "gemm_smem.cu"
 TILE_DSL = ROOT / "examples" / "cute_dsl" / "tile_cp_async_dsl.py"
@@ -243,8 +244,7 @@ def test_command_line_routes_ptx_files_and_reports_errors_in_one_line(tmp_path):
 
 @need_nvcc
 def test_the_readme_transcript_is_real(tmp_path):
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Debugging: one debugger for every front end", 1)[1]
+    section = docs_section("guides/debugger.md", "Debugging: one debugger for every front end")
     block = section.split("```\n$ warpsim debug examples/cute_cpp/", 1)[1].split("```", 1)[0]
     block = "$ warpsim debug examples/cute_cpp/" + block
     command, transcript = block.split("\n", 1)

@@ -1,16 +1,16 @@
-"""The README's example of what ``stream_bank_report`` returns runs and prints what its comments say."""
+"""docs/guides/pictures.md's example of what ``stream_bank_report`` returns runs and prints what its comments say."""
 
 import contextlib
 import io
 import re
 from pathlib import Path
+from tests.docs.pages import section as docs_section
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
 
 
 def test_readme_stream_bank_report_example(monkeypatch):
-    section = README.split("## Bank reports of an instruction stream", 1)[1].split("\n## ", 1)[0]
+    section = docs_section("guides/pictures.md", "Bank reports of an instruction stream: what `stream_bank_report` returns")
     (block,) = re.findall(r"```python\n(.*?)```", section, re.S)
     monkeypatch.chdir(ROOT)
     code = "\n".join(line for line in block.splitlines() if not line.startswith("#"))

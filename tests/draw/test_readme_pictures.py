@@ -1,15 +1,15 @@
-"""The README's "Pictures" example runs and prints what its comments say; its picture exists and parses."""
+"""The "Pictures" example of docs/guides/pictures.md runs and prints what its comments say; its picture exists and parses."""
 
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from tests.docs.pages import section
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-README = (ROOT / "README.md").read_text()
 
 
 def _section():
-    return README.split("\n## Pictures\n", 1)[1].split("\n## ", 1)[0]
+    return section("guides/pictures.md", "Pictures")
 
 
 def test_readme_pictures_example(tmp_path, monkeypatch):
@@ -30,6 +30,6 @@ def test_readme_pictures_example(tmp_path, monkeypatch):
 
 def test_readme_picture_is_committed():
     picture = re.search(r"!\[[^\]]*\]\(([^)]+\.svg)\)", _section()).group(1)
-    root = ET.parse(ROOT / picture).getroot()
+    root = ET.parse(ROOT / "docs" / "guides" / picture).getroot()
     cells = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "cell"]
     assert len(cells) == 8 * 64 and sum(1 for g in cells if g.get("data-lanes")) == 8 * 8

@@ -16,6 +16,7 @@ from hwcheck.cli.main import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, main
 from hwcheck.device.gpu import Gpu
 from hwcheck.report import portable_paths
 from warpsim.program import load_program
+from tests.docs.pages import page
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEMM = os.path.join(ROOT, "examples", "gemm_smem.py")
@@ -192,7 +193,6 @@ def test_a_gpu_error_mid_run_keeps_the_seeds_done(capsys, fake, tmp_path, monkey
     assert data["status"] == "error" and len(data["runs"][0]["seeds"]) == 1
 
 
-
 def test_the_readme_mismatch_example_is_what_hwcheck_prints(capsys, fake):
     """README's hwcheck run record: the bit it describes, planted, prints the README's line."""
     from hwcheck.device.lower import lower
@@ -211,7 +211,6 @@ def test_the_readme_mismatch_example_is_what_hwcheck_prints(capsys, fake):
     label = f"gemm_smem ({_words(_defaults(GEMM, product='pv'))}) seed 0:"
     line = next(x for x in out.splitlines() if x.startswith(f"{label} instruction {index} "))
     assert f"({t.stream[index].line}): warp 1 lane 5 r{t.stream[index].dst[2]} " in line
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        readme = f.read()
+    readme = page("guides/hwcheck.md")
     assert line in readme
     assert f'"line": "{t.stream[index].line}"' in readme            # the same record as JSON

@@ -1,13 +1,11 @@
-"""The README's float example runs and gives the bits its comments state."""
+"""The float example of docs/accuracy/isa.md runs and gives the bits its comments state."""
 
 import re
-from pathlib import Path
-
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+from tests.docs.pages import section as docs_section
 
 
 def test_readme_float_example():
-    section = README.split("## Float, half-precision and conversion instructions", 1)[1].split("\n## ", 1)[0]
+    section = docs_section("accuracy/isa.md", "Float, half-precision and conversion instructions")
     (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
     namespace = {}
     for line in code.splitlines():

@@ -1,17 +1,17 @@
-"""The README's program example runs and prints what its comments say."""
+"""The program example of docs/guides/programs.md runs and prints what its comments say."""
 
 import contextlib
 import io
 import re
 from pathlib import Path
+from tests.docs.pages import section as docs_section
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
 
 
 def test_readme_program_example(monkeypatch):
     monkeypatch.chdir(ROOT)
-    section = README.split("## Programs and `warpsim run`", 1)[1].split("\n## ", 1)[0]
+    section = docs_section("guides/programs.md", "Programs and `warpsim run`")
     block = next(b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "run_program(" in b)
     namespace, checked = {}, 0
     for line in block.splitlines():

@@ -8,7 +8,6 @@ must agree on every element: random bits, specials, subnormals, huge/tiny values
 """
 
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from warpsim.isa.fpcompare import CMP, TESTP
 from warpsim.isa.fpinputs import float_operands
 from warpsim.isa.mufu16 import float_mufu16
 from warpsim.isa.rounding import RN
+from tests.docs.pages import section
 
 N = 256                     # threads: one CTA of 8 warps
 LOADS = """
@@ -434,7 +434,6 @@ def test_nvcc_float_kernel(tmp_path):
 
 
 def test_readme_float_example(capsys):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = readme.split("## Float instructions in PTX kernels")[1].split("```python")[1].split("```")[0]
+    block = section("guides/ptx.md", "Float instructions in PTX kernels").split("```python")[1].split("```")[0]
     exec(block, {})
     assert capsys.readouterr().out.strip() == "[1. 3. 5. 7.]"
