@@ -99,7 +99,7 @@ def test_matmul_tl_dot_sm80_close_and_as_direct():
     b = (RNG.standard_normal((K, N)) / 4).astype(np.float16)
     c = np.zeros((M, N), np.float16)
     with wt.simulate(arch="sm_80"):
-        tk.run_matmul(a, b, c, itemsize=2)
+        tk.run_matmul(a, b, c)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3)   # the f16 store's rounding
     kernel, _ = compile_jit(tk.matmul_kernel, (a, b, c, M, N, K, K, 1, N, 1, N, 1),
@@ -153,7 +153,7 @@ def test_2d_grid_transpose_exact():
     x = RNG.standard_normal((40, 70)).astype(np.float32)
     y = np.zeros((70, 40), np.float32)
     with wt.simulate():
-        tk.run_transpose(x, y, itemsize=4)
+        tk.run_transpose(x, y)
     np.testing.assert_array_equal(y, x.T)
 
 
@@ -162,7 +162,7 @@ def test_strided_view_is_addressed_as_on_a_gpu():
     x = base[:, 10:80]                                             # a view: row stride 140 elements
     y = np.zeros((70, 40), np.float32)
     with wt.simulate():
-        tk.run_transpose(x, y, itemsize=4)
+        tk.run_transpose(x, y)
     np.testing.assert_array_equal(y, x.T)
 
 
@@ -208,7 +208,7 @@ def test_specialisation_is_tritons():
 def test_sm90_tl_dot_names_wgmma():
     a = np.zeros((64, 64), np.float16)
     with pytest.raises(TritonError, match="wgmma") as e, wt.simulate(arch="sm_90"):
-        tk.run_matmul(a, a.copy(), np.zeros_like(a), itemsize=2, block=64)     # 64-row tiles: a warpgroup's
+        tk.run_matmul(a, a.copy(), np.zeros_like(a), block=64)     # 64-row tiles: a warpgroup's
     assert "\n" not in str(e.value)
 
 

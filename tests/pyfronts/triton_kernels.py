@@ -9,6 +9,11 @@ import triton
 import triton.language as tl
 
 
+def strides(t):
+    """Element strides: torch's ``stride()``, numpy's byte ``strides`` over its itemsize."""
+    return tuple(t.stride()) if hasattr(t, "stride") else tuple(s // t.itemsize for s in t.strides)
+
+
 @triton.jit
 def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
@@ -124,11 +129,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-def run_matmul(a, b, c, itemsize=1, block=32):
-    """``itemsize``: numpy strides are in bytes, Triton's in elements (torch's ``stride()``: pass 1 there)."""
+def run_matmul(a, b, c, block=32):
     M, K = a.shape
     _, N = b.shape
-    s = [st // itemsize for st in (*a.strides, *b.strides, *c.strides)]
+    s = [*strides(a), *strides(b), *strides(c)]
     grid = lambda META: (triton.cdiv(M, META["BLOCK_SIZE_M"]) * triton.cdiv(N, META["BLOCK_SIZE_N"]),)  # noqa: E731
     matmul_kernel[grid](a, b, c, M, N, K, *s, BLOCK_SIZE_M=block, BLOCK_SIZE_N=block, BLOCK_SIZE_K=32, GROUP_SIZE_M=2,
                         num_warps=4, num_stages=2)
@@ -199,10 +203,10 @@ def transpose_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_ym, BM: tl.constexpr,
     tl.store(y_ptr + rn[None, :] * stride_ym + rm[:, None], tile, mask=mask)
 
 
-def run_transpose(x, y, itemsize=1):
+def run_transpose(x, y):
     M, N = x.shape
     grid = (triton.cdiv(M, 16), triton.cdiv(N, 32))
-    transpose_kernel[grid](x, y, M, N, x.strides[0] // itemsize, y.strides[0] // itemsize, BM=16, BN=32)
+    transpose_kernel[grid](x, y, M, N, strides(x)[0], strides(y)[0], BM=16, BN=32)
     return y
 
 
