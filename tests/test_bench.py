@@ -152,3 +152,12 @@ def test_bench_contraction_quick():
     assert re.search(r"tool processes started: 0$", text, re.M)
     for what in ("load none", "load cold", "load warm", "decide alone, cold"):
         assert re.search(rf"^{what}: best {NUMBER} s, median {NUMBER} s", text, re.M), what
+
+
+def test_bench_pyfronts_quick():
+    pytest.importorskip("triton", reason="Triton is not installed (pip install 'warpsim[triton]')")
+    text = run_quick("bench_pyfronts.py")
+    ratios = [num(r) for r in re.findall(rf"switch {NUMBER} ms, direct {NUMBER} ms, ratio {NUMBER}", text)
+              for r in r[2:]]
+    assert ratios and all(r > 0 for r in ratios)
+    assert re.search(rf"^worst ratio {NUMBER}$", text, re.M)

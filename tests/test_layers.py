@@ -62,6 +62,7 @@ LAYER_OF = {
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
     "warpsim.frontends": "frontends",
+    **dict.fromkeys(("warpsim.triton", "warpsim.numba", "warpsim.cupy"), "frontends"),       # the Python front ends' switches
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
     "warpsim.explain": "explain",
