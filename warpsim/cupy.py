@@ -10,7 +10,7 @@
     }''', "add")
     add((4,), (256,), (x, y, z, np.int32(n)))     # numpy arrays; z holds x + y afterwards
 
-See :mod:`warpsim.frontends.cupy_raw` (compiled with nvcc; arguments passed as CuPy passes them) and docs/cupy.md.
+See :mod:`warpsim.frontends.cupy_raw` (compiled with nvcc; arguments passed as CuPy passes them) and docs/guides/cupy.md.
 """
 
 from warpsim.frontends.cupy_raw import RawKernel, scalar_bits

@@ -10,7 +10,7 @@
 
 Inside ``simulate()``, ``kernel[grid, block]`` (and ``[grid, block, stream, sharedmem]``) of a ``@cuda.jit``
 kernel compiles it with ``numba.cuda.compile_ptx`` for ``arch`` as Numba types the arguments, and the call runs it
-on the simulated GPU (see :mod:`warpsim.frontends.numba_cuda`, and docs/numba.md: what differs from
+on the simulated GPU (see :mod:`warpsim.frontends.numba_cuda`, and docs/guides/numba.md: what differs from
 ``NUMBA_ENABLE_CUDASIM``). ``WARPSIM_NUMBA=1`` when ``warpsim.numba`` is imported turns the switch on for the
 process (``WARPSIM_NUMBA_ARCH``: the arch, default ``sm_80``).
 """

@@ -10,7 +10,7 @@ Inside ``simulate()``, every ``kernel[grid](...)`` of a ``@triton.jit`` function
 and ``@triton.autotune`` too) compiles with Triton's own compiler for ``arch`` (``sm_80`` or ``sm_90``),
 specialised as Triton specialises for those arguments, runs on the simulated GPU, and leaves the results in the
 arrays. ``@triton.autotune`` runs its first config (after ``early_config_prune``) unless ``simulate(config=...)``
-pins one (a ``triton.Config`` or an index). See :mod:`warpsim.frontends.triton` for how, and docs/triton.md.
+pins one (a ``triton.Config`` or an index). See :mod:`warpsim.frontends.triton` for how, and docs/guides/triton.md.
 
 The environment: ``WARPSIM_TRITON=1`` when ``warpsim.triton`` is imported turns the switch on for the whole
 process (``WARPSIM_TRITON_ARCH``: the arch, default ``sm_80``), as ``TRITON_INTERPRET=1`` does for Triton's

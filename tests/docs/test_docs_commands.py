@@ -21,6 +21,7 @@ Blocks that the tests named in ``tested-by`` already run and compare are left to
 import contextlib
 import importlib.util
 import io
+import runpy
 import os
 import re
 import shlex
@@ -177,11 +178,15 @@ def check_console(block, cwd):
 
 
 def run_python(block, cwd):
+    """Run a Python block from a file of its own (``@triton.jit`` and ``@cuda.jit`` read their source), as a
+    reader pasting it into a script would; our pages, our examples."""
     cwd_before = os.getcwd()
     os.chdir(cwd)
+    script = cwd / f"block_{abs(hash(block.where)) % 10**8}.py"
+    script.write_text(block.text)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(block.text, block.where, "exec"), {"__name__": "__docs__"})   # our pages, our examples
+            runpy.run_path(str(script), run_name="__docs__")
     finally:
         os.chdir(cwd_before)
 
