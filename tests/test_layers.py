@@ -64,6 +64,7 @@ LAYER_OF = {
     "warpsim.frontends": "frontends",
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
+    "warpsim.sanitize": "debug",
     "warpsim.explain": "explain",
     "warpsim.commands": "commands",
     "warpsim.testing": "commands",
