@@ -284,11 +284,9 @@ def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None
     registers = RegisterCheck(run) if "init" in tools else None
     fault_finding = None
     ctx = _Context(run, name_params)
+    result = None
     try:
-        if registers is not None:
-            registers.run()
-        else:
-            run.run()
+        result = registers.run() if registers is not None else run.run()
     except (SimulatorFault, DeviceAssertion) as e:
         fault = getattr(run, "last_fault", None)
         message = name_params(str(e)) if name_params else str(e)
@@ -307,4 +305,4 @@ def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None
     if sstate[S_LOST]:
         notes.append(f"too many findings: {int(sstate[S_LOST])} hazards of further instruction pairs were not kept")
     stats = {"warp_instructions": run.steps, "ctas": run._next + (0 if run.finished else 1)}
-    return Report(display or kernel, frozenset(tools), findings, notes, stats)
+    return Report(display or kernel, frozenset(tools), findings, notes, stats, result)

@@ -50,6 +50,7 @@ class Report:
     findings: list
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    result: object = field(default=None, repr=False, compare=False)   # the LaunchResult, when the launch finished
 
     @property
     def errors(self):
