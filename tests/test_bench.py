@@ -161,3 +161,21 @@ def test_bench_pyfronts_quick():
               for r in r[2:]]
     assert ratios and all(r > 0 for r in ratios)
     assert re.search(rf"^worst ratio {NUMBER}$", text, re.M)
+
+
+def test_bench_sanitize_quick():
+    from warpsim.toolchain import find_nvcc
+    if find_nvcc() is None and os.environ.get("CI") != "true":
+        pytest.skip("nvcc not found on PATH or under CUDA_HOME (the bench compiles its kernels)")
+    text = run_quick("bench_sanitize.py")
+    rows = re.findall(rf"^  (.+): (\d+) warp instructions; plain {NUMBER} ms, sanitized {NUMBER} ms, ratio {NUMBER}x",
+                      text, re.M)
+    assert len(rows) == 3, text
+    ratios = []
+    for _title, steps, plain, sanitized, ratio in rows:
+        assert int(steps) > 0 and num(plain) > 0
+        # the ratio of the unrounded times; the printed ones are rounded to 0.01 ms
+        assert abs(num(ratio) - num(sanitized) / num(plain)) <= 0.01 + 0.01 * num(ratio), text
+        ratios.append(num(ratio))
+    worst = re.search(rf"^worst ratio: {NUMBER}x \(bound 3x: (within|OVER)\)", text, re.M)
+    assert worst and abs(num(worst[1]) - max(ratios)) <= 0.005, text

@@ -65,6 +65,7 @@ LAYER_OF = {
     **dict.fromkeys(("warpsim.triton", "warpsim.numba", "warpsim.cupy"), "frontends"),       # the Python front ends' switches
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
+    "warpsim.sanitize": "debug",
     "warpsim.explain": "explain",
     "warpsim.commands": "commands",
     "warpsim.testing": "commands",

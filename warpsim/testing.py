@@ -11,6 +11,10 @@ install, enable it with ``pytest -p warpsim.testing`` or ``pytest_plugins = ["wa
   ``kernel.buffers(result)`` names the buffers as the source does. Compiles are cached on disk
   (see :mod:`warpsim.frontends.compiled`); the fixture reuses a loaded module within the session. A test
   skips (with the reason) when nvcc or the CuTe DSL is missing: the compile, not the kernel, failed.
+- the option ``--warpsim-sanitize[=TOOLS]`` (``race,sync,init,mem`` or ``all``, the default): every
+  ``kernel.launch`` of a ``warpsim_kernel`` runs under the sanitizer (:mod:`warpsim.sanitize`, docs/sanitizer.md)
+  and a finding fails the test with the sanitizer's report; without findings the launch returns its result as
+  before.
 - :func:`assert_bits_equal` (also importable without pytest): the two arrays must hold the same bits;
   a failure names each differing element by index, with both values in hex and decoded, and, when
   ``where`` is given, the CTA / lane / register that wrote it.
@@ -33,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["assert_bits_equal", "bits_differences", "warpsim_kernel", "DECODERS"]
+__all__ = ["assert_bits_equal", "bits_differences", "warpsim_kernel", "DECODERS", "SanitizedKernel"]
 
 # name -> (bit width, decode(uint array) -> values as text); bf16 is raw uint16 bits
 DECODERS = {
@@ -101,7 +105,37 @@ try:
 except ImportError:                  # assert_bits_equal works without pytest
     pytest = None
 
+class SanitizedKernel:
+    """A :class:`~warpsim.frontends.kernel.Kernel` whose :meth:`launch` runs under the sanitizer (``tools``) and
+    raises ``AssertionError`` with the report when it finds anything; everything else is the kernel's."""
+
+    def __init__(self, kernel, tools):
+        self._kernel, self._tools = kernel, tools
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+    def launch(self, grid=1, block=128, args=None, smem=0, cta=None, max_steps=None, uninit=()):
+        from warpsim.frontends.kernel import parse_dim3
+        from warpsim.sanitize import sanitize_launch
+        k = self._kernel
+        core = k.core_args(args or {})
+        with k.naming_params():
+            report = sanitize_launch(k.module, k.name, parse_dim3(grid, "--grid"), parse_dim3(block, "--block"), core,
+                                     smem, k.arch.replace("_", ""), cta, max_steps, self._tools,
+                                     [k.param_name(n) for n in uninit], name_params=k.name_params)
+        if report.findings:
+            raise AssertionError(f"warpsim sanitizer: {k.name}:\n{report.text()}")
+        return report.result
+
+
 if pytest is not None:
+    def pytest_addoption(parser):
+        parser.getgroup("warpsim").addoption(
+            "--warpsim-sanitize", nargs="?", const="all", default=None, metavar="TOOLS",
+            help="run every warpsim_kernel launch under the sanitizer (race,sync,init,mem or all): a finding fails "
+                 "the test")
+
     @pytest.fixture
     def warpsim_kernel(request):
         """``open(source, kernel, arch="sm_90", nvcc_flags=())`` -> a loaded kernel (see the module doc)."""
@@ -121,6 +155,10 @@ if pytest is not None:
                     if "not found" in str(e) or "not installed" in str(e):
                         pytest.skip(str(e))
                     raise
+            tools = request.config.getoption("--warpsim-sanitize", default=None)
+            if tools is not None:
+                from warpsim.sanitize import parse_tools
+                return SanitizedKernel(cache[key], parse_tools(tools))
             return cache[key]
 
         return open_

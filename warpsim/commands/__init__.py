@@ -1,11 +1,13 @@
-"""The ``warpsim`` command line: one module per verb (``explain``, ``run``, ``draw``, ``debug``, ``check``).
+"""The ``warpsim`` command line: one module per verb (``explain``, ``run``, ``draw``, ``debug``, ``check``,
+``sanitize``).
 
 Each verb is a module ``warpsim.commands.<verb>`` with ``add_arguments(parser)`` and ``run(args) -> int``,
 listed in :data:`COMMANDS` with its help; :mod:`warpsim.commands.program_args` holds what the verbs
 that run a program file share (its arguments, loading it, reporting its warnings).
 
 Exit status: 0; 1 when ``warpsim run``'s outputs differ from the reference (or a debugger script's
-command failed, or ``warpsim check`` / ``run --strict`` found type-provenance mismatches); 2 for an error of the user's: one line ``warpsim <command>: error: <message>`` on
+command failed, or ``warpsim check`` / ``run --strict`` found type-provenance mismatches, or ``warpsim sanitize`` /
+``run --sanitize`` found something); 2 for an error of the user's: one line ``warpsim <command>: error: <message>`` on
 stderr, no traceback. An exception raised by the user's own code (the program file, a ``--config``
 file, a reference or params function) prints that code's frames of the traceback, then the one line;
 exit 2. Ctrl-C prints ``warpsim <command>: interrupted``, exit 130. Anything else is a bug in warpsim:
@@ -48,6 +50,9 @@ COMMANDS = {
     "check": ("the type-provenance check of a .cu, .ptx or CuTe DSL kernel: registers produced as one float type "
               "(f16x2, bf16x2, f32) and read as another, with both source lines (see warpsim.commands.check)",
               *_verb("check")),
+    "sanitize": ("run a .cu, .ptx or CuTe DSL kernel under the sanitizer: races, barrier and warp-sync errors, "
+                 "uninitialized reads, bad accesses, with both source lines (see warpsim.commands.sanitize)",
+                 *_verb("sanitize")),
     "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks "
               "(a .cu, .ptx or CuTe DSL file: `warpsim debug K.cu --kernel NAME ...`; one session and one "
               "command language for both, see warpsim.commands.debug)",

@@ -2,7 +2,10 @@
 
 ``warpsim run SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] [--arg NAME=VALUE ...] [--smem BYTES]
 [--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--cta I|X,Y,Z] [--max-steps N] [--dump NAME,... --out DIR]
-[--ray [ADDRESS] | --no-ray] [--strict]``
+[--ray [ADDRESS] | --no-ray] [--strict] [--sanitize[=TOOLS]]``
+
+``--sanitize[=race,sync,init,mem|all]`` runs the kernel under the sanitizer instead (:mod:`warpsim.commands.sanitize`,
+docs/sanitizer.md): its report, exit 1 when it finds anything.
 
 ``--strict`` runs ``warpsim check`` on the kernel first (:mod:`warpsim.commands.check`): with findings, it
 prints them and exits 1 without launching.
@@ -42,7 +45,6 @@ fault, a dump that cannot be written.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import sys
@@ -50,38 +52,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from warpsim.commands.kernel_args import add_kernel_arguments
 from warpsim.files import dump_names, make_out_dir, write_atomic
 from warpsim.frontends.args import arg_values, parse_cta
-from warpsim.frontends.compiled import ARCHS
-from warpsim.ptx.launch import DEFAULT_MAX_STEPS
 
 __all__ = ["add_arguments", "run"]
 
+
 def add_arguments(parser):
-    parser.add_argument("source", help="a .cu file (compiled by nvcc), a .ptx file, or a CuTe DSL .py file "
-                                       "that assigns WARPSIM")
-    parser.add_argument("--kernel", required=True, help="the kernel: its name in the source, or its PTX entry name")
-    parser.add_argument("--grid", default="1", help="grid dimensions X[,Y[,Z]] (default 1)")
-    parser.add_argument("--block", default="128", help="block dimensions X[,Y[,Z]] (default 128)")
-    parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="a kernel parameter, once each (NAME as in the source, or the position): NAME=FILE.npy "
-                             "(its values: numbers, a big-endian file converted; for a scalar parameter one element "
-                             "of its PTX type), NAME=raw:FILE (the file's bytes as they are, as uint8), NAME=1024, "
-                             "NAME=0.5, NAME=zeros:f32:64x64, NAME=random:f16:64x64[:BOUND] (from --seed; as hwcheck "
-                             "run takes them)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random:... --arg values (default 0)")
-    parser.add_argument("--smem", type=int, default=0, help="dynamic shared memory in bytes (default 0)")
-    parser.add_argument("--arch", default="sm_90", help=f"compile target and tensor-core model: {', '.join(ARCHS)} "
-                                                        "(default sm_90)")
-    parser.add_argument("--nvcc-flags", default="", metavar="FLAGS", help="more nvcc flags, written with = as they start with a dash: --nvcc-flags=\"-DTILE=64 -O2\"")
-    parser.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
-                        help="who decides which mul+add pairs become one FMA, as on the GPU: a ptxas path; auto (the "
-                             "one beside nvcc, else the nvidia-cuda-nvcc wheel's; default); none (PTX without contraction)")
-    parser.add_argument("--cubin", default=None, metavar="FILE",
-                        help="the cubin the GPU runs: the contraction is checked against its SASS")
-    parser.add_argument("--cta", default=None, metavar="I|X,Y,Z", help="run only this CTA: an index, or X,Y,Z (from 0)")
-    parser.add_argument("--max-steps", type=_positive, default=DEFAULT_MAX_STEPS, metavar="N",
-                        help=f"warp instructions allowed for the launch (default {DEFAULT_MAX_STEPS})")
+    add_kernel_arguments(parser)
+    parser.add_argument("--sanitize", nargs="?", const="all", default=None, metavar="TOOLS",
+                        help="run the sanitizer instead (warpsim sanitize): race,sync,init,mem or all (the default); "
+                             "its report, exit 1 when it finds anything")
     parser.add_argument("--dump", default=None, metavar="NAME,...", help="write these buffers to --out DIR as NAME.npy")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
@@ -92,16 +74,6 @@ def add_arguments(parser):
                              "with findings (exit 1)")
     parser.add_argument("--no-ray", action="store_true",
                         help="run the CTAs in sequence in this process (the default; the way out for dependent CTAs)")
-
-
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _digest(array):
@@ -143,6 +115,12 @@ def _launch_on_ray(kernel, grid, block, values, args):
 def run(args):
     """Compile, launch, report; returns the exit status (errors are raised for the CLI to print)."""
     from warpsim.frontends.kernel import open_kernel, parse_dim3
+    if args.sanitize is not None:
+        if args.dump is not None or args.ray is not None:
+            raise ValueError("--sanitize: not with " + ("--dump" if args.dump is not None else "--ray"))
+        from warpsim.commands import sanitize
+        args.tool, args.json, args.uninit = args.sanitize, None, []
+        return sanitize.run(args)
     if args.dump is not None and not args.out:
         raise ValueError("--dump needs --out DIR")
     if args.out is not None and args.dump is None:

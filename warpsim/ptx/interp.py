@@ -30,6 +30,7 @@ from numba.extending import intrinsic
 from warpsim.isa.faults import FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_STEP_LIMIT, set_fault
 from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
 from warpsim.ptx.rows import GNEG, GUARD, OP
+from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.families import (sync_members, thread_op, warp_collective, warp_cp_async, warp_shared_global,
                                    warp_simple)
@@ -50,13 +51,17 @@ def host_cycles(typingctx):
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
             kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault,
-            mt, cycles):
+            mt, cycles, shadow, sstate, finds):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
     across calls); at ``ctx[14]`` of them it stops with ``FAULT_STEP_LIMIT`` before executing the
     next one. Every bit of state is in the arguments (``bars``: ``int64[2, 16]``, threads arrived
     and expected per barrier), so a call with a larger ``ctx[14]`` resumes where it stopped.
+
+    ``shadow, sstate, finds``: the sanitizer's state (:mod:`warpsim.ptx.shadow`); ``sstate[S_ON] == 0`` for a plain
+    run. When on, ``sstate[S_STEP]`` is the step of the warp instruction executing and ``sstate[S_EPOCH]`` counts the
+    barrier releases.
 
     ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
     each of its warp instructions' scheduling to the next one's, and how many it executed (a profile; the
@@ -69,6 +74,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     max_steps = ctx[14]
     big = np.int64(1) << 62
     profile = cycles.shape[0] > 0
+    san = sstate[S_ON] != 0
     last_p = np.int64(-1)
     last_t = np.int64(0)
     while True:
@@ -142,26 +148,31 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     cycles[p, 1] += 1
                     last_p = p
                 clocks[w] += 1
+                if san:
+                    sstate[S_STEP] = steps
+                    sstate[sstate[S_ROWS] + p] += 1
                 if op == Op.BAR or op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA or op == Op.SHFL \
                         or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK or op == Op.REDUX:
                     for lane in range(32):
                         if (group >> lane) & 1 and not (gmask >> lane) & 1:
                             pc[t0 + lane] += 1
                     if gmask != 0 and not warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem,
-                                                   pend_map, bar_arrived, bar_expect, bar_id, mma_arch, fault):
+                                                   pend_map, bar_arrived, bar_expect, bar_id, mma_arch, fault, shadow,
+                                                   sstate, finds):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps
                         return False
                     continue
-                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
+                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
                     continue
                 if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(
-                        p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map):
+                        p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map,
+                        shadow, sstate, finds):
                     continue
                 if op == Op.LD or op == Op.ST:
                     if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map,
-                                          fault):
+                                          fault, shadow, sstate, finds):
                         continue
                     if fault[0] != 0:
                         fault[4] = p
@@ -177,7 +188,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         continue
                     if not thread_op(p, op, t, lane, w, code, opnd, copies, regs[w, lane], pc, status, stack,
                                     depth, ccf, smem, gmem, ends, local, const, kparam, fparam, pend, npend, groups,
-                                    pend_map, ctx, clocks[w], prbuf, prrec, nprint, fault, mt):
+                                    pend_map, ctx, clocks[w], prbuf, prrec, nprint, fault, mt, shadow, sstate, finds):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps
@@ -197,12 +208,17 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
         for b in range(16):
             need = bar_expect[b] if bar_expect[b] > 0 else alive_threads
             if bar_arrived[b] > 0 and bar_arrived[b] >= need:
+                if san:
+                    barrier_released(b, pc, status == WAITING, bar_id, ctx[9], alive_threads, bar_expect[b] > 0,
+                                     sstate, finds)
                 for t in range(status.shape[0]):
                     if status[t] == WAITING and bar_id[t] == b:
                         status[t] = RUNNING
                 bar_arrived[b] = 0
                 bar_expect[b] = 0
                 released = True
+                if san:
+                    sstate[S_EPOCH] += 1
         if not released:
             ctx[13] = steps
             set_fault(fault, FAULT_DEADLOCK, 0, waiting, alive_threads)

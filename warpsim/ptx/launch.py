@@ -49,6 +49,7 @@ from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.rows import TRAP_ASSERT
+from warpsim.ptx.shadow import NFC, NFIELDS, NSCALARS, S_CTA, S_ON, new_shadow, reset_shared
 from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["PtxModule", "PtxRun", "LaunchResult", "CtaOrder", "check_dims", "DEFAULT_MAX_STEPS", "MAX_GRID",
@@ -63,6 +64,7 @@ MAX_BLOCK_THREADS = 1024
 SLICE_SECONDS = 0.1              # a launch's slice of interpretation between two looks at Ctrl-C
 _FIRST_SLICE = 1 << 15           # warp instructions: about 40 ms of bench/bench_ptx.py's integer loop
 _CALL_DEPTH = 16
+GLOBAL_SHADOW_BYTES = 1 << 22    # the sanitizer shadows global memory up to this size (76 bytes of shadow a byte)
 _SM_COUNT = 132                  # %nsmid; %smid = linear CTA index mod this (an H200's SMs)
 
 
@@ -445,6 +447,8 @@ class PtxRun:
         self._ctx = ctx
         self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         self._cycles = np.zeros((d.code.shape[0] if profile else 0, 2), np.int64)  # per row: cycles, executions
+        self.shadow, self.sstate, self.finds = _no_shadow()
+        self.last_fault = None      # the core's fault array (int64[8]) of the fault raised, if any
         self.printf = []
         self.shared_fill = 0        # the byte each CTA's shared memory starts with
         self.shared = None          # a list: each finished CTA's final shared window is appended to it
@@ -459,6 +463,20 @@ class PtxRun:
         self._ctx[3:6] = coords
         self._ctx[10] = index % _SM_COUNT
         self.cta = tuple(coords)
+        if self.sstate[S_ON]:
+            reset_shared(self.shadow, self.sstate)
+            self.sstate[S_CTA] = self._next
+
+    def enable_shadow(self, global_limit=GLOBAL_SHADOW_BYTES):
+        """Run with the sanitizer's shadow state (:mod:`warpsim.ptx.shadow`; :mod:`warpsim.sanitize` reads it): every
+        shared access is checked, and global ones while global memory holds at most ``global_limit`` bytes. Only
+        before the first step."""
+        if self.steps or self._next:
+            raise ValueError("enable_shadow: the launch has started")
+        m = self.machine
+        self.shadow, self.sstate, self.finds = new_shadow(m.smem.size, m.gmem.size, m.regs.shape[0], self.decoded.code.shape[0],
+                                                            global_limit)
+        self._begin()
 
     @property
     def steps(self):
@@ -501,7 +519,7 @@ class PtxRun:
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
                            state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault,
-                           self._mufu, self._cycles)
+                           self._mufu, self._cycles, self.shadow, self.sstate, self.finds)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
                 if self.shared is not None:
@@ -513,8 +531,10 @@ class PtxRun:
             elif int(fault[0]) == FAULT_STEP_LIMIT and target < self._max_steps:
                 break                                          # paused: the step budget is spent
             elif int(fault[0]) == FAULT_TRAP and d.code[int(fault[4]), M0] == TRAP_ASSERT:
+                self.last_fault = fault.copy()
                 raise DeviceAssertion(self._assertion(fault))
             else:
+                self.last_fault = fault.copy()
                 raise SimulatorFault(self.module._fault_message(self.kernel, d, fault, self.cta, self.block, m, state))
         return not self.finished
 
@@ -571,6 +591,12 @@ class PtxRun:
             n, c = by_form.get(form, (0, 0))
             by_form[form] = (n + int(self._cycles[row, 1]), c + int(self._cycles[row, 0]))
         return dict(sorted(by_form.items(), key=lambda kv: -kv[1][1]))
+
+
+def _no_shadow():
+    """The sanitizer's arrays of a plain run: off, empty (the same types as :func:`~warpsim.ptx.shadow.new_shadow`'s,
+    so one compiled interpreter serves both)."""
+    return np.zeros((NFIELDS, 0), np.int32), np.zeros(NSCALARS, np.int64), np.zeros((1, NFC), np.int64)
 
 
 def _lanes(bits):
@@ -652,7 +678,7 @@ class _State:
         self.ccf = np.zeros(T, np.int64)
         self.local = np.zeros((T, d.local_bytes), np.uint8)
         self.fparam = np.zeros((T, max(d.fparam_bytes, 8)), np.uint8)
-        self.pend = np.zeros((T, MAX_PENDING, 5), np.int64)
+        self.pend = np.zeros((T, MAX_PENDING, 6), np.int64)     # per copy: see families.async_copy
         self.npend = np.zeros(T, np.int64)
         self.groups = np.zeros(T, np.int64)
         self.pend_map = np.zeros(m.smem.size, np.int32)

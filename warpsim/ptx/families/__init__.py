@@ -71,6 +71,7 @@ from warpsim.ptx.families.mma import warp_mma_sync
 from warpsim.ptx.opcodes import OPCODES, Op, not_supported_yet, supported_names, type_of
 from warpsim.ptx.operands import advance
 from warpsim.ptx.rows import M0
+from warpsim.ptx.shadow import S_ON, shadow_fence
 
 __all__ = ["FAMILIES", "InstructionDecoder", "thread_op", "warp_collective", "warp_simple", "sync_members",
            "warp_cp_async", "warp_shared_global"]
@@ -111,19 +112,22 @@ class InstructionDecoder(*(family.DECODER for family in FAMILIES), FamilyDecoder
 
 @njit(cache=True)
 def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, ends, local,
-              const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault, mt):
+              const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault, mt,
+              shadow, sstate, finds):
     """One thread's instruction (not warp-collective), by its family; advances its pc. False on a fault."""
     if op <= Op.CVTA:
         return thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock)
     if op >= Op.FARITH and op <= Op.FCVT:
         return thread_float(p, op, t, code, opnd, r, pc, mt)
     if op == Op.LD or op == Op.ST:
-        return thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
+        return thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault,
+                            shadow, sstate, finds)
     if op == Op.ATOM:
-        return thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault)
+        return thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault,
+                           shadow, sstate, finds)
     if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL:
         return thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const, kparam, fparam, pend, npend,
-                               groups, pend_map, fault)
+                               groups, pend_map, fault, shadow, sstate, finds)
     if op >= Op.BRA and op <= Op.PRINTF:
         return thread_control(p, op, t, code, opnd, copies, pc, status, stack, depth, smem, gmem, ends, local, const,
                               kparam, fparam, pend, npend, groups, pend_map, prbuf, prrec, nprint, fault)
@@ -133,19 +137,19 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
 
 @njit(cache=True)
 def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
-                    bar_id, mma_arch, fault):
+                    bar_id, mma_arch, fault, shadow, sstate, finds):
     """A warp-collective instruction for the lanes of ``gmask`` (guard true), by its family; False on a fault."""
     if op == Op.BAR and code[p, M0] != 2:
         return warp_barrier(p, w, gmask, alive, code, opnd, regs, pc, status, bar_arrived, bar_expect, bar_id, fault)
     if op == Op.MMA:
         return warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault)
     if op == Op.LDMATRIX or op == Op.STMATRIX:
-        return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault)
-    return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault)
+        return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds)
+    return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds)
 
 
 @njit(cache=True)
-def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
+def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
     """The per-thread instructions with a warp-wide path, for a whole group at once (``bra``, fences, the float
     family, the common integer forms); False for any other, which then runs thread by thread (:func:`thread_op`)."""
     if op == Op.BRA:
@@ -153,6 +157,10 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     if op >= Op.FARITH and op <= Op.FCVT:
         return warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt)
     if op == Op.FENCE or op == Op.NOP:
+        if sstate[S_ON] and op == Op.FENCE and code[p, M0]:
+            for lane in range(32):
+                if (gmask >> lane) & 1:
+                    shadow_fence(sstate, 32 * w + lane)
         advance(pc, 32 * w, group)
         return True
     return warp_integer(p, op, w, group, gmask, code, opnd, regs, pc)

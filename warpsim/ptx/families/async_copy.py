@@ -1,7 +1,8 @@
 """The ``cp.async`` family: ``cp.async.{ca,cg}.shared.global`` and its groups (``commit_group``, ``wait_group``,
 ``wait_all``), decoded and executed.
 
-Each thread queues its copies (``pend[t]``: shared offset, global offset, bytes, source bytes, group; ``npend[t]``
+Each thread queues its copies (``pend[t]``: shared offset, global offset, bytes, source bytes, group, the row of the
+``cp.async``; ``npend[t]``
 of them; ``groups[t]``: its committed groups) and counts the pending bytes of shared memory in ``pend_map`` (an
 access to a pending byte is a ``FAULT_RACE``); a copy lands (its bytes are written to shared memory) only at a
 wait, per thread (:func:`land`; exit lands them all). :func:`thread_cp_async` runs one thread's instruction;
@@ -12,6 +13,9 @@ without a fault (destination inside the CTA's shared memory and aligned, source 
 one buffer, a free queue entry); otherwise it returns False and the interpreter runs the instruction thread by
 thread, which faults at the same lane with the same message. Lanes queue their copies in lane order, as thread
 by thread.
+
+For the sanitizer (``sstate[S_ON]``) a ``cp.async`` reads its global source when it is issued and writes its shared
+destination when it lands, at the wait (:func:`shadow_landing`), in the waiting thread's name and at the wait's row.
 """
 
 import numpy as np
@@ -26,8 +30,9 @@ from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WIN
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import advance, get, lane_address
 from warpsim.ptx.rows import M0, NOPS, O0
+from warpsim.ptx.shadow import S_ON, shadow_access
 
-__all__ = ["AsyncCopyDecoder", "DECODER", "land", "thread_cp_async", "warp_cp_async"]
+__all__ = ["AsyncCopyDecoder", "DECODER", "land", "shadow_landing", "thread_cp_async", "warp_cp_async"]
 
 
 class AsyncCopyDecoder(FamilyDecoder):
@@ -67,15 +72,26 @@ def land(t, keep_groups, pend, npend, groups, pend_map, smem, gmem):
                 smem[dst + b] = gmem[src + b] if b < srcsize else np.uint8(0)
                 pend_map[dst + b] -= 1
         else:
-            for j in range(5):                          # element by element: no views made per entry
+            for j in range(pend.shape[2]):              # element by element: no views made per entry
                 pend[t, k, j] = pend[t, i, j]
             k += 1
     npend[t] = k
 
 
 @njit(cache=True)
+def shadow_landing(p, t, keep_groups, pend, npend, groups, smem, gmem, shadow, sstate, finds):
+    """Record, before :func:`land`, the shared writes of the copies of thread ``t`` that land at row ``p``."""
+    for i in range(npend[t]):
+        dst, src, size, srcsize, group = pend[t, i, 0], pend[t, i, 1], pend[t, i, 2], pend[t, i, 3], pend[t, i, 4]
+        if keep_groups < 0 or group < groups[t] - keep_groups:
+            for b in range(size):
+                v = np.int64(gmem[src + b]) if b < srcsize else np.int64(0)
+                shadow_access(shadow, sstate, finds, SP_SHARED, dst + b, 1, t, p, 1, 0, v, smem)
+
+
+@njit(cache=True)
 def thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const, kparam, fparam, pend, npend, groups,
-                    pend_map, fault):
+                    pend_map, fault, shadow, sstate, finds):
     """One thread's ``cp.async`` family instruction (registers ``r``); advances its pc. False on a fault."""
     o = code[p, O0:]
     if op == Op.CP_ASYNC:
@@ -101,16 +117,19 @@ def thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const,
             return False
         k = npend[t]
         pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = doff, soff, size
-        pend[t, k, 3], pend[t, k, 4] = srcsize, groups[t]
+        pend[t, k, 3], pend[t, k, 4], pend[t, k, 5] = srcsize, groups[t], p
         npend[t] = k + 1
+        if sstate[S_ON] and srcsize > 0:
+            shadow_access(shadow, sstate, finds, SP_GLOBAL, soff, srcsize, t, p, 0, 0, 0, gmem)
         for b in range(size):
             pend_map[doff + b] += 1
     elif op == Op.CP_COMMIT:
         groups[t] += 1
-    elif op == Op.CP_WAIT:
-        land(t, code[p, M0], pend, npend, groups, pend_map, smem, gmem)
-    elif op == Op.CP_WAIT_ALL:
-        land(t, -1, pend, npend, groups, pend_map, smem, gmem)
+    elif op == Op.CP_WAIT or op == Op.CP_WAIT_ALL:
+        keep = code[p, M0] if op == Op.CP_WAIT else np.int64(-1)
+        if sstate[S_ON]:
+            shadow_landing(p, t, keep, pend, npend, groups, smem, gmem, shadow, sstate, finds)
+        land(t, keep, pend, npend, groups, pend_map, smem, gmem)
     pc[t] += 1
     return True
 
@@ -125,7 +144,8 @@ def _copy(r, opnd, rows, size):
 
 
 @njit(cache=True)
-def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map):
+def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map, shadow,
+                  sstate, finds):
     """The ``cp.async`` family for a whole group (see the module docstring); False when it does not apply."""
     t0 = 32 * w
     regs_w = regs[w]
@@ -150,10 +170,12 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
             dst, src, srcsize = _copy(regs_w[lane], opnd, rows, size)
             k = npend[t]
             pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = dst, (src - GLOBAL_BASE if srcsize > 0 else 0), size
-            pend[t, k, 3], pend[t, k, 4] = srcsize, groups[t]
+            pend[t, k, 3], pend[t, k, 4], pend[t, k, 5] = srcsize, groups[t], p
             npend[t] = k + 1
             for b in range(size):
                 pend_map[dst + b] += 1
+            if sstate[S_ON] and srcsize > 0:
+                shadow_access(shadow, sstate, finds, SP_GLOBAL, src - GLOBAL_BASE, srcsize, t, p, 0, 0, 0, gmem)
     elif op == Op.CP_COMMIT or op == Op.CP_WAIT or op == Op.CP_WAIT_ALL:
         keep = code[p, M0] if op == Op.CP_WAIT else np.int64(-1)
         for lane in range(32):
@@ -161,6 +183,8 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
                 if op == Op.CP_COMMIT:
                     groups[t0 + lane] += 1
                 else:
+                    if sstate[S_ON]:
+                        shadow_landing(p, t0 + lane, keep, pend, npend, groups, smem, gmem, shadow, sstate, finds)
                     land(t0 + lane, keep, pend, npend, groups, pend_map, smem, gmem)
     else:
         return False

@@ -27,7 +27,9 @@ class BarriersDecoder(FamilyDecoder):
     fences."""
 
     def do_fence(self, fn, ins, op, mods, types, ops):
-        return self.emit(fn, ins, Op.FENCE)
+        # M0: 1 for a memory fence (membar, fence other than .proxy), which the sanitizer counts as release + acquire
+        ordering = ins.opcode in ("membar", "fence") and "proxy" not in mods
+        return self.emit(fn, ins, Op.FENCE, mods=(int(ordering), 0, 0, 0))
 
     def do_bar(self, fn, ins, op, mods, types, ops):
         if "warp" in mods:

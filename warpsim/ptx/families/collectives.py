@@ -18,6 +18,7 @@ from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.opcodes import TK_S, TYPES, Op
 from warpsim.ptx.operands import get, put
 from warpsim.ptx.rows import K_NONE, M0, NOPS, O0, REDUX_OPS, SHFL_MODES, TB, TK, VOTE_MODES
+from warpsim.ptx.shadow import K_MASK, S_CTA, S_ON, S_THREADS, S_WSYNC, shadow_finding
 
 __all__ = ["CollectivesDecoder", "DECODER", "sync_members", "warp_collectives"]
 
@@ -83,12 +84,22 @@ def sync_members(p, op, w, gmask, code, opnd, regs):
 
 
 @njit(cache=True)
-def warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault):
+def warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds):
     """``shfl``, ``vote``, ``match``, ``redux``, ``activemask`` and ``bar.warp.sync`` for the lanes of ``gmask`` (guard
-    true), their members all arrived; advances their pcs. False on a fault."""
+    true), their members all arrived; advances their pcs. False on a fault. For the sanitizer (``sstate[S_ON]``): a
+    lane that executes it but is not in its own member mask is a ``K_MASK`` finding (PTX: undefined), and
+    ``bar.warp.sync`` starts a new warp epoch (:mod:`warpsim.ptx.shadow`)."""
     t0 = 32 * w
     regs_w = regs[w]
     o = code[p, O0:]
+    if sstate[S_ON] and op != Op.ACTIVEMASK:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                own = get(regs_w[lane], opnd, o[code[p, NOPS] - 1]) & 0xFFFFFFFF
+                if not (own >> lane) & 1:
+                    shadow_finding(finds, sstate, K_MASK, 0, p, -1, sstate[S_CTA] * sstate[S_THREADS] + t0 + lane, -1, own, gmask)
+        if op == Op.BAR:
+            sstate[S_WSYNC + w] += 1
     # shfl / vote / match / bar.warp.sync / activemask: a member mask per lane
     members = np.int64(0)
     for lane in range(32):

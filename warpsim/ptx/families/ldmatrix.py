@@ -18,7 +18,9 @@ from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import MAX_VEC, isa_fault, lane_address, raced, vec_slots
+from warpsim.ptx.memory import read_bytes
 from warpsim.ptx.rows import M0, M1, M2, O0
+from warpsim.ptx.shadow import S_ON, shadow_access
 
 __all__ = ["LdmatrixDecoder", "DECODER", "warp_matrix"]
 
@@ -65,9 +67,10 @@ def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
 
 
 @njit(cache=True)
-def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault):
+def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds):
     """``ldmatrix``/``stmatrix`` for the whole warp (``gmask``: the lanes whose guard holds, all 32 or a fault);
-    advances the pcs. False on a fault."""
+    advances the pcs. False on a fault. For the sanitizer each row (16 bytes) is read or written by the lane that
+    gives its address."""
     t0 = 32 * w
     regs_w = regs[w]
     o = code[p, O0:]
@@ -87,6 +90,13 @@ def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault):
             return False
         if a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
             return False
+    if sstate[S_ON]:
+        for lane in range(8 * code[p, M2]):
+            a = addrs[lane]
+            if a + 16 <= smem.shape[0]:
+                for q in range(0, 16, 4):
+                    shadow_access(shadow, sstate, finds, SP_SHARED, a + q, 4, t0 + lane, p,
+                                  0 if op == Op.LDMATRIX else 1, 0, read_bytes(smem, a + q, 4), smem)
     if op == Op.LDMATRIX:
         ok = warp_ldmatrix(regs_w, vec_slots(opnd, vec, slots_d), smem, addrs, code[p, M0], fault)
     else:

@@ -18,7 +18,8 @@ from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WIN
                                 load, locate, read_bytes, store, write_bytes)
 from warpsim.ptx.opcodes import TK_S, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put, raced
-from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, NW, O0, SLOT, TB, TK
+from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, M2, NW, O0, SLOT, TB, TK
+from warpsim.ptx.shadow import FL_ATOMIC, FL_STRONG, S_ON, shadow_access
 
 __all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "warp_shared_global"]
 
@@ -39,7 +40,7 @@ class MemoryDecoder(FamilyDecoder):
         arow, space = self.address(fn, addr, self.space_of(ins, mods))
         drow = self.operand(fn, data)
         rows = [drow, arow] if op == Op.LD else [arow, drow]
-        self.emit(fn, ins, op, (t, None), (space, vec, 0, 0), rows)
+        self.emit(fn, ins, op, (t, None), (space, vec, memory_order(mods), 0), rows)
 
     do_st = do_ld
 
@@ -83,7 +84,8 @@ class MemoryDecoder(FamilyDecoder):
             rows = [self.operand(fn, ops[0]), arow] + [self.operand(fn, o) for o in ops[2:]]
         if space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
             raise self.error(ins.token, f"{name_of(ins)}: atomics work on .global and .shared")
-        self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], 0, 0), rows)
+        self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], memory_order(mods) | FL_STRONG | FL_ATOMIC, 0),
+                  rows)
 
     do_red = do_atom
 
@@ -91,9 +93,25 @@ class MemoryDecoder(FamilyDecoder):
 DECODER = MemoryDecoder
 
 
+def memory_order(mods):
+    """The sanitizer's flags (:mod:`warpsim.ptx.shadow`) of an access's memory-order qualifiers, kept in its row's
+    ``M2``: ``.volatile .relaxed .acquire .release .acq_rel`` are strong; ``.release``/``.acq_rel`` release,
+    ``.acquire``/``.acq_rel`` acquire."""
+    flags = 0
+    if any(m in ("volatile", "relaxed", "acquire", "release", "acq_rel", "sc") for m in mods):
+        flags |= FL_STRONG
+    if any(m in ("release", "acq_rel", "sc") for m in mods):
+        flags |= FL_RELEASE
+    if any(m in ("acquire", "acq_rel", "sc") for m in mods):
+        flags |= FL_ACQUIRE
+    return flags
+
+
 @njit(cache=True)
-def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
-    """One thread's ``ld``/``st`` (scalar or ``.v2/.v4``) in any state space; advances its pc. False on a fault."""
+def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault, shadow,
+                 sstate, finds):
+    """One thread's ``ld``/``st`` (scalar or ``.v2/.v4``) in any state space; advances its pc. False on a fault.
+    With ``sstate[S_ON]``, a shared or global access is checked and recorded (:func:`~warpsim.ptx.shadow.shadow_access`)."""
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
     esize = max(tb // 8, 1)
@@ -105,6 +123,10 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
         return False
     if sp == SP_SHARED and raced(pend_map, off, esize * n, t, addr, fault):
         return False
+    san = sstate[S_ON] != 0 and (sp == SP_SHARED or sp == SP_GLOBAL)
+    if san and op == Op.LD:
+        shadow_access(shadow, sstate, finds, sp, off, esize * n, t, p, 0, code[p, M2], 0, smem if sp == SP_SHARED
+                      else gmem)
     for j in range(n):
         row = opnd[drow, SLOT] + j if n > 1 else drow
         if op == Op.LD:
@@ -116,6 +138,9 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
         else:
             if opnd[row, KIND] != K_REG and opnd[row, KIND] != K_IMM:
                 continue
+            if san:
+                shadow_access(shadow, sstate, finds, sp, off + j * esize, esize, t, p, 1, code[p, M2], get(r, opnd, row),
+                              smem if sp == SP_SHARED else gmem)
             if not store(sp, off + j * esize, esize, get(r, opnd, row), t, gmem, smem, local, kparam, fparam):
                 set_fault(fault, FAULT_READ_ONLY, t, addr, 0)
                 return False
@@ -124,7 +149,8 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
 
 
 @njit(cache=True)
-def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault):
+def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault, shadow, sstate,
+                finds):
     """One thread's ``atom``/``red`` on ``.global`` or ``.shared`` (``M1``: the ``ATOM_OPS`` code); the old value to
     ``d``; advances its pc. False on a fault."""
     o = code[p, O0:]
@@ -139,6 +165,8 @@ def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fpa
         return False
     if sp == SP_SHARED and raced(pend_map, off, size, t, addr, fault):
         return False
+    if sstate[S_ON]:
+        shadow_access(shadow, sstate, finds, sp, off, size, t, p, 2, code[p, M2], 0, smem if sp == SP_SHARED else gmem)
     m = mask(tb)
     old = load(sp, off, size, t, gmem, smem, local, const, kparam, fparam)
     b = get(r, opnd, o[2]) & m
@@ -188,7 +216,8 @@ def _generic_window(regs, w, gmask, opnd, arow):
 
 
 @njit(cache=True)
-def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault):
+def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault, shadow, sstate,
+                       finds):
     """``ld``/``st`` of ``.shared`` or ``.global``, or generic when every lane's address is global or
     every one is in the shared window, for a whole group, bytes accessed in place; a global access
     must lie inside one buffer (``ends``: :func:`warpsim.ptx.memory.object_ends`). Returns False
@@ -226,11 +255,15 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             return False
         if space == SP_SHARED and raced(pend_map, off, size, t0 + lane, addr, fault):
             return False
+    san = sstate[S_ON] != 0
+    flags = code[p, M2]
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
         addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
+        if san and op == Op.LD:
+            shadow_access(shadow, sstate, finds, space, off, size, t0 + lane, p, 0, flags, 0, mem)
         for j in range(n):
             row = opnd[drow, SLOT] + j if n > 1 else drow
             k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
@@ -241,6 +274,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
                 lane_put(regs, w, lane, k, sl, nw, v)
             elif k == K_REG or k == K_IMM:
                 v = lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
+                if san:
+                    shadow_access(shadow, sstate, finds, space, off + j * esize, esize, t0 + lane, p, 1, flags, v, mem)
                 write_bytes(mem, off + j * esize, esize, v)
     advance(pc, t0, group)
     return True
