@@ -12,7 +12,7 @@ install, enable it with ``pytest -p warpsim.testing`` or ``pytest_plugins = ["wa
   (see :mod:`warpsim.frontends.compiled`); the fixture reuses a loaded module within the session. A test
   skips (with the reason) when nvcc or the CuTe DSL is missing: the compile, not the kernel, failed.
 - the option ``--warpsim-sanitize[=TOOLS]`` (``race,sync,init,mem`` or ``all``, the default): every
-  ``kernel.launch`` of a ``warpsim_kernel`` runs under the sanitizer (:mod:`warpsim.sanitize`, docs/sanitizer.md)
+  ``kernel.launch`` of a ``warpsim_kernel`` runs under the sanitizer (:mod:`warpsim.sanitize`, docs/guides/sanitizer.md)
   and a finding fails the test with the sanitizer's report; without findings the launch returns its result as
   before.
 - :func:`assert_bits_equal` (also importable without pytest): the two arrays must hold the same bits;

@@ -1,4 +1,4 @@
-"""Run NVIDIA's compute-sanitizer on the sanitizer's kernels, on a GPU, for the table of docs/sanitizer.md.
+"""Run NVIDIA's compute-sanitizer on the sanitizer's kernels, on a GPU, for the table of docs/guides/sanitizer.md.
 
 For each case of :data:`sanitize_suite.CASES` (a ``.cu``; the hand-written ``.ptx`` ones are left out), it writes a
 host program (``#include`` the kernel, allocate and fill its buffers as the case does, launch it once, synchronize),

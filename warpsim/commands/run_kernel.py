@@ -5,7 +5,7 @@
 [--ray [ADDRESS] | --no-ray] [--strict] [--sanitize[=TOOLS]]``
 
 ``--sanitize[=race,sync,init,mem|all]`` runs the kernel under the sanitizer instead (:mod:`warpsim.commands.sanitize`,
-docs/sanitizer.md): its report, exit 1 when it finds anything.
+docs/guides/sanitizer.md): its report, exit 1 when it finds anything.
 
 ``--strict`` runs ``warpsim check`` on the kernel first (:mod:`warpsim.commands.check`): with findings, it
 prints them and exits 1 without launching.
