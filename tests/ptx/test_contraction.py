@@ -329,3 +329,49 @@ def test_annotation_skips_the_lines_inside_a_statement():
     lines = fma.annotate(text).split("\n")
     locs = [lines[k + 1].strip().split()[0] for k, line in enumerate(lines) if line.startswith("\t.loc")]
     assert locs == ["call.uni", "ret;"]
+
+
+SIGN_BODY = """
+  mul.f32 %f5, %f1, %f2;
+  add.f32 %f6, %f5, %f3;
+  setp.gt.f32 %p1, %f3, 0f00000000;
+  mov.f32 %f7, %f2;
+  @%p1 neg.f32 %f7, %f1;
+  neg.f32 %f8, %f1;
+  mov.f32 %f9, %f2;
+  @%p1 abs.f32 %f9, %f1;
+"""
+
+
+def test_a_guarded_neg_or_abs_made_an_fsel_keeps_the_nan_payload():
+    """The rule: a ``neg``/``abs.f32`` whose SASS is ``FSEL`` runs as the sign-bit operation (``xor``/``and``), every
+    other one (no SASS, ``FADD R, -R, -RZ``) gives the canonical NaN."""
+    module = ptx.syntax.parse_module(kernel(SIGN_BODY, "%f6, %f7, %f8, %f9", ".reg .pred %p1;"))
+    sass = [("FFMA R5, R1, R2, R3", 16), ("FSEL R7, -R0, R5, P0", 19), ("FADD R8, -R0, -RZ", 20),
+            ("FSEL R9, |R0|, R5, P0", 22)]
+    assert fma.sign_selects(module, sass) == (19, 22)
+    assert fma.sign_selects(module, sass[:1] + [("FSEL R7, -R0, R5, P0", 19), ("FADD R7, -R0, -RZ", 19)]) == ()
+    c = fma.Contraction("ptxas", sign_selects=(19, 22))
+    assert fma.Contraction.from_dict(c.as_dict()) == c
+    ops = sorted((i.token.line, i.opcode, i.mods, i.operands[2].value, i.guard)
+                 for i in fma.fused_instructions(module, c).replace.values())
+    assert ops == [(19, "xor", ("b32",), 0x80000000, "%p1"), (22, "and", ("b32",), 0x7FFFFFFF, "%p1")]
+
+
+@needs_ptxas
+def test_ptxas_decides_which_neg_keeps_the_nan_payload():
+    """sm_90, ptxas 13.0: the guarded ``neg``/``abs`` become ``FSEL`` with the modifier, the unguarded ``neg`` an
+    ``FADD``; so a NaN ``0x7FC00000`` gives ``0xFFC00000``/``0x7FC00000`` where guarded and ``0x7FFFFFFF`` where not
+    (the H100's bits, conformance/h100/h100-80gb-hbm3-fuzz-float-200000.json seed 200944)."""
+    text = kernel(SIGN_BODY, "%f6, %f7, %f8, %f9", ".reg .pred %p1;").replace(".target sm_80", ".target sm_90")
+    x = _inputs()
+    x[:, 0] = np.array([0x7FC00000, 0xFFC00000, 0x7FA00001, 0xFFFFFFFF] * 8, np.uint32).view(np.float32)
+    x[:, 2] = 1.0
+    module = ptx.load(text, ptxas="auto", arch="sm_90")
+    assert module.contraction.sign_selects == (19, 22)
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)},
+                        arch="sm_90").buffers["out"].view(np.uint32)
+    bits = x[:, 0].view(np.uint32)
+    assert np.array_equal(out[:, 1], bits ^ 0x80000000)
+    assert np.array_equal(out[:, 2], np.full(32, 0x7FFFFFFF, np.uint32))
+    assert np.array_equal(out[:, 3], bits & 0x7FFFFFFF)

@@ -58,10 +58,10 @@ from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
-           "start", "annotate", "candidates", "sass_lines", "fused_instructions"]
+           "start", "annotate", "candidates", "sass_lines", "sign_selects", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "3"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "4"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -100,7 +100,8 @@ class Contraction:
 
     ``compiler``: ``"ptxas"`` or ``"none"``; ``version`` (``"13.0.88"``), ``path``, ``arch``, ``flags`` of the ptxas
     that decided; ``reason``: why nothing was asked (``--ptxas none``, no candidate pairs, no ptxas found);
-    ``cubin``: the file whose SASS the decision was checked against, if one was given."""
+    ``cubin``: the file whose SASS the decision was checked against, if one was given; ``sign_selects``: the PTX
+    lines of ``neg.f32``/``abs.f32`` that ptxas made into an ``FSEL`` (:func:`sign_selects`)."""
 
     compiler: str
     pairs: tuple = ()
@@ -110,6 +111,7 @@ class Contraction:
     flags: tuple = ()
     reason: str = ""
     cubin: str = ""
+    sign_selects: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -127,12 +129,13 @@ class Contraction:
         """The decision as JSON-ready data (reports, the cache)."""
         return {"compiler": self.compiler, "version": self.version, "path": self.path, "arch": self.arch,
                 "flags": list(self.flags), "reason": self.reason, "cubin": self.cubin,
-                "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow, p.negated] for p in self.pairs]}
+                "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow, p.negated] for p in self.pairs],
+                "sign_selects": list(self.sign_selects)}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
         return cls(d["compiler"], tuple(Fusion(*p) for p in d["pairs"]), d["version"], d["path"], d["arch"],
-                   tuple(d["flags"]), d["reason"], d["cubin"])
+                   tuple(d["flags"]), d["reason"], d["cubin"], tuple(d.get("sign_selects", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -323,7 +326,8 @@ class Pending:
             self.tmp.cleanup()
         pairs = _resolve(module, self.sass, name)
         self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
-                                cubin=str(self.cubin) if self.cubin is not None else "")
+                                cubin=str(self.cubin) if self.cubin is not None else "",
+                                sign_selects=sign_selects(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -473,6 +477,40 @@ def _resolve(module, sass, filename):
     return pairs
 
 
+_SIGN_MASK = {"neg": ("xor", 0x80000000), "abs": ("and", 0x7FFFFFFF)}     # the bit operation an FSEL modifier does
+_SCAFFOLD = ("BSSY", "BSYNC", "BRA", "NOP")
+
+
+def sign_selects(module, sass):
+    """The PTX lines of ``neg.f32``/``abs.f32`` (no ``.ftz``) whose SASS is ``FSEL`` alone (``FSEL R7, -R0, R5, P0``:
+    a guarded ``neg`` merged with the register's old value), sorted.
+
+    The rule (H100, conformance/h100/h100-80gb-hbm3-fuzz-float-20{0,1}000.json): an ``FSEL`` moves its operand's
+    bits with the ``-``/``|..|`` modifier as a sign-bit operation, so a NaN keeps its payload (``0x7FC00000 ->
+    0xFFC00000``), where the ``FADD R, -R, -RZ`` that ptxas writes for an unguarded ``neg`` gives the canonical NaN
+    (``0x7FFFFFFF``, the H200 float campaign). Lines with no SASS of their own (the sign folded into a neighbour)
+    or with other instructions keep the canonical rule.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
+    ...                  "@%p0 neg.f32 %f2, %f1;\\nneg.f32 %f3, %f1;\\n}")
+    >>> sign_selects(m, [("FSEL R7, -R0, R5, P0", 5), ("BSYNC B0", 5), ("FADD R9, -R0, -RZ", 6)])
+    (5,)
+    """
+    ops = {}
+    for text, line in sass:
+        op = _opcode(text)
+        if op not in _SCAFFOLD:
+            ops.setdefault(line, set()).add(op)
+    lines = set()
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.opcode in _SIGN_MASK and ins.mods == ("f32",) and \
+                    ops.get(ins.token.line) == {"FSEL"}:
+                lines.add(ins.token.line)
+    return tuple(sorted(lines))
+
+
 # ------------------------------------------------------------------------------------------------ applying
 
 @dataclass
@@ -496,6 +534,7 @@ def fused_instructions(module, contraction) -> Rewrite:
     negate c)``), or for a ``div`` product the ``div`` with that addend; a shadowed pair reads copies of the
     ``mul``'s register operands made right before the ``mul``."""
     out = Rewrite()
+    _sign_selects(module, contraction, out)
     if not contraction.pairs:
         return out
     by_line = {p.add_line: p for p in contraction.pairs}
@@ -524,6 +563,19 @@ def fused_instructions(module, contraction) -> Rewrite:
             out.replace[id(ins)] = Instruction(opcode, mods, [ins.operands[0], a, b, other], ins.guard,
                                                ins.guard_neg, ins.token, ins.loc, fused=(p.mul_line, neg_a, neg_c))
     return out
+
+
+def _sign_selects(module, contraction, out):
+    """Each ``neg.f32``/``abs.f32`` of ``contraction.sign_selects`` runs as the sign-bit operation its ``FSEL`` does
+    (``xor.b32``/``and.b32`` of the source's bits, under the same guard)."""
+    lines = set(contraction.sign_selects)
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode in _SIGN_MASK and \
+                    ins.mods == ("f32",):
+                opcode, mask = _SIGN_MASK[ins.opcode]
+                out.replace[id(ins)] = Instruction(opcode, ("b32",), [*ins.operands[:2], Operand("imm", value=mask)],
+                                                   ins.guard, ins.guard_neg, ins.token, ins.loc)
 
 
 def _shadow(out, fname, f, mul, operand):
