@@ -24,7 +24,10 @@ def model_arch(compute_capability: str, override: str | None = None) -> str:
     """warpsim's tensor-core model for a GPU: ``override`` if given (else ``ValueError``), else by compute
     capability (else ``HwcheckError``)."""
     if override is not None:
-        return arch_name(override)
+        try:
+            return arch_name(override)
+        except ValueError as e:
+            raise ValueError(f"--arch {override}: {e}") from None
     try:
         return _OF_GPU[str(compute_capability)]
     except KeyError:

@@ -73,6 +73,7 @@ def _make_runner(kind, cases, arch):
     if callable(kind):
         return kind(cases)
     if kind == "gpu":
+        from hwcheck.campaigns.campaign import make_runner
         from hwcheck.device.gpu import Gpu
         gpu = Gpu.open()
         return make_runner(gpu, cases), gpu.info.as_dict()

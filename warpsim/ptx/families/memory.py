@@ -19,7 +19,7 @@ from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WIN
 from warpsim.ptx.opcodes import TK_S, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put, raced
 from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, M2, NW, O0, SLOT, TB, TK
-from warpsim.ptx.shadow import FL_ATOMIC, FL_STRONG, S_ON, shadow_access
+from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, S_ON, shadow_access
 
 __all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "warp_shared_global"]
 
