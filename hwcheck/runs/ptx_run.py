@@ -524,7 +524,10 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
         cubin_of = lambda text: None                     # noqa: E731 - the simulator decides nothing
     sim0 = ptx.load(text, filename=kernel.module.filename, arch=target, ptxas=ptxas, cubin=cubin_of(text))
     d0 = sim0.decoded(name)
-    run.contraction = {**sim0.contraction.as_dict(), "pairs": len(sim0.contraction.pairs),
+    decided = sim0.contraction.as_dict()
+    if decided.get("cubin"):                   # a temporary file of this machine: the report keeps its name only
+        decided["cubin"] = os.path.basename(decided["cubin"])
+    run.contraction = {**decided, "pairs": len(sim0.contraction.pairs),
                        "gpu_code": "cubin from this ptxas" if cubin_of(text) else "PTX (the driver's JIT)"}
     if trace:
         ins = instrument(text, name, capacity=capacity, window=window, filename=kernel.module.filename)
