@@ -20,20 +20,9 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 REPORTS = [os.path.join(ROOT, "conformance", "h100", f"h100-80gb-hbm3-fuzz-float-{s}.json")
            for s in (200000, 201000, "200000-rerun")]     # the rerun: 200000+1000 again, after the FSEL rule
 
-# seed -> why the simulator still differs from the H100 there (see docs/numerics.md, "neg/abs of a NaN as compiled")
+# seed -> why the simulator still differs from the H100 there (see docs/numerics.md, "NaNs as compiled"); none since
+# the rules for constants, selp operands, saturated squares and twin adds
 OPEN = {
-    201589: "neg.f32 of a register holding the constant 0x7FFFFFFF: ptxas folds the sign into the constant "
-            "(IMAD.MOV.U32 R14, RZ, RZ, -0x1), no SASS on the neg's line",
-    200517: "selp.f32 reads an abs.f32: ptxas folds |R| into the FSEL (FSEL R12, R17, |R12|, P0) although the "
-            "abs's own register is FADD R10, -RZ, |R30| (canonical) in the instrumented copy",
-    200066: "buffers only: an f16x2 element 1 ulp apart (0xcca1 vs 0xcca0), not analysed",
-    200527: "buffers only: 0 vs 1.0, not analysed",
-    201039: "buffers only: 0 vs 1.0, not analysed",
-    201246: "buffers only: f16x2 high half 0x7FFF vs 0x7C00, not analysed",
-    201566: "buffers only: a neg of a constant NaN stored (MOV R27, 0xffffffff on the store's line), as 201589",
-    200247: "found by the rerun after the FSEL rule: @%p1 neg.f32 %f9, %f9 whose line holds an FSEL, yet the H100 "
-            "gives the canonical 0x7FFFFFFF: the rule must also check that the FSEL's negated operand is the neg's "
-            "source (not yet analysed)",
 }
 
 

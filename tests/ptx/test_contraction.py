@@ -375,3 +375,75 @@ def test_ptxas_decides_which_neg_keeps_the_nan_payload():
     assert np.array_equal(out[:, 1], bits ^ 0x80000000)
     assert np.array_equal(out[:, 2], np.full(32, 0x7FFFFFFF, np.uint32))
     assert np.array_equal(out[:, 3], bits & 0x7FFFFFFF)
+
+
+FOLDS_BODY = """
+  mov.f32 %f5, 0f7FC00001;
+  neg.f32 %f6, %f5;
+  mov.f32 %f7, 0f7FFFFFFF;
+  abs.ftz.f32 %f8, %f7;
+  setp.gt.f32 %p1, %f3, 0f00000000;
+  abs.f32 %f9, %f1;
+  add.f32 %f1, %f1, %f4;
+  selp.f32 %f10, %f2, %f9, %p1;
+"""
+
+
+@needs_ptxas
+def test_ptxas_folds_a_constants_sign_and_an_abs_into_its_selp():
+    """sm_90, ptxas 13.0 (the H100's seeds 201589/201566 and 200517): ``neg`` of the constant ``0x7FC00001`` is the
+    constant ``0xFFC00001`` (``MOV R12, 0xffc00001``), ``abs.ftz`` of ``0x7FFFFFFF`` stays it; the ``abs`` read by a
+    ``selp`` is folded into its ``FSEL`` (``FSEL R15, R9, |R8|, P0``: payload kept, from the source as the abs read
+    it although ``%f1`` is written in between) while the abs's own register is ``FADD R14, |R8|, -RZ`` (canonical).
+    No mul+add in the kernel: ptxas is asked for these alone."""
+    text = kernel(FOLDS_BODY, "%f6, %f8, %f9, %f10", ".reg .pred %p1;").replace(".target sm_80", ".target sm_90")
+    module = ptx.load(text, ptxas="auto", arch="sm_90")
+    c = module.contraction
+    assert (c.pairs, c.sign_selects, c.sign_operands, c.saturated_ones) == ((), (16, 18), ((22, 2),), ())
+    assert fma.Contraction.from_dict(c.as_dict()) == c
+    x = np.zeros((32, 4), np.float32)
+    x.view(np.uint32)[:, 0] = [0x7FC00001, 0xFFA00000, 0x3F800000, 0xBF800000] * 8
+    x[:, 1], x[:, 2], x[:, 3] = 2.0, np.arange(32) - 16, 1.0
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)},
+                        arch="sm_90").buffers["out"].view(np.uint32)
+    src = x[:, 0].view(np.uint32)
+    nan = (src & 0x7FFFFFFF) > 0x7F800000
+    assert np.all(out[:, 0] == 0xFFC00001) and np.all(out[:, 1] == 0x7FFFFFFF)
+    assert np.array_equal(out[:, 2], np.where(nan, 0x7FFFFFFF, src & 0x7FFFFFFF))
+    assert np.array_equal(out[:, 3], np.where(x[:, 2] > 0, 0x40000000, src & 0x7FFFFFFF))
+
+
+@needs_ptxas
+def test_an_add_that_ptxas_computes_once_with_a_fused_twin_is_fused_too():
+    """``add %f6, %f5, %f3; add %f7, %f3, %f5`` of one product: ptxas makes one FFMA (the H100's seeds 200066 and
+    201246, there in f16x2) and both registers hold its bits."""
+    text = kernel("""
+  mul.f32 %f5, %f1, %f2;
+  add.f32 %f6, %f5, %f3;
+  add.f32 %f7, %f3, %f5;
+""", "%f6, %f7, %f1, %f2")
+    module = ptx.load(text, ptxas="auto")
+    assert [(p.add_line, p.mul_line) for p in module.contraction.pairs] == [(16, 15), (17, 15)]
+    x = _inputs()
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)}).buffers["out"]
+    _, fused = _run(kernel("  fma.rn.f32 %f6, %f1, %f2, %f3;\n", "%f6, %f6, %f1, %f2"), "none", x)
+    assert np.array_equal(out.view(np.uint32)[:, :2], fused.view(np.uint32)[:, :2])
+
+
+@needs_ptxas
+def test_a_saturated_square_plus_at_least_one_is_folded_to_one():
+    """``mul %f5, %f1, %f1; add.sat %f6, 0f3F800800, %f5``: ptxas folds the add to 1.0 (no SASS on its line; the
+    H100's seeds 200527 and 201039), so a NaN ``%f1`` gives 1.0 where the PTX's ``.sat`` gives +0."""
+    text = kernel("""
+  mul.f32 %f5, %f1, %f1;
+  add.sat.f32 %f6, 0f3F800800, %f5;
+""", "%f5, %f6, %f1, %f2").replace(".target sm_80", ".target sm_90")
+    module = ptx.load(text, ptxas="auto", arch="sm_90")
+    assert module.contraction.saturated_ones == (16,)
+    x = _inputs()
+    x.view(np.uint32)[::2, 0] = 0x7FC00000
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)},
+                        arch="sm_90").buffers["out"]
+    assert np.all(out[:, 1] == 1.0) and np.isnan(out[::2, 0]).all()
+    _, plain = _run(text, "none", x)
+    assert np.all(plain[::2, 1] == 0.0)

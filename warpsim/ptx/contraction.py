@@ -58,14 +58,16 @@ from warpsim.ptx.reaching import ControlFlow, bits
 from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
-           "start", "annotate", "candidates", "sass_lines", "sign_selects", "fused_instructions"]
+           "start", "annotate", "candidates", "sass_lines", "sign_selects", "sign_operands",
+           "saturated_ones", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "4"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "6"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
 _DIVISION = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?div\.(?:approx|full)(?:\.ftz)?\.f32\s", re.MULTILINE)
+_NAN_FOLDS = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(?:(?:neg|abs)(?:\.ftz)?\.f32|add(?:\.ftz)?\.sat\.f32)\s", re.MULTILINE)
 _LOC = re.compile(r"^\s*\.loc\b.*$", re.MULTILINE)
 _FILE = re.compile(r"^\s*\.file\s+(\d+)", re.MULTILINE)
 _HEADER_END = re.compile(r"^\s*\.address_size\s+\d+\s*$|^\s*\.target\b.*$", re.MULTILINE)
@@ -101,7 +103,10 @@ class Contraction:
     ``compiler``: ``"ptxas"`` or ``"none"``; ``version`` (``"13.0.88"``), ``path``, ``arch``, ``flags`` of the ptxas
     that decided; ``reason``: why nothing was asked (``--ptxas none``, no candidate pairs, no ptxas found);
     ``cubin``: the file whose SASS the decision was checked against, if one was given; ``sign_selects``: the PTX
-    lines of ``neg.f32``/``abs.f32`` that ptxas made into an ``FSEL`` (:func:`sign_selects`)."""
+    lines of ``neg.f32``/``abs.f32`` that run as sign-bit operations (:func:`sign_selects`); ``sign_operands``:
+    ``(line, operand)`` of the ``selp`` operands that read a ``neg``/``abs`` folded into their ``FSEL``
+    (:func:`sign_operands`); ``saturated_ones``: the lines of ``add.sat`` that ptxas folded to ``1.0``
+    (:func:`saturated_ones`). The last three are where ptxas's code gives a NaN other bits than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -112,6 +117,8 @@ class Contraction:
     reason: str = ""
     cubin: str = ""
     sign_selects: tuple = ()
+    sign_operands: tuple = ()
+    saturated_ones: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -130,22 +137,27 @@ class Contraction:
         return {"compiler": self.compiler, "version": self.version, "path": self.path, "arch": self.arch,
                 "flags": list(self.flags), "reason": self.reason, "cubin": self.cubin,
                 "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow, p.negated] for p in self.pairs],
-                "sign_selects": list(self.sign_selects)}
+                "sign_selects": list(self.sign_selects), "sign_operands": [list(p) for p in self.sign_operands],
+                "saturated_ones": list(self.saturated_ones)}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
         return cls(d["compiler"], tuple(Fusion(*p) for p in d["pairs"]), d["version"], d["path"], d["arch"],
-                   tuple(d["flags"]), d["reason"], d["cubin"], tuple(d.get("sign_selects", ())))
+                   tuple(d["flags"]), d["reason"], d["cubin"], tuple(d.get("sign_selects", ())),
+                   tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
 
 
 def candidates(text) -> bool:
-    """Whether ``text`` has a product (an unmodified float ``mul``, or ``div.approx``/``div.full`` of ``.f32``) and an
-    unmodified float ``add``/``sub`` (else ptxas has nothing to contract)."""
+    """Whether ptxas has anything to decide in ``text``: a product (an unmodified float ``mul``, or
+    ``div.approx``/``div.full`` of ``.f32``) and an unmodified float ``add``/``sub`` to contract, or an f32
+    ``neg``/``abs``/``add.sat`` whose NaN ptxas may compute otherwise than the PTX text (:func:`sign_selects`,
+    :func:`sign_operands`, :func:`saturated_ones`)."""
     ops = {m.group(1) for m in _UNMODIFIED.finditer(text) if "sat" not in m.group(2) or m.group(1) != "mul"}
-    return ("mul" in ops or _DIVISION.search(text) is not None) and bool(ops & {"add", "sub"})
+    contracts = ("mul" in ops or _DIVISION.search(text) is not None) and bool(ops & {"add", "sub"})
+    return contracts or _NAN_FOLDS.search(text) is not None
 
 
 # ------------------------------------------------------------------------------------------------ SASS
@@ -255,7 +267,8 @@ def start(text, arch="sm_90", ptxas="auto", cubin=None, filename="<ptx>") -> "Pe
     target = _target(text)
     arch, flags = toolchain.ptxas_arch(target, arch), toolchain.ptxas_flags(target)
     if not candidates(text) and cubin is None:
-        return Pending(Contraction("ptxas", arch=arch, flags=flags, reason="no unrounded float mul+add pairs"))
+        return Pending(Contraction("ptxas", arch=arch, flags=flags,
+                                   reason="no unrounded float mul+add pairs, no f32 neg/abs/add.sat"))
     path = toolchain.find_ptxas(ptxas, text)
     if path is None:
         found = ", ".join(f"{toolchain.ptxas_version(c)} ({c})" for c in toolchain.ptxas_candidates()) or "none"
@@ -327,7 +340,9 @@ class Pending:
         pairs = _resolve(module, self.sass, name)
         self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
                                 cubin=str(self.cubin) if self.cubin is not None else "",
-                                sign_selects=sign_selects(module, self.sass))
+                                sign_selects=sign_selects(module, self.sass),
+                                sign_operands=sign_operands(module, self.sass),
+                                saturated_ones=saturated_ones(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -427,7 +442,7 @@ def _resolve(module, sass, filename):
         elif kind == "fma" and _plus_zero(text):
             kind = "mul"                                # a mul ptxas wrote as x * y + (-0): the same bits
         kinds.setdefault(line, set()).add(kind)
-    functions, pairs = {}, []
+    functions, pairs, fused = {}, [], []
     for line in sorted(kinds):
         if "fma" not in kinds[line] or line not in at_line:
             continue
@@ -445,70 +460,257 @@ def _resolve(module, sass, filename):
             raise ContractionError(f"{filename}:{line}: ptxas fused some copies of this {add.opcode} into an FMA "
                                    "and not others; warpsim cannot run both (run with --ptxas none)")
         fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
-        found = []
-        for pos in (1, 2):
-            o = add.operands[pos]
-            if o.kind != "reg":
-                continue
-            m = fn.single_def(k, o.name)
+        pairs.append(_fusion(fn, k, add, line, kinds, filename))
+        fused.append((fn, k, add, pairs[-1]))
+    twins = {t.token.line: (fn, k, t) for fn, k, t in _twins(fused, kinds)}
+    pairs += [_fusion(fn, k, t, line, kinds, filename) for line, (fn, k, t) in twins.items()]
+    return sorted(pairs, key=lambda p: p.add_line)
+
+
+def _fusion(fn, k, add, line, kinds, filename):
+    """The :class:`Fusion` of the ``add`` (instruction ``k`` of ``fn``, at ``line``) that ptxas made an FMA."""
+    found = []
+    for pos in (1, 2):
+        o = add.operands[pos]
+        if o.kind != "reg":
+            continue
+        m = fn.single_def(k, o.name)
+        if m is None:
+            continue
+        mul, negated = fn.flow.instrs[m], False
+        if mul.opcode == "neg" and _float_type(mul) == _float_type(add) and mul.operands[1].kind == "reg":
+            m = fn.single_def(m, mul.operands[1].name)     # -(a*b) + c: ptxas folds the neg into the FMA
             if m is None:
                 continue
-            mul, negated = fn.flow.instrs[m], False
-            if mul.opcode == "neg" and _float_type(mul) == _float_type(add) and mul.operands[1].kind == "reg":
-                m = fn.single_def(m, mul.operands[1].name)     # -(a*b) + c: ptxas folds the neg into the FMA
-                if m is None:
-                    continue
-                mul, negated = fn.flow.instrs[m], True
-            if _product(mul, add):
-                found.append((pos, m, mul, negated))
-        if len(found) == 2 and found[0][1:] == found[1][1:]:
-            found = found[:1]                           # p + p: one product, the other operand its rounding
-        if len(found) == 2:                             # the mul that kept its FMUL was not fused
-            kept = [f for f in found if f[2].opcode == "mul" and "mul" in kinds.get(f[2].token.line, ())]
-            if len(kept) == 1:
-                found = [f for f in found if f is not kept[0]]
-        if len(found) != 1:
-            what = "no unmodified mul defines either operand" if not found else "both operands are products"
-            raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA but {what}; "
-                                   "warpsim cannot tell which product it took (run with --ptxas none)")
-        pos, m, mul, negated = found[0]
-        regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
-        pairs.append(Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated))
-    return pairs
+            mul, negated = fn.flow.instrs[m], True
+        if _product(mul, add):
+            found.append((pos, m, mul, negated))
+    if len(found) == 2 and found[0][1:] == found[1][1:]:
+        found = found[:1]                           # p + p: one product, the other operand its rounding
+    if len(found) == 2:                             # the mul that kept its FMUL was not fused
+        kept = [f for f in found if f[2].opcode == "mul" and "mul" in kinds.get(f[2].token.line, ())]
+        if len(kept) == 1:
+            found = [f for f in found if f is not kept[0]]
+    if len(found) != 1:
+        what = "no unmodified mul defines either operand" if not found else "both operands are products"
+        raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA but {what}; "
+                               "warpsim cannot tell which product it took (run with --ptxas none)")
+    pos, m, mul, negated = found[0]
+    regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
+    return Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated)
+
+
+def _operand_key(o):
+    return (o.kind, o.name, o.value, o.bits)
+
+
+def _twins(fused, kinds):
+    """``[(fn, k, add), ...]``: the unmodified adds that ptxas computed once with a fused one, as a common
+    subexpression, so that they take the FMA's bits too (H100, conformance/h100/h100-80gb-hbm3-fuzz-float-200000.json
+    seed 200066 and -201000.json seed 201246: ``add.f16x2 %h2, %h3, %h5; add.f16x2 %h3, %h5, %h3`` after
+    ``mul.f16x2 %h3, ...``: one ``HFMA2`` on the first line, no SASS on the second, and both registers hold it).
+
+    A twin has no SASS on its line at all, is in the basic block of a fused add, unguarded as it is, with the same
+    opcode and modifiers and the same operands (in either order for an ``add``; in the same order for a ``sub``),
+    and nothing from the first of the two up to the second (the first included) writes those operands."""
+    out = []
+    for fn, ka, a, _ in fused:
+        if a.guard is not None:
+            continue
+        start, end = next((s, e) for s, e in fn.flow.blocks if s <= ka < e)
+        srcs = [_operand_key(o) for o in a.operands[1:3]]
+        regs = {o.name for o in a.operands[1:3] if o.kind == "reg"}
+        for kt in range(start, end):
+            t = fn.flow.instrs[kt]
+            if kt == ka or t.token.line in kinds or t.guard is not None or (t.opcode, t.mods) != (a.opcode, a.mods):
+                continue
+            theirs = [_operand_key(o) for o in t.operands[1:3]]
+            if theirs != srcs and (a.opcode != "add" or theirs != srcs[::-1]):
+                continue
+            if not any(fn.writes[j] & regs for j in range(min(ka, kt), max(ka, kt))):
+                out.append((fn, kt, t))
+    return out
 
 
 _SIGN_MASK = {"neg": ("xor", 0x80000000), "abs": ("and", 0x7FFFFFFF)}     # the bit operation an FSEL modifier does
 _SCAFFOLD = ("BSSY", "BSYNC", "BRA", "NOP")
 
 
+def _selects_itself(sass):
+    """Whether an ``FSEL`` chooses between one register and that register with a modifier, the register not its
+    destination (``FSEL R30, R34, -R34, P0``: the value of an earlier line, not the one in place; ``FSEL R18,
+    -R18, R18, !P4`` is a guarded ``neg`` of a register onto itself).
+
+    >>> _selects_itself("FSEL R30, R34, -R34, P0"), _selects_itself("@P1 FSEL R7, -R0, R5, !P0")
+    (True, False)
+    >>> _selects_itself("FSEL R18, -R18, R18, !P4")
+    False
+    """
+    ops = [o.strip().lstrip("-").strip("|") for o in sass.split(None, 2 if sass.startswith("@") else 1)[-1].split(",")]
+    return len(ops) == 4 and ops[1] == ops[2] != ops[0]
+
+
 def sign_selects(module, sass):
-    """The PTX lines of ``neg.f32``/``abs.f32`` (no ``.ftz``) whose SASS is ``FSEL`` alone (``FSEL R7, -R0, R5, P0``:
-    a guarded ``neg`` merged with the register's old value), sorted.
+    """The PTX lines of ``neg.f32``/``abs.f32`` that the GPU computes as a sign-bit operation, sorted:
+    those whose SASS is ``FSEL`` alone (``FSEL R7, -R0, R5, P0``: a guarded ``neg`` merged with the register's old
+    value; no ``.ftz``), and those whose source is a constant (its one reaching definition a ``mov`` of an immediate;
+    for ``.ftz`` a NaN), which
+    ptxas folds into the constant bit by bit (seed 201589 of the 201000 chunk: ``mov.f32 %f9, 0f7FFFFFFF; ...
+    neg.f32 %f9, %f9`` is ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``, ``0xFFFFFFFF``).
 
     The rule (H100, conformance/h100/h100-80gb-hbm3-fuzz-float-20{0,1}000.json): an ``FSEL`` moves its operand's
     bits with the ``-``/``|..|`` modifier as a sign-bit operation, so a NaN keeps its payload (``0x7FC00000 ->
     0xFFC00000``), where the ``FADD R, -R, -RZ`` that ptxas writes for an unguarded ``neg`` gives the canonical NaN
     (``0x7FFFFFFF``, the H200 float campaign). Lines with no SASS of their own (the sign folded into a neighbour)
-    or with other instructions keep the canonical rule.
+    or with other instructions keep the canonical rule, and so does an ``FSEL`` between another register and its
+    own negation (``FSEL R30, R34, -R34, P0``, seed 200247 of the rerun: ``neg.f32 %f9, %f3; @%p1 neg.f32 %f9, %f9``,
+    the double negation folded away, the H100's canonical NaN where the rule would flip the sign).
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
-    ...                  "@%p0 neg.f32 %f2, %f1;\\nneg.f32 %f3, %f1;\\n}")
-    >>> sign_selects(m, [("FSEL R7, -R0, R5, P0", 5), ("BSYNC B0", 5), ("FADD R9, -R0, -RZ", 6)])
+    ...                  "@%p0 neg.f32 %f2, %f1;\\nneg.f32 %f3, %f1;\\n@%p0 neg.f32 %f3, %f3;\\n}")
+    >>> sign_selects(m, [("FSEL R7, -R0, R5, P0", 5), ("BSYNC B0", 5), ("FADD R9, -R0, -RZ", 6),
+    ...                  ("FSEL R9, R0, -R0, P0", 7)])
+    (5,)
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmov.f32 %f1, 0f7FFFFFFF;\\nneg.f32 %f2, %f1;\\n}")
+    >>> sign_selects(m, [])
     (5,)
     """
     ops = {}
     for text, line in sass:
         op = _opcode(text)
+        if op == "FSEL" and _selects_itself(text):
+            op = "FSEL-SELF"
         if op not in _SCAFFOLD:
             ops.setdefault(line, set()).add(op)
     lines = set()
     for f in module.functions.values():
-        for ins in f.body:
-            if isinstance(ins, Instruction) and ins.opcode in _SIGN_MASK and ins.mods == ("f32",) and \
-                    ops.get(ins.token.line) == {"FSEL"}:
+        if f.declared_only:
+            continue
+        fn = None
+        for k, ins in enumerate(i for i in f.body if isinstance(i, Instruction)):
+            if ins.opcode not in _SIGN_MASK or ins.mods not in (("f32",), ("ftz", "f32")):
+                continue
+            if ops.get(ins.token.line) == {"FSEL"} and ins.mods == ("f32",):
                 lines.add(ins.token.line)
+            elif ins.operands[1].kind == "reg":
+                fn = fn or _Function(f)
+                m = fn.single_def(k, ins.operands[1].name)
+                if m is not None and _constant(fn.flow.instrs[m], nan_only="ftz" in ins.mods):
+                    lines.add(ins.token.line)
     return tuple(sorted(lines))
+
+
+def _constant(ins, nan_only=False):
+    """Whether ``ins`` puts a 32-bit immediate in a register (``mov.f32 %f9, 0f7FFFFFFF``), unguarded; ``nan_only``:
+    a NaN (for a ``neg.ftz``/``abs.ftz``, whose folding is known for a NaN: seed 201566 of the 201000 chunk,
+    ``neg.ftz.f32`` of ``0f7FFFFFFF`` stored as ``0xFFFFFFFF``; a subnormal's is not)."""
+    if ins.opcode != "mov" or ins.guard is not None or len(ins.operands) != 2:
+        return False
+    o = ins.operands[1]
+    if o.kind not in ("imm", "fimm") or (o.kind == "fimm" and o.bits != 32) or not 0 <= o.value < 1 << 32:
+        return False
+    return not nan_only or (o.value & 0x7F800000 == 0x7F800000 and o.value & 0x7FFFFF != 0)
+
+
+def _sass_ops(sass):
+    """``{PTX line: [(opcode, SASS text), ...]}`` without the control-flow scaffolding."""
+    ops = {}
+    for text, line in sass:
+        op = _opcode(text)
+        if op not in _SCAFFOLD:
+            ops.setdefault(line, []).append((op, text))
+    return ops
+
+
+def _bodies(module):
+    """``(function, [instruction, ...])`` of every function with a body."""
+    return [(f, [i for i in f.body if isinstance(i, Instruction)]) for f in module.functions.values()
+            if not f.declared_only]
+
+
+def sign_operands(module, sass):
+    """``((line, operand), ...)``: the ``selp.f32`` operands (1 or 2) that read a ``neg.f32``/``abs.f32`` which ptxas
+    folded into the ``selp``'s ``FSEL`` as an operand modifier, so that the ``selp`` moves the sign-bit operation of
+    the ``neg``'s source, NaN payload kept, whatever the ``neg``'s own register holds (H100, seed 200517 of the
+    200000 chunk: ``abs.f32 %f9, %f4`` is ``FADD R10, -RZ, |R30|``, canonical, but ``selp.f32 %f1, %f1, %f9, %p1`` is
+    ``FSEL R30, R14, |R30|, P2``, ``0x7FC00000`` where the canonical NaN would be ``0x7FFFFFFF``).
+
+    A match: the ``selp``'s line has one ``FSEL`` and nothing else; exactly one of its operands has a single reaching
+    definition that is a ``neg``/``abs`` of a register; exactly one ``FSEL`` operand has that modifier (``-R`` for
+    ``neg``, ``|R|`` for ``abs``). ptxas keeps the source's value as the ``neg`` read it (in 200517 ``%f4`` is written
+    again before the ``selp``), so the sign-bit operation is made where the ``neg`` runs.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
+    ...                  "abs.f32 %f2, %f1;\\nselp.f32 %f3, %f0, %f2, %p0;\\n}")
+    >>> sign_operands(m, [("FADD R10, -RZ, |R30|", 5), ("FSEL R3, R14, |R30|, P2", 6)])
+    ((6, 2),)
+    """
+    ops, found = _sass_ops(sass), []
+    marks = {"neg": lambda o: o.startswith("-"), "abs": lambda o: o.startswith("|")}
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            here = ops.get(ins.token.line, [])
+            if ins.opcode != "selp" or ins.mods != ("f32",) or [op for op, _ in here] != ["FSEL"]:
+                continue
+            fn = fn or _Function(f)
+            reads = []
+            for pos in (1, 2):
+                o = ins.operands[pos]
+                m = fn.single_def(k, o.name) if o.kind == "reg" else None
+                src = fn.flow.instrs[m] if m is not None else None
+                if src is not None and src.opcode in _SIGN_MASK and src.mods == ("f32",) and \
+                        src.operands[1].kind == "reg":
+                    reads.append((pos, src.opcode))
+            if len(reads) != 1:
+                continue
+            fsel = [o.strip() for o in here[0][1].split(",")][1:3]
+            if sum(marks[reads[0][1]](o) for o in fsel) == 1:
+                found.append((ins.token.line, reads[0][0]))
+    return tuple(found)
+
+
+def saturated_ones(module, sass):
+    """The lines of ``add.sat.f32`` that ptxas folded to the constant ``1.0``: an add with no SASS of its own of a
+    square (a single reaching ``mul.f32`` of one register by itself, never negative) and an immediate of at least
+    1: ``x*x + c >= 1`` saturates to 1 -- also where ``x`` is NaN, where the PTX's ``.sat`` gives ``+0`` (H100, seeds
+    200527 and 201039 of the 200000/201000 chunks: ``mul.f32 %f4, %f6, %f6; add.sat.f32 %f7, 0f3F800800, %f4``
+    stored ``0x3F800000`` from a ``MOV R29, 0x3f800000``).
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n"
+    ...                  "mul.f32 %f2, %f1, %f1;\\nadd.sat.f32 %f3, 0f3F800800, %f2;\\n}")
+    >>> saturated_ones(m, [("FMUL R1, R2, R2", 4), ("MOV R29, 0x3f800000", 0)])
+    (5,)
+    """
+    ops, found = _sass_ops(sass), []
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode != "add" or "sat" not in ins.mods or _float_type(ins) != "f32" or \
+                    ins.token.line in ops or ins.guard is not None:
+                continue
+            kinds = [o.kind for o in ins.operands[1:3]]
+            if sorted(kinds) != ["fimm", "reg"]:
+                continue
+            reg, imm = (ins.operands[1], ins.operands[2]) if kinds[0] == "reg" else (ins.operands[2], ins.operands[1])
+            if imm.bits != 32 or not _at_least_one(imm.value):
+                continue
+            fn = fn or _Function(f)
+            m = fn.single_def(k, reg.name)
+            mul = fn.flow.instrs[m] if m is not None else None
+            if mul is not None and mul.opcode == "mul" and _float_type(mul) == "f32" and \
+                    mul.operands[1].kind == mul.operands[2].kind == "reg" and \
+                    mul.operands[1].name == mul.operands[2].name:
+                found.append(ins.token.line)
+    return tuple(found)
+
+
+def _at_least_one(bits):
+    """Whether the f32 ``bits`` are a number >= 1.0 (``+inf`` included, NaN not)."""
+    return bits < 0x80000000 and 0x3F800000 <= bits <= 0x7F800000
 
 
 # ------------------------------------------------------------------------------------------------ applying
@@ -535,6 +737,7 @@ def fused_instructions(module, contraction) -> Rewrite:
     ``mul``'s register operands made right before the ``mul``."""
     out = Rewrite()
     _sign_selects(module, contraction, out)
+    _nan_folds(module, contraction, out)
     if not contraction.pairs:
         return out
     by_line = {p.add_line: p for p in contraction.pairs}
@@ -566,16 +769,50 @@ def fused_instructions(module, contraction) -> Rewrite:
 
 
 def _sign_selects(module, contraction, out):
-    """Each ``neg.f32``/``abs.f32`` of ``contraction.sign_selects`` runs as the sign-bit operation its ``FSEL`` does
-    (``xor.b32``/``and.b32`` of the source's bits, under the same guard)."""
+    """Each ``neg``/``abs`` of ``contraction.sign_selects`` runs as the sign-bit operation its ``FSEL`` or folded
+    constant does (``xor.b32``/``and.b32`` of the source's bits, under the same guard)."""
     lines = set(contraction.sign_selects)
     for f in module.functions.values():
         for ins in f.body:
             if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode in _SIGN_MASK and \
-                    ins.mods == ("f32",):
+                    ins.mods in (("f32",), ("ftz", "f32")):
                 opcode, mask = _SIGN_MASK[ins.opcode]
                 out.replace[id(ins)] = Instruction(opcode, ("b32",), [*ins.operands[:2], Operand("imm", value=mask)],
                                                    ins.guard, ins.guard_neg, ins.token, ins.loc)
+
+
+def _nan_folds(module, contraction, out):
+    """``contraction.sign_operands``: the ``selp`` reads the sign-bit operation of the ``neg``/``abs``'s source, made
+    in a register of its own where the ``neg``/``abs`` runs; ``contraction.saturated_ones``: the ``add.sat`` moves
+    ``1.0``."""
+    operands, ones = set(map(tuple, contraction.sign_operands)), set(contraction.saturated_ones)
+    if not operands and not ones:
+        return
+    for fname, f in module.functions.items():
+        if f.declared_only:
+            continue
+        fn = None
+        body = [i for i in f.body if isinstance(i, Instruction)]
+        for k, ins in enumerate(body):
+            line = ins.token.line
+            if line in ones and ins.opcode == "add":
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], Operand("imm", value=0x3F800000)],
+                                                   ins.guard, ins.guard_neg, ins.token, ins.loc)
+            for pos in (1, 2):
+                if (line, pos) not in operands or ins.opcode != "selp":
+                    continue
+                fn = fn or _Function(f)
+                src = fn.flow.instrs[fn.single_def(k, ins.operands[pos].name)]
+                opcode, mask = _SIGN_MASK[src.opcode]
+                name = f"%__warpsim_sign{line}"
+                out.regs.setdefault(fname, []).append(Variable(name, "reg", "b32", token=ins.token))
+                reg = Operand("reg", name, token=ins.operands[pos].token)
+                out.before.setdefault(id(src), []).append(
+                    Instruction(opcode, ("b32",), [reg, src.operands[1], Operand("imm", value=mask)], src.guard,
+                                src.guard_neg, src.token, src.loc))
+                ops = list(ins.operands)
+                ops[pos] = reg
+                out.replace[id(ins)] = Instruction("selp", ("b32",), ops, ins.guard, ins.guard_neg, ins.token, ins.loc)
 
 
 def _shadow(out, fname, f, mul, operand):
