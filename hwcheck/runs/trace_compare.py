@@ -64,7 +64,7 @@ def compare_buffers(want: dict, got: dict, limit: int = 20) -> BufferComparison:
         bad += diff.size
         for i in diff[:max(0, limit - len(records))]:
             records.append({"buffer": name, "index": int(i),
-                            "element": list(np.unravel_index(int(i), w.shape)) if w.ndim > 1 else int(i),
+                            "element": [int(k) for k in np.unravel_index(int(i), w.shape)] if w.ndim > 1 else int(i),
                             "expected": f"{int(wb[i]):#0{2 + 2 * size}x}", "actual": f"{int(gb[i]):#0{2 + 2 * size}x}",
                             "expected_value": _decode(int(wb[i]), w.dtype),
                             "actual_value": _decode(int(gb[i]), w.dtype)})
