@@ -390,10 +390,15 @@ class PtxRun:
 
 
 def _fused_texts(module) -> list:
-    """The fused pairs of a loaded module as ``(add text, mul text)``, sorted: comparable across the original and
-    the instrumented copy, whose line numbers differ."""
-    lines = module.text.splitlines()
-    return sorted((lines[p.add_line - 1].strip(), lines[p.mul_line - 1].strip()) for p in module.contraction.pairs)
+    """What ptxas made of a loaded module otherwise than its text says, by instruction text: the fused pairs as
+    ``(add text, mul text)`` and the lines of each NaN fold (``warpsim.ptx.contraction``), sorted: comparable across
+    the original and the instrumented copy, whose line numbers differ."""
+    lines, c = module.text.splitlines(), module.contraction
+    out = [("fused", lines[p.add_line - 1].strip(), lines[p.mul_line - 1].strip()) for p in c.pairs]
+    for kind in ("sign_selects", "saturated_ones", "ftz_dropped", "double_negations"):
+        out += [(kind, lines[line - 1].strip(), "") for line in getattr(c, kind)]
+    out += [("sign_operands", lines[line - 1].strip(), str(pos)) for line, pos in c.sign_operands]
+    return sorted(out)
 
 
 def _compare_printf(want: str, got: str) -> dict:

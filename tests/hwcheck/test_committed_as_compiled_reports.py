@@ -100,8 +100,8 @@ FUZZ_RERUN = "HWCHECK_PTX_DIR=$PWD/ptx-export bash hwcheck/gpu_pending.sh OUT fu
 
 def test_float_fuzz_reports_are_whole_and_sound():
     """Sound, or an expected failure while every mismatching program is a finding of
-    ``test_h100_fuzz_float_findings`` (fixed since the run and pending :data:`FUZZ_RERUN`, or still open)."""
-    from test_h100_fuzz_float_findings import FINDINGS, OPEN
+    ``test_fuzz_float_findings`` (fixed since the run and pending :data:`FUZZ_RERUN`, or still open)."""
+    from test_fuzz_float_findings import FINDINGS, OPEN
     reports = _reports("*-fuzz-float-*.json")
     if not reports:
         pytest.xfail(f"hwcheck fuzz --float has not run on a GPU yet: {COMMAND}")

@@ -447,3 +447,40 @@ def test_a_saturated_square_plus_at_least_one_is_folded_to_one():
     assert np.all(out[:, 1] == 1.0) and np.isnan(out[::2, 0]).all()
     _, plain = _run(text, "none", x)
     assert np.all(plain[::2, 1] == 0.0)
+
+
+@needs_ptxas
+def test_more_folds_ptxas_makes_with_nans_infinities_and_saturation():
+    """sm_90, ptxas 13.0 (the H200's seeds): ``mul.ftz`` of a constant subnormal by infinity compiled without
+    ``.FTZ`` (203522: ``MOV R8, 0x7f800000; FMUL R8, R8, 1.4e-45``, infinity where ``.ftz`` gives 0 * inf, a NaN); ``-(-x)`` folded to ``x`` bit for bit (204946); a ``neg`` kept by
+    a guarded write's ``FSEL`` (202902); ``sub.sat`` of a square and ``-3`` folded to 1.0 (207312)."""
+    text = kernel("""
+  mov.f32 %f12, 0f00000001;
+  mul.ftz.f32 %f5, %f12, 0f7F800000;
+  neg.f32 %f6, %f2;
+  neg.f32 %f7, %f6;
+  setp.gt.f32 %p1, %f3, 0f00000000;
+  neg.f32 %f8, %f2;
+  @%p1 fma.rn.f32 %f8, %f3, %f4, %f1;
+  mul.f32 %f9, %f4, %f4;
+  mov.f32 %f10, 0fC0400000;
+  sub.sat.f32 %f11, %f9, %f10;
+""", "%f5, %f7, %f8, %f11", ".reg .pred %p1;").replace(".target sm_80", ".target sm_90")
+    module = ptx.load(text, ptxas="auto", arch="sm_90")
+    c = module.contraction
+    assert (c.ftz_dropped, c.double_negations, c.sign_selects, c.saturated_ones) == ((16,), (18,), (20,), (24,))
+    assert fma.Contraction.from_dict(c.as_dict()) == c
+    x = np.zeros((32, 4), np.float32)
+    u = x.view(np.uint32)
+    u[:, 1] = [0x7FC00001, 0xFFA00000, 0x7F800001, 0x40000000] * 8           # NaN payloads
+    x[:, 2], x[:, 3] = np.arange(32) - 16, 1.0
+    u[::4, 3] = 0x7FC00000                                                    # NaN squares
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)},
+                        arch="sm_90").buffers["out"].view(np.uint32)
+    assert np.all(out[:, 0] == 0x7F800000)
+    assert np.array_equal(out[:, 1], u[:, 1])
+    kept = x[:, 2] <= 0
+    assert np.array_equal(out[kept, 2], u[kept, 1] ^ 0x80000000)
+    assert np.all(out[:, 3] == 0x3F800000)
+    _, plain = _run(text, "none", x)
+    assert np.isnan(plain[:, 0]).all() and np.all(plain.view(np.uint32)[::4, 3] == 0)

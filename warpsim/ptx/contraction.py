@@ -59,10 +59,10 @@ from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
            "start", "annotate", "candidates", "sass_lines", "sign_selects", "sign_operands",
-           "saturated_ones", "fused_instructions"]
+           "saturated_ones", "ftz_dropped", "double_negations", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "6"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "8"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -105,8 +105,10 @@ class Contraction:
     ``cubin``: the file whose SASS the decision was checked against, if one was given; ``sign_selects``: the PTX
     lines of ``neg.f32``/``abs.f32`` that run as sign-bit operations (:func:`sign_selects`); ``sign_operands``:
     ``(line, operand)`` of the ``selp`` operands that read a ``neg``/``abs`` folded into their ``FSEL``
-    (:func:`sign_operands`); ``saturated_ones``: the lines of ``add.sat`` that ptxas folded to ``1.0``
-    (:func:`saturated_ones`). The last three are where ptxas's code gives a NaN other bits than the PTX text."""
+    (:func:`sign_operands`); ``saturated_ones``: the lines of ``add.sat``/``sub.sat`` that ptxas folded to ``1.0``
+    (:func:`saturated_ones`); ``ftz_dropped``: the lines of f32 ``.ftz`` arithmetic that ptxas compiled without
+    ``.FTZ`` (:func:`ftz_dropped`); ``double_negations``: the lines of a ``neg`` of a ``neg`` that ptxas folded
+    away (:func:`double_negations`). The last five are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -119,6 +121,8 @@ class Contraction:
     sign_selects: tuple = ()
     sign_operands: tuple = ()
     saturated_ones: tuple = ()
+    ftz_dropped: tuple = ()
+    double_negations: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -138,13 +142,15 @@ class Contraction:
                 "flags": list(self.flags), "reason": self.reason, "cubin": self.cubin,
                 "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow, p.negated] for p in self.pairs],
                 "sign_selects": list(self.sign_selects), "sign_operands": [list(p) for p in self.sign_operands],
-                "saturated_ones": list(self.saturated_ones)}
+                "saturated_ones": list(self.saturated_ones), "ftz_dropped": list(self.ftz_dropped),
+                "double_negations": list(self.double_negations)}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
         return cls(d["compiler"], tuple(Fusion(*p) for p in d["pairs"]), d["version"], d["path"], d["arch"],
                    tuple(d["flags"]), d["reason"], d["cubin"], tuple(d.get("sign_selects", ())),
-                   tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())))
+                   tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())),
+                   tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -342,7 +348,9 @@ class Pending:
                                 cubin=str(self.cubin) if self.cubin is not None else "",
                                 sign_selects=sign_selects(module, self.sass),
                                 sign_operands=sign_operands(module, self.sass),
-                                saturated_ones=saturated_ones(module, self.sass))
+                                saturated_ones=saturated_ones(module, self.sass),
+                                ftz_dropped=ftz_dropped(module, self.sass),
+                                double_negations=double_negations(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -367,6 +375,7 @@ class _Function:
             for r in regs:
                 kill[k] |= self.reg_mask[r]
         self.reach = self.flow.reaching(defs_at, lambda k: kill[k])
+        self.block_of = {i: b for b, (start, end) in enumerate(self.flow.blocks) for i in range(start, end)}
 
     def single_def(self, k, reg):
         """The instruction index of the only definition of ``reg`` reaching instruction ``k``, or None."""
@@ -423,6 +432,12 @@ def _product(ins, add):
     return _unmodified(ins, ("mul",)) and _float_type(ins) == _float_type(add)
 
 
+def _square(ins):
+    """Whether ``ins`` is a ``mul`` of one register by itself."""
+    a, b = (ins.operands[1:3] + [None, None])[:2] if ins.opcode == "mul" else (None, None)
+    return a is not None and b is not None and a.kind == b.kind == "reg" and a.name == b.name
+
+
 def _resolve(module, sass, filename):
     """The :class:`Fusion` pairs that the line-annotated ``sass`` shows (see the module docstring, step 3)."""
     at_line = {}
@@ -462,7 +477,8 @@ def _resolve(module, sass, filename):
         fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
         pairs.append(_fusion(fn, k, add, line, kinds, filename))
         fused.append((fn, k, add, pairs[-1]))
-    twins = {t.token.line: (fn, k, t) for fn, k, t in _twins(fused, kinds)}
+    own = {line for text, line in sass if not _moves(text)}
+    twins = {t.token.line: (fn, k, t) for fn, k, t in _twins(fused, own)}
     pairs += [_fusion(fn, k, t, line, kinds, filename) for line, (fn, k, t) in twins.items()]
     return sorted(pairs, key=lambda p: p.add_line)
 
@@ -483,6 +499,11 @@ def _fusion(fn, k, add, line, kinds, filename):
             if m is None:
                 continue
             mul, negated = fn.flow.instrs[m], True
+        elif mul.opcode == "abs" and _float_type(mul) == _float_type(add) and mul.operands[1].kind == "reg":
+            m = fn.single_def(m, mul.operands[1].name)      # |a*a| + c: a square is never negative, ptxas drops
+            if m is None or not _square(fn.flow.instrs[m]):  # the abs (H200 seed 204830)
+                continue
+            mul = fn.flow.instrs[m]
         if _product(mul, add):
             found.append((pos, m, mul, negated))
     if len(found) == 2 and found[0][1:] == found[1][1:]:
@@ -504,67 +525,91 @@ def _operand_key(o):
     return (o.kind, o.name, o.value, o.bits)
 
 
-def _twins(fused, kinds):
+def _moves(sass):
+    """Whether a SASS instruction only copies a register or a constant (``MOV``, ``IMAD.MOV.U32 R11, RZ, RZ, R12``)
+    or is control-flow scaffolding.
+
+    >>> _moves("@P1 IMAD.MOV.U32 R11, RZ, RZ, R12"), _moves("MOV R1, R2"), _moves("FADD R1, R2, R3")
+    (True, True, False)
+    """
+    words = sass.split()
+    word = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+    return word in ("MOV", "IMAD.MOV.U32", "IMAD.MOV") or word.split(".")[0] in _SCAFFOLD
+
+
+def _twins(fused, own):
     """``[(fn, k, add), ...]``: the unmodified adds that ptxas computed once with a fused one, as a common
     subexpression, so that they take the FMA's bits too (H100, conformance/h100/h100-80gb-hbm3-fuzz-float-200000.json
     seed 200066 and -201000.json seed 201246: ``add.f16x2 %h2, %h3, %h5; add.f16x2 %h3, %h5, %h3`` after
     ``mul.f16x2 %h3, ...``: one ``HFMA2`` on the first line, no SASS on the second, and both registers hold it).
 
-    A twin has no SASS on its line at all, is in the basic block of a fused add, unguarded as it is, with the same
-    opcode and modifiers and the same operands (in either order for an ``add``; in the same order for a ``sub``),
-    and nothing from the first of the two up to the second (the first included) writes those operands."""
+    A twin has no SASS on its line that computes (moves alone: ``@P1 IMAD.MOV.U32 R11, RZ, RZ, R12``, a copy of the
+    FMA's register, H200 seed 202619, ptxas having made the block predicated), is unguarded as the fused add is, has
+    its opcode and modifiers, and reads the same values (in either order for an ``add``, in the same order for a
+    ``sub``): an operand's value is its one reaching definition, or a ``mul`` of the same values (H200 seed 210913:
+    ``mul.f16x2 %h0, %h1, %h4; sub.f16x2 %h0, %h5, %h0`` again in a later block, ``IMAD.MOV.U32 R17, RZ, RZ, R15``)."""
     out = []
     for fn, ka, a, _ in fused:
         if a.guard is not None:
             continue
-        start, end = next((s, e) for s, e in fn.flow.blocks if s <= ka < e)
-        srcs = [_operand_key(o) for o in a.operands[1:3]]
-        regs = {o.name for o in a.operands[1:3] if o.kind == "reg"}
-        for kt in range(start, end):
-            t = fn.flow.instrs[kt]
-            if kt == ka or t.token.line in kinds or t.guard is not None or (t.opcode, t.mods) != (a.opcode, a.mods):
+        for kt, t in enumerate(fn.flow.instrs):
+            if kt == ka or t.token.line in own or t.guard is not None or (t.opcode, t.mods) != (a.opcode, a.mods):
                 continue
-            theirs = [_operand_key(o) for o in t.operands[1:3]]
-            if theirs != srcs and (a.opcode != "add" or theirs != srcs[::-1]):
-                continue
-            if not any(fn.writes[j] & regs for j in range(min(ka, kt), max(ka, kt))):
+            pairs = [list(zip(a.operands[1:3], t.operands[1:3]))]
+            if a.opcode == "add":
+                pairs.append(list(zip(a.operands[1:3], t.operands[2:0:-1])))
+            if any(all(_same_value(fn, ka, x, kt, y) for x, y in p) for p in pairs):
                 out.append((fn, kt, t))
     return out
+
+
+def _same_value(fn, k1, o1, k2, o2, depth=2):
+    """Whether operand ``o1`` read by instruction ``k1`` and ``o2`` read by ``k2`` hold one value: the same immediate,
+    one register in one basic block not written between, the same one reaching definition, or (``depth`` levels)
+    unguarded ``mul`` of the same values."""
+    if o1.kind != "reg" or o2.kind != "reg":
+        return _operand_key(o1) == _operand_key(o2)
+    if o1.name == o2.name and fn.block_of[k1] == fn.block_of[k2] and \
+            not any(o1.name in fn.writes[j] for j in range(min(k1, k2), max(k1, k2))):
+        return True                                 # one register, not written from the first reader on
+    d1, d2 = fn.single_def(k1, o1.name), fn.single_def(k2, o2.name)
+    if d1 is None or d2 is None:
+        return False
+    if d1 == d2:
+        return True
+    i1, i2 = fn.flow.instrs[d1], fn.flow.instrs[d2]
+    return (depth > 0 and i1.opcode == i2.opcode == "mul" and i1.mods == i2.mods and i1.guard is None
+            and i2.guard is None and all(_same_value(fn, d1, x, d2, y, depth - 1)
+                                         for x, y in zip(i1.operands[1:3], i2.operands[1:3])))
 
 
 _SIGN_MASK = {"neg": ("xor", 0x80000000), "abs": ("and", 0x7FFFFFFF)}     # the bit operation an FSEL modifier does
 _SCAFFOLD = ("BSSY", "BSYNC", "BRA", "NOP")
 
 
-def _selects_itself(sass):
-    """Whether an ``FSEL`` chooses between one register and that register with a modifier, the register not its
-    destination (``FSEL R30, R34, -R34, P0``: the value of an earlier line, not the one in place; ``FSEL R18,
-    -R18, R18, !P4`` is a guarded ``neg`` of a register onto itself).
-
-    >>> _selects_itself("FSEL R30, R34, -R34, P0"), _selects_itself("@P1 FSEL R7, -R0, R5, !P0")
-    (True, False)
-    >>> _selects_itself("FSEL R18, -R18, R18, !P4")
-    False
-    """
-    ops = [o.strip().lstrip("-").strip("|") for o in sass.split(None, 2 if sass.startswith("@") else 1)[-1].split(",")]
-    return len(ops) == 4 and ops[1] == ops[2] != ops[0]
-
-
 def sign_selects(module, sass):
     """The PTX lines of ``neg.f32``/``abs.f32`` that the GPU computes as a sign-bit operation, sorted:
     those whose SASS is ``FSEL`` alone (``FSEL R7, -R0, R5, P0``: a guarded ``neg`` merged with the register's old
-    value; no ``.ftz``), and those whose source is a constant (its one reaching definition a ``mov`` of an immediate;
-    for ``.ftz`` a NaN), which
+    value; no ``.ftz``), and those with no SASS of their own whose source is a constant (its one reaching definition a
+    ``mov`` of an immediate; for ``.ftz`` a NaN), which
     ptxas folds into the constant bit by bit (seed 201589 of the 201000 chunk: ``mov.f32 %f9, 0f7FFFFFFF; ...
-    neg.f32 %f9, %f9`` is ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``, ``0xFFFFFFFF``).
+    neg.f32 %f9, %f9`` is ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``, ``0xFFFFFFFF``; where ptxas keeps an instruction,
+    ``FADD.FTZ R50, -RZ, -QNAN``, the NaN is canonical: seeds 203019, 208620 of the H200's 202000+ chunks).
 
     The rule (H100, conformance/h100/h100-80gb-hbm3-fuzz-float-20{0,1}000.json): an ``FSEL`` moves its operand's
     bits with the ``-``/``|..|`` modifier as a sign-bit operation, so a NaN keeps its payload (``0x7FC00000 ->
     0xFFC00000``), where the ``FADD R, -R, -RZ`` that ptxas writes for an unguarded ``neg`` gives the canonical NaN
     (``0x7FFFFFFF``, the H200 float campaign). Lines with no SASS of their own (the sign folded into a neighbour)
-    or with other instructions keep the canonical rule, and so does an ``FSEL`` between another register and its
-    own negation (``FSEL R30, R34, -R34, P0``, seed 200247 of the rerun: ``neg.f32 %f9, %f3; @%p1 neg.f32 %f9, %f9``,
-    the double negation folded away, the H100's canonical NaN where the rule would flip the sign).
+    or with other instructions keep the canonical rule, and so does a ``neg`` of a ``neg``/``abs`` (``neg.f32 %f9,
+    %f3; @%p1 neg.f32 %f9, %f9`` is ``FSEL R30, R34, -R34, P0`` of ``%f3``'s register, the double negation folded
+    away: seed 200247 of the H100's rerun, the canonical rule gave its bits).
+
+    Also a ``neg``/``abs`` with no SASS of its own that a later guarded write of its register keeps where the guard
+    is false, merged by an ``FSEL`` with the modifier (:func:`_merged_by_fsel`).
+
+    A constant source is followed through ``mov`` and through the f32 ``add``/``sub``/``mul``/``fma``/``mad`` that
+    read a constant NaN, which ptxas folds to the canonical ``0x7FFFFFFF`` (``add.f32 %f7, 0f7FFFFFFF, %f7; neg.f32
+    %f5, %f7`` stored ``0xFFFFFFFF``: seeds 208812, 210667, 211056 of the H200's chunks).
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
@@ -576,13 +621,12 @@ def sign_selects(module, sass):
     >>> sign_selects(m, [])
     (5,)
     """
-    ops = {}
+    ops, texts = {}, {}
     for text, line in sass:
         op = _opcode(text)
-        if op == "FSEL" and _selects_itself(text):
-            op = "FSEL-SELF"
         if op not in _SCAFFOLD:
             ops.setdefault(line, set()).add(op)
+            texts.setdefault(line, []).append(text)
     lines = set()
     for f in module.functions.values():
         if f.declared_only:
@@ -591,26 +635,67 @@ def sign_selects(module, sass):
         for k, ins in enumerate(i for i in f.body if isinstance(i, Instruction)):
             if ins.opcode not in _SIGN_MASK or ins.mods not in (("f32",), ("ftz", "f32")):
                 continue
+            if ins.operands[1].kind != "reg":
+                continue
+            fn = fn or _Function(f)
             if ops.get(ins.token.line) == {"FSEL"} and ins.mods == ("f32",):
-                lines.add(ins.token.line)
-            elif ins.operands[1].kind == "reg":
-                fn = fn or _Function(f)
                 m = fn.single_def(k, ins.operands[1].name)
-                if m is not None and _constant(fn.flow.instrs[m], nan_only="ftz" in ins.mods):
+                if m is None or fn.flow.instrs[m].opcode not in _SIGN_MASK:
+                    lines.add(ins.token.line)
+            elif ins.token.line not in ops:
+                value = _constant(fn, k, ins.operands[1].name)
+                if value is not None and ("ftz" not in ins.mods or _is_nan(value)) or \
+                        ins.mods == ("f32",) and _merged_by_fsel(fn, k, ins, texts):
                     lines.add(ins.token.line)
     return tuple(sorted(lines))
 
 
-def _constant(ins, nan_only=False):
-    """Whether ``ins`` puts a 32-bit immediate in a register (``mov.f32 %f9, 0f7FFFFFFF``), unguarded; ``nan_only``:
-    a NaN (for a ``neg.ftz``/``abs.ftz``, whose folding is known for a NaN: seed 201566 of the 201000 chunk,
-    ``neg.ftz.f32`` of ``0f7FFFFFFF`` stored as ``0xFFFFFFFF``; a subnormal's is not)."""
-    if ins.opcode != "mov" or ins.guard is not None or len(ins.operands) != 2:
-        return False
-    o = ins.operands[1]
-    if o.kind not in ("imm", "fimm") or (o.kind == "fimm" and o.bits != 32) or not 0 <= o.value < 1 << 32:
-        return False
-    return not nan_only or (o.value & 0x7F800000 == 0x7F800000 and o.value & 0x7FFFFF != 0)
+_NAN_ARITH = ("add", "sub", "mul", "fma", "mad")
+_MODIFIER = {"neg": "-", "abs": "|"}
+
+
+def _merged_by_fsel(fn, k, ins, texts):
+    """Whether the ``neg``/``abs`` ``ins`` (instruction ``k``) is the old value that a later guarded write of its
+    register keeps, and ptxas folded it into the ``FSEL`` that merges the two (``neg.f32 %f3, %f6; @%p1 fma.rn.f32
+    %f3, ...`` is ``FFMA R8, ...; FSEL R19, R8, -R5, !P0`` on the fma's line, none on the neg's: H200 seeds 202902
+    and 204237), so the value kept is the sign-bit operation of the source."""
+    dest = ins.operands[0].name if ins.operands[0].kind == "reg" else None
+    for kg, g in enumerate(fn.flow.instrs):
+        if g.guard is None or dest not in fn.writes[kg] or fn.single_def(kg, dest) != k:
+            continue
+        for text in texts.get(g.token.line, ()):
+            if _opcode(text) == "FSEL":
+                fsel = [o.strip() for o in text.split(",")][1:3]
+                if sum(o.startswith(_MODIFIER[ins.opcode]) for o in fsel) == 1:
+                    return True
+    return False
+
+
+def _constant(fn, k, reg, depth=8):
+    """The 32-bit value ptxas knows ``reg`` to hold before instruction ``k`` of ``fn``, or None: its one reaching
+    definition an unguarded ``mov`` of an immediate or of such a register, or an f32 ``add``/``sub``/``mul``/``fma``/
+    ``mad`` with a constant NaN operand (folded to the canonical ``0x7FFFFFFF``)."""
+    m = fn.single_def(k, reg) if depth else None
+    ins = fn.flow.instrs[m] if m is not None else None
+    if ins is None or ins.guard is not None:
+        return None
+    values = []
+    for o in ins.operands[1:]:
+        if o.kind == "fimm" and o.bits == 32 or o.kind == "imm" and 0 <= o.value < 1 << 32:
+            values.append(o.value)
+        elif o.kind == "reg":
+            values.append(_constant(fn, m, o.name, depth - 1))
+        else:
+            values.append(None)
+    if ins.opcode == "mov" and len(values) == 1:
+        return values[0]
+    if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and any(v is not None and _is_nan(v) for v in values):
+        return 0x7FFFFFFF
+    return None
+
+
+def _is_nan(bits):
+    return bits & 0x7F800000 == 0x7F800000 and bits & 0x7FFFFF != 0
 
 
 def _sass_ops(sass):
@@ -673,11 +758,13 @@ def sign_operands(module, sass):
 
 
 def saturated_ones(module, sass):
-    """The lines of ``add.sat.f32`` that ptxas folded to the constant ``1.0``: an add with no SASS of its own of a
-    square (a single reaching ``mul.f32`` of one register by itself, never negative) and an immediate of at least
-    1: ``x*x + c >= 1`` saturates to 1 -- also where ``x`` is NaN, where the PTX's ``.sat`` gives ``+0`` (H100, seeds
-    200527 and 201039 of the 200000/201000 chunks: ``mul.f32 %f4, %f6, %f6; add.sat.f32 %f7, 0f3F800800, %f4``
-    stored ``0x3F800000`` from a ``MOV R29, 0x3f800000``).
+    """The lines of ``add.sat.f32``/``sub.sat.f32`` that ptxas folded to the constant ``1.0``: no SASS of their own,
+    a value ptxas knows is never negative (its single reaching definition an unguarded square ``mul.f32 %f4, %f6,
+    %f6`` or an ``abs.f32``) plus an immediate of at least 1 (or minus one of at most -1): ``x*x + c >= 1``
+    saturates to 1 -- also where ``x`` is NaN, where the PTX's ``.sat`` gives ``+0``. H100 seeds 200527 and 201039
+    (``mul.f32 %f4, %f6, %f6; add.sat.f32 %f7, 0f3F800800, %f4`` stored ``0x3F800000`` from a ``MOV R29,
+    0x3f800000``); H200 seeds 204630 and 208511 (``abs`` of a product, ``+ 0f3F801800``, ``+ 0f3FC00000``) and
+    207312 (``sub.sat.f32 %f8, %f8, %f10`` of a square and ``%f10 = -3``: the immediate from a ``mov``).
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n"
@@ -689,21 +776,73 @@ def saturated_ones(module, sass):
     for f, body in _bodies(module):
         fn = None
         for k, ins in enumerate(body):
-            if ins.opcode != "add" or "sat" not in ins.mods or _float_type(ins) != "f32" or \
+            if ins.opcode not in ("add", "sub") or "sat" not in ins.mods or _float_type(ins) != "f32" or \
                     ins.token.line in ops or ins.guard is not None:
                 continue
-            kinds = [o.kind for o in ins.operands[1:3]]
-            if sorted(kinds) != ["fimm", "reg"]:
-                continue
-            reg, imm = (ins.operands[1], ins.operands[2]) if kinds[0] == "reg" else (ins.operands[2], ins.operands[1])
-            if imm.bits != 32 or not _at_least_one(imm.value):
+            fn = fn or _Function(f)
+            a, b = ins.operands[1:3]
+            for x, c in ((a, b), (b, a)) if ins.opcode == "add" else ((a, b),):
+                if c.kind == "fimm":
+                    value = c.value if c.bits == 32 else None
+                else:
+                    value = _constant(fn, k, c.name) if c.kind == "reg" else None
+                m = fn.single_def(k, x.name) if x.kind == "reg" else None
+                src = fn.flow.instrs[m] if m is not None else None
+                if value is None or src is None or _float_type(src) != "f32" or src.guard is not None or \
+                        not (_square(src) or src.opcode == "abs"):
+                    continue
+                if _at_least_one(value ^ 0x80000000 if ins.opcode == "sub" else value):
+                    found.append(ins.token.line)
+                    break
+    return tuple(found)
+
+
+def ftz_dropped(module, sass):
+    """The lines of f32 ``add``/``sub``/``mul``/``fma`` with ``.ftz`` whose SASS has float arithmetic, none of it
+    ``.FTZ``: ptxas compiled them without flushing (``mul.ftz.f32 %f9, %f10, 0f7F800000`` is ``FMUL R10, R48, +INF``,
+    so a subnormal times infinity is infinity, not the NaN of ``0 * inf``: seeds 203522, 206426, 206733, 210439 of
+    the H200's chunks, each a ``mul.ftz`` by an immediate infinity or subnormal). They run without ``.ftz``.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n"
+    ...                  "mul.ftz.f32 %f2, %f1, 0f7F800000;\\nmul.ftz.f32 %f3, %f1, %f2;\\n}")
+    >>> ftz_dropped(m, [("FMUL R10, R48, +INF", 4), ("FMUL.FTZ R11, R48, R10", 5)])
+    (4,)
+    """
+    arith = {}
+    for text, line in sass:
+        op = _opcode(text)
+        if op in ("FADD", "FMUL", "FFMA"):
+            arith.setdefault(line, []).append(".FTZ" in text.split()[1 if text.startswith("@") else 0])
+    return tuple(sorted(ins.token.line for _, body in _bodies(module) for ins in body
+                        if ins.opcode in ("add", "sub", "mul", "fma") and "ftz" in ins.mods
+                        and _float_type(ins) == "f32" and arith.get(ins.token.line) and not any(arith[ins.token.line])))
+
+
+def double_negations(module, sass):
+    """The lines of a ``neg.f32``/``neg.f16x2`` of a ``neg`` of the same type, neither with SASS of its own: ptxas
+    folds ``-(-x)`` to ``x``, bit for bit, where the two negations one by one would give the canonical NaN
+    (``neg.f16x2 %h1, %h2; ...; neg.f16x2 %h4, %h1`` stores ``%h2``'s ``0x7E00``: H200 seed 204946). The line runs as
+    a copy of the inner ``neg``'s source as that ``neg`` read it.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .b32 %h<4>;\\n"
+    ...                  "neg.f16x2 %h1, %h2;\\nneg.f16x2 %h3, %h1;\\n}")
+    >>> double_negations(m, []), double_negations(m, [("HADD2 R1, -R2, -RZ", 4)])
+    ((5,), ())
+    """
+    ops, found = _sass_ops(sass), []
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode != "neg" or ins.mods not in (("f32",), ("f16x2",)) or ins.token.line in ops or \
+                    ins.guard is not None or ins.operands[1].kind != "reg":
                 continue
             fn = fn or _Function(f)
-            m = fn.single_def(k, reg.name)
-            mul = fn.flow.instrs[m] if m is not None else None
-            if mul is not None and mul.opcode == "mul" and _float_type(mul) == "f32" and \
-                    mul.operands[1].kind == mul.operands[2].kind == "reg" and \
-                    mul.operands[1].name == mul.operands[2].name:
+            m = fn.single_def(k, ins.operands[1].name)
+            inner = fn.flow.instrs[m] if m is not None else None
+            if inner is not None and inner.opcode == "neg" and inner.mods == ins.mods and inner.guard is None and \
+                    inner.token.line not in ops and inner.operands[1].kind == "reg":
                 found.append(ins.token.line)
     return tuple(found)
 
@@ -739,6 +878,7 @@ def fused_instructions(module, contraction) -> Rewrite:
     _sign_selects(module, contraction, out)
     _nan_folds(module, contraction, out)
     if not contraction.pairs:
+        _ftz_dropped(module, contraction, out)
         return out
     by_line = {p.add_line: p for p in contraction.pairs}
     muls = {}
@@ -765,7 +905,18 @@ def fused_instructions(module, contraction) -> Rewrite:
                 opcode, mods = "fma", ("rn", *[m for m in ins.mods if m in ("ftz", "sat")], _float_type(ins))
             out.replace[id(ins)] = Instruction(opcode, mods, [ins.operands[0], a, b, other], ins.guard,
                                                ins.guard_neg, ins.token, ins.loc, fused=(p.mul_line, neg_a, neg_c))
+    _ftz_dropped(module, contraction, out)
     return out
+
+
+def _ftz_dropped(module, contraction, out):
+    """Each instruction of ``contraction.ftz_dropped`` (or the FMA that replaces it) runs without ``.ftz``."""
+    lines = set(contraction.ftz_dropped)
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.token.line in lines and "ftz" in ins.mods:
+                now = out.replace.get(id(ins), ins)
+                out.replace[id(ins)] = replace(now, mods=tuple(m for m in now.mods if m != "ftz"))
 
 
 def _sign_selects(module, contraction, out):
@@ -783,10 +934,11 @@ def _sign_selects(module, contraction, out):
 
 def _nan_folds(module, contraction, out):
     """``contraction.sign_operands``: the ``selp`` reads the sign-bit operation of the ``neg``/``abs``'s source, made
-    in a register of its own where the ``neg``/``abs`` runs; ``contraction.saturated_ones``: the ``add.sat`` moves
-    ``1.0``."""
+    in a register of its own where the ``neg``/``abs`` runs; ``contraction.saturated_ones``: the
+    ``add.sat``/``sub.sat`` moves ``1.0``."""
     operands, ones = set(map(tuple, contraction.sign_operands)), set(contraction.saturated_ones)
-    if not operands and not ones:
+    doubles = set(contraction.double_negations)
+    if not operands and not ones and not doubles:
         return
     for fname, f in module.functions.items():
         if f.declared_only:
@@ -795,7 +947,17 @@ def _nan_folds(module, contraction, out):
         body = [i for i in f.body if isinstance(i, Instruction)]
         for k, ins in enumerate(body):
             line = ins.token.line
-            if line in ones and ins.opcode == "add":
+            if line in doubles and ins.opcode == "neg":
+                fn = fn or _Function(f)
+                inner = fn.flow.instrs[fn.single_def(k, ins.operands[1].name)]
+                name = f"%__warpsim_neg{line}"
+                out.regs.setdefault(fname, []).append(Variable(name, "reg", "b32", token=ins.token))
+                reg = Operand("reg", name, token=ins.operands[1].token)
+                out.before.setdefault(id(inner), []).append(
+                    Instruction("mov", ("b32",), [reg, inner.operands[1]], None, False, inner.token, inner.loc))
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], reg], None, False, ins.token,
+                                                   ins.loc)
+            if line in ones and ins.opcode in ("add", "sub"):
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], Operand("imm", value=0x3F800000)],
                                                    ins.guard, ins.guard_neg, ins.token, ins.loc)
             for pos in (1, 2):
