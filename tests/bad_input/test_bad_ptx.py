@@ -110,3 +110,16 @@ def test_malloc_in_device_code(workdir, inputs, capsys):
     status, out, err = call(capsys, ["run", cu, "--kernel", "k", "--arg", "out=zeros:i32:4"])
     assert_one_line_error(status, err, "warpsim run", ["m.sm_90.ptx:", "call of malloc: malloc/free in device code "
                                                        "are not supported", "'call.uni'"])
+
+
+def test_a_cu_kernel_without_the_cute_headers_names_the_extra(workdir, inputs, capsys, monkeypatch):
+    """nvcc is there, the ``nvidia-cutlass`` wheel is not: one line naming ``warpsim[cute]``, before nvcc runs."""
+    from warpsim.frontends import nvcc
+    monkeypatch.setattr(nvcc, "cute_include_dir", lambda: None)
+    monkeypatch.setattr(nvcc, "find_nvcc", lambda: "/nonexistent/nvcc")      # never started: the check comes first
+    cu = inputs / "c.cu"
+    cu.write_text('#include "c.h"\n__global__ void k(float* out) { out[0] = 1.0f; }\n')
+    (inputs / "c.h").write_text("#include <cute/tensor.hpp>\n")
+    status, out, err = call(capsys, ["run", cu, "--kernel", "k", "--arg", "out=zeros:f32:4"])
+    assert_one_line_error(status, err, "warpsim run", ["c.cu: includes CuTe/CUTLASS headers, which are not installed",
+                                                       "pip install 'warpsim[cute]'"])

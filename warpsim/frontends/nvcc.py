@@ -28,6 +28,7 @@ __all__ = ["CUDA_SUFFIXES", "compile_cuda", "cute_include_dir", "source_nvcc_fla
 
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 NVCC_BASE_FLAGS = ("-ptx", "-lineinfo", "-std=c++17")
+CUTE_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](?:cute|cutlass)/', re.MULTILINE)
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 NVCC_FLAGS_LINE = re.compile(r"^[ \t]*//[ \t]*warpsim:[ \t]*nvcc-flags[ \t]+(.*?)[ \t]*$", re.MULTILINE)
 
@@ -69,7 +70,11 @@ def compile_cuda(path, arch="sm_80", nvcc_flags=(), cache=True):
                            "(install the CUDA toolkit, or pass a .ptx file)")
     include = cute_include_dir()
     includes = [str(include)] if include else []
-    own = source_nvcc_flags(path.read_text(encoding="utf-8", errors="replace"))
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if include is None and CUTE_INCLUDE.search(_source_with_local_headers(path)):
+        raise CompileError(f"{path.name}: includes CuTe/CUTLASS headers, which are not installed "
+                           "(pip install 'warpsim[cute]': the nvidia-cutlass wheel)")
+    own = source_nvcc_flags(text)
     flags = [*NVCC_BASE_FLAGS, f"-arch={arch}", *[f"-I{d}" for d in includes], *own, *nvcc_flags]
     key = cache_key("cuda", _nvcc_version(nvcc), package_version("nvidia-cutlass"), " ".join(flags),
                 _source_with_local_headers(path))
