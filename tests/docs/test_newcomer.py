@@ -103,7 +103,7 @@ def test_a_newcomer_follows_getting_started_at_a_terminal(tmp_path):
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env.update(HOME=str(tmp_path / "home"), TERM="dumb", NO_COLOR="1", COLUMNS="80",
-               PIP_DISABLE_PIP_VERSION_CHECK="1", WARPSIM_CACHE=str(tmp_path / "cache"))
+               PIP_DISABLE_PIP_VERSION_CHECK="1", WARPSIM_CACHE=str(tmp_path / "cache"), VIRTUAL_ENV_DISABLE_PROMPT="1")
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
                                   if not p.startswith(str(ROOT)) and "/.venv/" not in p)
     (tmp_path / "home").mkdir()
