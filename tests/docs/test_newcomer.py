@@ -135,7 +135,7 @@ def test_a_newcomer_follows_getting_started_at_a_terminal(tmp_path):
                     cmds, shown, session = commands(block.text), [], []
                 for command in cmds:
                     installs = "pip" in command.split()[:3] and "install" in command.split()
-                    if installs and not first_install:
+                    if installs and page.endswith("install.md") and not first_install:
                         continue                            # the optional extras: the newcomer takes the first
                     if not installs and (not_run(command) or needs(command, d)):
                         continue                            # a GPU, a Ray cluster, the project's own suite
