@@ -148,7 +148,11 @@ def test_a_newcomer_follows_getting_started_at_a_terminal(tmp_path):
                     for line in shown:
                         assert line.rstrip() in printed, \
                             f"{block.where}: the page shows {line!r}; `{command}` printed:\n{out[-3000:]}"
-                    ran.append(command.split()[0] + " " + " ".join(command.split()[1:2]))
+                    ran.append(command)
+                    if installs:                            # packaging: no deprecation, license and URLs shown
+                        assert "Deprecat" not in out, out
+                        status, out = term.type("python -m pip show -v warpsim")
+                        assert "License-Expression: BSD-3-Clause" in out and "Project-URLs:" in out, out
         assert any(c.startswith("warpsim debug") for c in ran) and any("pytest" in c for c in ran), ran
         assert any(c.startswith("warpsim run") for c in ran) and any("pip" in c for c in ran), ran
     finally:
