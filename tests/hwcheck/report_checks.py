@@ -154,6 +154,19 @@ def _variant_problems(where, report, got, instr, arch):
     return out
 
 
+_LOWERED = {}     # id(trace) -> (trace, its lowered kernel): a program caches its traces, so the same object comes back
+
+
+def _lowered(trace):
+    """``lower`` of a trace, once per trace object: the planted-edit tests check one programs report 16 times,
+    and lowering its 32 runs took ~1 s each time."""
+    hit = _LOWERED.get(id(trace))
+    if hit is None or hit[0] is not trace:
+        hit = _LOWERED[id(trace)] = (trace, lower(trace.stream, warps=trace.warps, regs=trace.regs_per_thread,
+                                                  smem_bytes=trace.smem_bytes))
+    return hit[1]
+
+
 def programs_problems(report, expected, seeds, *, cc="90", now=None):
     """Problems of a programs report that should hold ``expected``: ``{(name, params items): (program,
     params)}``, each run for ``seeds`` seeds."""
@@ -173,7 +186,7 @@ def programs_problems(report, expected, seeds, *, cc="90", now=None):
             continue
         at = f"{where}: run {key}"
         trace = program.trace(params, mode="vector")
-        low = lower(trace.stream, warps=trace.warps, regs=trace.regs_per_thread, smem_bytes=trace.smem_bytes)
+        low = _lowered(trace)
         want_key = module_key(low.source, str(gpu.get("arch")), str(gpu.get("cupy_version")))
         if run.get("module_key") != want_key:
             out.append(f"{at}: module_key {run.get('module_key')!r} is not today's code ({want_key})")

@@ -1,10 +1,12 @@
 """hwcheck run without a GPU.
 
 - The lowered kernel of every example program compiles with NVRTC for sm_90: every params combination with
-  ``--slow``; by default, of a sweep of more than ``MAX_COMPILED``, the sample :func:`_sample` takes (the H200's
-  ``hwcheck acceptance --only programs`` compiles every combination through NVRTC on the device).
+  ``--slow``; by default, of a sweep of more than ``MAX_COMPILED``, the combinations :func:`_diagonal` takes,
+  which between them take every choice of every param (the H200's ``hwcheck acceptance --only programs``
+  compiles every combination through NVRTC on the device).
 - The fake GPU runs a lowered kernel by executing its CUDA source (``lowered_emulator``), independently
-  of the stream and of warpsim's executor: their agreement on every example and on a stream with
+  of the stream and of warpsim's executor: their agreement on every example (of a big sweep three jobs that take
+  each choice of each param; with ``--slow`` the sample :func:`_sample` takes) and on a stream with
   every instruction kind in per-warp phases tests the lowering; a sabotaged source must disagree.
 - Bits planted into the GPU's results are found at the right warp, lane, register, instruction and
   source line, with the simulator's value as expected (read from a machine stepped to that point).
@@ -78,7 +80,7 @@ def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path
     spec = [len(c) for c in program.params.values() if isinstance(c, (tuple, list))]
     assert len(combos) == int(np.prod(spec))
     if not request.config.getoption("--slow"):
-        combos = _sample(combos, MAX_COMPILED)
+        combos = _diagonal(combos, MAX_COMPILED)
     for params in combos:
         t, low = _lowered(program, params)
         compiled = compile_cuda(low.source, arch="sm_90", name=f"{program.name}.cu")
@@ -190,9 +192,29 @@ def _sample(jobs, most=MAX_EMULATED):
     return [j for j, p in zip(jobs, params) if sum(p[k] != first[k] for k in first) <= 1] + [jobs[-1]]
 
 
+def _diagonal(jobs, most=MAX_EMULATED):
+    """Of a sweep of more than ``most``, the jobs that take every param's choices in turn, all at once
+    (together every choice of every param: 3 of flash_fwd's 24), else every job.
+
+    >>> [tuple(p.values()) for p in _diagonal([{"d": d, "n": n} for d in (1, 2) for n in (3, 4, 5, 6, 7)])]
+    [(1, 3), (2, 4), (1, 5), (2, 6), (1, 7)]
+    """
+    if len(jobs) <= MAX_EMULATED:
+        return jobs
+    params = [j if isinstance(j, dict) else j.params for j in jobs]
+    choices = {k: list(dict.fromkeys(p[k] for p in params)) for k in params[0]}
+    want = [{k: c[i % len(c)] for k, c in choices.items()} for i in range(max(map(len, choices.values())))]
+    return [next(j for j, p in zip(jobs, params) if p == w) for w in want]
+
+
 @pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
-def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path):
-    for job in _sample(_all_jobs(path)):
+def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path, request):
+    """On the :func:`_diagonal` of a big sweep (flash_fwd: 3 jobs), on :func:`_sample`'s with --slow (7; ~60 s on 2
+    busy cores); only those are planned (traced), not all 24 (every combination's trace: test_committed_reports)."""
+    program = load_program(path)
+    combos = param_choices(program, {}, sweep=True)
+    chosen = _sample(combos) if request.config.getoption("--slow") else _diagonal(combos)
+    for job in (job for params in chosen for job in plan_jobs([(path, program)], params, {}, sweep=True)):
         trace, machine, _inputs, _t = prepare(job.program, job.params, seed=3)
         t, low = _lowered(job.program, job.params)
         image = machine.gmem.copy()

@@ -52,16 +52,18 @@ def test_generated_programs_assemble(seed, tmp_path):
         assert done.returncode == 0, done.stderr[:2000]
 
 
-def test_cli_with_the_simulator_as_gpu_passes(monkeypatch, capsys, tmp_path):
+def test_cli_with_the_simulator_as_gpu_passes(monkeypatch, capsys, tmp_path, request):
+    """The whole command on 20 random programs (50 with --slow: ~0.2 s a program on 2 cores)."""
     _stand_in(monkeypatch, SimulatorAsGpu())
     report = tmp_path / "fuzz.json"
-    assert main(["fuzz", "--count", "50", "--seed", "1000", "--report", str(report)]) == 0
+    n = 50 if request.config.getoption("--slow") else 20
+    assert main(["fuzz", "--count", str(n), "--seed", "1000", "--report", str(report)]) == 0
     out = capsys.readouterr().out
-    assert "50 programs, 0 mismatched, 0 errors" in out
+    assert f"{n} programs, 0 mismatched, 0 errors" in out
     data = json.loads(report.read_text())
     assert data["status"] == "pass" and data["kind"] == "ptx-fuzz" and data["failing_programs"] == []
-    assert data["totals"]["programs"] == 50 and data["totals"]["trace_records_compared"] > 50 * 32 * 10
-    assert data["command"] == f"hwcheck fuzz --count 50 --seed 1000 --report {report}"
+    assert data["totals"]["programs"] == n and data["totals"]["trace_records_compared"] > n * 32 * 10
+    assert data["command"] == f"hwcheck fuzz --count {n} --seed 1000 --report {report}"
 
 
 class _PopcIsClz(SimulatorAsGpu):

@@ -1,6 +1,7 @@
 """hwcheck for PTX programs without a GPU: the instrumented PTX of every PTX example assembles with ptxas for
 sm_80 and sm_90, the simulator's run of it equals the original's (buffers) and records the same trace twice,
-and a GPU that disagrees (buffers, registers, addresses) is reported as it should be."""
+and a GPU that disagrees (buffers, registers, addresses) is reported as it should be. Of the two eight-variant
+sweeps (``gemm_smem.cu``, the CuTe DSL ``flash_fwd.py``) two variants each by default, every one with ``--slow``."""
 
 import importlib.util
 import json
@@ -34,8 +35,29 @@ def _id(example):
     return f"{os.path.basename(example[0])}:{example[1]}"
 
 
+# The two sweeps of PTX_EXAMPLES (gemm_smem.cu: dtype x product x layout; the CuTe DSL flash_fwd.py: dtype x d x
+# causal) run the same instrument/ptxas/compare code on eight variants each: by default two of each, which between
+# them take every value of every axis; all of them with --slow (tests/flash and tests/ptx_front run each variant).
+SWEEP_SOURCES = ("examples/cute_cpp/gemm_smem.cu", "examples/cute_dsl/flash_fwd.py")
+SWEEP_DEFAULT = ("gemm_smem_f16_qk_swizzle", "gemm_smem_bf16_pv_plain",
+                 "flash_fwd_f16_d64", "flash_fwd_bf16_d128_causal")
+
+
+def _examples():
+    return [e if e[0] not in SWEEP_SOURCES or e[1] in SWEEP_DEFAULT
+            else pytest.param(e, marks=pytest.mark.slow, id=_id(e)) for e in PTX_EXAMPLES]
+
+
+def test_the_default_sample_takes_every_value_of_each_sweep():
+    kept = [e[1] for e in PTX_EXAMPLES if e[0] in SWEEP_SOURCES and e[1] in SWEEP_DEFAULT]
+    assert sorted(kept) == sorted(SWEEP_DEFAULT)
+    words = {w for k in kept for w in k.split("_")}
+    assert {"f16", "bf16", "qk", "pv", "swizzle", "plain", "d64", "d128", "causal"} <= words
+    assert any(k.startswith("flash") and not k.endswith("causal") for k in kept)
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
+@pytest.mark.parametrize("example", _examples(), ids=_id)
 def test_instrumented_ptx_assembles(example, arch, tmp_path):
     if shutil.which("ptxas") is None:
         if IN_CI:
@@ -52,7 +74,7 @@ def test_instrumented_ptx_assembles(example, arch, tmp_path):
     assert ins.sites, "no register-writing instruction found"
 
 
-@pytest.mark.parametrize("example", PTX_EXAMPLES, ids=_id)
+@pytest.mark.parametrize("example", _examples(), ids=_id)
 def test_simulator_against_itself_passes(example, tmp_path):
     """The instrumented kernel's buffers equal the original's, and its trace is complete and repeatable; the
     stand-in GPU's shared memory starts as leftovers (0x5A), as a GPU's may, and the final shared memory agrees."""
@@ -220,14 +242,21 @@ def test_stdout_capture_takes_what_is_written_to_descriptor_1():
 
 def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
     """A GPU machine without nvcc or the CuTe DSL runs the PTX exported here (``HWCHECK_PTX_DIR``)."""
+    import hwcheck.runs.ptx_examples
     from hwcheck.runs.ptx_examples import main as export
     from warpsim.frontends.compiled import CompileError
     import warpsim.frontends.kernel
     examples = [e for e in PTX_EXAMPLES if e[1] in ("warp_ops", "gemm_k8_warps2x2")]
     for e in examples:
         _need(e)
-    assert export(["--export", str(tmp_path), "--arch", "sm_90"]) in (0, 2)
-    assert (tmp_path / "directed.cu.sm_90.0.ptx").exists() and (tmp_path / "gemm_k8_warps2x2.cu.sm_90.0.ptx").exists()
+    # the export command over these two sources and a .ptx one (left out: it needs no compiling), not every example:
+    # on a fresh machine compiling them all (the flash builds, the as-compiled kernels) took two minutes
+    add_index = next(e for e in PTX_EXAMPLES if e[1] == "add_index")
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "PTX_EXAMPLES", (add_index, *examples))
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "FLASH_EXAMPLES", ())
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "AS_COMPILED_EXAMPLES", ())
+    assert export(["--export", str(tmp_path), "--arch", "sm_90"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["directed.cu.sm_90.0.ptx", "gemm_k8_warps2x2.cu.sm_90.0.ptx"]
 
     def no_compiler(*args, **kwargs):
         raise CompileError("no compiler here")
