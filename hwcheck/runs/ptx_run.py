@@ -398,6 +398,7 @@ def _fused_texts(module) -> list:
     for kind in ("sign_selects", "saturated_ones", "ftz_dropped", "double_negations"):
         out += [(kind, lines[line - 1].strip(), "") for line in getattr(c, kind)]
     out += [("sign_operands", lines[line - 1].strip(), str(pos)) for line, pos in c.sign_operands]
+    out += [("folded_constants", lines[line - 1].strip(), f"{value:#x}") for line, value in c.folded_constants]
     return sorted(out)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from warpsim import ptx, toolchain
 from warpsim.ptx import contraction as fma
+from warpsim.errors import ContractionError
 
 needs_ptxas = pytest.mark.skipif(toolchain.find_tool("ptxas") is None
                                  or toolchain.find_tool("nvdisasm") is None,
@@ -392,14 +393,16 @@ FOLDS_BODY = """
 @needs_ptxas
 def test_ptxas_folds_a_constants_sign_and_an_abs_into_its_selp():
     """sm_90, ptxas 13.0 (the H100's seeds 201589/201566 and 200517): ``neg`` of the constant ``0x7FC00001`` is the
-    constant ``0xFFC00001`` (``MOV R12, 0xffc00001``), ``abs.ftz`` of ``0x7FFFFFFF`` stays it; the ``abs`` read by a
+    constant ``0xFFC00001`` (``MOV R12, 0xffc00001``), ``abs.ftz`` of ``0x7FFFFFFF`` stays it (both read from the
+    moves of the stores: ``folded_constants``); the ``abs`` read by a
     ``selp`` is folded into its ``FSEL`` (``FSEL R15, R9, |R8|, P0``: payload kept, from the source as the abs read
     it although ``%f1`` is written in between) while the abs's own register is ``FADD R14, |R8|, -RZ`` (canonical).
     No mul+add in the kernel: ptxas is asked for these alone."""
     text = kernel(FOLDS_BODY, "%f6, %f8, %f9, %f10", ".reg .pred %p1;").replace(".target sm_80", ".target sm_90")
     module = ptx.load(text, ptxas="auto", arch="sm_90")
     c = module.contraction
-    assert (c.pairs, c.sign_selects, c.sign_operands, c.saturated_ones) == ((), (16, 18), ((22, 2),), ())
+    assert (c.pairs, c.sign_selects, c.sign_operands, c.saturated_ones) == ((), (), ((22, 2),), ())
+    assert c.folded_constants == ((16, 0xFFC00001), (18, 0x7FFFFFFF))      # read from the stores' moves
     assert fma.Contraction.from_dict(c.as_dict()) == c
     x = np.zeros((32, 4), np.float32)
     x.view(np.uint32)[:, 0] = [0x7FC00001, 0xFFA00000, 0x3F800000, 0xBF800000] * 8
@@ -411,6 +414,41 @@ def test_ptxas_folds_a_constants_sign_and_an_abs_into_its_selp():
     assert np.all(out[:, 0] == 0xFFC00001) and np.all(out[:, 1] == 0x7FFFFFFF)
     assert np.array_equal(out[:, 2], np.where(nan, 0x7FFFFFFF, src & 0x7FFFFFFF))
     assert np.array_equal(out[:, 3], np.where(x[:, 2] > 0, 0x40000000, src & 0x7FFFFFFF))
+
+
+@needs_ptxas
+def test_a_product_merged_with_a_halving_is_refused_in_one_line():
+    """``mul.f32 %f5, %f1, %f2; mul.f32 %f6, %f5, 0.5`` is one ``FMUL.D2`` (one rounding of ``a * b / 2``: finite
+    where the PTX's first product overflows; the H100's seed 214336): refused, naming the line, never run otherwise
+    than the GPU; with a rounding modifier the same kernel runs."""
+    body = "  mul.f32 %f5, %f1, %f2;\n  mul.f32 %f6, %f5, 0f3F000000;\n"
+    assert fma.candidates(kernel(body, "%f6, %f6, %f1, %f2"))
+    with pytest.raises(ContractionError, match=r"^<ptx>:15: ptxas merged a multiplication by a power of two into "
+                                               r"this product \(FMUL\.D2: one rounding"):
+        ptx.load(kernel(body, "%f6, %f6, %f1, %f2"), ptxas="auto")
+    module = ptx.load(kernel(body.replace("mul.f32 %f6", "mul.rn.f32 %f6"), "%f6, %f6, %f1, %f2"), ptxas="auto")
+    assert module.contraction.compiler == "ptxas"
+
+
+@needs_ptxas
+def test_an_add_of_a_neg_is_the_twin_of_a_sub():
+    """``p - c`` and ``p + (-c)`` of one product are one FMA (the H100's seed 215317, there in f16x2: ``neg.f16x2 %h0,
+    %h1; mul.f16x2 %h2, %h0, %h1; sub.f16x2 %h3, %h2, %h1; add.f16x2 %h2, %h2, %h0`` is one ``HFMA2``): both registers
+    hold its bits, where two roundings would differ."""
+    text = kernel("""
+  mul.f32 %f5, %f1, %f2;
+  neg.f32 %f8, %f3;
+  sub.f32 %f6, %f5, %f3;
+  add.f32 %f7, %f5, %f8;
+""", "%f6, %f7, %f1, %f2")
+    module = ptx.load(text, ptxas="auto")
+    assert [(p.add_line, p.mul_line) for p in module.contraction.pairs] == [(17, 15), (18, 15)]
+    x = _inputs()
+    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)}).buffers["out"]
+    _, fused = _run(kernel("  neg.f32 %f8, %f3;\n  fma.rn.f32 %f6, %f1, %f2, %f8;\n", "%f6, %f6, %f1, %f2"), "none", x)
+    assert np.array_equal(out.view(np.uint32)[:, :2], fused.view(np.uint32)[:, :2])
+    _, unfused = _run(text, "none", x)
+    assert not np.array_equal(out.view(np.uint32)[:, 1], unfused.view(np.uint32)[:, 1])
 
 
 @needs_ptxas

@@ -17,8 +17,10 @@ pairs are fused is ptxas's decision, so warpsim asks ptxas, never guesses:
    ``div.approx``/``div.full`` (its last step, ``a * MUFU.RCP(b)``, is an ``FMUL`` ptxas fuses too). Where both
    operands are products, the one whose ``mul`` line kept no ``FMUL`` of its own is the fused one. FMAs that fuse
    nothing are told apart: a multiplier of 1 (an add), an addend of ``-RZ`` (a mul), the zero register (a
-   constant). Still ambiguous, an FMA on a ``mul``'s line, or an add that ptxas fused in some copies of an
-   unrolled loop and not in others: a :class:`ContractionError` (one line, naming the line) -- never a guess;
+   constant). Still ambiguous, an FMA on a ``mul``'s line, an add that ptxas fused in some copies of an
+   unrolled loop and not in others, or a product that ptxas merged with a multiplication by a power of two
+   (``FMUL.FTZ.D2``, one rounding of ``a * b / 2``): a :class:`ContractionError` (one line, naming the line) --
+   never a guess;
 4. the code of the annotated copy (its cubin's ``.text`` sections) must equal that of the PTX as given, or of
    ``cubin=``, the file the user will actually run: the decision is read from the very code the GPU runs.
 
@@ -59,10 +61,10 @@ from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
            "start", "annotate", "candidates", "sass_lines", "sign_selects", "sign_operands",
-           "saturated_ones", "ftz_dropped", "double_negations", "fused_instructions"]
+           "saturated_ones", "ftz_dropped", "double_negations", "folded_constants", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "8"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "11"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -76,6 +78,7 @@ _NAMED_LINE = re.compile(r"^\s*[\w$]+\s*:\s*(?:\.|$)")       # a label alone, or
 _SASS_LINE = re.compile(r'//## File "([^"]*)", line (\d+)')
 _SASS_INSTR = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 _FMA = ("FFMA", "DFMA", "HFMA2")
+_SCALED = re.compile(r"^(?:@!?P\w+\s+)?[FD](?:MUL|FMA)(?:\.\w+)*\.(?:D2|D4|D8|M2|M4|M8)\b")   # FMUL.FTZ.D2: a*b/2
 _MUL = ("FMUL", "DMUL", "HMUL2")
 _ADD = ("FADD", "DADD", "HADD2")
 _NO_DEST = {"st", "red", "bra", "bar", "barrier", "ret", "exit", "trap", "membar", "fence", "prefetch", "prefetchu",
@@ -108,7 +111,8 @@ class Contraction:
     (:func:`sign_operands`); ``saturated_ones``: the lines of ``add.sat``/``sub.sat`` that ptxas folded to ``1.0``
     (:func:`saturated_ones`); ``ftz_dropped``: the lines of f32 ``.ftz`` arithmetic that ptxas compiled without
     ``.FTZ`` (:func:`ftz_dropped`); ``double_negations``: the lines of a ``neg`` of a ``neg`` that ptxas folded
-    away (:func:`double_negations`). The last five are where ptxas's code computes otherwise than the PTX text."""
+    away (:func:`double_negations`); ``folded_constants``: ``(line, bits)`` of the ``neg``/``abs`` of a constant NaN
+    that ptxas folded to those bits (:func:`folded_constants`). The last six are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -123,6 +127,7 @@ class Contraction:
     saturated_ones: tuple = ()
     ftz_dropped: tuple = ()
     double_negations: tuple = ()
+    folded_constants: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -143,14 +148,16 @@ class Contraction:
                 "pairs": [[p.add_line, p.mul_line, p.operand, p.shadow, p.negated] for p in self.pairs],
                 "sign_selects": list(self.sign_selects), "sign_operands": [list(p) for p in self.sign_operands],
                 "saturated_ones": list(self.saturated_ones), "ftz_dropped": list(self.ftz_dropped),
-                "double_negations": list(self.double_negations)}
+                "double_negations": list(self.double_negations),
+                "folded_constants": [list(p) for p in self.folded_constants]}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
         return cls(d["compiler"], tuple(Fusion(*p) for p in d["pairs"]), d["version"], d["path"], d["arch"],
                    tuple(d["flags"]), d["reason"], d["cubin"], tuple(d.get("sign_selects", ())),
                    tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())),
-                   tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())))
+                   tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())),
+                   tuple(tuple(p) for p in d.get("folded_constants", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -160,10 +167,11 @@ def candidates(text) -> bool:
     """Whether ptxas has anything to decide in ``text``: a product (an unmodified float ``mul``, or
     ``div.approx``/``div.full`` of ``.f32``) and an unmodified float ``add``/``sub`` to contract, or an f32
     ``neg``/``abs``/``add.sat`` whose NaN ptxas may compute otherwise than the PTX text (:func:`sign_selects`,
-    :func:`sign_operands`, :func:`saturated_ones`)."""
-    ops = {m.group(1) for m in _UNMODIFIED.finditer(text) if "sat" not in m.group(2) or m.group(1) != "mul"}
+    :func:`sign_operands`, :func:`saturated_ones`), or two unmodified ``mul`` (ptxas may merge them: ``FMUL.D2``)."""
+    found = [m.group(1) for m in _UNMODIFIED.finditer(text) if "sat" not in m.group(2) or m.group(1) != "mul"]
+    ops = set(found)
     contracts = ("mul" in ops or _DIVISION.search(text) is not None) and bool(ops & {"add", "sub"})
-    return contracts or _NAN_FOLDS.search(text) is not None
+    return contracts or found.count("mul") > 1 or _NAN_FOLDS.search(text) is not None
 
 
 # ------------------------------------------------------------------------------------------------ SASS
@@ -350,7 +358,8 @@ class Pending:
                                 sign_operands=sign_operands(module, self.sass),
                                 saturated_ones=saturated_ones(module, self.sass),
                                 ftz_dropped=ftz_dropped(module, self.sass),
-                                double_negations=double_negations(module, self.sass))
+                                double_negations=double_negations(module, self.sass),
+                                folded_constants=folded_constants(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -457,6 +466,11 @@ def _resolve(module, sass, filename):
         elif kind == "fma" and _plus_zero(text):
             kind = "mul"                                # a mul ptxas wrote as x * y + (-0): the same bits
         kinds.setdefault(line, set()).add(kind)
+        if kind in ("mul", "fma") and _SCALED.search(text) and \
+                any(_unmodified(ins, ("mul", "add", "sub")) for _, _, ins in at_line.get(line, ())):
+            raise ContractionError(f"{filename}:{line}: ptxas merged a multiplication by a power of two into this "
+                                   f"product ({text.split()[0]}: one rounding where the PTX has two); warpsim cannot "
+                                   "run it (run with --ptxas none)")
     functions, pairs, fused = {}, [], []
     for line in sorted(kinds):
         if "fma" not in kinds[line] or line not in at_line:
@@ -545,21 +559,39 @@ def _twins(fused, own):
 
     A twin has no SASS on its line that computes (moves alone: ``@P1 IMAD.MOV.U32 R11, RZ, RZ, R12``, a copy of the
     FMA's register, H200 seed 202619, ptxas having made the block predicated), is unguarded as the fused add is, has
-    its opcode and modifiers, and reads the same values (in either order for an ``add``, in the same order for a
-    ``sub``): an operand's value is its one reaching definition, or a ``mul`` of the same values (H200 seed 210913:
+    its modifiers, and sums the same values with the same signs (:func:`_signed_terms`: ``sub`` or ``add`` of a
+    ``neg``; in either order): an operand's value is its one reaching definition, or a ``mul`` of the same values (H200 seed 210913:
     ``mul.f16x2 %h0, %h1, %h4; sub.f16x2 %h0, %h5, %h0`` again in a later block, ``IMAD.MOV.U32 R17, RZ, RZ, R15``)."""
     out = []
     for fn, ka, a, _ in fused:
         if a.guard is not None:
             continue
+        terms = _signed_terms(fn, ka, a)
         for kt, t in enumerate(fn.flow.instrs):
-            if kt == ka or t.token.line in own or t.guard is not None or (t.opcode, t.mods) != (a.opcode, a.mods):
+            if kt == ka or t.token.line in own or t.guard is not None or t.opcode not in ("add", "sub") or \
+                    t.mods != a.mods:
                 continue
-            pairs = [list(zip(a.operands[1:3], t.operands[1:3]))]
-            if a.opcode == "add":
-                pairs.append(list(zip(a.operands[1:3], t.operands[2:0:-1])))
-            if any(all(_same_value(fn, ka, x, kt, y) for x, y in p) for p in pairs):
+            other = _signed_terms(fn, kt, t)
+            if any(all(s1 == s2 and _same_value(fn, k1, x, k2, y) for (s1, k1, x), (s2, k2, y) in zip(terms, p))
+                   for p in (other, other[::-1])):
                 out.append((fn, kt, t))
+    return out
+
+
+def _signed_terms(fn, k, ins):
+    """The two terms that the add/sub ``ins`` (instruction ``k``) sums, as ``(sign, reader, operand)``: a ``sub``'s
+    second negated, and an operand that is an unguarded ``neg`` of the same type read through it, sign flipped
+    (``add.f16x2 %h2, %h2, %h0`` with ``neg.f16x2 %h0, %h1`` sums what ``sub.f16x2 %h3, %h2, %h1`` does: H100 seed
+    215317, one ``HFMA2`` for both)."""
+    out = []
+    for pos, o in ((1, ins.operands[1]), (2, ins.operands[2])):
+        sign, reader = -1 if ins.opcode == "sub" and pos == 2 else 1, k
+        m = fn.single_def(k, o.name) if o.kind == "reg" else None
+        src = fn.flow.instrs[m] if m is not None else None
+        if src is not None and src.opcode == "neg" and src.guard is None and src.mods == (_float_type(ins),) and \
+                src.operands[1].kind == "reg":
+            sign, reader, o = -sign, m, src.operands[1]
+        out.append((sign, reader, o))
     return out
 
 
@@ -590,11 +622,7 @@ _SCAFFOLD = ("BSSY", "BSYNC", "BRA", "NOP")
 def sign_selects(module, sass):
     """The PTX lines of ``neg.f32``/``abs.f32`` that the GPU computes as a sign-bit operation, sorted:
     those whose SASS is ``FSEL`` alone (``FSEL R7, -R0, R5, P0``: a guarded ``neg`` merged with the register's old
-    value; no ``.ftz``), and those with no SASS of their own whose source is a constant (its one reaching definition a
-    ``mov`` of an immediate; for ``.ftz`` a NaN), which
-    ptxas folds into the constant bit by bit (seed 201589 of the 201000 chunk: ``mov.f32 %f9, 0f7FFFFFFF; ...
-    neg.f32 %f9, %f9`` is ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``, ``0xFFFFFFFF``; where ptxas keeps an instruction,
-    ``FADD.FTZ R50, -RZ, -QNAN``, the NaN is canonical: seeds 203019, 208620 of the H200's 202000+ chunks).
+    value; no ``.ftz``). (A ``neg``/``abs`` of a NaN that ptxas folds to a constant: :func:`folded_constants`.)
 
     The rule (H100, conformance/h100/h100-80gb-hbm3-fuzz-float-20{0,1}000.json): an ``FSEL`` moves its operand's
     bits with the ``-``/``|..|`` modifier as a sign-bit operation, so a NaN keeps its payload (``0x7FC00000 ->
@@ -607,18 +635,11 @@ def sign_selects(module, sass):
     Also a ``neg``/``abs`` with no SASS of its own that a later guarded write of its register keeps where the guard
     is false, merged by an ``FSEL`` with the modifier (:func:`_merged_by_fsel`).
 
-    A constant source is followed through ``mov`` and through the f32 ``add``/``sub``/``mul``/``fma``/``mad`` that
-    read a constant NaN, which ptxas folds to the canonical ``0x7FFFFFFF`` (``add.f32 %f7, 0f7FFFFFFF, %f7; neg.f32
-    %f5, %f7`` stored ``0xFFFFFFFF``: seeds 208812, 210667, 211056 of the H200's chunks).
-
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
     ...                  "@%p0 neg.f32 %f2, %f1;\\nneg.f32 %f3, %f1;\\n@%p0 neg.f32 %f3, %f3;\\n}")
     >>> sign_selects(m, [("FSEL R7, -R0, R5, P0", 5), ("BSYNC B0", 5), ("FADD R9, -R0, -RZ", 6),
     ...                  ("FSEL R9, R0, -R0, P0", 7)])
-    (5,)
-    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmov.f32 %f1, 0f7FFFFFFF;\\nneg.f32 %f2, %f1;\\n}")
-    >>> sign_selects(m, [])
     (5,)
     """
     ops, texts = {}, {}
@@ -642,11 +663,8 @@ def sign_selects(module, sass):
                 m = fn.single_def(k, ins.operands[1].name)
                 if m is None or fn.flow.instrs[m].opcode not in _SIGN_MASK:
                     lines.add(ins.token.line)
-            elif ins.token.line not in ops:
-                value = _constant(fn, k, ins.operands[1].name)
-                if value is not None and ("ftz" not in ins.mods or _is_nan(value)) or \
-                        ins.mods == ("f32",) and _merged_by_fsel(fn, k, ins, texts):
-                    lines.add(ins.token.line)
+            elif ins.token.line not in ops and ins.mods == ("f32",) and _merged_by_fsel(fn, k, ins, texts):
+                lines.add(ins.token.line)
     return tuple(sorted(lines))
 
 
@@ -696,6 +714,98 @@ def _constant(fn, k, reg, depth=8):
 
 def _is_nan(bits):
     return bits & 0x7F800000 == 0x7F800000 and bits & 0x7FFFFF != 0
+
+
+_CONSTANT_MOVE = re.compile(r"^(?:MOV|MOV32I|IMAD\.MOV\.U32)\s+(R\d+),\s*(?:RZ,\s*RZ,\s*)?(-?0x[0-9a-f]+|-?\d+)$")
+_STORE = re.compile(r"^(?:@!?U?P\w+\s+)?(?:STG|STS|STL|ST)(?:\.[\w]+)*\s.*,\s*(R\d+)$")
+_DEST = re.compile(r"^(?:@!?U?P\w+\s+)?[A-Z][\w.]*\s+(R\d+)\b")
+
+
+def folded_constants(module, sass):
+    """``((line, bits), ...)``: the f32 ``neg``/``abs`` with no SASS of their own whose source is a NaN that ptxas
+    knows at compile time (:func:`_constant`), with the bits ptxas folded them to, read from the SASS: a store of the
+    value (through ``mov``s; a vector store's element) whose data register is last written, on the lines of the
+    ``neg``'s block from the ``neg`` on (or of the store itself, where it can store no other value), by an unguarded
+    move of an immediate (``MOV R22, 0x7fffffff``, ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``). Where no store shows the
+    value, none is recorded.
+
+    ptxas folds the sign of such a NaN one way or the other by context, not by the PTX: ``add.f32 %f7, 0f7FFFFFFF,
+    %f7; ... neg.f32 %f5, %f7`` was ``0xFFFFFFFF`` (H200 seed 208812: the NaN's sign flipped) and ``add.f32 %f0,
+    0f7FFFFFFF, %f5; ... neg.f32 %f10, %f0`` was ``0x7FFFFFFF`` (H100 seed 215898: canonical); ``mul.f32 %f5, %f4,
+    0f7FFFFFFF; neg.f32 %f7, %f5`` canonical (215197), ``mov.f32 %f9, 0f7FFFFFFF; neg.f32 %f9, %f9`` flipped
+    (201589). The instrumented copy that hwcheck runs stores every register right after its write, so there every
+    such value is read; in the PTX as written, those that reach a store.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k(.param .u64 p)\\n{\\n.reg .f32 %f<4>;\\n.reg .b64 %a;\\nld.param.u64 %a, [p];\\n"
+    ...                  "mov.f32 %f1, 0f7FFFFFFF;\\nneg.f32 %f2, %f1;\\nmov.b32 %f3, %f2;\\nst.global.f32 [%a], %f3;\\n}")
+    >>> folded_constants(m, [("IMAD.MOV.U32 R5, RZ, RZ, -0x1", 9), ("STG.E desc[UR4][R2.64], R5", 9)])
+    ((7, 4294967295),)
+    """
+    order = [(text, line) for text, line in sass if _opcode(text) not in _SCAFFOLD]
+    out = {}
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode not in _SIGN_MASK or ins.mods not in (("f32",), ("ftz", "f32")) or \
+                    ins.operands[1].kind != "reg" or ins.operands[0].kind != "reg":
+                continue
+            if any(line == ins.token.line for _, line in order):
+                continue
+            fn = fn or _Function(f)
+            value = _constant(fn, k, ins.operands[1].name)
+            if value is None or not _is_nan(value):
+                continue
+            bits_ = _stored_constant(fn, body, k, order)
+            if bits_ is not None:
+                out[ins.token.line] = bits_
+    return tuple(sorted(out.items()))
+
+
+def _stored_constant(fn, body, k, order):
+    """The immediate that the SASS moves into the data register of a store of instruction ``k``'s value
+    (:func:`folded_constants`), or None."""
+    block = fn.flow.blocks[fn.block_of[k]]
+    lines = {body[i].token.line for i in range(k, block[1])}
+    for kst, st in enumerate(body):
+        if st.opcode != "st" or len(st.operands) < 2:
+            continue
+        data = st.operands[1]
+        regs = [data] if data.kind == "reg" else list(data.items) if data.kind == "vec" else []
+        for element, reg in enumerate(regs):
+            sources = _value_sources(fn, kst, reg.name) if reg.kind == "reg" else set()
+            if k not in sources:
+                continue
+            # a move on the store's own line shows the value where the store can only store this instruction's
+            here = lines | {st.token.line} if sources == {k} else lines
+            stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
+            if len(stores) != 1:
+                continue
+            target = f"R{int(_STORE.match(order[stores[0]][0]).group(1)[1:]) + element}"
+            last = None
+            for text, line in order[:stores[0]]:
+                d = _DEST.match(text)
+                if line in here and d is not None and d.group(1) == target:
+                    last = text
+            m = _CONSTANT_MOVE.match(last) if last is not None else None
+            if m is not None and m.group(1) == target:
+                return int(m.group(2), 0) & 0xFFFFFFFF
+    return None
+
+
+def _value_sources(fn, k, reg, depth=8):
+    """The instructions whose result ``reg`` may hold before instruction ``k``: its reaching definitions, followed
+    through unguarded ``mov``s of a register."""
+    out = set()
+    for i in bits(fn.reach[k] & fn.reg_mask.get(reg, 0)):
+        m = fn.defs[i][1]
+        ins = fn.flow.instrs[m]
+        if ins.opcode == "mov" and ins.guard is None and len(ins.operands) == 2 and ins.operands[1].kind == "reg" \
+                and depth:
+            out |= _value_sources(fn, m, ins.operands[1].name, depth - 1)
+        else:
+            out.add(m)
+    return out
 
 
 def _sass_ops(sass):
@@ -937,8 +1047,8 @@ def _nan_folds(module, contraction, out):
     in a register of its own where the ``neg``/``abs`` runs; ``contraction.saturated_ones``: the
     ``add.sat``/``sub.sat`` moves ``1.0``."""
     operands, ones = set(map(tuple, contraction.sign_operands)), set(contraction.saturated_ones)
-    doubles = set(contraction.double_negations)
-    if not operands and not ones and not doubles:
+    doubles, constants = set(contraction.double_negations), dict(contraction.folded_constants)
+    if not operands and not ones and not doubles and not constants:
         return
     for fname, f in module.functions.items():
         if f.declared_only:
@@ -957,6 +1067,10 @@ def _nan_folds(module, contraction, out):
                     Instruction("mov", ("b32",), [reg, inner.operands[1]], None, False, inner.token, inner.loc))
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], reg], None, False, ins.token,
                                                    ins.loc)
+            if line in constants and ins.opcode in _SIGN_MASK:
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0],
+                                                   Operand("imm", value=constants[line])],
+                                                   ins.guard, ins.guard_neg, ins.token, ins.loc)
             if line in ones and ins.opcode in ("add", "sub"):
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], Operand("imm", value=0x3F800000)],
                                                    ins.guard, ins.guard_neg, ins.token, ins.loc)
