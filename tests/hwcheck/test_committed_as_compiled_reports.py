@@ -95,8 +95,8 @@ def test_as_compiled_reports_are_whole_and_sound():
     assert not problems, "\n".join(problems)
 
 
-FUZZ_RERUN = ("bash hwcheck/gpu_pending.sh OUT fuzz-float FIRST 1000 for the chunks of the findings (200000-201999, "
-              "202000-213499) and new ones from 214000")
+FUZZ_RERUN = ("bash hwcheck/gpu_pending.sh OUT fuzz-float FIRST 1000 for the chunks of the findings (200000-228999) "
+              "and new ones from 229000")
 
 
 def test_float_fuzz_reports_are_whole_and_sound():

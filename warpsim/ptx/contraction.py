@@ -64,7 +64,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "saturated_ones", "ftz_dropped", "double_negations", "folded_constants", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "11"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "15"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -455,7 +455,7 @@ def _resolve(module, sass, filename):
             continue
         for k, ins in enumerate(i for i in f.body if isinstance(i, Instruction)):
             at_line.setdefault(ins.token.line, []).append((fname, k, ins))
-    kinds = {}
+    kinds, fmas = {}, {}
     for text, line in sass:
         op = _opcode(text)
         kind = "fma" if op in _FMA else "mul" if op in _MUL else "add" if op in _ADD else "other"
@@ -466,6 +466,8 @@ def _resolve(module, sass, filename):
         elif kind == "fma" and _plus_zero(text):
             kind = "mul"                                # a mul ptxas wrote as x * y + (-0): the same bits
         kinds.setdefault(line, set()).add(kind)
+        if kind == "fma":
+            fmas.setdefault(line, []).append(text)
         if kind in ("mul", "fma") and _SCALED.search(text) and \
                 any(_unmodified(ins, ("mul", "add", "sub")) for _, _, ins in at_line.get(line, ())):
             raise ContractionError(f"{filename}:{line}: ptxas merged a multiplication by a power of two into this "
@@ -489,7 +491,7 @@ def _resolve(module, sass, filename):
             raise ContractionError(f"{filename}:{line}: ptxas fused some copies of this {add.opcode} into an FMA "
                                    "and not others; warpsim cannot run both (run with --ptxas none)")
         fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
-        pairs.append(_fusion(fn, k, add, line, kinds, filename))
+        pairs.append(_fusion(fn, k, add, line, kinds, filename, fmas.get(line, ())))
         fused.append((fn, k, add, pairs[-1]))
     own = {line for text, line in sass if not _moves(text)}
     twins = {t.token.line: (fn, k, t) for fn, k, t in _twins(fused, own)}
@@ -497,8 +499,9 @@ def _resolve(module, sass, filename):
     return sorted(pairs, key=lambda p: p.add_line)
 
 
-def _fusion(fn, k, add, line, kinds, filename):
-    """The :class:`Fusion` of the ``add`` (instruction ``k`` of ``fn``, at ``line``) that ptxas made an FMA."""
+def _fusion(fn, k, add, line, kinds, filename, fmas=()):
+    """The :class:`Fusion` of the ``add`` (instruction ``k`` of ``fn``, at ``line``) that ptxas made an FMA (its
+    SASS ``fmas``)."""
     found = []
     for pos in (1, 2):
         o = add.operands[pos]
@@ -515,7 +518,8 @@ def _fusion(fn, k, add, line, kinds, filename):
             mul, negated = fn.flow.instrs[m], True
         elif mul.opcode == "abs" and _float_type(mul) == _float_type(add) and mul.operands[1].kind == "reg":
             m = fn.single_def(m, mul.operands[1].name)      # |a*a| + c: a square is never negative, ptxas drops
-            if m is None or not _square(fn.flow.instrs[m]):  # the abs (H200 seed 204830)
+            if m is None or not (_square(fn.flow.instrs[m]) or  # the abs (H200 seed 204830); so it does for a
+                                 fmas and not any("|" in t for t in fmas)):   # product it knows >= 0 (218331)
                 continue
             mul = fn.flow.instrs[m]
         if _product(mul, add):
@@ -716,8 +720,9 @@ def _is_nan(bits):
     return bits & 0x7F800000 == 0x7F800000 and bits & 0x7FFFFF != 0
 
 
-_CONSTANT_MOVE = re.compile(r"^(?:MOV|MOV32I|IMAD\.MOV\.U32)\s+(R\d+),\s*(?:RZ,\s*RZ,\s*)?(-?0x[0-9a-f]+|-?\d+)$")
-_STORE = re.compile(r"^(?:@!?U?P\w+\s+)?(?:STG|STS|STL|ST)(?:\.[\w]+)*\s.*,\s*(R\d+)$")
+_CONSTANT_MOVE = re.compile(r"^(@!?U?P\w+\s+)?(?:MOV|MOV32I|IMAD\.MOV\.U32)\s+(R\d+),\s*(?:RZ,\s*RZ,\s*)?"
+                            r"(-?0x[0-9a-f]+|-?\d+)$")
+_STORE = re.compile(r"^(@!?U?P\w+\s+)?(?:STG|STS|STL|ST)(?:\.[\w]+)*\s.*,\s*(R\d+)$")
 _DEST = re.compile(r"^(?:@!?U?P\w+\s+)?[A-Z][\w.]*\s+(R\d+)\b")
 
 
@@ -727,7 +732,10 @@ def folded_constants(module, sass):
     value (through ``mov``s; a vector store's element) whose data register is last written, on the lines of the
     ``neg``'s block from the ``neg`` on (or of the store itself, where it can store no other value), by an unguarded
     move of an immediate (``MOV R22, 0x7fffffff``, ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``). Where no store shows the
-    value, none is recorded.
+    value, none is recorded; a move under a guard counts for a store under the same guard (``@P0 IMAD.MOV.U32 R30,
+    RZ, RZ, -0x1; ... @P0 STG.E.128 [R12.64+0x20], R28``: seed 222088), and so does one on the lines of the
+    ``neg``'s block, where the ``neg`` is unguarded and its block's last write of the register (the guard is the one
+    ptxas made of the block's branch: ``@P0 IMAD.MOV.U32 R23, RZ, RZ, -0x1``, seed 216976).
 
     ptxas folds the sign of such a NaN one way or the other by context, not by the PTX: ``add.f32 %f7, 0f7FFFFFFF,
     %f7; ... neg.f32 %f5, %f7`` was ``0xFFFFFFFF`` (H200 seed 208812: the NaN's sign flipped) and ``add.f32 %f0,
@@ -767,6 +775,8 @@ def _stored_constant(fn, body, k, order):
     (:func:`folded_constants`), or None."""
     block = fn.flow.blocks[fn.block_of[k]]
     lines = {body[i].token.line for i in range(k, block[1])}
+    dest = body[k].operands[0].name
+    last_write = body[k].guard is None and not any(dest in fn.writes[i] for i in range(k + 1, block[1]))
     for kst, st in enumerate(body):
         if st.opcode != "st" or len(st.operands) < 2:
             continue
@@ -781,15 +791,19 @@ def _stored_constant(fn, body, k, order):
             stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
             if len(stores) != 1:
                 continue
-            target = f"R{int(_STORE.match(order[stores[0]][0]).group(1)[1:]) + element}"
+            store = _STORE.match(order[stores[0]][0])
+            target = f"R{int(store.group(2)[1:]) + element}"
             last = None
             for text, line in order[:stores[0]]:
                 d = _DEST.match(text)
                 if line in here and d is not None and d.group(1) == target:
-                    last = text
+                    last, at = text, line
             m = _CONSTANT_MOVE.match(last) if last is not None else None
-            if m is not None and m.group(1) == target:
-                return int(m.group(2), 0) & 0xFFFFFFFF
+            if m is None or m.group(2) != target:
+                continue
+            # unguarded; under the store's own guard; or, in the block, under the guard ptxas made of its branch
+            if m.group(1) in (None, store.group(1)) or at in lines and last_write:
+                return int(m.group(3), 0) & 0xFFFFFFFF
     return None
 
 
@@ -930,29 +944,33 @@ def ftz_dropped(module, sass):
 
 
 def double_negations(module, sass):
-    """The lines of a ``neg.f32``/``neg.f16x2`` of a ``neg`` of the same type, neither with SASS of its own: ptxas
+    """The lines of a ``neg.f32``/``neg.f16x2`` of a ``neg`` of the same type, with no SASS of its own but moves: ptxas
     folds ``-(-x)`` to ``x``, bit for bit, where the two negations one by one would give the canonical NaN
-    (``neg.f16x2 %h1, %h2; ...; neg.f16x2 %h4, %h1`` stores ``%h2``'s ``0x7E00``: H200 seed 204946). The line runs as
-    a copy of the inner ``neg``'s source as that ``neg`` read it.
+    (``neg.f16x2 %h1, %h2; ...; neg.f16x2 %h4, %h1`` stores ``%h2``'s ``0x7E00``: H200 seed 204946; the inner ``neg``
+    computed for a reader of its own, ``HADD2 R14, -R18, -RZ.H0_H0``, the outer a copy, ``MOV R10, R18``: seed
+    219948). The line runs as a copy of the inner ``neg``'s source as that ``neg`` read it.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .b32 %h<4>;\\n"
     ...                  "neg.f16x2 %h1, %h2;\\nneg.f16x2 %h3, %h1;\\n}")
-    >>> double_negations(m, []), double_negations(m, [("HADD2 R1, -R2, -RZ", 4)])
-    ((5,), ())
+    >>> double_negations(m, []), double_negations(m, [("HADD2 R1, -R2, -RZ", 4), ("MOV R3, R2", 5)])
+    ((5,), (5,))
+    >>> double_negations(m, [("HADD2 R1, -R2, -RZ", 4), ("HADD2 R3, -R1, -RZ", 5)])
+    ()
     """
     ops, found = _sass_ops(sass), []
     for f, body in _bodies(module):
         fn = None
         for k, ins in enumerate(body):
-            if ins.opcode != "neg" or ins.mods not in (("f32",), ("f16x2",)) or ins.token.line in ops or \
+            if ins.opcode != "neg" or ins.mods not in (("f32",), ("f16x2",)) or \
+                    any(not _moves(text) for _, text in ops.get(ins.token.line, ())) or \
                     ins.guard is not None or ins.operands[1].kind != "reg":
                 continue
             fn = fn or _Function(f)
             m = fn.single_def(k, ins.operands[1].name)
             inner = fn.flow.instrs[m] if m is not None else None
             if inner is not None and inner.opcode == "neg" and inner.mods == ins.mods and inner.guard is None and \
-                    inner.token.line not in ops and inner.operands[1].kind == "reg":
+                    inner.operands[1].kind == "reg":
                 found.append(ins.token.line)
     return tuple(found)
 
