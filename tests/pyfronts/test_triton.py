@@ -123,10 +123,16 @@ def test_atomics_histogram_and_sum_exact():
     assert int(total[0]) == int(x.sum())
 
 
-def test_float_atomics_are_a_core_gap():
-    """``atom.add.f32`` is not modelled by the core yet: the launch says so in one line, naming the instruction."""
-    with pytest.raises(core.UnsupportedType, match="atom.global.gpu.acq_rel.add.f32"), wt.simulate():
-        tk.run_sum_atomic(np.ones(10, np.float32), np.zeros(1, np.float32))
+def test_float_atomic_sum_exact_in_any_order_and_as_direct():
+    """``tl.atomic_add`` of a float (``atom.global.gpu.acq_rel.add.f32``): each program adds its block's sum. With
+    integer-valued floats every partial sum is exact, so any order the GPU takes gives these bits."""
+    x = RNG.integers(-1000, 1000, 3000).astype(np.float32)
+    total = np.zeros(1, np.float32)
+    with wt.simulate():
+        tk.run_sum_atomic(x, total)
+    assert total[0] == np.float32(x.astype(np.float64).sum())
+    want, _ = direct(tk.sum_atomic_kernel, (12,), x, np.zeros(1, np.float32), 3000, BLOCK=256)
+    same_bits(total, want["total_ptr"])
 
 
 def test_device_print_is_printf(capfd):

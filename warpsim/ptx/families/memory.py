@@ -16,7 +16,10 @@ from warpsim.ptx.alu import mask, sext, ult
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
                                 load, locate, read_bytes, store, write_bytes)
-from warpsim.ptx.opcodes import TK_S, TYPES, Op
+from warpsim.isa.fp64 import f64_add
+from warpsim.isa.fparith import bf16x2_add, f16x2_add, f32_add
+from warpsim.isa.rounding import RN
+from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put, raced
 from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, M2, NW, O0, SLOT, TB, TK
 from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, S_ON, shadow_access
@@ -66,10 +69,17 @@ class MemoryDecoder(FamilyDecoder):
                                         f".v4.b32, .v2.b64)")
 
     def do_atom(self, fn, ins, op, mods, types, ops):
-        t = self.one_type(ins, types)
+        t = self.one_type(ins, types, allow_float=True)
         aop = next((m for m in mods if m in ATOM_OPS), None)
         if aop is None:
             raise self.error(ins.token, f"{name_of(ins)}: unknown atomic operation (known: {', '.join(ATOM_OPS)})")
+        tk = TYPES[t][0]
+        if tk in (TK_F, TK_BF, TK_F16X2, TK_BF16X2) and aop != "add":
+            raise self.error(ins.token, f"{name_of(ins)}: the only floating-point atomic operation of a scalar "
+                                        f"{op.name.lower()} is .add (ptxas rejects .{aop}.{t})")
+        if tk in (TK_F16X2, TK_BF16X2, TK_BF) or tk == TK_F and TYPES[t][1] == 16:
+            if "noftz" not in mods:
+                raise self.error(ins.token, f"{name_of(ins)}: .add.{t} needs .noftz (ptxas rejects it without)")
         if TYPES[t][1] not in (32, 64):
             raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
                              UnsupportedType)
@@ -152,7 +162,12 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
 def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault, shadow, sstate,
                 finds):
     """One thread's ``atom``/``red`` on ``.global`` or ``.shared`` (``M1``: the ``ATOM_OPS`` code); the old value to
-    ``d``; advances its pc. False on a fault."""
+    ``d``; advances its pc. False on a fault.
+
+    The float ``.add`` rounds to nearest even (PTX ISA, ``atom``): ``.f32`` on global memory flushes subnormal inputs
+    and results to sign-preserving zero, on shared memory it does not; ``.f64`` and the packed ``.noftz.f16x2`` /
+    ``.bf16x2`` never flush. Each is the register instruction's model (``add.rn{.ftz}.f32``, ``add.rn.f64``,
+    ``add.rn.f16x2``, ``add.rn.bf16x2``)."""
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
     size = tb // 8
@@ -172,7 +187,13 @@ def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fpa
     b = get(r, opnd, o[2]) & m
     kind = code[p, M1]
     signed = tk == TK_S
-    if kind == 0:
+    if kind == 0 and tk == TK_F:
+        new = np.int64(f32_add(old, b, RN, sp == SP_GLOBAL, False)) if tb == 32 else np.int64(f64_add(old, b, RN))
+    elif kind == 0 and tk == TK_F16X2:
+        new = np.int64(f16x2_add(old, b, RN, False, False))
+    elif kind == 0 and tk == TK_BF16X2:
+        new = np.int64(bf16x2_add(old, b, RN))
+    elif kind == 0:
         new = old + b
     elif kind == 1 or kind == 2:
         if signed:
