@@ -68,7 +68,11 @@ def numba_checks(arch):
     s = rng.standard_normal((40, 50)).astype(np.float32)
     cases = {"numba saxpy": (nk.saxpy, (8, 128), [np.float32(0.75), x, y, np.zeros_like(x)], 3),
              "numba block_sum": (nk.block_sum, (4, 256), [x, np.zeros(4, np.float32)], 1),
-             "numba softmax_rows": (nk.softmax_rows, (1, 64), [s, np.zeros_like(s)], 1)}
+             "numba softmax_rows": (nk.softmax_rows, (1, 64), [s, np.zeros_like(s)], 1),
+             "numba float atomic histogram": (nk.weighted_histogram, (4, 256),
+                                              [rng.integers(0, 10_000, 1000).astype(np.int32),
+                                               rng.integers(-50, 50, 1000).astype(np.float32),
+                                               np.zeros(10, np.float32)], 2)}
     ok = True
     for name, (kernel, (g, b), args, out) in cases.items():
         dev = [cuda.to_device(v) if isinstance(v, np.ndarray) else v for v in args]

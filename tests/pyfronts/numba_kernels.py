@@ -45,6 +45,13 @@ def histogram(x, bins):
 
 
 @cuda.jit
+def weighted_histogram(x, w, bins):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(bins, x[i] % bins.size, w[i])
+
+
+@cuda.jit
 def matrix_add_2d(a, b, c):
     row, col = cuda.grid(2)
     if row < c.shape[0] and col < c.shape[1]:

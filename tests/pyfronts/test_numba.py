@@ -64,6 +64,17 @@ def test_atomic_histogram_exact():
     np.testing.assert_array_equal(bins, np.bincount(x % 10, minlength=10))
 
 
+def test_float_atomic_weighted_histogram_exact():
+    """``cuda.atomic.add`` of float32 (``atom.global.add.f32``) with integer weights: every partial sum is exact, so
+    the order of the atomics (lane order here, the GPU's own there) does not change the bits."""
+    x = RNG.integers(0, 10_000, 3000).astype(np.int32)
+    w = RNG.integers(-50, 50, 3000).astype(np.float32)
+    bins = np.zeros(10, np.float32)
+    with wn.simulate():
+        nk.weighted_histogram[(3000 + 255) // 256, 256](x, w, bins)
+    np.testing.assert_array_equal(bins, np.bincount(x % 10, weights=w, minlength=10).astype(np.float32))
+
+
 def test_2d_grid_and_strided_view_exact():
     a = RNG.standard_normal((50, 70)).astype(np.float32)
     base = RNG.standard_normal((50, 100)).astype(np.float32)
