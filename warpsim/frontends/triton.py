@@ -41,7 +41,7 @@ from warpsim.ptx import load
 __all__ = ["TritonError", "TritonKernel", "SUPPORTED_TRITON", "INSTALL_HINT", "require_triton", "launch_jit",
            "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
 
-SUPPORTED_TRITON = ("3.9",)                      # major.minor versions whose internals this module was written for
+SUPPORTED_TRITON = ("3.9", "3.8")                      # major.minor versions whose internals this module was written for
 INSTALL_HINT = "pip install warpsim[triton]"
 WHO = "warpsim.triton"
 SCRATCH = ("global_scratch", "profile_scratch")  # the two pointers Triton 3.x appends to every kernel's parameters
@@ -143,7 +143,8 @@ def compile_jit(fn, args, kwargs, arch="sm_80"):
     kwargs = dict(kwargs)
     kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
     kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
-    kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
+    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):       # Triton 3.9 sets it; 3.8 has no such knob
+        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
     binder, backend, target = _binder(fn, arch)
     names = [p.name for p in fn.params]
     wrapped = [_for_binder(a, names[i] if i < len(names) else str(i)) for i, a in enumerate(args)]
