@@ -399,6 +399,7 @@ def _fused_texts(module) -> list:
         out += [(kind, lines[line - 1].strip(), "") for line in getattr(c, kind)]
     out += [("sign_operands", lines[line - 1].strip(), str(pos)) for line, pos in c.sign_operands]
     out += [("folded_constants", lines[line - 1].strip(), f"{value:#x}") for line, value in c.folded_constants]
+    out += [("unit_products", lines[line - 1].strip(), str(pos)) for line, pos in c.unit_products]
     return sorted(out)
 
 

@@ -61,10 +61,11 @@ from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
            "start", "annotate", "candidates", "sass_lines", "sign_selects", "sign_operands",
-           "saturated_ones", "ftz_dropped", "double_negations", "folded_constants", "fused_instructions"]
+           "saturated_ones", "ftz_dropped", "double_negations", "folded_constants", "unit_products",
+           "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "15"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "17"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -112,7 +113,9 @@ class Contraction:
     (:func:`saturated_ones`); ``ftz_dropped``: the lines of f32 ``.ftz`` arithmetic that ptxas compiled without
     ``.FTZ`` (:func:`ftz_dropped`); ``double_negations``: the lines of a ``neg`` of a ``neg`` that ptxas folded
     away (:func:`double_negations`); ``folded_constants``: ``(line, bits)`` of the ``neg``/``abs`` of a constant NaN
-    that ptxas folded to those bits (:func:`folded_constants`). The last six are where ptxas's code computes otherwise than the PTX text."""
+    that ptxas folded to those bits (:func:`folded_constants`); ``unit_products``: ``(line, operand)`` of the
+    ``mul.f32`` by a known ``1.0`` that ptxas folded to a move of that operand (:func:`unit_products`). The last seven
+    are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -128,6 +131,7 @@ class Contraction:
     ftz_dropped: tuple = ()
     double_negations: tuple = ()
     folded_constants: tuple = ()
+    unit_products: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -149,7 +153,8 @@ class Contraction:
                 "sign_selects": list(self.sign_selects), "sign_operands": [list(p) for p in self.sign_operands],
                 "saturated_ones": list(self.saturated_ones), "ftz_dropped": list(self.ftz_dropped),
                 "double_negations": list(self.double_negations),
-                "folded_constants": [list(p) for p in self.folded_constants]}
+                "folded_constants": [list(p) for p in self.folded_constants],
+                "unit_products": [list(p) for p in self.unit_products]}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -157,7 +162,8 @@ class Contraction:
                    tuple(d["flags"]), d["reason"], d["cubin"], tuple(d.get("sign_selects", ())),
                    tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())),
                    tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())),
-                   tuple(tuple(p) for p in d.get("folded_constants", ())))
+                   tuple(tuple(p) for p in d.get("folded_constants", ())),
+                   tuple(tuple(p) for p in d.get("unit_products", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -359,7 +365,8 @@ class Pending:
                                 saturated_ones=saturated_ones(module, self.sass),
                                 ftz_dropped=ftz_dropped(module, self.sass),
                                 double_negations=double_negations(module, self.sass),
-                                folded_constants=folded_constants(module, self.sass))
+                                folded_constants=folded_constants(module, self.sass),
+                                unit_products=unit_products(module, self.sass, saturated_ones(module, self.sass)))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -696,7 +703,9 @@ def _merged_by_fsel(fn, k, ins, texts):
 def _constant(fn, k, reg, depth=8):
     """The 32-bit value ptxas knows ``reg`` to hold before instruction ``k`` of ``fn``, or None: its one reaching
     definition an unguarded ``mov`` of an immediate or of such a register, or an f32 ``add``/``sub``/``mul``/``fma``/
-    ``mad`` with a constant NaN operand (folded to the canonical ``0x7FFFFFFF``)."""
+    ``mad`` with a constant NaN operand (folded to the canonical ``0x7FFFFFFF``) or of constants alone (folded as
+    IEEE 754 rounds them, the instruction's own model: ``mul.f32 %f4, %f9, 0f3DB63AC1`` of ``%f9 = 0`` is ``0``,
+    H200 seed 217915)."""
     m = fn.single_def(k, reg) if depth else None
     ins = fn.flow.instrs[m] if m is not None else None
     if ins is None or ins.guard is not None:
@@ -713,7 +722,26 @@ def _constant(fn, k, reg, depth=8):
         return values[0]
     if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and any(v is not None and _is_nan(v) for v in values):
         return 0x7FFFFFFF
+    if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and values and None not in values:
+        return _fold(ins, values)
     return None
+
+
+def _fold(ins, values):
+    """The f32 ``add``/``sub``/``mul``/``fma``/``mad`` ``ins`` of the constant ``values``, as the simulator's model
+    computes it (the rounding its modifier names, ``rn`` without one; ``.ftz``, ``.sat``); None for another arity."""
+    from warpsim.isa import fparith
+    rnd = next((_RND[m] for m in ins.mods if m in _RND), 0)
+    ftz, sat = "ftz" in ins.mods, "sat" in ins.mods
+    if ins.opcode in ("fma", "mad") and len(values) == 3:
+        return int(fparith.f32_fma(*values, rnd, ftz, sat))
+    if len(values) != 2:
+        return None
+    model = {"add": fparith.f32_add, "sub": fparith.f32_sub, "mul": fparith.f32_mul}[ins.opcode]
+    return int(model(*values, rnd, ftz, sat))
+
+
+_RND = {"rn": 0, "rz": 1, "rm": 2, "rp": 3}
 
 
 def _is_nan(bits):
@@ -921,6 +949,43 @@ def saturated_ones(module, sass):
     return tuple(found)
 
 
+def unit_products(module, sass, ones=()):
+    """``((line, operand), ...)``: the ``mul.f32`` (no ``.ftz``/``.sat``, unguarded) with no SASS of their own but
+    moves, one of whose operands ptxas knows is ``1.0`` -- an immediate, a ``mov`` of one (:func:`_constant`), or an
+    ``add.sat`` of :func:`saturated_ones` (the lines ``ones``): ptxas folds ``x * 1.0`` to ``x``, so the product is
+    the other operand bit for bit, a NaN's payload kept where ``FMUL`` gives the canonical NaN (H200 seed 217915:
+    ``add.sat.f32 %f4, %f10, %f4`` folded to ``1.0``, then ``mul.f32 %f0, %f2, %f4`` is ``IMAD.MOV.U32 R66, RZ, RZ,
+    R58``, ``%f2``'s ``0x7FC00000`` stored). ``operand``: the one (1 or 2) the product moves.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmul.f32 %f2, %f1, 0f3F800000;\\n}")
+    >>> unit_products(m, []), unit_products(m, [("FMUL R1, R2, 1", 4)])
+    (((4, 1),), ())
+    """
+    ops, found, ones = _sass_ops(sass), [], set(ones)
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode != "mul" or ins.mods != ("f32",) or ins.guard is not None or \
+                    any(not _moves(text) for _, text in ops.get(ins.token.line, ())):
+                continue
+            fn = fn or _Function(f)
+            for pos in (2, 1):
+                o = ins.operands[3 - pos]                   # the operand that is 1.0; the other is moved
+                if o.kind == "fimm":
+                    one = o.bits == 32 and o.value == 0x3F800000
+                elif o.kind == "reg":
+                    m = fn.single_def(k, o.name)
+                    one = _constant(fn, k, o.name) == 0x3F800000 or \
+                        m is not None and fn.flow.instrs[m].token.line in ones
+                else:
+                    one = False
+                if one and ins.operands[pos].kind == "reg":
+                    found.append((ins.token.line, pos))
+                    break
+    return tuple(found)
+
+
 def ftz_dropped(module, sass):
     """The lines of f32 ``add``/``sub``/``mul``/``fma`` with ``.ftz`` whose SASS has float arithmetic, none of it
     ``.FTZ``: ptxas compiled them without flushing (``mul.ftz.f32 %f9, %f10, 0f7F800000`` is ``FMUL R10, R48, +INF``,
@@ -1066,7 +1131,8 @@ def _nan_folds(module, contraction, out):
     ``add.sat``/``sub.sat`` moves ``1.0``."""
     operands, ones = set(map(tuple, contraction.sign_operands)), set(contraction.saturated_ones)
     doubles, constants = set(contraction.double_negations), dict(contraction.folded_constants)
-    if not operands and not ones and not doubles and not constants:
+    units = dict(contraction.unit_products)
+    if not operands and not ones and not doubles and not constants and not units:
         return
     for fname, f in module.functions.items():
         if f.declared_only:
@@ -1085,6 +1151,9 @@ def _nan_folds(module, contraction, out):
                     Instruction("mov", ("b32",), [reg, inner.operands[1]], None, False, inner.token, inner.loc))
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], reg], None, False, ins.token,
                                                    ins.loc)
+            if line in units and ins.opcode == "mul":
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], ins.operands[units[line]]],
+                                                   ins.guard, ins.guard_neg, ins.token, ins.loc)
             if line in constants and ins.opcode in _SIGN_MASK:
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0],
                                                    Operand("imm", value=constants[line])],
