@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "17"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "18"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -705,7 +705,8 @@ def _constant(fn, k, reg, depth=8):
     definition an unguarded ``mov`` of an immediate or of such a register, or an f32 ``add``/``sub``/``mul``/``fma``/
     ``mad`` with a constant NaN operand (folded to the canonical ``0x7FFFFFFF``) or of constants alone (folded as
     IEEE 754 rounds them, the instruction's own model: ``mul.f32 %f4, %f9, 0f3DB63AC1`` of ``%f9 = 0`` is ``0``,
-    H200 seed 217915)."""
+    H200 seed 217915), or an f32 ``neg``/``abs`` of a constant (its sign bit; of a NaN, a NaN: H200 seed 228108's
+    ``neg.f32 %f2, %f10; mul.sat.f32 %f9, %f2, 0f4386B3CE`` is ``1.0``)."""
     m = fn.single_def(k, reg) if depth else None
     ins = fn.flow.instrs[m] if m is not None else None
     if ins is None or ins.guard is not None:
@@ -720,6 +721,11 @@ def _constant(fn, k, reg, depth=8):
             values.append(None)
     if ins.opcode == "mov" and len(values) == 1:
         return values[0]
+    if ins.opcode in _SIGN_MASK and _float_type(ins) == "f32" and len(values) == 1 and values[0] is not None:
+        v = values[0]                               # a NaN stays a NaN (its sign is ptxas's: folded_constants)
+        if _is_nan(v) or "ftz" in ins.mods and v & 0x7F800000 == 0 and v & 0x7FFFFF:
+            return 0x7FFFFFFF if _is_nan(v) else None
+        return v ^ 0x80000000 if ins.opcode == "neg" else v & 0x7FFFFFFF
     if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and any(v is not None and _is_nan(v) for v in values):
         return 0x7FFFFFFF
     if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and values and None not in values:
