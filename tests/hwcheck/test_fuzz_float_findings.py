@@ -39,7 +39,7 @@ OPEN = {
             "folded here (204946: it did)",
     # not analysed yet (the next session's): ulps of f16x2 in programs with loops (partial fusions in unrolled
     # copies, as 212978?), an inf where the simulator has NaN and back, other values
-    **{seed: "not analysed yet" for seed in (217174, 217772, 218590, 218719, 219207, 221637, 223738, 225989,
+    **{seed: "not analysed yet" for seed in (217174, 217772, 218590, 218719, 221637, 223738, 225989,
                                              226164, 228041, 228247)},
     215947: "buffers only: ptxas simplified `mul.f32 %f5, %f7, 0f40000000; sub.f32 %f8, %f7, %f5` (x - 2x) to -x "
             "(`FADD R15, -R15, -RZ`), +inf for x = -inf where the PTX gives NaN",

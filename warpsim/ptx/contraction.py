@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "18"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "19"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -670,13 +670,25 @@ def sign_selects(module, sass):
             if ins.operands[1].kind != "reg":
                 continue
             fn = fn or _Function(f)
-            if ops.get(ins.token.line) == {"FSEL"} and ins.mods == ("f32",):
+            if ops.get(ins.token.line) == {"FSEL"} and ins.mods == ("f32",) and \
+                    any(_modified(t, ins.opcode) for t in texts[ins.token.line]):
                 m = fn.single_def(k, ins.operands[1].name)
                 if m is None or fn.flow.instrs[m].opcode not in _SIGN_MASK:
                     lines.add(ins.token.line)
             elif ins.token.line not in ops and ins.mods == ("f32",) and _merged_by_fsel(fn, k, ins, texts):
                 lines.add(ins.token.line)
     return tuple(sorted(lines))
+
+
+def _modified(fsel, opcode):
+    """Whether an ``FSEL`` selects a register with ``opcode``'s modifier (``FSEL R17, -R9, R12, P0``), not a constant
+    ptxas folded the sign into (``FSEL R42, R26, +QNAN, !P1``: H200 seed 219207, the canonical NaN stored).
+
+    >>> _modified("FSEL R17, -R9, R12, P0", "neg"), _modified("FSEL R42, R26, +QNAN , !P1", "neg")
+    (True, False)
+    """
+    ops = [o.strip() for o in fsel.split(",")][1:3]
+    return any(o.startswith(_MODIFIER[opcode] + "R") for o in ops)
 
 
 _NAN_ARITH = ("add", "sub", "mul", "fma", "mad")
