@@ -430,42 +430,32 @@ def test_a_product_merged_with_a_halving_is_refused_in_one_line():
     assert module.contraction.compiler == "ptxas"
 
 
+TWINS = {   # name: (body from line 15, the pairs ptxas fuses, the one FMA both registers hold)
+    # ``add %f6, %f5, %f3; add %f7, %f3, %f5`` of one product: one FFMA (the H100's seeds 200066 and 201246, in f16x2)
+    "same addend": ("  mul.f32 %f5, %f1, %f2;\n  add.f32 %f6, %f5, %f3;\n  add.f32 %f7, %f3, %f5;\n",
+                    [(16, 15), (17, 15)], "  fma.rn.f32 %f6, %f1, %f2, %f3;\n"),
+    # ``p - c`` and ``p + (-c)``: one FMA (the H100's seed 215317, in f16x2: ``neg.f16x2 %h0, %h1; mul.f16x2 %h2,
+    # %h0, %h1; sub.f16x2 %h3, %h2, %h1; add.f16x2 %h2, %h2, %h0`` is one ``HFMA2``)
+    "add of a neg": ("  mul.f32 %f5, %f1, %f2;\n  neg.f32 %f8, %f3;\n  sub.f32 %f6, %f5, %f3;\n  add.f32 %f7, %f5, %f8;\n",
+                     [(17, 15), (18, 15)], "  neg.f32 %f8, %f3;\n  fma.rn.f32 %f6, %f1, %f2, %f8;\n"),
+}
+
+
 @needs_ptxas
-def test_an_add_of_a_neg_is_the_twin_of_a_sub():
-    """``p - c`` and ``p + (-c)`` of one product are one FMA (the H100's seed 215317, there in f16x2: ``neg.f16x2 %h0,
-    %h1; mul.f16x2 %h2, %h0, %h1; sub.f16x2 %h3, %h2, %h1; add.f16x2 %h2, %h2, %h0`` is one ``HFMA2``): both registers
-    hold its bits, where two roundings would differ."""
-    text = kernel("""
-  mul.f32 %f5, %f1, %f2;
-  neg.f32 %f8, %f3;
-  sub.f32 %f6, %f5, %f3;
-  add.f32 %f7, %f5, %f8;
-""", "%f6, %f7, %f1, %f2")
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_an_add_that_ptxas_computes_once_with_a_fused_twin_is_fused_too(name):
+    """Two adds of one product and one addend that ptxas computes once: both registers hold the one FMA's bits,
+    where two roundings differ in some lane."""
+    body, pairs, fused_body = TWINS[name]
+    text = kernel(body, "%f6, %f7, %f1, %f2")
     module = ptx.load(text, ptxas="auto")
-    assert [(p.add_line, p.mul_line) for p in module.contraction.pairs] == [(17, 15), (18, 15)]
+    assert [(p.add_line, p.mul_line) for p in module.contraction.pairs] == pairs
     x = _inputs()
     out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)}).buffers["out"]
-    _, fused = _run(kernel("  neg.f32 %f8, %f3;\n  fma.rn.f32 %f6, %f1, %f2, %f8;\n", "%f6, %f6, %f1, %f2"), "none", x)
+    _, fused = _run(kernel(fused_body, "%f6, %f6, %f1, %f2"), "none", x)
     assert np.array_equal(out.view(np.uint32)[:, :2], fused.view(np.uint32)[:, :2])
     _, unfused = _run(text, "none", x)
     assert not np.array_equal(out.view(np.uint32)[:, 1], unfused.view(np.uint32)[:, 1])
-
-
-@needs_ptxas
-def test_an_add_that_ptxas_computes_once_with_a_fused_twin_is_fused_too():
-    """``add %f6, %f5, %f3; add %f7, %f3, %f5`` of one product: ptxas makes one FFMA (the H100's seeds 200066 and
-    201246, there in f16x2) and both registers hold its bits."""
-    text = kernel("""
-  mul.f32 %f5, %f1, %f2;
-  add.f32 %f6, %f5, %f3;
-  add.f32 %f7, %f3, %f5;
-""", "%f6, %f7, %f1, %f2")
-    module = ptx.load(text, ptxas="auto")
-    assert [(p.add_line, p.mul_line) for p in module.contraction.pairs] == [(16, 15), (17, 15)]
-    x = _inputs()
-    out = module.launch("k", block=32, args={"inp": x.copy(), "out": np.zeros((32, 4), np.float32)}).buffers["out"]
-    _, fused = _run(kernel("  fma.rn.f32 %f6, %f1, %f2, %f3;\n", "%f6, %f6, %f1, %f2"), "none", x)
-    assert np.array_equal(out.view(np.uint32)[:, :2], fused.view(np.uint32)[:, :2])
 
 
 @needs_ptxas
