@@ -74,6 +74,7 @@ def test_p_packed_as_f16_is_flagged_with_both_lines(need_nvcc, arch):
         assert part in line
 
 
+@pytest.mark.slow       # ~28 s of nvcc cold; tests/provenance/test_provenance_flash.py flags the example's P by default
 def test_flash_forward_p_in_the_other_type_is_flagged(need_nvcc):
     assert check_source(FLASH, arch="sm_80") == (["fa_fwd"], [])
     _names, [finding] = check_source(FLASH, arch="sm_80", nvcc_flags=("-DPTYPE=half_t",))

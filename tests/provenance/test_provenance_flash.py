@@ -49,6 +49,7 @@ def test_cute_cpp_flash_with_p_as_f16_is_flagged(need_nvcc, tmp_path):
     assert all(f.consumer_line.endswith(f">{gemm_line}") for f in findings)
 
 
+@pytest.mark.slow       # ~14 s; test_provenance_cli's DSL attention tile flags P as f16 with both lines by default
 def test_cute_dsl_flash_with_p_as_f16_is_flagged(need_dsl, tmp_path):
     wrong = p_as_f16(FLASH_DSL, tmp_path, '"bf16": "cvt.rn.bf16x2.f32"', '"bf16": "cvt.rn.f16x2.f32"')
     names, findings = check_source(wrong, arch="sm_80")
