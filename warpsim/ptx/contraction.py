@@ -749,7 +749,8 @@ def _fold(ins, values):
     """The f32 ``add``/``sub``/``mul``/``fma``/``mad`` ``ins`` of the constant ``values``, as the simulator's model
     computes it (the rounding its modifier names, ``rn`` without one; ``.ftz``, ``.sat``); None for another arity."""
     from warpsim.isa import fparith
-    rnd = next((_RND[m] for m in ins.mods if m in _RND), 0)
+    from warpsim.isa.rounding import RN, ROUNDING
+    rnd = next((ROUNDING[m] for m in ins.mods if m in ROUNDING), RN)
     ftz, sat = "ftz" in ins.mods, "sat" in ins.mods
     if ins.opcode in ("fma", "mad") and len(values) == 3:
         return int(fparith.f32_fma(*values, rnd, ftz, sat))
@@ -758,8 +759,6 @@ def _fold(ins, values):
     model = {"add": fparith.f32_add, "sub": fparith.f32_sub, "mul": fparith.f32_mul}[ins.opcode]
     return int(model(*values, rnd, ftz, sat))
 
-
-_RND = {"rn": 0, "rz": 1, "rm": 2, "rp": 3}
 
 
 def _is_nan(bits):
