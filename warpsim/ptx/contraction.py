@@ -358,15 +358,16 @@ class Pending:
                     proc.wait()
             self.tmp.cleanup()
         pairs = _resolve(module, self.sass, name)
+        ones = saturated_ones(module, self.sass)
         self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
                                 cubin=str(self.cubin) if self.cubin is not None else "",
                                 sign_selects=sign_selects(module, self.sass),
                                 sign_operands=sign_operands(module, self.sass),
-                                saturated_ones=saturated_ones(module, self.sass),
+                                saturated_ones=ones,
                                 ftz_dropped=ftz_dropped(module, self.sass),
                                 double_negations=double_negations(module, self.sass),
                                 folded_constants=folded_constants(module, self.sass),
-                                unit_products=unit_products(module, self.sass, saturated_ones(module, self.sass)))
+                                unit_products=unit_products(module, self.sass, ones))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -796,6 +797,7 @@ def folded_constants(module, sass):
     ((7, 4294967295),)
     """
     order = [(text, line) for text, line in sass if _opcode(text) not in _SCAFFOLD]
+    own = {line for _, line in order}
     out = {}
     for f, body in _bodies(module):
         fn = None
@@ -803,7 +805,7 @@ def folded_constants(module, sass):
             if ins.opcode not in _SIGN_MASK or ins.mods not in (("f32",), ("ftz", "f32")) or \
                     ins.operands[1].kind != "reg" or ins.operands[0].kind != "reg":
                 continue
-            if any(line == ins.token.line for _, line in order):
+            if ins.token.line in own:
                 continue
             fn = fn or _Function(f)
             value = _constant(fn, k, ins.operands[1].name)
