@@ -13,6 +13,10 @@ indices as int64 arrays, per-lane ``int64[32]`` addresses, faults in an ``int64[
 fault into ``SimulatorFault``.
 """
 
+from warpsim.isa import specialize
+
+specialize.install()     # before any of the modules below is compiled: one specialisation per argument type
+
 from warpsim.isa.arith import ARCHS, DEFAULT_ARCH, SM80, SM90, ArchModel, get_arch, mma_tile
 from warpsim.isa.cvt import BF16_CODE, F16_CODE, cvt_f32_to_16, cvt_name, cvt_pack, warp_cvt_pack
 from warpsim.isa.faults import fault_message, new_fault, raise_fault

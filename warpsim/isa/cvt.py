@@ -207,7 +207,7 @@ def cvt_float(bits, s_eb, s_fb, s_shift, d_eb, d_fb, d_shift, rnd, ftz, sat, rel
     return r << d_shift
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, ftz, sat, relu, satfinite):
     """``cvt_float``'s result for the NaN source bits ``x`` (see "NaN" in the module docstring)."""
     if s_eb == 8 and s_fb == 7 and d_eb == 8 and d_fb == 23:      # bf16 -> f32: the bits, widened
@@ -226,7 +226,7 @@ def _cvt_nan(x, s_eb, s_fb, d_eb, d_fb, d_shift, rnd, ftz, sat, relu, satfinite)
     return finish(canonical_nan(d_eb, d_fb), d_eb, d_fb, False, sat, relu)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f64_nan(x, s_eb, s_fb):
     """The f64 NaN made from the NaN bits ``x`` of a format: sign and fraction kept (the fraction moved to
     the top of f64's), quietened (fraction bit 51 set): the H200 (docs/numerics.md, "f64")."""
@@ -235,7 +235,7 @@ def _f64_nan(x, s_eb, s_fb):
     return (neg << 63) | (np.int64(0x7FF) << 52) | frac | (np.int64(1) << 51)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _narrow_nan(x, d_eb, d_fb):
     """The NaN of a narrower format made from the f64 NaN bits ``x``: sign and the fraction's top ``d_fb``
     bits kept, quietened (the H200)."""
@@ -245,7 +245,7 @@ def _narrow_nan(x, d_eb, d_fb):
     return (neg << (d_eb + d_fb)) | top | frac | (np.int64(1) << (d_fb - 1))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _int_magnitude(sig, exp, frac_bits, neg, rnd):
     """``|round(sig * 2**(exp - frac_bits))|`` by ``rnd`` for ``exp < 64``: a uint64 (integral rounding)."""
     sh = exp - frac_bits

@@ -53,7 +53,7 @@ def new_fault():
     return np.zeros(4, np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def set_fault(fault, code, lane, value, extra):
     """Record the first fault only: later ones leave ``fault`` as it is."""
     if fault[0] == FAULT_NONE:

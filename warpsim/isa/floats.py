@@ -76,7 +76,7 @@ F32 = FloatFormat("f32", 8, 23)
 FORMATS = {f.name: f for f in (F16, BF16, F32)}
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def bit_length(x):
     """Number of bits of the non-negative int64 ``x`` (0 for 0), from LLVM's count of leading zeros.
 
@@ -86,7 +86,7 @@ def bit_length(x):
     return 64 - np.int64(leading_zeros(np.uint64(x)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def decode(bits, exp_bits, frac_bits):
     """Decode ``bits`` of a format into ``(neg, sig, exp, cls)``.
 
@@ -116,7 +116,7 @@ def decode(bits, exp_bits, frac_bits):
     return neg, f | (fmask + 1), e - bias, FINITE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def decode_fields(bits, exp_bits, frac_bits):
     """``decode`` written without branches, so that a loop of it vectorises: ``(neg, sig, exp, special)``.
 
@@ -184,7 +184,7 @@ def decode_f32(bits):
     return decode(bits, 8, 23)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _encode(neg, m, e, exp_bits, frac_bits):
     """Bits of ``(-1)**neg * m * 2**(e - frac_bits)`` where ``m < 2**(frac_bits + 2)`` and
     ``m < 2**frac_bits`` only if ``e == emin``; an exponent past emax gives an infinity."""
@@ -203,7 +203,7 @@ def _encode(neg, m, e, exp_bits, frac_bits):
     return sign | (be << frac_bits) | (m - one)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _align(mag, lsb, exp_bits, frac_bits):
     """Exponent of the result's leading position and the shift from ``lsb`` to its last kept bit."""
     bias = (np.int64(1) << (exp_bits - 1)) - 1
@@ -213,7 +213,7 @@ def _align(mag, lsb, exp_bits, frac_bits):
     return e, (e - frac_bits) - lsb
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _leading(mag, lsb, exp_bits, frac_bits):
     """``(bias, lead, shift)``: the format's bias, the exponent of the leading bit of
     ``mag * 2**lsb`` (``mag > 0``), and the right shift of ``mag`` keeping ``frac_bits`` below it."""
@@ -221,7 +221,7 @@ def _leading(mag, lsb, exp_bits, frac_bits):
     return (np.int64(1) << (exp_bits - 1)) - 1, lsb + nbits - 1, nbits - 1 - frac_bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def round_rz(neg, mag, lsb, exp_bits, frac_bits):
     """Bits of ``(-1)**neg * mag * 2**lsb`` truncated toward zero (``mag`` a non-negative int64).
 
@@ -252,7 +252,7 @@ def round_rz(neg, mag, lsb, exp_bits, frac_bits):
     return _encode(neg, m, e, exp_bits, frac_bits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def round_rne(neg, mag, lsb, exp_bits, frac_bits):
     """Bits of ``(-1)**neg * mag * 2**lsb`` rounded to nearest, ties to even.
 
@@ -296,7 +296,7 @@ def round_rne(neg, mag, lsb, exp_bits, frac_bits):
     return _encode(neg, m, e, exp_bits, frac_bits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def round_u32(neg, mag, lsb, exp_bits, frac_bits, nearest):
     """``round_rne`` (``nearest``) or ``round_rz`` of ``(-1)**neg * mag * 2**lsb`` for ``0 <= mag < 2**32``,
     written without branches (a loop of it vectorises); the bits as an int32.

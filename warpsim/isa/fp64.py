@@ -90,7 +90,7 @@ def bits(x):
     return u - (1 << 64) if u >> 63 else u
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _is_nan(x):
     return (np.int64(x) & ~np.int64(_SIGN)) > _EXP_MASK
 
@@ -121,7 +121,7 @@ def nan_result(x, y, z, n):
 
 # ---- two-limb integers: (hi, lo) = hi * 2**62 + lo ------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _w_mul(x, y):
     """``x * y`` for ``0 <= x, y < 2**53`` as ``(hi, lo)``."""
     m31 = np.int64((1 << 31) - 1)
@@ -132,12 +132,12 @@ def _w_mul(x, y):
     return x1 * y1 + (mid >> 31) + (lo >> _L), lo & _LMASK
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _w_bits(hi, lo):
     return _L + bit_length(hi) if hi != 0 else bit_length(lo)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _w_shl(hi, lo, k):
     """``(hi, lo) << k`` for a result below ``2**124``."""
     if k == 0:
@@ -147,7 +147,7 @@ def _w_shl(hi, lo, k):
     return (hi << k) | (lo >> (_L - k)), (lo << k) & _LMASK
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _w_shr(hi, lo, k):
     """``(hi, lo) >> k`` and whether a non-zero bit was cut: ``(hi, lo, sticky)``."""
     if k <= 0:
@@ -217,12 +217,12 @@ def _sum_round(xn, xh, xl, xe, yn, yh, yl, ye, rnd):
     return round_wide(xn, xh - yh - borrow, lo + (borrow << _L), lsb, rnd)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _inf(neg):
     return (np.int64(_SIGN) if neg else np.int64(0)) | _EXP_MASK
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _zero(neg):
     return np.int64(_SIGN) if neg else np.int64(0)
 
@@ -290,7 +290,7 @@ def f64_sub(a, b, rnd):
     return f64_add(a, b ^ np.int64(_SIGN), rnd)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _normalise(sig, exp):
     s = FRAC_BITS + 1 - bit_length(sig)
     return sig << s, exp - s
@@ -371,7 +371,7 @@ def f64_sqrt(a, rnd):
 
 # ---- selection, sign, comparison -----------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _order_key(x):
     """An integer increasing with the value of the non-NaN ``x``, ``-0`` just below ``+0``."""
     mag = x & ~np.int64(_SIGN)
@@ -459,7 +459,7 @@ _BATCH_ARITY = {"fma": 3, "sqrt": 1, "rcp": 1, "abs": 1, "neg": 1, "testp": 1}
 _ROUNDINGS = {"rn": RN, "rz": RZ, "rm": RM, "rp": RP}
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _batch_one(code, a, b, c, k):
     if code == 0:
         return f64_add(a, b, k)

@@ -68,7 +68,7 @@ _MUL = 0   # fp_fma without an addend
 _FMA = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def canonical_nan(exp_bits, frac_bits):
     """The canonical NaN of a format: every bit set but the sign.
 
@@ -78,7 +78,7 @@ def canonical_nan(exp_bits, frac_bits):
     return (np.int64(1) << (exp_bits + frac_bits)) - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def flush_subnormal(bits, exp_bits, frac_bits):
     """``bits`` with a subnormal read as a zero of its sign (``.ftz``); other values unchanged.
 
@@ -91,7 +91,7 @@ def flush_subnormal(bits, exp_bits, frac_bits):
     return bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def finish(bits, exp_bits, frac_bits, ftz, sat, relu):
     """Apply ``.ftz`` to a result, then ``.sat`` (clamp to ``[+0, 1]``, NaN to ``+0``) or ``.relu``.
 
@@ -115,7 +115,7 @@ def finish(bits, exp_bits, frac_bits, ftz, sat, relu):
     return bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _zero_sum_sign(na, nb, rnd):
     """Sign of an exact zero sum of two terms of signs ``na``, ``nb`` (IEEE 754 section 6.3)."""
     if na == nb:
@@ -216,7 +216,7 @@ def fp_fma(a, b, c, op, exp_bits, frac_bits, rnd, ftz):
     return finish(r, exp_bits, frac_bits, ftz, False, False)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _normalise(sig, exp, frac_bits):
     """A finite non-zero ``(sig, exp)`` with the leading bit of ``sig`` moved to position ``frac_bits``."""
     s = frac_bits + 1 - bit_length(sig)
@@ -259,7 +259,7 @@ def fp_div(a, b, exp_bits, frac_bits, rnd, ftz):
     return finish(r, exp_bits, frac_bits, ftz, False, False)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _isqrt(m):
     """``floor(sqrt(m))`` for ``0 <= m < 2**62``: a float64 estimate corrected in integers."""
     r = np.int64(np.sqrt(np.float64(m)))
@@ -397,7 +397,7 @@ def bf16_sub(a, b, rnd):
     return bf16_add(a, np.int64(b) ^ 0x8000, rnd)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pack(hi, lo):
     return np.uint32(((np.int64(hi) & 0xFFFF) << 16) | (np.int64(lo) & 0xFFFF))
 

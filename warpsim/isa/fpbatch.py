@@ -46,7 +46,7 @@ _ARITY = {"add": 2, "sub": 2, "mul": 2, "fma": 3, "div": 2, "sqrt": 1, "rcp": 1}
 _ADD, _SUB, _MUL, _FMA, _DIV, _SQRT, _RCP = range(7)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _arith_one(op, x, y, z, eb, fb, rnd, ftz, sat, relu):
     one = ((np.int64(1) << (eb - 1)) - 1) << fb
     if op == _ADD:
@@ -259,7 +259,7 @@ def float_testp(cls, a, *, type="f32"):
     return out.reshape(shape)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sign_one(op, x, y, eb, fb, ftz):
     if op == 2:
         return np.int64(f32_copysign(x, y))

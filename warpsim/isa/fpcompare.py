@@ -79,13 +79,13 @@ def class_code(name):
     return TESTP[key]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _is_nan(bits, exp_bits, frac_bits):
     return (np.int64(bits) & ((np.int64(1) << (exp_bits + frac_bits)) - 1)) > (
         ((np.int64(1) << exp_bits) - 1) << frac_bits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _order_key(bits, exp_bits, frac_bits):
     """An integer increasing with the value of non-NaN ``bits``, ``-0`` just below ``+0``."""
     signs = exp_bits + frac_bits
@@ -95,7 +95,7 @@ def _order_key(bits, exp_bits, frac_bits):
     return 2 * mag
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _value_key(bits, exp_bits, frac_bits):
     """An integer increasing with the value of non-NaN ``bits``, both zeros 0."""
     signs = exp_bits + frac_bits
@@ -182,7 +182,7 @@ def fp_testp(a, exp_bits, frac_bits, cls):
     return e == 0 and f != 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def fp_sign(a, exp_bits, frac_bits, ftz, negate):
     """``neg`` (``negate``) or ``abs{.ftz}`` of ``a`` bits: the sign bit flipped or cleared; a NaN gives
     the canonical NaN (the H200, see docs/numerics.md).
@@ -261,7 +261,7 @@ def f32_set(a, b, cmp, ftz, as_float):
 
 # ---- f16 and bf16 ---------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pack(hi, lo):
     return np.uint32(((np.int64(hi) & 0xFFFF) << 16) | (np.int64(lo) & 0xFFFF))
 

@@ -66,7 +66,7 @@ def _fma32(typingctx, a, b, c):
     return types.float32(types.float32, types.float32, types.float32), codegen
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _operand(bits, ftz):
     x = np.uint32(bits)
     if ftz and (x & 0x7F800000) == 0:
@@ -74,7 +74,7 @@ def _operand(bits, ftz):
     return _as_f32(x)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _result(r, ftz, sat):
     bits = _as_u32(r)
     if (bits & 0x7FFFFFFF) > 0x7F800000:
@@ -84,47 +84,47 @@ def _result(r, ftz, sat):
     return bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _smallest_normal(bits, ftz):
     """Whether ``.ftz`` must ask the integer model about a result ``bits``: it is ``+-2**-126`` (after
     ``.sat`` only ``+2**-126`` is left: ``-2**-126`` and its flushed ``-0`` both saturate to ``+0``)."""
     return ftz and (np.uint32(bits) & np.uint32(0x7FFFFFFF)) == np.uint32(0x00800000)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def host_f32_fma_raw(a, b, c, ftz, sat):
     """``host_f32_fma`` without the look at a ``.ftz`` result of ``+-2**-126`` (a loop of it vectorises;
     ``resolve_smallest_normals`` settles those afterwards)."""
     return _result(_fma32(_operand(a, ftz), _operand(b, ftz), _operand(c, ftz)), ftz, sat)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def host_f32_mul_raw(a, b, ftz, sat):
     """``host_f32_mul`` without the look at a ``.ftz`` result of ``+-2**-126`` (see ``host_f32_fma_raw``)."""
     return _result(_operand(a, ftz) * _operand(b, ftz), ftz, sat)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _model(a, b, c, op, sat):
     """The integer model's ``fma`` (``op == 1``) or ``mul`` (``op == 0``) ``.rn.ftz{.sat}.f32``."""
     return np.uint32(finish(fp_fma(a, b, c, op, 8, 23, RN, True), 8, 23, False, sat, False))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def host_f32_fma(a, b, c, ftz, sat):
     """``fma.rn{.ftz}{.sat}.f32`` through the host's binary32 fma."""
     bits = host_f32_fma_raw(a, b, c, ftz, sat)
     return _model(a, b, c, 1, sat) if _smallest_normal(bits, ftz) else bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def host_f32_add(a, b, ftz, sat):
     """``add.rn{.ftz}{.sat}.f32`` through the host's binary32 add (a sum of normals below ``2**-126``
     is exact: ``.ftz`` needs no look at the exact value)."""
     return _result(_operand(a, ftz) + _operand(b, ftz), ftz, sat)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def host_f32_mul(a, b, ftz, sat):
     """``mul.rn{.ftz}{.sat}.f32`` through the host's binary32 multiply."""
     bits = host_f32_mul_raw(a, b, ftz, sat)

@@ -70,7 +70,7 @@ def _check_rows(smem_bytes, addrs, num, fault):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _load(smem, addrs, variant, num, out, out_regs):
     for lane in range(32):
         for j in range(num):

@@ -377,7 +377,7 @@ def mufu_range(op: str, start: int, out: np.ndarray, *, ftz: bool = False) -> np
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _div_form(code, a, b, t):
     """The div model of form ``code``, the index of its key in ``DIV32_OPS`` (the order below; tested)."""
     if code == 0:

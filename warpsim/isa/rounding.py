@@ -51,7 +51,7 @@ def rounding_code(name, allowed=("rn", "rz", "rm", "rp")):
     return {**ROUNDING, **INT_ROUNDING}[key]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def max_finite(neg, exp_bits, frac_bits):
     """Bits of the largest finite magnitude of a format, with sign ``neg``.
 
@@ -62,7 +62,7 @@ def max_finite(neg, exp_bits, frac_bits):
             | ((((np.int64(1) << exp_bits) - 1) << frac_bits) - 1))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def inf_bits(neg, exp_bits, frac_bits):
     """Bits of the infinity of a format, with sign ``neg``.
 
@@ -72,7 +72,7 @@ def inf_bits(neg, exp_bits, frac_bits):
     return (np.int64(neg) << (exp_bits + frac_bits)) | (((np.int64(1) << exp_bits) - 1) << frac_bits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _round_up(neg, q, rem, shift, rnd):
     """Whether the truncated magnitude ``q`` moves up one ulp, ``rem`` being the ``shift`` bits cut off."""
     if rem == 0:

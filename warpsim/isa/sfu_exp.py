@@ -73,7 +73,7 @@ LG2_CUT_BITS = 20                  # LG2 clears the 20 lowest bits of |S + k * 2
 
 # -- the datapath ------------------------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def truncated_square(u):
     """``u * u`` (``u < 2**17``) as the SFU's squarer gives it: the bits of its partial products (``u_i`` at
     column ``2i``; ``u_i * u_j``, ``i < j``, doubled, at ``i + j + 1``) in columns below 19 are dropped.
@@ -91,7 +91,7 @@ def truncated_square(u):
     return u * u - dropped
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _accumulate(f, t, c0_shift, c1_shift, c2_sign):
     s = 1 + 3 * (f >> OFFSET_BITS)
     u = f & _OFFSET_MASK
@@ -99,14 +99,14 @@ def _accumulate(f, t, c0_shift, c1_shift, c2_sign):
             + c2_sign * np.int64(t[s + 2]) * truncated_square(u) + np.int64(t[0]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def ex2_mantissa(f, t):
     """The 23-bit mantissa of ``2**(f / 2**23)`` (``0 <= f < 2**23``) that ``MUFU.EX2`` gives: ``S``'s bits
     34..56. ``t``: the EX2 coefficients (:func:`pack`)."""
     return np.uint32((_accumulate(np.int64(f), t, EX2_C0_SHIFT, EX2_C1_SHIFT, 1) >> (EX2_ONE - 23)) & 0x7FFFFF)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def lg2_sum(m, t):
     """``log2(1 + m / 2**23)`` times ``2**56`` as ``MUFU.LG2``'s accumulator holds it (``0 <= m < 2**23``).
     ``t``: the LG2 coefficients (:func:`pack`)."""

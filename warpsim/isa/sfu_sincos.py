@@ -104,7 +104,7 @@ def sincos_key(t):
     return (m >> -sh) if sh > -24 else np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def approx_square(u):
     """``u*u`` less the partial products of weight below ``2**SQUARE_DROPPED`` (``u < 2**OFFSET_BITS``).
 
@@ -124,7 +124,7 @@ def approx_square(u):
     return u * u - dropped
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _curve(r, c):
     """The first-quadrant curve at ``r`` (23 bits) as f32 magnitude bits, from the coefficient rows ``c``."""
     seg = r >> OFFSET_BITS
@@ -139,7 +139,7 @@ def _curve(r, c):
     return np.uint32(((127 - max(ONE_BIT - n, 0)) << 23) | ((s >> _FRAC_SHIFT) & 0x7FFFFF))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def quarter_of(key, is_cos):
     """``(r, negative)``: the curve's argument and the quadrant's sign for the 25-bit ``key`` (see step 2)."""
     q = key >> QUARTER_BITS
