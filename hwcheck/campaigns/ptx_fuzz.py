@@ -420,8 +420,11 @@ def first_record(seed: int, error, run) -> dict:
         return {"opcode": first.get("instruction", NO_REGISTER),
                 **{k: first[k] for k in _FIRST_KEYS if k in first}, "seed": seed}
     apart = any(r.get("gpu_bytes", 0) and not r.get("simulator_bytes", 1) for r in run.records)
-    return {"seed": seed, "opcode": COMPILED_APART if apart else NO_REGISTER,
+    line = {"seed": seed, "opcode": COMPILED_APART if apart else NO_REGISTER,
             "buffer": next((r for r in run.records if "buffer" in r), None)}
+    if line["buffer"] is None and run.records:      # shared memory, printf or the instrumented copy: keep what it was
+        line["record"] = run.records[0]
+    return line
 
 
 CHUNK = 100                            # programs per task of a worker

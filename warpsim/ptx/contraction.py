@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "19"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "31"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -114,8 +114,9 @@ class Contraction:
     ``.FTZ`` (:func:`ftz_dropped`); ``double_negations``: the lines of a ``neg`` of a ``neg`` that ptxas folded
     away (:func:`double_negations`); ``folded_constants``: ``(line, bits)`` of the ``neg``/``abs`` of a constant NaN
     that ptxas folded to those bits (:func:`folded_constants`); ``unit_products``: ``(line, operand)`` of the
-    ``mul.f32`` by a known ``1.0`` that ptxas folded to a move of that operand (:func:`unit_products`). The last seven
-    are where ptxas's code computes otherwise than the PTX text."""
+    ``mul.f32`` by a known ``1.0`` that ptxas folded to a move of that operand (:func:`unit_products`);
+    ``negated_differences``: the lines of ``x - 2x`` that ptxas simplified to ``-x`` (:func:`negated_differences`).
+    The last eight are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -132,6 +133,7 @@ class Contraction:
     double_negations: tuple = ()
     folded_constants: tuple = ()
     unit_products: tuple = ()
+    negated_differences: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -154,7 +156,8 @@ class Contraction:
                 "saturated_ones": list(self.saturated_ones), "ftz_dropped": list(self.ftz_dropped),
                 "double_negations": list(self.double_negations),
                 "folded_constants": [list(p) for p in self.folded_constants],
-                "unit_products": [list(p) for p in self.unit_products]}
+                "unit_products": [list(p) for p in self.unit_products],
+                "negated_differences": list(self.negated_differences)}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -163,7 +166,7 @@ class Contraction:
                    tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())),
                    tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())),
                    tuple(tuple(p) for p in d.get("folded_constants", ())),
-                   tuple(tuple(p) for p in d.get("unit_products", ())))
+                   tuple(tuple(p) for p in d.get("unit_products", ())), tuple(d.get("negated_differences", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -367,7 +370,8 @@ class Pending:
                                 ftz_dropped=ftz_dropped(module, self.sass),
                                 double_negations=double_negations(module, self.sass),
                                 folded_constants=folded_constants(module, self.sass),
-                                unit_products=unit_products(module, self.sass, ones))
+                                unit_products=unit_products(module, self.sass, ones),
+                                negated_differences=negated_differences(module))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -642,7 +646,10 @@ def sign_selects(module, sass):
     (``0x7FFFFFFF``, the H200 float campaign). Lines with no SASS of their own (the sign folded into a neighbour)
     or with other instructions keep the canonical rule, and so does a ``neg`` of a ``neg``/``abs`` (``neg.f32 %f9,
     %f3; @%p1 neg.f32 %f9, %f9`` is ``FSEL R30, R34, -R34, P0`` of ``%f3``'s register, the double negation folded
-    away: seed 200247 of the H100's rerun, the canonical rule gave its bits).
+    away: seed 200247 of the H100's rerun, the canonical rule gave its bits) -- unless the inner one has SASS of
+    its own and the ``FSEL`` does not choose between one register and its negation (``@%p0 abs.ftz.f32 %f1, %f0`` is ``FADD.FTZ R5, |R0|, -RZ; FSEL R50, R5, |R10|, P4``, then ``@%p2 neg.f32
+    %f5, %f1`` is ``FSEL R58, -R50, R58, !P3``: the sign of the computed canonical NaN flipped, ``0xFFFFFFFF``: H100
+    seed 231540).
 
     Also a ``neg``/``abs`` with no SASS of its own that a later guarded write of its register keeps where the guard
     is false, merged by an ``FSEL`` with the modifier (:func:`_merged_by_fsel`).
@@ -672,13 +679,45 @@ def sign_selects(module, sass):
                 continue
             fn = fn or _Function(f)
             if ops.get(ins.token.line) == {"FSEL"} and ins.mods == ("f32",) and \
+                    any(_folded_sign(t, ins.opcode, _constant(fn, k, ins.operands[1].name)) for t in texts[ins.token.line]):
+                lines.add(ins.token.line)
+            elif _one_fsel(texts.get(ins.token.line, ())) and ins.mods == ("f32",) and \
                     any(_modified(t, ins.opcode) for t in texts[ins.token.line]):
                 m = fn.single_def(k, ins.operands[1].name)
-                if m is None or fn.flow.instrs[m].opcode not in _SIGN_MASK:
+                inner = fn.flow.instrs[m] if m is not None else None
+                if inner is None or inner.opcode not in _SIGN_MASK or inner.token.line in ops and \
+                        not any(_selects_both_signs(t) for t in texts[ins.token.line]):
                     lines.add(ins.token.line)
             elif ins.token.line not in ops and ins.mods == ("f32",) and _merged_by_fsel(fn, k, ins, texts):
                 lines.add(ins.token.line)
     return tuple(sorted(lines))
+
+
+def _selects_both_signs(fsel):
+    """Whether an ``FSEL`` selects between a register and its own modified self (``FSEL R9, R0, -R0, P0``).
+
+    >>> _selects_both_signs("FSEL R9, R0, -R0, P0"), _selects_both_signs("FSEL R58, -R50, R58, !P3")
+    (True, False)
+    """
+    if _opcode(fsel) != "FSEL":
+        return False
+    a, b = ([o.strip().strip("-|") for o in fsel.split(",")] + ["", "", ""])[1:3]
+    return a == b
+
+
+def _one_fsel(texts):
+    """Whether a line's SASS is one ``FSEL`` beside moves and ``FADD``s at most: ptxas schedules a neighbour's
+    ``neg`` and the move of the merged register onto the line of a guarded ``neg`` (``@!P1 FADD R0, -R8, -RZ; @!P1
+    FSEL R4, -R7, R8, P0; @!P1 IMAD.MOV.U32 R8, RZ, RZ, R4``: H100 seed 232256, the ``FSEL`` the ``neg`` itself)."""
+    ops = [_opcode(t) for t in texts]
+    if ops.count("FSEL") != 1:
+        return False
+    fsel = texts[ops.index("FSEL")]
+    modified = {o.strip().strip("-|") for o in fsel.split(",")[1:3] if o.strip()[:1] in "-|"}
+    # an FADD of the register the FSEL negates may be the neg itself, computed: then the FSEL is not the neg
+    return all(op in ("FSEL", "MOV") or op == "IMAD" and "IMAD.MOV" in t or
+               op == "FADD" and not modified & {o.strip().strip("-|") for o in t.split(",")[1:]}
+               for op, t in zip(ops, texts))
 
 
 def _modified(fsel, opcode):
@@ -690,6 +729,22 @@ def _modified(fsel, opcode):
     """
     ops = [o.strip() for o in fsel.split(",")][1:3]
     return any(o.startswith(_MODIFIER[opcode] + "R") for o in ops)
+
+
+def _folded_sign(fsel, opcode, source):
+    """Whether an ``FSEL`` selects the constant ptxas folded a ``neg``/``abs`` of the NaN ``source`` into, with the
+    sign the sign-bit operation gives it (``@%p1 neg.f32 %f6, %f9`` of ``%f9 = 0x7FFFFFFF`` is ``FSEL R38, R38,
+    -QNAN, !P1``, ``0xFFFFFFFF``: H100 seed 235336), where the canonical rule would keep ``0x7FFFFFFF``.
+
+    >>> _folded_sign("FSEL R38, R38, -QNAN , !P1", "neg", 0x7FFFFFFF), _folded_sign("FSEL R4, R2, +QNAN , P0", "neg", 0x7FFFFFFF)
+    (True, False)
+    """
+    if source is None or not _is_nan(source):
+        return False
+    op, mask = _SIGN_MASK[opcode]
+    folded = source ^ mask if op == "xor" else source & mask
+    sign = "-" if folded >> 31 else "+"
+    return any(o.strip() == sign + "QNAN" for o in fsel.split(",")[1:3])
 
 
 _NAN_ARITH = ("add", "sub", "mul", "fma", "mad")
@@ -721,8 +776,21 @@ def _constant(fn, k, reg, depth=8):
     H200 seed 217915), or an f32 ``neg``/``abs`` of a constant (its sign bit; of a NaN, a NaN: H200 seed 228108's
     ``neg.f32 %f2, %f10; mul.sat.f32 %f9, %f2, 0f4386B3CE`` is ``1.0``)."""
     m = fn.single_def(k, reg) if depth else None
-    ins = fn.flow.instrs[m] if m is not None else None
-    if ins is None or ins.guard is not None:
+    return _def_value(fn, m, depth) if m is not None else None
+
+
+def _constants(fn, k, reg):
+    """The set of values ptxas knows ``reg`` may hold before instruction ``k``: every reaching definition a constant
+    (:func:`_constant`'s cases), or None."""
+    found = bits(fn.reach[k] & fn.reg_mask.get(reg, 0))
+    values = {_def_value(fn, fn.defs[i][1], 8) for i in found}
+    return values if found and None not in values else None
+
+
+def _def_value(fn, m, depth):
+    """The constant that instruction ``m`` of ``fn`` writes (:func:`_constant`), or None."""
+    ins = fn.flow.instrs[m]
+    if ins.guard is not None:
         return None
     values = []
     for o in ins.operands[1:]:
@@ -773,10 +841,11 @@ _DEST = re.compile(r"^(?:@!?U?P\w+\s+)?[A-Z][\w.]*\s+(R\d+)\b")
 
 
 def folded_constants(module, sass):
-    """``((line, bits), ...)``: the f32 ``neg``/``abs`` with no SASS of their own whose source is a NaN that ptxas
-    knows at compile time (:func:`_constant`), with the bits ptxas folded them to, read from the SASS: a store of the
+    """``((line, bits), ...)``: the f32 ``neg``/``abs`` whose source is a NaN that ptxas knows at compile time
+    (:func:`_constant`), with the bits ptxas folded them to, read from the SASS: the one move of an immediate that is
+    the line's own SASS (``IMAD.MOV.U32 R7, RZ, RZ, -0x1``: H100 seed 236819); for a line with no SASS, a store of the
     value (through ``mov``s; a vector store's element) whose data register is last written, on the lines of the
-    ``neg``'s block from the ``neg`` on (or of the store itself, where it can store no other value), by an unguarded
+    ``neg``'s block from the ``neg`` on (or of the store itself), by an unguarded
     move of an immediate (``MOV R22, 0x7fffffff``, ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``). Where no store shows the
     value, none is recorded; a move under a guard counts for a store under the same guard (``@P0 IMAD.MOV.U32 R30,
     RZ, RZ, -0x1; ... @P0 STG.E.128 [R12.64+0x20], R28``: seed 222088), and so does one on the lines of the
@@ -805,11 +874,15 @@ def folded_constants(module, sass):
             if ins.opcode not in _SIGN_MASK or ins.mods not in (("f32",), ("ftz", "f32")) or \
                     ins.operands[1].kind != "reg" or ins.operands[0].kind != "reg":
                 continue
-            if ins.token.line in own:
+            moves = [t for t, line in order if line == ins.token.line]
+            if ins.token.line in own and (len(moves) != 1 or _CONSTANT_MOVE.match(moves[0]) is None):
                 continue
             fn = fn or _Function(f)
             value = _constant(fn, k, ins.operands[1].name)
             if value is None or not _is_nan(value):
+                continue
+            if ins.token.line in own:           # its own line is the move of the folded bits (H100 seed 236819)
+                out[ins.token.line] = int(_CONSTANT_MOVE.match(moves[0]).group(3), 0) & 0xFFFFFFFF
                 continue
             bits_ = _stored_constant(fn, body, k, order)
             if bits_ is not None:
@@ -833,8 +906,9 @@ def _stored_constant(fn, body, k, order):
             sources = _value_sources(fn, kst, reg.name) if reg.kind == "reg" else set()
             if k not in sources:
                 continue
-            # a move on the store's own line shows the value where the store can only store this instruction's
-            here = lines | {st.token.line} if sources == {k} else lines
+            # a move on the store's own line shows the value stored whichever definition reached it (H100 seed
+            # 235309: the other one on a path ptxas knew was never taken)
+            here = lines | {st.token.line}
             stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
             if len(stores) != 1:
                 continue
@@ -954,15 +1028,15 @@ def saturated_ones(module, sass):
             a, b = ins.operands[1:3]
             for x, c in ((a, b), (b, a)) if ins.opcode == "add" else ((a, b),):
                 if c.kind == "fimm":
-                    value = c.value if c.bits == 32 else None
-                else:
-                    value = _constant(fn, k, c.name) if c.kind == "reg" else None
+                    values = {c.value} if c.bits == 32 else None
+                else:                                  # every value that may reach (H200 seed 217174: 1.0 or 1.0002)
+                    values = _constants(fn, k, c.name) if c.kind == "reg" else None
                 m = fn.single_def(k, x.name) if x.kind == "reg" else None
                 src = fn.flow.instrs[m] if m is not None else None
-                if value is None or src is None or _float_type(src) != "f32" or src.guard is not None or \
+                if values is None or src is None or _float_type(src) != "f32" or src.guard is not None or \
                         not (_square(src) or src.opcode == "abs"):
                     continue
-                if _at_least_one(value ^ 0x80000000 if ins.opcode == "sub" else value):
+                if all(_at_least_one(v ^ 0x80000000 if ins.opcode == "sub" else v) for v in values):
                     found.append(ins.token.line)
                     break
     return tuple(found)
@@ -1005,11 +1079,52 @@ def unit_products(module, sass, ones=()):
     return tuple(found)
 
 
+_TWO = 0x40000000
+
+
+def negated_differences(module):
+    """The lines of the unmodified ``sub.f32 d, x, m`` whose ``m`` is the unmodified ``mul.f32 m, x, 2.0`` of the
+    same ``x`` (either operand order; ``x`` not written between): ptxas simplifies ``x - 2x`` to ``-x`` (``FADD R15,
+    -R15, -RZ``), so an infinite ``x`` gives the opposite infinity where the PTX gives NaN (``inf - inf``), and a
+    NaN the canonical NaN (H100 seeds 215947, 229697, 232673, in straight code and in an unrolled loop). Read from
+    the PTX alone: the SASS of the three put the negation on the ``sub``'s line, a later loop line, a store's line.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmul.f32 %f1, %f0, 0f40000000;\\nsub.f32 %f2, %f0, %f1;\\n"
+    ...                  "mul.rn.f32 %f1, %f0, 0f40000000;\\nsub.f32 %f3, %f0, %f1;\\n}")
+    >>> negated_differences(m)
+    (5,)
+    """
+    out = []
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if not _unmodified(ins, ("sub",)) or ins.mods != ("f32",) or \
+                    ins.operands[1].kind != "reg" or ins.operands[2].kind != "reg":
+                continue
+            fn = fn or _Function(f)
+            m = fn.single_def(k, ins.operands[2].name)
+            mul = fn.flow.instrs[m] if m is not None else None
+            if mul is None or mul.opcode != "mul" or mul.mods != ("f32",) or mul.guard is not None:
+                continue
+            ops = mul.operands[1:3]
+            two = [o.kind == "fimm" and o.bits == 32 and o.value == _TWO for o in ops]
+            if sum(two) != 1:
+                continue
+            x = ops[two.index(False)]
+            mask = fn.reg_mask.get(x.name, 0) if x.kind == "reg" else 0
+            if x.kind == "reg" and x.name == ins.operands[1].name and fn.reach[m] & mask == fn.reach[k] & mask:
+                out.append(ins.token.line)
+    return tuple(sorted(out))
+
+
 def ftz_dropped(module, sass):
     """The lines of f32 ``add``/``sub``/``mul``/``fma`` with ``.ftz`` whose SASS has float arithmetic, none of it
     ``.FTZ``: ptxas compiled them without flushing (``mul.ftz.f32 %f9, %f10, 0f7F800000`` is ``FMUL R10, R48, +INF``,
     so a subnormal times infinity is infinity, not the NaN of ``0 * inf``: seeds 203522, 206426, 206733, 210439 of
-    the H200's chunks, each a ``mul.ftz`` by an immediate infinity or subnormal). They run without ``.ftz``.
+    the H200's chunks, each a ``mul.ftz`` by an immediate infinity or subnormal). They run without ``.ftz``; so do
+    those of constants alone with no SASS of their own, which ptxas folded unflushed (``mul.ftz.f32 %f3, %f10,
+    0f00000001`` of ``%f10 = +inf`` is the ``+INF`` of the next line's ``FADD R21, -R11, +INF``: H200 seed 226164).
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n"
@@ -1017,14 +1132,25 @@ def ftz_dropped(module, sass):
     >>> ftz_dropped(m, [("FMUL R10, R48, +INF", 4), ("FMUL.FTZ R11, R48, R10", 5)])
     (4,)
     """
-    arith = {}
+    arith, own = {}, {line for text, line in sass if _opcode(text) not in _SCAFFOLD}
     for text, line in sass:
         op = _opcode(text)
         if op in ("FADD", "FMUL", "FFMA"):
             arith.setdefault(line, []).append(".FTZ" in text.split()[1 if text.startswith("@") else 0])
-    return tuple(sorted(ins.token.line for _, body in _bodies(module) for ins in body
-                        if ins.opcode in ("add", "sub", "mul", "fma") and "ftz" in ins.mods
-                        and _float_type(ins) == "f32" and arith.get(ins.token.line) and not any(arith[ins.token.line])))
+    out = set()
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode not in ("add", "sub", "mul", "fma") or "ftz" not in ins.mods or _float_type(ins) != "f32":
+                continue
+            if arith.get(ins.token.line) and not any(arith[ins.token.line]):
+                out.add(ins.token.line)
+            elif ins.token.line not in own:          # folded at compile time: ptxas's folding does not flush either
+                fn = fn or _Function(f)
+                if all(o.kind == "fimm" and o.bits == 32 or o.kind == "reg" and _constant(fn, k, o.name) is not None
+                       for o in ins.operands[1:]):
+                    out.add(ins.token.line)
+    return tuple(sorted(out))
 
 
 def double_negations(module, sass):
@@ -1032,7 +1158,9 @@ def double_negations(module, sass):
     folds ``-(-x)`` to ``x``, bit for bit, where the two negations one by one would give the canonical NaN
     (``neg.f16x2 %h1, %h2; ...; neg.f16x2 %h4, %h1`` stores ``%h2``'s ``0x7E00``: H200 seed 204946; the inner ``neg``
     computed for a reader of its own, ``HADD2 R14, -R18, -RZ.H0_H0``, the outer a copy, ``MOV R10, R18``: seed
-    219948). The line runs as a copy of the inner ``neg``'s source as that ``neg`` read it.
+    219948). The line runs as a copy of the inner ``neg``'s source as that ``neg`` read it -- unless a store of its
+    value stores a register last written by a computed negation, wherever ptxas put it (``HADD2 R6, -R14,
+    -RZ.H0_H0`` on another line: the two negations one by one, H200 seed 222071, H100 seed 233624).
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .b32 %h<4>;\\n"
@@ -1043,6 +1171,7 @@ def double_negations(module, sass):
     ()
     """
     ops, found = _sass_ops(sass), []
+    order = [(text, line) for text, line in sass if _opcode(text) not in _SCAFFOLD]
     for f, body in _bodies(module):
         fn = None
         for k, ins in enumerate(body):
@@ -1054,9 +1183,39 @@ def double_negations(module, sass):
             m = fn.single_def(k, ins.operands[1].name)
             inner = fn.flow.instrs[m] if m is not None else None
             if inner is not None and inner.opcode == "neg" and inner.mods == ins.mods and inner.guard is None and \
-                    inner.operands[1].kind == "reg":
+                    inner.operands[1].kind == "reg" and \
+                    not any(_NEGATION.match(t) for t in _store_writers(fn, body, k, order)):
                 found.append(ins.token.line)
     return tuple(found)
+
+
+_NEGATION = re.compile(r"^(@!?U?P\w+\s+)?(?:HADD2|FADD)(?:\.\w+)*\s+R\d+,\s*-R\d+(?:\.\w+)?,\s*-RZ")
+
+
+def _store_writers(fn, body, k, order):
+    """The SASS instructions that last write, before each store of instruction ``k``'s value, the store's data
+    register (in the SASS's order, whatever line ptxas gave them)."""
+    out = []
+    for kst, st in enumerate(body):
+        if st.opcode != "st" or len(st.operands) < 2:
+            continue
+        data = st.operands[1]
+        regs = [data] if data.kind == "reg" else list(data.items) if data.kind == "vec" else []
+        for element, reg in enumerate(regs):
+            if reg.kind != "reg" or k not in _value_sources(fn, kst, reg.name):
+                continue
+            stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
+            if len(stores) != 1:
+                continue
+            target = f"R{int(_STORE.match(order[stores[0]][0]).group(2)[1:]) + element}"
+            last = None
+            for text, _ in order[:stores[0]]:
+                d = _DEST.match(text)
+                if d is not None and d.group(1) == target:
+                    last = text
+            if last is not None:
+                out.append(last)
+    return out
 
 
 def _at_least_one(bits):
@@ -1091,6 +1250,7 @@ def fused_instructions(module, contraction) -> Rewrite:
     _nan_folds(module, contraction, out)
     if not contraction.pairs:
         _ftz_dropped(module, contraction, out)
+        _negated_differences(module, contraction, out)
         return out
     by_line = {p.add_line: p for p in contraction.pairs}
     muls = {}
@@ -1118,7 +1278,18 @@ def fused_instructions(module, contraction) -> Rewrite:
             out.replace[id(ins)] = Instruction(opcode, mods, [ins.operands[0], a, b, other], ins.guard,
                                                ins.guard_neg, ins.token, ins.loc, fused=(p.mul_line, neg_a, neg_c))
     _ftz_dropped(module, contraction, out)
+    _negated_differences(module, contraction, out)
     return out
+
+
+def _negated_differences(module, contraction, out):
+    """Each ``sub.f32 d, x, m`` of ``contraction.negated_differences`` runs as ``neg.f32 d, x`` (under its guard)."""
+    lines = set(contraction.negated_differences)
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode == "sub":
+                out.replace[id(ins)] = Instruction("neg", ("f32",), list(ins.operands[:2]), ins.guard, ins.guard_neg,
+                                                   ins.token, ins.loc)
 
 
 def _ftz_dropped(module, contraction, out):
