@@ -30,6 +30,16 @@ class Oracle:
             self._dynamic.close()
 
 
+def pytest_collection_finish(session):
+    """When a collected test needs the oracle, start compiling it in the background (see start_background_build)."""
+    if any("cute_oracle" in getattr(item, "fixturenames", ()) for item in session.items):
+        oracle_harness.start_background_build()
+
+
+def pytest_sessionfinish(session):
+    oracle_harness.stop_background_build()
+
+
 @pytest.fixture(scope="session")
 def cute_oracle():
     reason = oracle_harness.skip_reason()
