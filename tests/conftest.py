@@ -1,10 +1,15 @@
-"""Shared pytest options (long campaigns run only with --slow) and the local Ray cluster fixture."""
+"""Shared pytest options (long campaigns run only with --slow), the background compiles of a broad session
+(prewarm.py) and the local Ray cluster fixture."""
 
 import os
+from pathlib import Path
 
 import pytest
 
+import prewarm
+
 _TESTS = os.path.dirname(os.path.abspath(__file__))
+BROAD = 6          # a session with tests from this many folders of tests/ compiles the CUDA examples in the background
 
 
 def pytest_addoption(parser):
@@ -19,6 +24,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session):
+    folders = {Path(str(item.fspath)).relative_to(_TESTS).parts[0] for item in session.items
+               if str(item.fspath).startswith(_TESTS + os.sep)}
+    if len(folders) >= BROAD:
+        prewarm.start()
+
+
+def pytest_sessionfinish(session):
+    prewarm.stop()
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ assembles its ``.version`` (:func:`find_ptxas`). A tool that cannot run or fails
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -23,6 +24,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:                      # not POSIX: the cache is used unlocked
+    fcntl = None
 
 from warpsim.errors import ContractionError
 
@@ -224,6 +230,26 @@ def cache_read(name):
         return (_cache_dir() / name).read_text(encoding="utf-8")
     except OSError:
         return None
+
+
+@contextlib.contextmanager
+def cache_lock(name):
+    """Hold the cache's lock ``name`` (``<cache>/<name>.lock``) while the block runs: another process that takes
+    the same lock waits, so that two runs compiling one source at once compile it once (the second finds the
+    first's result in the cache). Where the lock cannot be made (no ``fcntl``, a read-only cache) the block runs
+    unlocked."""
+    folder = _cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a")
+    except OSError:
+        handle = None
+    if handle is None or fcntl is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)          # released when the file closes, or its process ends
+        yield
 
 
 def cache_write(name, text):

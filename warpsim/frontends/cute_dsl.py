@@ -20,6 +20,7 @@ scalars). The file must not compile or launch anything when imported.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from warpsim.frontends.compiled import (CompileError, cache_key, cache_ptx, cached_ptx, normalize_arch, package_version,
                                         relative_file_lines)
+from warpsim.toolchain import cache_lock
 
 __all__ = ["compile_dsl", "is_dsl_source"]
 
@@ -54,29 +56,30 @@ def compile_dsl(path, arch="sm_80", cache=True):
                            "which brings nvidia-cutlass-dsl)")
     key = cache_key("dsl", package_version("nvidia-cutlass-dsl"), arch,
                     path.read_text(encoding="utf-8", errors="replace"))
-    cached = cached_ptx(key) if cache else None
-    if cached is not None:
-        return cached.split(_MODULE_SEPARATOR)
-    with tempfile.TemporaryDirectory(prefix="warpsim-dsl-") as tmp:
-        env = dict(os.environ, CUTE_DSL_ARCH=arch, CUTE_DSL_KEEP="ptx", CUTE_DSL_DUMP_DIR=tmp,
-                   CUTE_DSL_LINEINFO="1")
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
-        try:
-            done = subprocess.run([sys.executable, "-m", "warpsim.frontends.cute_dsl", str(path)],
-                                  capture_output=True, text=True, env=env, cwd=path.parent)
-        except OSError as e:
-            raise CompileError(f"{path.name}: cannot run the CuTe DSL: {e}") from None
-        if done.returncode != 0:
-            raise CompileError(f"{path.name}: CuTe DSL compile failed: {_dsl_error(done.stderr)}")
-        # one sub-folder per WARPSIM entry, in order (see _dsl_main)
-        modules = []
-        for entry in sorted(Path(tmp).iterdir(), key=lambda p: int(p.name)):
-            texts = sorted(entry.glob("*.ptx"))
-            if not texts:
-                raise CompileError(f"{path.name}: WARPSIM entry {entry.name}: the CuTe DSL wrote no PTX")
-            modules += [relative_file_lines(t.read_text(encoding="utf-8"), [path.parent]) for t in texts]
-    if cache:
-        cache_ptx(key, _MODULE_SEPARATOR.join(modules))
+    with cache_lock(key) if cache else contextlib.nullcontext():   # one compile of a source at a time
+        cached = cached_ptx(key) if cache else None
+        if cached is not None:
+            return cached.split(_MODULE_SEPARATOR)
+        with tempfile.TemporaryDirectory(prefix="warpsim-dsl-") as tmp:
+            env = dict(os.environ, CUTE_DSL_ARCH=arch, CUTE_DSL_KEEP="ptx", CUTE_DSL_DUMP_DIR=tmp,
+                       CUTE_DSL_LINEINFO="1")
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
+            try:
+                done = subprocess.run([sys.executable, "-m", "warpsim.frontends.cute_dsl", str(path)],
+                                      capture_output=True, text=True, env=env, cwd=path.parent)
+            except OSError as e:
+                raise CompileError(f"{path.name}: cannot run the CuTe DSL: {e}") from None
+            if done.returncode != 0:
+                raise CompileError(f"{path.name}: CuTe DSL compile failed: {_dsl_error(done.stderr)}")
+            # one sub-folder per WARPSIM entry, in order (see _dsl_main)
+            modules = []
+            for entry in sorted(Path(tmp).iterdir(), key=lambda p: int(p.name)):
+                texts = sorted(entry.glob("*.ptx"))
+                if not texts:
+                    raise CompileError(f"{path.name}: WARPSIM entry {entry.name}: the CuTe DSL wrote no PTX")
+                modules += [relative_file_lines(t.read_text(encoding="utf-8"), [path.parent]) for t in texts]
+        if cache:
+            cache_ptx(key, _MODULE_SEPARATOR.join(modules))
     return modules
 
 

@@ -13,6 +13,7 @@ Examples::
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from warpsim.frontends.compiled import (CompileError, cache_key, cache_ptx, cached_ptx, normalize_arch, package_version,
                                         relative_file_lines)
-from warpsim.toolchain import find_nvcc
+from warpsim.toolchain import cache_lock, find_nvcc
 
 __all__ = ["CUDA_SUFFIXES", "compile_cuda", "cute_include_dir", "source_nvcc_flags", "cuda_source_text"]
 
@@ -78,21 +79,22 @@ def compile_cuda(path, arch="sm_80", nvcc_flags=(), cache=True):
     flags = [*NVCC_BASE_FLAGS, f"-arch={arch}", *[f"-I{d}" for d in includes], *own, *nvcc_flags]
     key = cache_key("cuda", _nvcc_version(nvcc), package_version("nvidia-cutlass"), " ".join(flags),
                 _source_with_local_headers(path))
-    cached = cached_ptx(key) if cache else None
-    if cached is not None:
-        return cached
-    with tempfile.TemporaryDirectory(prefix="warpsim-nvcc-") as tmp:
-        out = Path(tmp) / "out.ptx"
-        try:
-            done = subprocess.run([nvcc, *flags, str(path), "-o", str(out)], capture_output=True, text=True,
-                                  cwd=path.parent)
-        except OSError as e:
-            raise CompileError(f"{path.name}: cannot run nvcc: {e}") from None
-        if done.returncode != 0 or not out.is_file():
-            raise CompileError(f"{path.name}: nvcc failed: {_error_lines(done.stderr + done.stdout, path)}")
-        ptx = relative_file_lines(out.read_text(encoding="utf-8"), [path.parent, *includes])
-    if cache:
-        cache_ptx(key, ptx)
+    with cache_lock(key) if cache else contextlib.nullcontext():   # one compile of a source at a time
+        cached = cached_ptx(key) if cache else None
+        if cached is not None:
+            return cached
+        with tempfile.TemporaryDirectory(prefix="warpsim-nvcc-") as tmp:
+            out = Path(tmp) / "out.ptx"
+            try:
+                done = subprocess.run([nvcc, *flags, str(path), "-o", str(out)], capture_output=True, text=True,
+                                      cwd=path.parent)
+            except OSError as e:
+                raise CompileError(f"{path.name}: cannot run nvcc: {e}") from None
+            if done.returncode != 0 or not out.is_file():
+                raise CompileError(f"{path.name}: nvcc failed: {_error_lines(done.stderr + done.stdout, path)}")
+            ptx = relative_file_lines(out.read_text(encoding="utf-8"), [path.parent, *includes])
+        if cache:
+            cache_ptx(key, ptx)
     return ptx
 
 
