@@ -62,10 +62,10 @@ from warpsim.ptx.syntax import Instruction, Operand, Variable
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
            "start", "annotate", "candidates", "sass_lines", "sign_selects", "sign_operands",
            "saturated_ones", "ftz_dropped", "double_negations", "folded_constants", "unit_products",
-           "fused_instructions"]
+           "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "31"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "38"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -115,8 +115,9 @@ class Contraction:
     away (:func:`double_negations`); ``folded_constants``: ``(line, bits)`` of the ``neg``/``abs`` of a constant NaN
     that ptxas folded to those bits (:func:`folded_constants`); ``unit_products``: ``(line, operand)`` of the
     ``mul.f32`` by a known ``1.0`` that ptxas folded to a move of that operand (:func:`unit_products`);
-    ``negated_differences``: the lines of ``x - 2x`` that ptxas simplified to ``-x`` (:func:`negated_differences`).
-    The last eight are where ptxas's code computes otherwise than the PTX text."""
+    ``negated_differences``: the lines of ``x - 2x`` that ptxas simplified to ``-x`` (:func:`negated_differences`);
+    ``ftz_folds``: ``(line, bits)`` of ``.ftz`` arithmetic of constants that ptxas folded (:func:`ftz_folds`). The
+    last nine are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -134,6 +135,7 @@ class Contraction:
     folded_constants: tuple = ()
     unit_products: tuple = ()
     negated_differences: tuple = ()
+    ftz_folds: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -157,7 +159,8 @@ class Contraction:
                 "double_negations": list(self.double_negations),
                 "folded_constants": [list(p) for p in self.folded_constants],
                 "unit_products": [list(p) for p in self.unit_products],
-                "negated_differences": list(self.negated_differences)}
+                "negated_differences": list(self.negated_differences),
+                "ftz_folds": [list(p) for p in self.ftz_folds]}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -166,7 +169,8 @@ class Contraction:
                    tuple(tuple(p) for p in d.get("sign_operands", ())), tuple(d.get("saturated_ones", ())),
                    tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())),
                    tuple(tuple(p) for p in d.get("folded_constants", ())),
-                   tuple(tuple(p) for p in d.get("unit_products", ())), tuple(d.get("negated_differences", ())))
+                   tuple(tuple(p) for p in d.get("unit_products", ())), tuple(d.get("negated_differences", ())),
+                   tuple(tuple(p) for p in d.get("ftz_folds", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -371,7 +375,8 @@ class Pending:
                                 double_negations=double_negations(module, self.sass),
                                 folded_constants=folded_constants(module, self.sass),
                                 unit_products=unit_products(module, self.sass, ones),
-                                negated_differences=negated_differences(module))
+                                negated_differences=negated_differences(module),
+                                ftz_folds=ftz_folds(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -773,7 +778,8 @@ def _constant(fn, k, reg, depth=8):
     definition an unguarded ``mov`` of an immediate or of such a register, or an f32 ``add``/``sub``/``mul``/``fma``/
     ``mad`` with a constant NaN operand (folded to the canonical ``0x7FFFFFFF``) or of constants alone (folded as
     IEEE 754 rounds them, the instruction's own model: ``mul.f32 %f4, %f9, 0f3DB63AC1`` of ``%f9 = 0`` is ``0``,
-    H200 seed 217915), or an f32 ``neg``/``abs`` of a constant (its sign bit; of a NaN, a NaN: H200 seed 228108's
+    H200 seed 217915), a ``selp`` of one constant either way, or an f32 ``neg``/``abs`` of a constant (its sign
+    bit; of a NaN, a NaN: H200 seed 228108's
     ``neg.f32 %f2, %f10; mul.sat.f32 %f9, %f2, 0f4386B3CE`` is ``1.0``)."""
     m = fn.single_def(k, reg) if depth else None
     return _def_value(fn, m, depth) if m is not None else None
@@ -802,6 +808,8 @@ def _def_value(fn, m, depth):
             values.append(None)
     if ins.opcode == "mov" and len(values) == 1:
         return values[0]
+    if ins.opcode == "selp" and len(values) == 3 and values[0] is not None and values[0] == values[1]:
+        return values[0]                            # either way the same constant (H100 seed 241175)
     if ins.opcode in _SIGN_MASK and _float_type(ins) == "f32" and len(values) == 1 and values[0] is not None:
         v = values[0]                               # a NaN stays a NaN (its sign is ptxas's: folded_constants)
         if _is_nan(v) or "ftz" in ins.mods and v & 0x7F800000 == 0 and v & 0x7FFFFF:
@@ -815,8 +823,10 @@ def _def_value(fn, m, depth):
 
 
 def _fold(ins, values):
-    """The f32 ``add``/``sub``/``mul``/``fma``/``mad`` ``ins`` of the constant ``values``, as the simulator's model
-    computes it (the rounding its modifier names, ``rn`` without one; ``.ftz``, ``.sat``); None for another arity."""
+    """The f32 ``add``/``sub``/``mul``/``fma``/``mad`` ``ins`` of the constant ``values`` as ptxas folds it: the
+    simulator's model of the instruction (the rounding its modifier names, ``rn`` without one; ``.ftz``, ``.sat``),
+    except that ptxas's ``mul.ftz`` of an infinity and a subnormal is the infinity, not the NaN of ``0 * inf``
+    (:func:`ftz_folds`); None for another arity."""
     from warpsim.isa import fparith
     from warpsim.isa.rounding import RN, ROUNDING
     rnd = next((ROUNDING[m] for m in ins.mods if m in ROUNDING), RN)
@@ -825,9 +835,12 @@ def _fold(ins, values):
         return int(fparith.f32_fma(*values, rnd, ftz, sat))
     if len(values) != 2:
         return None
+    if ftz and ins.opcode == "mul" and any(v & 0x7FFFFFFF == 0x7F800000 for v in values) and \
+            any(v & 0x7F800000 == 0 and v & 0x7FFFFF for v in values):
+        inf = 0x7F800000 | (values[0] ^ values[1]) & 0x80000000
+        return 0x3F800000 if sat else inf
     model = {"add": fparith.f32_add, "sub": fparith.f32_sub, "mul": fparith.f32_mul}[ins.opcode]
     return int(model(*values, rnd, ftz, sat))
-
 
 
 def _is_nan(bits):
@@ -842,8 +855,9 @@ _DEST = re.compile(r"^(?:@!?U?P\w+\s+)?[A-Z][\w.]*\s+(R\d+)\b")
 
 def folded_constants(module, sass):
     """``((line, bits), ...)``: the f32 ``neg``/``abs`` whose source is a NaN that ptxas knows at compile time
-    (:func:`_constant`), with the bits ptxas folded them to, read from the SASS: the one move of an immediate that is
-    the line's own SASS (``IMAD.MOV.U32 R7, RZ, RZ, -0x1``: H100 seed 236819); for a line with no SASS, a store of the
+    (:func:`_constant`), with the bits ptxas folded them to, read from the SASS: the one move of an immediate among
+    the line's own SASS, all moves (``IMAD.MOV.U32 R7, RZ, RZ, -0x1``: H100 seeds 236819, 237998); for a line with
+    no SASS, a store of the
     value (through ``mov``s; a vector store's element) whose data register is last written, on the lines of the
     ``neg``'s block from the ``neg`` on (or of the store itself), by an unguarded
     move of an immediate (``MOV R22, 0x7fffffff``, ``IMAD.MOV.U32 R14, RZ, RZ, -0x1``). Where no store shows the
@@ -874,8 +888,9 @@ def folded_constants(module, sass):
             if ins.opcode not in _SIGN_MASK or ins.mods not in (("f32",), ("ftz", "f32")) or \
                     ins.operands[1].kind != "reg" or ins.operands[0].kind != "reg":
                 continue
-            moves = [t for t, line in order if line == ins.token.line]
-            if ins.token.line in own and (len(moves) != 1 or _CONSTANT_MOVE.match(moves[0]) is None):
+            here = [t for t, line in order if line == ins.token.line]
+            moves = [t for t in here if _CONSTANT_MOVE.match(t)]
+            if ins.token.line in own and (len(moves) != 1 or not all(_moves(t) for t in here)):
                 continue
             fn = fn or _Function(f)
             value = _constant(fn, k, ins.operands[1].name)
@@ -1005,7 +1020,7 @@ def sign_operands(module, sass):
 def saturated_ones(module, sass):
     """The lines of ``add.sat.f32``/``sub.sat.f32`` that ptxas folded to the constant ``1.0``: no SASS of their own,
     a value ptxas knows is never negative (its single reaching definition an unguarded square ``mul.f32 %f4, %f6,
-    %f6`` or an ``abs.f32``) plus an immediate of at least 1 (or minus one of at most -1): ``x*x + c >= 1``
+    %f6``, an ``abs.f32``, or a ``.sat`` result: H100 seed 238141) plus an immediate of at least 1 (or minus one of at most -1): ``x*x + c >= 1``
     saturates to 1 -- also where ``x`` is NaN, where the PTX's ``.sat`` gives ``+0``. H100 seeds 200527 and 201039
     (``mul.f32 %f4, %f6, %f6; add.sat.f32 %f7, 0f3F800800, %f4`` stored ``0x3F800000`` from a ``MOV R29,
     0x3f800000``); H200 seeds 204630 and 208511 (``abs`` of a product, ``+ 0f3F801800``, ``+ 0f3FC00000``) and
@@ -1034,7 +1049,7 @@ def saturated_ones(module, sass):
                 m = fn.single_def(k, x.name) if x.kind == "reg" else None
                 src = fn.flow.instrs[m] if m is not None else None
                 if values is None or src is None or _float_type(src) != "f32" or src.guard is not None or \
-                        not (_square(src) or src.opcode == "abs"):
+                        not (_square(src) or src.opcode == "abs" or "sat" in src.mods):
                     continue
                 if all(_at_least_one(v ^ 0x80000000 if ins.opcode == "sub" else v) for v in values):
                     found.append(ins.token.line)
@@ -1070,13 +1085,33 @@ def unit_products(module, sass, ones=()):
                 elif o.kind == "reg":
                     m = fn.single_def(k, o.name)
                     one = _constant(fn, k, o.name) == 0x3F800000 or \
-                        m is not None and fn.flow.instrs[m].token.line in ones
+                        m is not None and (fn.flow.instrs[m].token.line in ones or _always_one(fn, m))
                 else:
                     one = False
                 if one and ins.operands[pos].kind == "reg":
                     found.append((ins.token.line, pos))
                     break
     return tuple(found)
+
+
+def _always_one(fn, m):
+    """Whether instruction ``m`` is an unguarded ``add.sat.f32``/``sub.sat.f32`` of a ``.sat`` result (in [0, 1], never
+    NaN) and a constant of at least 1 (``sub``: at most -1): ``1.0`` whatever the inputs, which ptxas knows (H100
+    seed 238141: ``sub.rm.sat.f32 %f5, %f11, %f11; add.sat.f32 %f0, %f5, 0f3F800800`` computed for a store of its
+    own, ``mul.f32 %f1, %f0, %f4`` a move of ``%f4``)."""
+    ins = fn.flow.instrs[m]
+    if ins.opcode not in ("add", "sub") or "sat" not in ins.mods or _float_type(ins) != "f32" or ins.guard is not None:
+        return False
+    a, b = ins.operands[1:3]
+    for x, c in ((a, b), (b, a)) if ins.opcode == "add" else ((a, b),):
+        values = {c.value} if c.kind == "fimm" and c.bits == 32 else _constants(fn, m, c.name) if c.kind == "reg" \
+            else None
+        d = fn.single_def(m, x.name) if x.kind == "reg" else None
+        src = fn.flow.instrs[d] if d is not None else None
+        if values and src is not None and src.guard is None and "sat" in src.mods and _float_type(src) == "f32" and \
+                all(_at_least_one(v ^ 0x80000000 if ins.opcode == "sub" else v) for v in values):
+            return True
+    return False
 
 
 _TWO = 0x40000000
@@ -1118,13 +1153,43 @@ def negated_differences(module):
     return tuple(sorted(out))
 
 
+def ftz_folds(module, sass):
+    """``((line, bits), ...)``: the f32 ``add``/``sub``/``mul``/``fma`` with ``.ftz`` of constants alone (immediates,
+    registers :func:`_constant` knows) with no SASS of their own, which ptxas folded (:func:`_fold`): as ``.ftz``
+    computes, operands and result flushed (H100 seeds 237271, 237763, 239348, 239530, 239630, 239748, 240332, 240540,
+    240838, 240850: ``0`` where the product is subnormal or an operand is), except that an infinity times a
+    subnormal is the infinity: ``mul.ftz.f32 %f3, %f10, 0f7F800000`` of ``%f10 = 0f00000001`` is ``MOV R10,
+    0x7f800000`` (H200 seeds 226164, 228041), where ``.ftz``'s ``0 * inf`` is NaN. They run as a move of those bits.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmov.f32 %f1, 0f00000001;\\n"
+    ...                  "mul.ftz.f32 %f2, %f1, 0f7F800000;\\nmul.ftz.f32 %f3, %f1, 0f40000000;\\n}")
+    >>> ftz_folds(m, [])
+    ((5, 2139095040), (6, 0))
+    """
+    own, out = {line for text, line in sass if _opcode(text) not in _SCAFFOLD}, []
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode not in ("add", "sub", "mul", "fma") or "ftz" not in ins.mods or \
+                    _float_type(ins) != "f32" or ins.token.line in own:
+                continue
+            fn = fn or _Function(f)
+            values = [o.value if o.kind == "fimm" and o.bits == 32 else
+                      _constant(fn, k, o.name) if o.kind == "reg" else None for o in ins.operands[1:]]
+            if None not in values:
+                folded = _fold(ins, values)
+                if folded is not None:
+                    out.append((ins.token.line, folded))
+    return tuple(out)
+
+
 def ftz_dropped(module, sass):
     """The lines of f32 ``add``/``sub``/``mul``/``fma`` with ``.ftz`` whose SASS has float arithmetic, none of it
     ``.FTZ``: ptxas compiled them without flushing (``mul.ftz.f32 %f9, %f10, 0f7F800000`` is ``FMUL R10, R48, +INF``,
     so a subnormal times infinity is infinity, not the NaN of ``0 * inf``: seeds 203522, 206426, 206733, 210439 of
-    the H200's chunks, each a ``mul.ftz`` by an immediate infinity or subnormal). They run without ``.ftz``; so do
-    those of constants alone with no SASS of their own, which ptxas folded unflushed (``mul.ftz.f32 %f3, %f10,
-    0f00000001`` of ``%f10 = +inf`` is the ``+INF`` of the next line's ``FADD R21, -R11, +INF``: H200 seed 226164).
+    the H200's chunks, each a ``mul.ftz`` by an immediate infinity or subnormal). They run without ``.ftz``. (Those
+    of constants alone that ptxas folded: :func:`ftz_folds`.)
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n"
@@ -1132,24 +1197,18 @@ def ftz_dropped(module, sass):
     >>> ftz_dropped(m, [("FMUL R10, R48, +INF", 4), ("FMUL.FTZ R11, R48, R10", 5)])
     (4,)
     """
-    arith, own = {}, {line for text, line in sass if _opcode(text) not in _SCAFFOLD}
+    arith = {}
     for text, line in sass:
         op = _opcode(text)
         if op in ("FADD", "FMUL", "FFMA"):
             arith.setdefault(line, []).append(".FTZ" in text.split()[1 if text.startswith("@") else 0])
     out = set()
     for f, body in _bodies(module):
-        fn = None
         for k, ins in enumerate(body):
             if ins.opcode not in ("add", "sub", "mul", "fma") or "ftz" not in ins.mods or _float_type(ins) != "f32":
                 continue
             if arith.get(ins.token.line) and not any(arith[ins.token.line]):
                 out.add(ins.token.line)
-            elif ins.token.line not in own:          # folded at compile time: ptxas's folding does not flush either
-                fn = fn or _Function(f)
-                if all(o.kind == "fimm" and o.bits == 32 or o.kind == "reg" and _constant(fn, k, o.name) is not None
-                       for o in ins.operands[1:]):
-                    out.add(ins.token.line)
     return tuple(sorted(out))
 
 
@@ -1158,7 +1217,10 @@ def double_negations(module, sass):
     folds ``-(-x)`` to ``x``, bit for bit, where the two negations one by one would give the canonical NaN
     (``neg.f16x2 %h1, %h2; ...; neg.f16x2 %h4, %h1`` stores ``%h2``'s ``0x7E00``: H200 seed 204946; the inner ``neg``
     computed for a reader of its own, ``HADD2 R14, -R18, -RZ.H0_H0``, the outer a copy, ``MOV R10, R18``: seed
-    219948). The line runs as a copy of the inner ``neg``'s source as that ``neg`` read it -- unless a store of its
+    219948); a guarded outer ``neg`` whose line is one ``FSEL`` of registers with no modifier, the merge of the
+    copy with the register's old value (``@%p2 neg.f32 %f10, %f2`` of ``neg.f32 %f2, %f2`` is ``FSEL R34, R42, R34,
+    !P2``: H100 seed 238500). The line runs as a copy of the inner ``neg``'s source as that ``neg`` read it (under
+    the outer's guard) -- unless a store of its
     value stores a register last written by a computed negation, wherever ptxas put it (``HADD2 R6, -R14,
     -RZ.H0_H0`` on another line: the two negations one by one, H200 seed 222071, H100 seed 233624).
 
@@ -1175,9 +1237,16 @@ def double_negations(module, sass):
     for f, body in _bodies(module):
         fn = None
         for k, ins in enumerate(body):
-            if ins.opcode != "neg" or ins.mods not in (("f32",), ("f16x2",)) or \
-                    any(not _moves(text) for _, text in ops.get(ins.token.line, ())) or \
-                    ins.guard is not None or ins.operands[1].kind != "reg":
+            texts = [text for _, text in ops.get(ins.token.line, ())]
+            if ins.opcode != "neg" or ins.mods not in (("f32",), ("f16x2",)) or ins.operands[1].kind != "reg":
+                continue
+            if ins.guard is None and any(not _moves(text) for text in texts):
+                continue
+            # guarded: the line one FSEL of registers with no modifier (H100 seed 238500: FSEL R34, R42, R34, !P2)
+            if ins.guard is not None and (not _one_fsel(texts) or any(not _moves(t) for t in texts if
+                                                                      _opcode(t) != "FSEL") or
+                                          any(_modified(t, "neg") or _modified(t, "abs") or "QNAN" in t or "INF" in t
+                                              for t in texts if _opcode(t) == "FSEL")):
                 continue
             fn = fn or _Function(f)
             m = fn.single_def(k, ins.operands[1].name)
@@ -1321,8 +1390,9 @@ def _nan_folds(module, contraction, out):
     ``add.sat``/``sub.sat`` moves ``1.0``."""
     operands, ones = set(map(tuple, contraction.sign_operands)), set(contraction.saturated_ones)
     doubles, constants = set(contraction.double_negations), dict(contraction.folded_constants)
+    folds = dict(contraction.ftz_folds)
     units = dict(contraction.unit_products)
-    if not operands and not ones and not doubles and not constants and not units:
+    if not operands and not ones and not doubles and not constants and not units and not folds:
         return
     for fname, f in module.functions.items():
         if f.declared_only:
@@ -1339,10 +1409,13 @@ def _nan_folds(module, contraction, out):
                 reg = Operand("reg", name, token=ins.operands[1].token)
                 out.before.setdefault(id(inner), []).append(
                     Instruction("mov", ("b32",), [reg, inner.operands[1]], None, False, inner.token, inner.loc))
-                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], reg], None, False, ins.token,
-                                                   ins.loc)
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], reg], ins.guard, ins.guard_neg,
+                                                   ins.token, ins.loc)
             if line in units and ins.opcode == "mul":
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], ins.operands[units[line]]],
+                                                   ins.guard, ins.guard_neg, ins.token, ins.loc)
+            if line in folds and ins.opcode in ("add", "sub", "mul", "fma") and "ftz" in ins.mods:
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], Operand("imm", value=folds[line])],
                                                    ins.guard, ins.guard_neg, ins.token, ins.loc)
             if line in constants and ins.opcode in _SIGN_MASK:
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0],
