@@ -179,3 +179,14 @@ def test_bench_sanitize_quick():
         ratios.append(num(ratio))
     worst = re.search(rf"^worst ratio: {NUMBER}x \(bound 3x: (within|OVER)\)", text, re.M)
     assert worst and abs(num(worst[1]) - max(ratios)) <= 0.005, text
+
+
+def test_bench_compile_quick():
+    text = run_quick("bench_compile.py")
+    sides = re.findall(r"  (numba's typing \(baseline\)|warpsim's typing): (\S+) s, (\d+) specialisations of (\d+) "
+                       r"functions", text)
+    assert [s[0] for s in sides] == ["numba's typing (baseline)", "warpsim's typing"]
+    (_, base_s, base_n, base_f), (_, ours_s, ours_n, ours_f) = sides
+    assert base_f == ours_f and int(ours_n) == int(ours_f) < int(base_n)   # one per function, fewer than Numba's
+    ratio = re.search(r"ratio warpsim / baseline: (\S+)x time, (\S+)x specialisations", text)
+    assert abs(float(ratio.group(2)) - int(ours_n) / int(base_n)) < 0.006

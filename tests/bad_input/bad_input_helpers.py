@@ -7,9 +7,11 @@ no file is left half-written (the working directory holds what it held before, b
 
 import io
 import os
+import signal
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from warpsim.commands import main
 
@@ -17,6 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ECHO = ROOT / "tests" / "bad_input" / "programs" / "echo.py"
 GEMM = ROOT / "examples" / "gemm_smem.py"
 OLD = b"<svg>the old picture</svg>\n"
+# A process started in the background by a non-interactive shell (`pytest &`) ignores SIGINT, and so do its children:
+# a Ctrl-C test there would wait for an interrupt that never comes.
+needs_sigint = pytest.mark.skipif(signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+                                  reason="SIGINT is ignored in this process (started with & by a non-interactive "
+                                         "shell?): Ctrl-C cannot be tested; run pytest in the foreground")
 
 
 def _snapshot(directory):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import warpsim.ptx
-from bad_input_helpers import ROOT, assert_one_line_error, call
+from bad_input_helpers import ROOT, assert_one_line_error, call, needs_sigint
 from warpsim.errors import PtxSyntaxError, SimulatorFault, UnsupportedType
 from warpsim.ptx.syntax import MAX_REGISTER_SLOTS
 
@@ -269,6 +269,7 @@ def test_cp_async_of_ampere_still_runs(inputs):
 
 # ------------------------------------------------------------------------------------------------ Ctrl-C
 
+@needs_sigint
 def test_ctrl_c_stops_a_long_launch_within_a_second(inputs):
     """Issue 30: Ctrl-C took 12 s, the compiled interpreter not looking at signals; the launch now runs in slices
     and Python raises KeyboardInterrupt between two. (Before, it came when the whole launch ended: here a step-limit
@@ -285,6 +286,7 @@ def test_ctrl_c_stops_a_long_launch_within_a_second(inputs):
     assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after Ctrl-C"
 
 
+@needs_sigint
 def test_ctrl_c_of_warpsim_run_is_interrupted_130(tmp_path):
     """The process: once the kernel has printed (its first slice ran) and is still running a second later (20 M warp
     instructions take some 45 s), SIGINT ends it within a second or two. (Before, the printf came only when the

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bad_input_helpers import ECHO, GEMM, OLD, ROOT
+from bad_input_helpers import ECHO, GEMM, OLD, ROOT, needs_sigint
 
 
 def warpsim(*args, cwd, **kw):
@@ -33,6 +33,7 @@ SLEEPY = ("import sys, time\nimport warpsim\n\ndef kernel(tid):\n    sys.stderr.
           "    sys.stderr.flush()\n    time.sleep(60)\n\nprogram = warpsim.Program(kernel, threads=32)\n")
 
 
+@needs_sigint
 @pytest.mark.parametrize("verb", ["run", "debug", "draw"])
 def test_ctrl_c_is_interrupted_130(tmp_path, verb):
     (tmp_path / "sleepy.py").write_text(SLEEPY)

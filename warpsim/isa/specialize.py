@@ -13,8 +13,11 @@ Contract: after :func:`install`, a call from jitted code to a dispatcher whose P
 a ``warpsim.`` module is typed with :func:`numba.core.types.unliteral` argument types; every other
 dispatcher (the user's own ``@njit`` code, numba's) is typed exactly as before. Installing twice is
 harmless. On a Numba whose dispatcher type lacks the hook, nothing is changed (only compile time is
-at stake, never a result).
+at stake, never a result). ``WARPSIM_NUMBA_LITERALS=1`` in the environment leaves Numba's own typing
+in place: the baseline of ``bench/bench_compile.py``.
 """
+
+import os
 
 from numba.core import types
 from numba.core.types import functions
@@ -29,6 +32,8 @@ def _is_ours(dispatcher_type):
 
 def install():
     """Type warpsim's own jitted callees with plain (non-literal) argument types; see the module's contract."""
+    if os.environ.get("WARPSIM_NUMBA_LITERALS") == "1":
+        return
     cls = getattr(functions, "Dispatcher", None)
     original = getattr(cls, "get_call_type", None)
     if original is None or getattr(original, _HOOK, False):
