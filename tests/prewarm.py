@@ -1,12 +1,14 @@
-"""Compile the CUDA sources that many tests compile, in a low-priority background process, while a broad session runs.
+"""A session's compiles in low-priority background processes, on the core a single-threaded test process leaves idle.
 
-A fresh clone's suite spends minutes in ``nvcc`` (the CuTe examples take 5-27 s each, per arch) inside the test
-process, one compile at a time, while the second core of a two-core machine waits. :func:`start` (called by
-``tests/conftest.py`` once a session has collected tests from many folders, as CI's whole-suite run does) compiles
-:data:`SOURCES` for both arches into warpsim's PTX cache in a child process at ``nice 10``; the test process
-finds them cached, or, where it asks for one the child is compiling, waits on that compile's lock
-(:func:`warpsim.toolchain.cache_lock`) instead of compiling it again. Nothing is asserted here: a source that
-fails to compile fails in the test that compiles it. :func:`stop` ends the child if the session ends first.
+A fresh clone's suite spends minutes in compilers: ``nvcc`` of the CuTe examples (5-27 s each, per arch) inside
+the tests that first need them, and the CuTe oracle's C++ (some 6 minutes of one core). :func:`start` (called by
+``tests/conftest.py`` once a session has collected tests from many folders, as CI's whole-suite run does)
+compiles :data:`SOURCES` for both arches into warpsim's PTX cache; :func:`start_oracle` (called by
+``tests/oracle/conftest.py`` once a test that needs the oracle is collected) builds the oracle. Each runs in a
+child process at ``nice 10``. The test process finds the results cached, or, where it asks for one a child is
+compiling, waits on that compile's lock (:func:`warpsim.toolchain.cache_lock`, the oracle's per-object locks)
+instead of compiling it again. Nothing is asserted here: what fails to compile fails in the test that needs it.
+:func:`stop` ends the children if the session ends first.
 """
 
 import subprocess
@@ -21,24 +23,34 @@ SOURCES = [*sorted((ROOT / "examples" / "cute_cpp").glob("*.cu")),
            *sorted((ROOT / "tests" / "corpus" / "src" / "cuda").glob("*.cu"))]
 ARCHS = ("sm_90", "sm_80")
 
-_child = None
+_children = {}
+
+
+def _spawn(name, args):
+    if name not in _children:
+        _children[name] = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def start():
     """Start compiling :data:`SOURCES` in the background (once per session); returns at once."""
-    global _child
-    if _child is None:
-        _child = subprocess.Popen([sys.executable, __file__], cwd=ROOT, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _spawn("sources", [__file__])
+
+
+def start_oracle(folder):
+    """Start building the CuTe oracle (``oracle_harness.build`` in ``folder``, one compile at a time) in the
+    background, once per session; returns at once."""
+    _spawn("oracle", ["-c", "import os, sys; os.nice(10); sys.path.insert(0, sys.argv[1]); import oracle_harness; "
+                            "oracle_harness.build(jobs=1)", str(folder)])
 
 
 def stop():
-    """End the background compiles if they still run (those finished stay cached)."""
-    global _child
-    if _child is not None and _child.poll() is None:
-        _child.terminate()
-        _child.wait()
-    _child = None
+    """End the background compiles that still run (what they finished stays cached; their locks are released)."""
+    for child in _children.values():
+        if child.poll() is None:
+            child.terminate()
+            child.wait()
+    _children.clear()
 
 
 def _main():

@@ -3,6 +3,7 @@
 import pytest
 
 import oracle_harness
+import prewarm
 
 
 class Oracle:
@@ -31,13 +32,10 @@ class Oracle:
 
 
 def pytest_collection_finish(session):
-    """When a collected test needs the oracle, start compiling it in the background (see start_background_build)."""
-    if any("cute_oracle" in getattr(item, "fixturenames", ()) for item in session.items):
-        oracle_harness.start_background_build()
-
-
-def pytest_sessionfinish(session):
-    oracle_harness.stop_background_build()
+    """When a collected test needs the oracle, start compiling it in the background (tests/prewarm.py)."""
+    if any("cute_oracle" in getattr(item, "fixturenames", ()) for item in session.items) and \
+            oracle_harness.skip_reason() is None:
+        prewarm.start_oracle(oracle_harness.HERE)
 
 
 @pytest.fixture(scope="session")

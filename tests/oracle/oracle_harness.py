@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -136,9 +135,9 @@ def _sources(groups):
 def build(groups=None, jobs=None):
     """Compile (or reuse from the cache) the oracle binary holding ``groups``; return its path.
 
-    Safe to run in several processes at once (the session's background build and the fixture): each
-    object is compiled under its own lock file, and a process that finds an object locked waits for it
-    instead of compiling it again.
+    Safe to run in several processes at once (the session's background build, ``tests/prewarm.py``, and the
+    fixture): each object is compiled under its own lock file, and a process that finds an object locked waits
+    for it instead of compiling it again.
     """
     reason = skip_reason()
     if reason:
@@ -173,34 +172,6 @@ def _run(cmd, what):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"oracle {what} failed: {' '.join(cmd)}\n{proc.stderr[-6000:]}")
-
-
-_background = None
-
-
-def start_background_build():
-    """Start :func:`build` in a low-priority child process (one compile at a time), unless the binary is cached.
-
-    A test session calls this once its tests are collected, so the C++ compiles (minutes on a cold
-    cache) run on a core the single-threaded test process leaves idle; the ``cute_oracle`` fixture's own
-    :func:`build` then finds the objects built or waits on their locks. Returns at once.
-    """
-    global _background
-    if _background is not None or skip_reason():
-        return
-    code = ("import os, sys; os.nice(10); sys.path.insert(0, sys.argv[1]); import oracle_harness; "
-            "oracle_harness.build(jobs=1)")
-    _background = subprocess.Popen([sys.executable, "-c", code, str(HERE)], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop_background_build():
-    """End the background build if it still runs (objects it finished stay cached; its locks are released)."""
-    global _background
-    if _background is not None and _background.poll() is None:
-        _background.terminate()
-        _background.wait()
-    _background = None
 
 
 def _compile(item):

@@ -905,6 +905,23 @@ def folded_constants(module, sass):
     return tuple(sorted(out.items()))
 
 
+def _stores_of(fn, body, k, order):
+    """``(store line, SASS store match, index of the store in order, its data register for the value)`` for each PTX
+    store of instruction ``k``'s value (through ``mov``s; a vector store's element) whose line has one SASS store."""
+    for kst, st in enumerate(body):
+        if st.opcode != "st" or len(st.operands) < 2:
+            continue
+        data = st.operands[1]
+        regs = [data] if data.kind == "reg" else list(data.items) if data.kind == "vec" else []
+        for element, reg in enumerate(regs):
+            if reg.kind != "reg" or k not in _value_sources(fn, kst, reg.name):
+                continue
+            stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
+            if len(stores) == 1:
+                store = _STORE.match(order[stores[0]][0])
+                yield st.token.line, store, stores[0], f"R{int(store.group(2)[1:]) + element}"
+
+
 def _stored_constant(fn, body, k, order):
     """The immediate that the SASS moves into the data register of a store of instruction ``k``'s value
     (:func:`folded_constants`), or None."""
@@ -912,34 +929,21 @@ def _stored_constant(fn, body, k, order):
     lines = {body[i].token.line for i in range(k, block[1])}
     dest = body[k].operands[0].name
     last_write = body[k].guard is None and not any(dest in fn.writes[i] for i in range(k + 1, block[1]))
-    for kst, st in enumerate(body):
-        if st.opcode != "st" or len(st.operands) < 2:
+    for store_line, store, at_store, target in _stores_of(fn, body, k, order):
+        # a move on the store's own line shows the value stored whichever definition reached it (H100 seed
+        # 235309: the other one on a path ptxas knew was never taken)
+        here = lines | {store_line}
+        last = None
+        for text, line in order[:at_store]:
+            d = _DEST.match(text)
+            if line in here and d is not None and d.group(1) == target:
+                last, at = text, line
+        m = _CONSTANT_MOVE.match(last) if last is not None else None
+        if m is None or m.group(2) != target:
             continue
-        data = st.operands[1]
-        regs = [data] if data.kind == "reg" else list(data.items) if data.kind == "vec" else []
-        for element, reg in enumerate(regs):
-            sources = _value_sources(fn, kst, reg.name) if reg.kind == "reg" else set()
-            if k not in sources:
-                continue
-            # a move on the store's own line shows the value stored whichever definition reached it (H100 seed
-            # 235309: the other one on a path ptxas knew was never taken)
-            here = lines | {st.token.line}
-            stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
-            if len(stores) != 1:
-                continue
-            store = _STORE.match(order[stores[0]][0])
-            target = f"R{int(store.group(2)[1:]) + element}"
-            last = None
-            for text, line in order[:stores[0]]:
-                d = _DEST.match(text)
-                if line in here and d is not None and d.group(1) == target:
-                    last, at = text, line
-            m = _CONSTANT_MOVE.match(last) if last is not None else None
-            if m is None or m.group(2) != target:
-                continue
-            # unguarded; under the store's own guard; or, in the block, under the guard ptxas made of its branch
-            if m.group(1) in (None, store.group(1)) or at in lines and last_write:
-                return int(m.group(3), 0) & 0xFFFFFFFF
+        # unguarded; under the store's own guard; or, in the block, under the guard ptxas made of its branch
+        if m.group(1) in (None, store.group(1)) or at in lines and last_write:
+            return int(m.group(3), 0) & 0xFFFFFFFF
     return None
 
 
@@ -1265,25 +1269,14 @@ def _store_writers(fn, body, k, order):
     """The SASS instructions that last write, before each store of instruction ``k``'s value, the store's data
     register (in the SASS's order, whatever line ptxas gave them)."""
     out = []
-    for kst, st in enumerate(body):
-        if st.opcode != "st" or len(st.operands) < 2:
-            continue
-        data = st.operands[1]
-        regs = [data] if data.kind == "reg" else list(data.items) if data.kind == "vec" else []
-        for element, reg in enumerate(regs):
-            if reg.kind != "reg" or k not in _value_sources(fn, kst, reg.name):
-                continue
-            stores = [j for j, (text, line) in enumerate(order) if line == st.token.line and _STORE.match(text)]
-            if len(stores) != 1:
-                continue
-            target = f"R{int(_STORE.match(order[stores[0]][0]).group(2)[1:]) + element}"
-            last = None
-            for text, _ in order[:stores[0]]:
-                d = _DEST.match(text)
-                if d is not None and d.group(1) == target:
-                    last = text
-            if last is not None:
-                out.append(last)
+    for _line, _store, at_store, target in _stores_of(fn, body, k, order):
+        last = None
+        for text, _ in order[:at_store]:
+            d = _DEST.match(text)
+            if d is not None and d.group(1) == target:
+                last = text
+        if last is not None:
+            out.append(last)
     return out
 
 
