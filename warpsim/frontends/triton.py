@@ -41,7 +41,7 @@ from warpsim.ptx import load
 __all__ = ["TritonError", "TritonKernel", "SUPPORTED_TRITON", "INSTALL_HINT", "require_triton", "launch_jit",
            "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
 
-SUPPORTED_TRITON = ("3.9", "3.8")                      # major.minor versions whose internals this module was written for
+SUPPORTED_TRITON = ("3.9", "3.8", "3.6")                    # major.minor versions whose internals this module was written for
 INSTALL_HINT = "pip install warpsim[triton]"
 WHO = "warpsim.triton"
 SCRATCH = ("global_scratch", "profile_scratch")  # the two pointers Triton 3.x appends to every kernel's parameters
