@@ -44,7 +44,10 @@ OPEN = {
              "first_record keeps it now)" for seed in (217772, 218590, 218719, 230645, 232636)},
     # not analysed yet: ulps of f16x2 in programs with loops (partial fusions in unrolled copies, as 212978?), a
     # setp of a value the loop computes otherwise, a NaN payload of a half
-    **{seed: "not analysed yet" for seed in (221637, 223738, 225989, 229895, 232287, 232318, 234680)},
+    232318: "buffers only: a loop of `neg.f16x2 %h3, %h3` that ptxas unrolled by four, each four negations folded "
+            "away and the remainder computed (HADD2 R7, -R7, -RZ.H0_H0): a NaN half keeps its payload (0x7F2C) where "
+            "each negation canonicalises it in the PTX (which trip counts fold is ptxas's unrolling, not followed yet)",
+    **{seed: "not analysed yet" for seed in (221637, 223738, 225989, 229895, 232287, 234680)},
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
