@@ -236,8 +236,8 @@ def cache_read(name):
 def cache_lock(name):
     """Hold the cache's lock ``name`` (``<cache>/<name>.lock``) while the block runs: another process that takes
     the same lock waits, so that two runs compiling one source at once compile it once (the second finds the
-    first's result in the cache). Where the lock cannot be made (no ``fcntl``, a read-only cache) the block runs
-    unlocked."""
+    first's result in the cache). Where the lock cannot be made or taken (no ``fcntl``, a read-only cache, a file
+    system without locks) the block runs unlocked."""
     folder = _cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -248,7 +248,10 @@ def cache_lock(name):
         yield
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)          # released when the file closes, or its process ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)      # released when the file closes, or its process ends
+        except OSError:                             # a file system without locks (some network mounts): unlocked
+            pass
         yield
 
 

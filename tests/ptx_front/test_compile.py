@@ -1,5 +1,8 @@
 """warpsim.frontends: .cu through nvcc, CuTe DSL through the WARPSIM convention, and their errors."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,6 +60,36 @@ def test_cuda_compiles_with_relative_paths_and_is_cached(tmp_path, need_nvcc, ca
     src.write_text(AXPY.replace("a * x[i]", "x[i] * a"))
     compile_source(src, "sm_80")
     assert len(list(cache_dir.glob("*.ptx"))) == 3                       # the source changed: compiled again
+
+
+FAKE_NVCC = """#!/bin/sh
+# counts its compiles in $COUNT and takes a second over each, then writes a PTX file where -o says
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 0.0, V0.0.0"; exit 0; fi
+echo compile >> "$COUNT"
+sleep 1
+while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '.version 8.0\\n.target sm_80\\n' > "$2"; fi; shift; done
+"""
+
+
+def test_two_processes_compiling_one_source_compile_it_once(tmp_path, cache_dir):
+    """warpsim.toolchain.cache_lock: the second process waits for the first's compile and reads it from the cache
+    (tests/prewarm.py's background compiles rely on it)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvcc").write_text(FAKE_NVCC)
+    (bin_dir / "nvcc").chmod(0o755)
+    src = tmp_path / "k.cu"
+    src.write_text(AXPY)
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin", COUNT=str(tmp_path / "count"),
+               WARPSIM_CACHE=str(cache_dir), PYTHONPATH=str(ROOT))
+    code = "import sys; from warpsim.frontends.nvcc import compile_cuda; print(compile_cuda(sys.argv[1], 'sm_80'))"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(src)], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outs[0] == outs[1] and ".target sm_80" in outs[0]
+    assert (tmp_path / "count").read_text().splitlines() == ["compile"]    # once, not twice
 
 
 def test_nvcc_errors_are_one_line(tmp_path, need_nvcc, cache_dir):

@@ -652,9 +652,9 @@ def sign_selects(module, sass):
     or with other instructions keep the canonical rule, and so does a ``neg`` of a ``neg``/``abs`` (``neg.f32 %f9,
     %f3; @%p1 neg.f32 %f9, %f9`` is ``FSEL R30, R34, -R34, P0`` of ``%f3``'s register, the double negation folded
     away: seed 200247 of the H100's rerun, the canonical rule gave its bits) -- unless the inner one has SASS of
-    its own and the ``FSEL`` does not choose between one register and its negation (``@%p0 abs.ftz.f32 %f1, %f0`` is ``FADD.FTZ R5, |R0|, -RZ; FSEL R50, R5, |R10|, P4``, then ``@%p2 neg.f32
-    %f5, %f1`` is ``FSEL R58, -R50, R58, !P3``: the sign of the computed canonical NaN flipped, ``0xFFFFFFFF``: H100
-    seed 231540).
+    its own and the ``FSEL`` does not choose between one register and its negation (``@%p0 abs.ftz.f32 %f1, %f0``
+    is ``FADD.FTZ R5, |R0|, -RZ; FSEL R50, R5, |R10|, P4``, then ``@%p2 neg.f32 %f5, %f1`` is ``FSEL R58, -R50,
+    R58, !P3``: the sign of the computed canonical NaN flipped, ``0xFFFFFFFF``: H100 seed 231540).
 
     Also a ``neg``/``abs`` with no SASS of its own that a later guarded write of its register keeps where the guard
     is false, merged by an ``FSEL`` with the modifier (:func:`_merged_by_fsel`).
@@ -683,8 +683,9 @@ def sign_selects(module, sass):
             if ins.operands[1].kind != "reg":
                 continue
             fn = fn or _Function(f)
+            source = _constant(fn, k, ins.operands[1].name)
             if ops.get(ins.token.line) == {"FSEL"} and ins.mods == ("f32",) and \
-                    any(_folded_sign(t, ins.opcode, _constant(fn, k, ins.operands[1].name)) for t in texts[ins.token.line]):
+                    any(_folded_sign(t, ins.opcode, source) for t in texts[ins.token.line]):
                 lines.add(ins.token.line)
             elif _one_fsel(texts.get(ins.token.line, ())) and ins.mods == ("f32",) and \
                     any(_modified(t, ins.opcode) for t in texts[ins.token.line]):
@@ -698,6 +699,21 @@ def sign_selects(module, sass):
     return tuple(sorted(lines))
 
 
+def _selected(sass):
+    """The two operands an ``FSEL`` selects between, as written (``FSEL R58, -R50, R58, !P3`` -> ``('-R50', 'R58')``).
+
+    >>> _selected("@!P1 FSEL R4, -R7, R8, P0"), _selected("FSEL R38, R38, -QNAN , !P1")
+    (('-R7', 'R8'), ('R38', '-QNAN'))
+    """
+    ops = [o.strip() for o in sass.split(",")]
+    return ops[1], ops[2]
+
+
+def _register(operand):
+    """``R50`` of ``-R50``, ``|R10|``."""
+    return operand.strip("-|")
+
+
 def _selects_both_signs(fsel):
     """Whether an ``FSEL`` selects between a register and its own modified self (``FSEL R9, R0, -R0, P0``).
 
@@ -706,8 +722,8 @@ def _selects_both_signs(fsel):
     """
     if _opcode(fsel) != "FSEL":
         return False
-    a, b = ([o.strip().strip("-|") for o in fsel.split(",")] + ["", "", ""])[1:3]
-    return a == b
+    a, b = _selected(fsel)
+    return _register(a) == _register(b)
 
 
 def _one_fsel(texts):
@@ -718,10 +734,10 @@ def _one_fsel(texts):
     if ops.count("FSEL") != 1:
         return False
     fsel = texts[ops.index("FSEL")]
-    modified = {o.strip().strip("-|") for o in fsel.split(",")[1:3] if o.strip()[:1] in "-|"}
+    modified = {_register(o) for o in _selected(fsel) if o[:1] in "-|"}
     # an FADD of the register the FSEL negates may be the neg itself, computed: then the FSEL is not the neg
     return all(op in ("FSEL", "MOV") or op == "IMAD" and "IMAD.MOV" in t or
-               op == "FADD" and not modified & {o.strip().strip("-|") for o in t.split(",")[1:]}
+               op == "FADD" and not modified & {_register(o.strip()) for o in t.split(",")[1:]}
                for op, t in zip(ops, texts))
 
 
@@ -732,8 +748,7 @@ def _modified(fsel, opcode):
     >>> _modified("FSEL R17, -R9, R12, P0", "neg"), _modified("FSEL R42, R26, +QNAN , !P1", "neg")
     (True, False)
     """
-    ops = [o.strip() for o in fsel.split(",")][1:3]
-    return any(o.startswith(_MODIFIER[opcode] + "R") for o in ops)
+    return any(o.startswith(_MODIFIER[opcode] + "R") for o in _selected(fsel))
 
 
 def _folded_sign(fsel, opcode, source):
@@ -741,15 +756,15 @@ def _folded_sign(fsel, opcode, source):
     sign the sign-bit operation gives it (``@%p1 neg.f32 %f6, %f9`` of ``%f9 = 0x7FFFFFFF`` is ``FSEL R38, R38,
     -QNAN, !P1``, ``0xFFFFFFFF``: H100 seed 235336), where the canonical rule would keep ``0x7FFFFFFF``.
 
-    >>> _folded_sign("FSEL R38, R38, -QNAN , !P1", "neg", 0x7FFFFFFF), _folded_sign("FSEL R4, R2, +QNAN , P0", "neg", 0x7FFFFFFF)
-    (True, False)
+    >>> [_folded_sign(t, "neg", 0x7FFFFFFF) for t in ("FSEL R38, R38, -QNAN , !P1", "FSEL R4, R2, +QNAN , P0")]
+    [True, False]
     """
     if source is None or not _is_nan(source):
         return False
     op, mask = _SIGN_MASK[opcode]
     folded = source ^ mask if op == "xor" else source & mask
     sign = "-" if folded >> 31 else "+"
-    return any(o.strip() == sign + "QNAN" for o in fsel.split(",")[1:3])
+    return sign + "QNAN" in _selected(fsel)
 
 
 _NAN_ARITH = ("add", "sub", "mul", "fma", "mad")
@@ -767,7 +782,7 @@ def _merged_by_fsel(fn, k, ins, texts):
             continue
         for text in texts.get(g.token.line, ()):
             if _opcode(text) == "FSEL":
-                fsel = [o.strip() for o in text.split(",")][1:3]
+                fsel = _selected(text)
                 if sum(o.startswith(_MODIFIER[ins.opcode]) for o in fsel) == 1:
                     return True
     return False
@@ -1015,7 +1030,7 @@ def sign_operands(module, sass):
                     reads.append((pos, src.opcode))
             if len(reads) != 1:
                 continue
-            fsel = [o.strip() for o in here[0][1].split(",")][1:3]
+            fsel = _selected(here[0][1])
             if sum(marks[reads[0][1]](o) for o in fsel) == 1:
                 found.append((ins.token.line, reads[0][0]))
     return tuple(found)
@@ -1024,7 +1039,8 @@ def sign_operands(module, sass):
 def saturated_ones(module, sass):
     """The lines of ``add.sat.f32``/``sub.sat.f32`` that ptxas folded to the constant ``1.0``: no SASS of their own,
     a value ptxas knows is never negative (its single reaching definition an unguarded square ``mul.f32 %f4, %f6,
-    %f6``, an ``abs.f32``, or a ``.sat`` result: H100 seed 238141) plus an immediate of at least 1 (or minus one of at most -1): ``x*x + c >= 1``
+    %f6``, an ``abs.f32``, or a ``.sat`` result: H100 seed 238141) plus an immediate of at least 1 (or minus one
+    of at most -1): ``x*x + c >= 1``
     saturates to 1 -- also where ``x`` is NaN, where the PTX's ``.sat`` gives ``+0``. H100 seeds 200527 and 201039
     (``mul.f32 %f4, %f6, %f6; add.sat.f32 %f7, 0f3F800800, %f4`` stored ``0x3F800000`` from a ``MOV R29,
     0x3f800000``); H200 seeds 204630 and 208511 (``abs`` of a product, ``+ 0f3F801800``, ``+ 0f3FC00000``) and
@@ -1206,14 +1222,9 @@ def ftz_dropped(module, sass):
         op = _opcode(text)
         if op in ("FADD", "FMUL", "FFMA"):
             arith.setdefault(line, []).append(".FTZ" in text.split()[1 if text.startswith("@") else 0])
-    out = set()
-    for f, body in _bodies(module):
-        for k, ins in enumerate(body):
-            if ins.opcode not in ("add", "sub", "mul", "fma") or "ftz" not in ins.mods or _float_type(ins) != "f32":
-                continue
-            if arith.get(ins.token.line) and not any(arith[ins.token.line]):
-                out.add(ins.token.line)
-    return tuple(sorted(out))
+    return tuple(sorted(ins.token.line for _, body in _bodies(module) for ins in body
+                        if ins.opcode in ("add", "sub", "mul", "fma") and "ftz" in ins.mods
+                        and _float_type(ins) == "f32" and arith.get(ins.token.line) and not any(arith[ins.token.line])))
 
 
 def double_negations(module, sass):
@@ -1408,7 +1419,8 @@ def _nan_folds(module, contraction, out):
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], ins.operands[units[line]]],
                                                    ins.guard, ins.guard_neg, ins.token, ins.loc)
             if line in folds and ins.opcode in ("add", "sub", "mul", "fma") and "ftz" in ins.mods:
-                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0], Operand("imm", value=folds[line])],
+                out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0],
+                                                   Operand("imm", value=folds[line])],
                                                    ins.guard, ins.guard_neg, ins.token, ins.loc)
             if line in constants and ins.opcode in _SIGN_MASK:
                 out.replace[id(ins)] = Instruction("mov", ("b32",), [ins.operands[0],
