@@ -24,10 +24,10 @@ Subcommands:
   [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.campaigns.ptx_fuzz`), each run on the GPU and the
   simulator, buffers and every written register; ``--float``: float programs made for testing ptxas's FMA
   contraction instead (:mod:`hwcheck.campaigns.ptx_fuzz_float`);
-- ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.cu] [--compile] [--arch sm_80|sm_90]``:
-  the CUDA source ``hwcheck run`` would compile for the program (:mod:`hwcheck.device.lower`), on stdout or
-  into a file; ``--compile`` compiles it offline with NVRTC (:mod:`hwcheck.device.nvrtc`, no GPU) and prints
-  the compiler's log. Exit status 0, or 2 when it does not compile.
+- ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.ptx] [--compile] [--arch sm_80|sm_90]``:
+  the PTX ``hwcheck run`` launches for the program on the GPU and on the simulator (:mod:`warpsim.program.lower`
+  with snapshots and shared memory copied out), on stdout or into a file; ``--compile`` assembles it offline
+  with ptxas (no GPU) and prints what ptxas said. Exit status 0, or 2 when it does not assemble.
 
 Exit status: 0 when everything matched, 1 on any mismatch, 2 for a usage or setup error (bad
 argument, no CuPy, no GPU, compile failure), 3 when a run stopped on an error (a report is still
@@ -185,15 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulator model (default: from the GPU)")
     r.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
     r.add_argument("--report", metavar="FILE", help="write a JSON report")
-    lo = sub.add_parser("lower", help="the CUDA source hwcheck run would compile for a program; --compile checks it")
+    lo = sub.add_parser("lower", help="the PTX hwcheck run launches for a program; --compile assembles it")
     lo.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
     lo.add_argument("--param", action="append", default=[], metavar="K=V",
                     help="a program param, e.g. --param dtype=bf16 (repeatable)")
     lo.add_argument("--trace", choices=("vector", "thread"), default="vector", help="tracing mode (default vector)")
-    lo.add_argument("-o", "--out", metavar="FILE", help="write the source to FILE (default: stdout)")
-    lo.add_argument("--compile", action="store_true", help="compile it with NVRTC (no GPU needed); print the log")
+    lo.add_argument("-o", "--out", metavar="FILE", help="write the PTX to FILE (default: stdout)")
+    lo.add_argument("--compile", action="store_true", help="assemble it with ptxas (no GPU needed); print its log")
     lo.add_argument("--arch", type=arch_option, metavar="{sm_80,sm_90}", default=DEFAULT_ARCH,
-                    help="the GPU to compile for (default sm_90)")
+                    help="the GPU to assemble for (default sm_90)")
     return parser
 
 
@@ -397,38 +397,52 @@ def _cmd_fuzz(args, argv) -> int:
 
 
 def _cmd_lower(args, argv) -> int:
-    from hwcheck.device.lower import lower
-    from hwcheck.device.nvrtc import NvrtcError, compile_cuda
+    import subprocess
+    import tempfile
     from hwcheck.report import write_text_atomic
     from warpsim.errors import WarpsimError
     from warpsim.program.arguments import parse_pairs
+    from warpsim.program.lower import lower
     from warpsim.program.program import load_program
+    from warpsim.toolchain import find_ptxas
+    from hwcheck.arch import ptx_target
     try:
         program = load_program(args.program)
         params = program.resolve_params(parse_pairs("--param", args.param))
         t = program.trace(params, mode=args.trace)
     except (ValueError, TypeError, WarpsimError) as e:
         raise _UsageError(f"hwcheck lower: {e}") from None
-    lowered = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes)
+    lowered = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes, snapshots=True,
+                    shared_out=True)
     summary = (f"{program.name}: {len(t.stream)} warp instructions, {lowered.threads} threads, "
                f"{t.regs_per_thread} registers per thread, {lowered.smem_bytes} bytes of shared memory, "
                f"{lowered.snap_positions} register snapshot slots")
+    ptxas = find_ptxas("auto", lowered.text) if args.compile else None
+    if args.compile and ptxas is None:
+        raise _UsageError("hwcheck lower: --compile needs ptxas (pip install nvidia-cuda-nvcc, or a CUDA toolkit "
+                          "on PATH)")
     if args.out:
-        write_text_atomic(args.out, lowered.source, what="-o")
+        write_text_atomic(args.out, lowered.text, what="-o")
         sys.stdout.write(f"wrote {args.out}: {summary}\n")
     else:
-        sys.stdout.write(lowered.source)
+        sys.stdout.write(lowered.text)
         sys.stderr.write(summary + "\n")
     if args.compile:
-        name = os.path.basename(args.out) if args.out else "warpsim_kernel.cu"
-        try:
-            compiled = compile_cuda(lowered.source, arch=args.arch, name=name)
-        except NvrtcError as e:
-            sys.stderr.write(f"hwcheck lower: {name} does not compile for {args.arch}; NVRTC's log:\n{e.log}\n")
-            return EXIT_USAGE
-        report = sys.stdout if args.out else sys.stderr   # stdout holds the source when there is no -o
-        report.write(f"compiled {name} for {compiled.arch} with NVRTC: {len(compiled.cubin)} bytes of cubin; "
-                     f"log: {compiled.log or '(empty)'}\n")
+        name = os.path.basename(args.out) if args.out else "warpsim_program.ptx"
+        arch = ptx_target(args.arch)
+        with tempfile.TemporaryDirectory(prefix="hwcheck-lower-") as tmp:
+            src, out = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+            with open(src, "w") as f:
+                f.write(lowered.text)
+            done = subprocess.run([ptxas, f"-arch={arch}", src, "-o", out], capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.stderr.write(f"hwcheck lower: {name} does not assemble for {arch}; ptxas said:\n"
+                                 f"{done.stderr.replace(src, name)}")
+                return EXIT_USAGE
+            size = os.path.getsize(out)
+        report = sys.stdout if args.out else sys.stderr   # stdout holds the PTX when there is no -o
+        report.write(f"assembled {name} for {arch} with ptxas: {size} bytes of cubin; "
+                     f"log: {done.stderr.strip() or '(empty)'}\n")
     return EXIT_OK
 
 

@@ -1,18 +1,21 @@
 """``hwcheck run``: a whole program on the GPU and on the simulator, compared register by register.
 
-For each program and params choice (a *run*): trace the program once, lower its stream to one CUDA
-kernel (:func:`hwcheck.device.lower.lower`), compile it for the GPU. Then for each seed:
+For each program and params choice (a *run*): trace the program once and lower its stream to one PTX kernel
+(:func:`warpsim.program.lower.lower` with ``snapshots`` and ``shared_out``: each destination register stored to
+its snapshot slot after its instruction, shared memory zeroed at entry and copied out at the end). That one
+text is what both sides run: the PTX interpreter, and the GPU (the driver assembles it:
+:meth:`hwcheck.device.gpu.Gpu.ptx_module`). Then for each seed:
 
 1. build the CTA's starting state as ``warpsim run`` does (:func:`warpsim.program.run.prepare`: inputs
    given, or random from the seed, placed in the global buffers at their bases);
-2. simulate the stream on the one core with snapshots in the kernel's slots: the stream lowered to PTX
-   with a store of each destination register to its slot (:func:`warpsim.program.lower.lower` with
-   ``snap_slots``), run by the PTX interpreter (a bad address stops the run before the GPU sees a kernel
-   that would fault);
-3. launch the kernel as one CTA of the program's threads with the program's dynamic shared memory,
-   on the same global-memory image; fetch the snapshot buffer, the final shared memory and global memory;
+2. simulate the kernel (a bad address stops the run before the GPU sees a kernel that would fault);
+3. launch it as one CTA of the program's threads with the program's dynamic shared memory, on the same
+   global-memory image; fetch the snapshot buffer, the copied-out shared memory and global memory;
 4. compare every snapshot register, every shared-memory word and every element of every global
    buffer bit for bit (:mod:`hwcheck.runs.compare_program`).
+
+The lowered kernel's float forms all carry a rounding modifier (``add.rn.f32`` ...), so ptxas contracts
+nothing in it and the simulator runs it with ``ptxas="none"``.
 
 Accesses whose result depends on the warps' order (:mod:`hwcheck.runs.races`) are reported as warnings: there
 the GPU may legitimately differ. Progress goes to stderr, one line per seed; :func:`summary_table` gives one row per run; the JSON
@@ -41,17 +44,16 @@ import numpy as np
 
 from hwcheck.runs.compare_program import RegisterNames, compare_global, compare_shared, compare_snapshots
 from hwcheck.errors import HwcheckError
-from hwcheck.device.lower import KERNEL_NAME, lower
 from hwcheck.runs.races import schedule_dependent_accesses
 from hwcheck.report import new_report, write_json_atomic
 from warpsim.errors import ProgramWarning, SimulatorFault, WarpsimError
 from warpsim.isa.arith import DEFAULT_ARCH
-from warpsim.program.lower import KERNEL as PTX_KERNEL, lower as lower_ptx
+from warpsim.program.lower import KERNEL, lower
 from warpsim.program.run import execute_trace, prepare
 from warpsim.ptx import load as load_ptx
 
 __all__ = ["RUN_RECORDS", "Job", "SeedResult", "ProgramRun", "ProgramOutcome", "param_choices", "plan_jobs",
-           "launch_lowered", "run_programs", "summary_table", "programs_report"]
+           "launch_program", "run_programs", "summary_table", "programs_report"]
 
 RUN_RECORDS = 20      # register records and memory records kept per run (every mismatch is counted)
 
@@ -202,37 +204,37 @@ class ProgramOutcome:
     report: str | None
 
 
-def launch_lowered(gpu, module, lowered, image: np.ndarray):
-    """Run a lowered kernel on ``gpu`` as one CTA with global memory ``image`` (``uint8``); returns the
-    snapshot buffer ``uint32[slots, threads]``, the final shared memory and global memory (``uint8``)."""
+def launch_program(gpu, module, lowered, image: np.ndarray):
+    """Run a lowered program (``snapshots`` and ``shared_out``) on ``gpu`` as one CTA with global memory ``image``
+    (``uint8``); returns the snapshot buffer ``uint32[slots, threads]``, the final shared memory and global
+    memory (``uint8``)."""
     gmem = gpu.put(np.ascontiguousarray(image, dtype=np.uint8))
-    addr = gpu.put(lowered.addr_table)
+    table = gpu.put(lowered.table)
     snap = gpu.output((lowered.snap_positions, lowered.threads))
-    smem = gpu.output((-(-lowered.smem_bytes // 4),))
-    gpu.launch(module, KERNEL_NAME, 1, lowered.threads, (gmem, addr, snap, smem), shared_mem=lowered.smem_bytes)
+    smem = gpu.output((lowered.smem_launch // 4,))
+    gpu.launch(module, KERNEL, 1, lowered.threads, (gmem, table, snap, smem), shared_mem=lowered.smem_launch)
     smem_bytes = gpu.get(smem).view(np.uint8)[:lowered.smem_bytes]
     return gpu.get(snap), np.ascontiguousarray(smem_bytes), gpu.get(gmem)
 
 
 class _Checker:
-    """One job's trace, lowering and compiled kernel; checks one seed at a time."""
+    """One job's trace, lowering and loaded kernel (GPU and simulator); checks one seed at a time."""
 
     def __init__(self, gpu, job: Job, run: ProgramRun, mode: str):
         self.gpu, self.job, self.run, self.mode = gpu, job, run, mode
         self.trace = job.program.trace(job.params, mode=mode)
         t = self.trace
         start = time.perf_counter()
-        self.lowered = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes)
+        self.lowered = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes,
+                             snapshots=True, shared_out=True)          # every register zeroed, as the stream assumes
+        self.sim_module = load_ptx(self.lowered.text, f"{job.label}.ptx", ptxas="none")
         run.lower_s = time.perf_counter() - start
         run.instructions, run.threads = len(t.stream), t.threads
         run.registers_per_thread, run.smem_bytes = t.regs_per_thread, t.smem_bytes
         run.snapshot_slots = self.lowered.snap_positions
         self.names = RegisterNames(t.tensors)
         run.warnings.extend(schedule_dependent_accesses(t.stream))
-        self.module = gpu.module(self.lowered.source)
-        self.simulated = lower_ptx(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes,
-                                   snap_slots=self.lowered.snap_slots)     # every register zeroed, as on the GPU
-        self.sim_module = load_ptx(self.simulated.text, f"{job.label}.ptx", ptxas="none")
+        self.module = gpu.ptx_module(self.lowered.text)
         run.module_key, run.compile_s = self.module.key, self.module.compile_seconds
 
     def check(self, seed: int, arch: str) -> SeedResult:
@@ -246,21 +248,23 @@ class _Checker:
                 run.warnings.append(str(w.message))
         image = machine.gmem.copy()
         result = SeedResult(seed)
-        want_snap = np.full(low.snap_positions * low.threads, 0xFFFFFFFF, np.uint32)
         start = time.perf_counter()
         try:
             trace.check_addresses(smem_bytes=machine.smem.size, gmem_bytes=machine.gmem.size)
-            sim = self.sim_module.launch(PTX_KERNEL, block=low.threads, arch=arch, quiet=True, smem=low.smem_bytes,
-                                         args={"gmem": machine.gmem, "table": self.simulated.table, "snap": want_snap})
+            sim = self.sim_module.launch(KERNEL, block=low.threads, arch=arch, quiet=True, smem=low.smem_launch,
+                                         args={"gmem": machine.gmem, "table": low.table,
+                                               "snap": np.full(low.snap_positions * low.threads, 0xFFFFFFFF,
+                                                               np.uint32),
+                                               "smem_out": np.full(low.smem_launch // 4, 0xFFFFFFFF, np.uint32)})
         except SimulatorFault as e:
             raise HwcheckError(f"hwcheck run: {self.job.label} seed {seed}: the simulator faulted, so the kernel "
                                f"was not launched: {e}") from None
         want_snap = sim.buffers["snap"].reshape(low.snap_positions, low.threads)
         machine.gmem[...] = sim.buffers["gmem"]
-        machine.smem[...] = sim.machine.smem[sim.machine.smem.size - machine.smem.size:]
+        machine.smem[...] = sim.buffers["smem_out"].view(np.uint8)[:machine.smem.size]
         result.sim_s = time.perf_counter() - start
         start = time.perf_counter()
-        got_snap, got_smem, got_gmem = launch_lowered(self.gpu, self.module, low, image)
+        got_snap, got_smem, got_gmem = launch_program(self.gpu, self.module, low, image)
         result.gpu_s = time.perf_counter() - start
         left = RUN_RECORDS - len(run.records)
         regs = compare_snapshots(trace.stream, low.snap_slots, self.names, want_snap, got_snap, limit=left)

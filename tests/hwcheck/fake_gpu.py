@@ -2,11 +2,11 @@
 
 It checks what a launch must get right on a real GPU (the module holds the kernel, the grid covers
 every warp, argument types and sizes, dynamic shared memory) and then computes the kernel's outputs:
-campaign kernels with warpsim's batched ISA, a program's lowered kernel (``hwcheck.device.lower``) by
-executing its CUDA source statement by statement (``lowered_emulator``), so plumbing and lowering can
-be tested without a GPU. ``corrupt(name, out)`` may change the output in place, to play a GPU that
-disagrees; for a lowered kernel ``out`` is ``{"gmem": ..., "snap": ..., "smem": ...}`` (numpy views of
-the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, shared-memory words).
+campaign kernels with warpsim's batched ISA, a program's lowered PTX (``warpsim.program.lower``, loaded with
+``ptx_module``) with the PTX interpreter, its shared memory starting as 0xA5 bytes (a GPU's leftovers: the kernel
+must zero it), so plumbing can be tested without a GPU. ``corrupt(name, out)`` may change the output in place,
+to play a GPU that disagrees; for a lowered program ``out`` is ``{"gmem": ..., "snap": ..., "smem": ...}`` (numpy
+views of the device arrays: global memory bytes, snapshots ``uint32[slots, threads]``, shared-memory words).
 
 The pieces other stand-ins share: :class:`HostMemory` (``put``/``output``/``get`` on numpy arrays) for those
 that compute their kernels another way, and :class:`FakeCupy` with :func:`sweep_module` for those that play
@@ -19,10 +19,10 @@ import numpy as np
 
 from hwcheck.campaigns.float_cases import F64_FORMS, FLOAT_FORMS, float_kernel, parse_form, simulate_form
 from hwcheck.device.gpu import GpuInfo, GpuModule
-from hwcheck.device.lower import KERNEL_NAME
-from lowered_emulator import emulate_kernel
+from warpsim import ptx
 from warpsim.isa import cvt_pack, ldmatrix, mma_m16n8k8, mma_m16n8k16
 from warpsim.program.instr import MMA_REGS
+from warpsim.program.lower import KERNEL as PROGRAM_KERNEL
 
 INFO = GpuInfo(device=0, name="Fake GPU (warpsim)", compute_capability="90", arch="sm_90",
                driver_version=None, driver_cuda_version="13.0", runtime_version="13.0", nvrtc_version="13.0",
@@ -80,13 +80,20 @@ class FakeGpu(HostMemory):
         self.modules.append(source)
         return GpuModule(source, "fake", 0.0)
 
+    def ptx_module(self, text):
+        self.modules.append(text)
+        return GpuModule(ptx.load(text, filename="<fake gpu>", ptxas="none"), "fake", 0.0)
+
     def launch(self, module, name, grid, block, args, shared_mem=0):
         self.launches.append((name, grid, block, shared_mem))
-        emulate_launch(module.raw, name, grid, block, args, shared_mem)
+        if name == PROGRAM_KERNEL:
+            _launch_program(module.raw, grid, block, args, shared_mem)
+        else:
+            emulate_launch(module.raw, name, grid, block, args, shared_mem)
         if self.corrupt is None:
             return
-        if name == KERNEL_NAME:
-            gmem, _addr, snap, smem = args
+        if name == PROGRAM_KERNEL:
+            gmem, _table, snap, smem = args
             self.corrupt(name, {"gmem": gmem, "snap": snap, "smem": smem})
         else:
             self.corrupt(name, args[-3] if name.startswith("hwcheck_ldmatrix_") else args[-2])
@@ -95,12 +102,21 @@ class FakeGpu(HostMemory):
 _FLOAT_KERNELS = {float_kernel(parse_form(f)).name: parse_form(f) for f in FLOAT_FORMS + F64_FORMS}
 
 
+def _launch_program(module, grid, block, args, shared_mem):
+    """A lowered program's launch: one CTA, its four arrays written in place as the GPU writes them."""
+    assert grid == 1 and block % 32 == 0 and shared_mem % 4 == 0
+    gmem, table, snap, smem = args
+    assert gmem.dtype == np.uint8 and table.dtype == np.int64 and snap.dtype == smem.dtype == np.uint32
+    assert smem.size * 4 == shared_mem
+    res = module.launch(PROGRAM_KERNEL, block=block, smem=shared_mem, quiet=True, shared_fill=0xA5,
+                        args={"gmem": gmem, "table": table, "snap": snap.reshape(-1), "smem_out": smem})
+    for name, out in (("gmem", gmem), ("snap", snap), ("smem_out", smem)):
+        out.reshape(-1)[:] = res.buffers[name].reshape(-1)
+
+
 def emulate_launch(source, name, grid, block, args, shared_mem=0):
     """Check a launch of campaign kernel ``name`` from ``source`` and compute its outputs with warpsim."""
     assert f"void {name}(" in source or f"\n{name}(" in source, f"{name} is not in the module"
-    if name == KERNEL_NAME:
-        emulate_kernel(source, grid, block, args, shared_mem)
-        return
     assert block % 32 == 0, "block must hold whole warps"
     if name.startswith("hwcheck_mma_"):
         shape, ab, cd = name.split("_")[2:]

@@ -14,7 +14,7 @@ from hwcheck.arch import model_arch
 from hwcheck.campaigns.campaign import build_cases
 from hwcheck.device.gpu import module_key
 from hwcheck.device.kernels import module_source
-from hwcheck.device.lower import lower
+from warpsim.program.lower import lower
 from warpsim.isa.arith import get_arch, neighbours
 
 REPORT_FORMAT = "hwcheck-report/1"
@@ -163,7 +163,8 @@ def _lowered(trace):
     hit = _LOWERED.get(id(trace))
     if hit is None or hit[0] is not trace:
         hit = _LOWERED[id(trace)] = (trace, lower(trace.stream, warps=trace.warps, regs=trace.regs_per_thread,
-                                                  smem_bytes=trace.smem_bytes))
+                                                  smem_bytes=trace.smem_bytes, snapshots=True,
+                                                  shared_out=True))
     return hit[1]
 
 
@@ -187,7 +188,7 @@ def programs_problems(report, expected, seeds, *, cc="90", now=None):
         at = f"{where}: run {key}"
         trace = program.trace(params, mode="vector")
         low = _lowered(trace)
-        want_key = module_key(low.source, str(gpu.get("arch")), str(gpu.get("cupy_version")))
+        want_key = module_key(low.text, str(gpu.get("arch")), str(gpu.get("cupy_version")))
         if run.get("module_key") != want_key:
             out.append(f"{at}: module_key {run.get('module_key')!r} is not today's code ({want_key})")
         if run.get("instructions") != len(trace.stream) or run.get("snapshot_slots") != low.snap_positions \

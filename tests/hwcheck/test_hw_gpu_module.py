@@ -1,8 +1,10 @@
-"""hwcheck.device.gpu against a stand-in for CuPy (numpy arrays; kernels compiled offline with NVRTC and
-emulated with warpsim): the calls hwcheck.device.gpu makes exist and fit together before a real GPU sees them.
+"""hwcheck.device.gpu against a stand-in for CuPy (numpy arrays; CUDA kernels compiled offline with NVRTC and
+emulated with warpsim, PTX modules run by warpsim's PTX interpreter): the calls hwcheck.device.gpu makes exist and
+fit together before a real GPU sees them.
 
 The stand-in follows CuPy 14's API as read from its source (cupy/_core/raw.pyx: RawModule(code=,
-options=), .compile(), .get_function(name), kernel(grid, block, args, shared_mem=);
+options=), .compile(), .get_function(name), kernel(grid, block, args, shared_mem=); cupy/cuda/function.pyx:
+Module().load(bytes), .get_function(name), Function(grid, block, args, shared_mem=);
 cupy_backends/cuda/api/runtime.pyx: getDeviceProperties -> dict with b"name", totalGlobalMem)."""
 
 import io
@@ -49,6 +51,40 @@ class _Kernel:
         emulate_launch(self.source, self.name, grid[0], block[0], args, shared_mem)
 
 
+class _PtxFunction(_Kernel):
+    """CuPy's ``cupy.cuda.function.Function`` of a PTX module: the same opt-in rule, run by the PTX interpreter
+    with the arguments in the kernel's parameter order (as the driver packs them)."""
+
+    def __init__(self, module, name):
+        super().__init__("", name)
+        self.module = module
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert isinstance(grid, tuple) and isinstance(block, tuple) and isinstance(args, tuple)
+        if shared_mem > self._max_dynamic:
+            raise RuntimeError("CUDA_ERROR_INVALID_VALUE: invalid argument")
+        names = [name for name, _type in self.module.params(self.name)]
+        res = self.module.launch(self.name, grid=grid, block=block, smem=shared_mem, quiet=True, shared_fill=0x5A,
+                                 args=list(args))
+        for name, array in zip(names, args):
+            if isinstance(array, np.ndarray):
+                array.reshape(-1)[:] = res.buffers[name].reshape(-1).view(array.dtype)
+
+
+class _PtxModule:
+    """CuPy's ``cupy.cuda.function.Module``: ``load`` of NUL-terminated PTX, ``get_function`` by entry name."""
+
+    def load(self, data):
+        from warpsim import ptx
+        assert data.endswith(b"\0")
+        self.module = ptx.load(data[:-1].decode(), filename="<driver>", ptxas="none")
+
+    def get_function(self, name):
+        if name not in self.module.kernels:
+            raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}")
+        return _PtxFunction(self.module, name)
+
+
 class _RawModule:
     compiled = []
 
@@ -84,6 +120,8 @@ def _fake_cupy(devices=1):
     cp.cuda = types.SimpleNamespace(runtime=runtime, Device=Device,
                                     nvrtc=types.SimpleNamespace(getVersion=lambda: (13, 0)))
     cp.RawModule = _RawModule
+    cp.cuda.function = types.ModuleType("cupy.cuda.function")
+    cp.cuda.function.Module = _PtxModule
     cp.asarray = lambda a: np.array(a, copy=True)
     cp.asnumpy = lambda a: np.array(a, copy=True)
     cp.full = lambda shape, value, dtype: np.full(shape, value, dtype)
@@ -94,6 +132,8 @@ def _fake_cupy(devices=1):
 def fake_cupy(monkeypatch, nvrtc):
     cp = _fake_cupy()
     monkeypatch.setitem(sys.modules, "cupy", cp)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cp.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.function", cp.cuda.function)
     return cp
 
 
@@ -126,8 +166,8 @@ def test_a_failing_launch_is_one_hwcheck_error(fake_cupy):
 
 
 def test_a_program_above_48_kb_of_shared_memory_opts_in_and_runs(fake_cupy):
-    """hwcheck run's launch through hwcheck.device.gpu: the lowered kernel, its arguments, 49664 bytes of shared
-    memory."""
+    """hwcheck run's launch through hwcheck.device.gpu: the lowered PTX loaded as a driver module, its arguments,
+    49664 bytes of shared memory."""
     import os
     from hwcheck.runs.run import plan_jobs, run_programs
     from warpsim.program import load_program
@@ -136,7 +176,7 @@ def test_a_program_above_48_kb_of_shared_memory_opts_in_and_runs(fake_cupy):
     _Kernel.set_attributes.clear()
     out = run_programs(Gpu.open(), jobs, seeds=2, log=io.StringIO())
     assert (out.status, out.error) == ("pass", None), out.error
-    assert _Kernel.set_attributes == [("warpsim_kernel", 0xC000 + 512)] * 4
+    assert _Kernel.set_attributes == [("warpsim_program", 0xC000 + 512)] * 4
     assert all(r.total("registers") > 0 and r.total("smem_words") == 2 * 12416 for r in out.runs)
 
 

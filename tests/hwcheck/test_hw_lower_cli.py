@@ -1,52 +1,64 @@
-"""``hwcheck lower``: the CUDA source hwcheck run would compile, on stdout or into a file, and an
-offline NVRTC compile with its log."""
+"""``hwcheck lower``: the PTX hwcheck run launches for a program (on the GPU and the simulator alike), on stdout
+or into a file, and an offline ptxas assembly of it with ptxas's log."""
 
+import stat
 from pathlib import Path
 
 import pytest
 
-import hwcheck.device.lower
 from hwcheck.cli.main import main
-from hwcheck.device.lower import KERNEL_NAME, Lowered, lower
+from warpsim.program.lower import KERNEL, lower
 from warpsim.program.program import load_program
+from warpsim.toolchain import find_ptxas
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = str(ROOT / "examples" / "gemm_smem.py")
 
 
-def expected_source(params):
+def expected_text(params):
     program = load_program(SEED)
     t = program.trace(program.resolve_params(params))
-    return lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes).source
+    return lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes, snapshots=True,
+                 shared_out=True).text
 
 
-def test_lower_prints_the_source_hwcheck_run_compiles(capsys):
+@pytest.fixture
+def ptxas():
+    found = find_ptxas("auto", ".version 8.0")
+    if found is None:
+        pytest.skip("ptxas not found (pip install nvidia-cuda-nvcc, or a CUDA toolkit on PATH)")
+    return found
+
+
+def test_lower_prints_the_ptx_hwcheck_run_launches(capsys):
     assert main(["lower", SEED, "--param", "dtype=bf16"]) == 0
     out, err = capsys.readouterr()
-    assert out == expected_source({"dtype": "bf16"})
-    assert f"__global__ void __launch_bounds__(NT, 1)\n{KERNEL_NAME}(" in out
+    assert out == expected_text({"dtype": "bf16"})
+    assert f".visible .entry {KERNEL}(.param .u64 gmem, .param .u64 table, .param .u64 snap, .param .u64 smem_out)" in out
     assert err.startswith("gemm_smem: 372 warp instructions, 128 threads, 116 registers per thread, 16384 bytes")
 
 
-def test_lower_writes_a_file_and_compiles_it(tmp_path, capsys, nvrtc):
-    target = tmp_path / "k.cu"
+def test_lower_writes_a_file_and_assembles_it(tmp_path, capsys, ptxas):
+    target = tmp_path / "k.ptx"
     target.write_text("old")
     assert main(["lower", SEED, "-o", str(target), "--compile"]) == 0
     out, _err = capsys.readouterr()
-    assert target.read_text() == expected_source({})
+    assert target.read_text() == expected_text({})
     assert out.splitlines()[0].startswith(f"wrote {target}: gemm_smem: 372 warp instructions")
-    assert out.splitlines()[1].startswith("compiled k.cu for sm_90 with NVRTC: ")
-    assert [p.name for p in tmp_path.iterdir()] == ["k.cu"]     # no temporary file left
+    assert out.splitlines()[1].startswith("assembled k.ptx for sm_90 with ptxas: ")
+    assert [p.name for p in tmp_path.iterdir()] == ["k.ptx"]     # no temporary file left
 
 
-def test_a_compile_failure_prints_the_log_and_exits_2(tmp_path, capsys, monkeypatch, nvrtc):
-    broken = Lowered(source="this is not CUDA", threads=32, smem_bytes=0, addr_table=None, snap_slots=None,
-                     snap_positions=0)
-    monkeypatch.setattr(hwcheck.device.lower, "lower", lambda *a, **k: broken)
-    assert main(["lower", SEED, "-o", str(tmp_path / "k.cu"), "--compile", "--arch", "sm80"]) == 2
+def test_an_assembly_failure_prints_the_log_and_exits_2(tmp_path, capsys, monkeypatch, ptxas):
+    """A ptxas that refuses (a stand-in script printing an error) is reported with its words and exit 2."""
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho \"ptxas fatal   : something is wrong in $2\" >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr("warpsim.toolchain.find_ptxas", lambda *a, **k: str(fake))
+    assert main(["lower", SEED, "-o", str(tmp_path / "k.ptx"), "--compile", "--arch", "sm80"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("hwcheck lower: k.cu does not compile for sm80; NVRTC's log:\n")
-    assert "error" in err
+    assert err.startswith("hwcheck lower: k.ptx does not assemble for sm_80; ptxas said:\n")
+    assert "something is wrong in k.ptx" in err
 
 
 @pytest.mark.parametrize("argv, message", [

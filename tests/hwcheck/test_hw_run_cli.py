@@ -83,7 +83,7 @@ def test_run_passes_and_prints_progress_table_and_report(capsys, fake, tmp_path)
     (run,) = data["runs"]
     assert run["params"] == params and [s["seed"] for s in run["seeds"]] == [5, 6, 7]
     assert run["registers_compared"] == data["totals"]["registers_compared"] > 0
-    assert [launch[:4] for launch in fake.launches] == [("warpsim_kernel", 1, 128, 16384)] * 3
+    assert [launch[:4] for launch in fake.launches] == [("warpsim_program", 1, 128, 16384)] * 3
 
 
 def test_run_params_all_sweeps_every_combination(capsys, fake):
@@ -182,7 +182,7 @@ def test_a_gpu_error_mid_run_keeps_the_seeds_done(capsys, fake, tmp_path, monkey
     def launch(*args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
-            raise HwcheckError("hwcheck: kernel warpsim_kernel failed on Fake GPU (warpsim): an illegal memory access")
+            raise HwcheckError("hwcheck: kernel warpsim_program failed on Fake GPU (warpsim): an illegal memory access")
         return original(*args, **kwargs)
     monkeypatch.setattr(fake, "launch", launch)
     report = tmp_path / "err.json"
@@ -195,11 +195,11 @@ def test_a_gpu_error_mid_run_keeps_the_seeds_done(capsys, fake, tmp_path, monkey
 
 def test_the_readme_mismatch_example_is_what_hwcheck_prints(capsys, fake):
     """README's hwcheck run record: the bit it describes, planted, prints the README's line."""
-    from hwcheck.device.lower import lower
+    from warpsim.program.lower import lower
     from warpsim.program import load_program
     from warpsim.program.instr import Op
     t = load_program(GEMM).trace({"product": "pv"})
-    low = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes)
+    low = lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes, snapshots=True)
     index = [k for k, i in enumerate(t.stream) if i.op == Op.MMA and i.warp == 1][9]
     assert index == 197
 

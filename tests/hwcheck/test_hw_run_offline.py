@@ -1,13 +1,12 @@
 """hwcheck run without a GPU.
 
-- The lowered kernel of every example program compiles with NVRTC for sm_90: every params combination with
+- The kernel ``hwcheck run`` hands the GPU — a program lowered to PTX with snapshots and shared memory copied
+  out (:mod:`warpsim.program.lower`) — assembles with ptxas for sm_90, for every params combination with
   ``--slow``; by default, of a sweep of more than ``MAX_COMPILED``, the combinations :func:`_diagonal` takes,
-  which between them take every choice of every param (the H200's ``hwcheck acceptance --only programs``
-  compiles every combination through NVRTC on the device).
-- The fake GPU runs a lowered kernel by executing its CUDA source (``lowered_emulator``), independently
-  of the stream and of warpsim's executor: their agreement on every example (of a big sweep three jobs that take
-  each choice of each param; with ``--slow`` the sample :func:`_sample` takes) and on a stream with
-  every instruction kind in per-warp phases tests the lowering; a sabotaged source must disagree.
+  which between them take every choice of every param.
+- That kernel, run by the PTX interpreter from shared memory full of leftovers, agrees with the stream executor
+  (which never sees the PTX) in every snapshot slot, shared byte and global byte, on every example and on a
+  stream with every instruction kind in per-warp phases; a sabotaged text must disagree.
 - Bits planted into the GPU's results are found at the right warp, lane, register, instruction and
   source line, with the simulator's value as expected (read from a machine stepped to that point).
 """
@@ -17,22 +16,23 @@ import itertools
 import json
 import os
 import re
+import subprocess
 
 import numpy as np
 import pytest
 
 from fake_gpu import FakeGpu
 from hwcheck.campaigns.acceptance import example_programs
-from hwcheck.device.lower import KERNEL_NAME, lower
-from hwcheck.device.nvrtc import compile_cuda
 from hwcheck.runs.run import RUN_RECORDS, param_choices, plan_jobs, run_programs
-from lowered_emulator import emulate_kernel
+from warpsim import ptx
 from warpsim.machine import Machine
 from warpsim.program import load_program
 from warpsim.program.encode import encode
 from warpsim.program.execute import execute
 from warpsim.program.instr import MMA_REGS, Instr, Op
+from warpsim.program.lower import KERNEL, lower
 from warpsim.program.run import prepare
+from warpsim.toolchain import find_ptxas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIG_SMEM = os.path.join(HERE, "programs", "big_smem_convert.py")
@@ -60,9 +60,14 @@ def _job(path, **given):
     return job
 
 
+def _checked(stream, warps, regs, smem_bytes):
+    """The lowering ``hwcheck run`` launches on both sides."""
+    return lower(stream, warps=warps, regs=regs, smem_bytes=smem_bytes, snapshots=True, shared_out=True)
+
+
 def _lowered(program, params):
     t = program.trace(params)
-    return t, lower(t.stream, warps=t.warps, regs=t.regs_per_thread, smem_bytes=t.smem_bytes)
+    return t, _checked(t.stream, t.warps, t.regs_per_thread, t.smem_bytes)
 
 
 def test_examples_are_found():
@@ -70,35 +75,44 @@ def test_examples_are_found():
     assert "gemm_smem.py" in names and "explain_config.py" not in names
 
 
-MAX_COMPILED = 8      # an n = 512 flash kernel takes NVRTC ~5 s: beyond this, a sample unless --slow
+MAX_COMPILED = 8      # beyond this, a sample of the sweep unless --slow
 
 
 @pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
-def test_every_params_combination_of_every_example_compiles_for_sm90(nvrtc, path, request):
+def test_every_params_combination_of_every_example_assembles_for_sm90(path, request, tmp_path):
+    ptxas = find_ptxas("auto", "")
+    if ptxas is None:
+        pytest.skip("ptxas not found (pip install nvidia-cuda-nvcc, or a CUDA toolkit on PATH)")
     program = load_program(path)
     combos = param_choices(program, {}, sweep=True)
     spec = [len(c) for c in program.params.values() if isinstance(c, (tuple, list))]
     assert len(combos) == int(np.prod(spec))
     if not request.config.getoption("--slow"):
         combos = _diagonal(combos, MAX_COMPILED)
-    for params in combos:
+    for n, params in enumerate(combos):
         t, low = _lowered(program, params)
-        compiled = compile_cuda(low.source, arch="sm_90", name=f"{program.name}.cu")
-        assert compiled.log == "", f"{path} {params}: NVRTC warned:\n{compiled.log}"
-        assert f".entry {KERNEL_NAME}(" in compiled.ptx
-        in_ptx = set(re.findall(r"^\s*((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|slct|shfl)"
-                                r"\.[\w.]+)", compiled.ptx, re.M))
+        src = tmp_path / f"k{n}.ptx"
+        src.write_text(low.text)
+        done = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / f"k{n}.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and not done.stderr.strip(), f"{path} {params}: ptxas: {done.stderr}"
+        in_ptx = set(re.findall(r"^\s*(?:@%p1 )?((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|"
+                                r"slct|shfl)\.[\w.]+)", low.text, re.M))
         missing = sorted({i.ptx for i in t.stream if i.op not in (Op.MOV, Op.MOVL, Op.BAR) and i.ptx != "mov.b32"}
                          - in_ptx)
         assert not missing, f"{path} {params}: instructions absent from the PTX: {missing}"
 
 
-def _emulate(low, image):
-    gmem = image.copy()
-    snap = np.full((low.snap_positions, low.threads), 0xFFFFFFFF, np.uint32)
-    smem = np.full(-(-low.smem_bytes // 4), 0xFFFFFFFF, np.uint32)
-    emulate_kernel(low.source, 1, low.threads, (gmem, low.addr_table, snap, smem), low.smem_bytes)
-    return snap, smem.view(np.uint8)[:low.smem_bytes], gmem
+def _run_lowered(low, image):
+    """The lowered kernel on the PTX interpreter, shared memory starting as leftovers (0xA5): snapshots, the
+    shared memory it copied out, global memory."""
+    module = ptx.load(low.text, filename="lowered.ptx", ptxas="none")
+    res = module.launch(KERNEL, block=low.threads, smem=low.smem_launch, quiet=True, shared_fill=0xA5,
+                        args={"gmem": image.copy(), "table": low.table,
+                              "snap": np.full(low.snap_positions * low.threads, 0xFFFFFFFF, np.uint32),
+                              "smem_out": np.full(low.smem_launch // 4, 0xFFFFFFFF, np.uint32)})
+    return (res.buffers["snap"].reshape(low.snap_positions, low.threads),
+            res.buffers["smem_out"].view(np.uint8)[:low.smem_bytes], res.buffers["gmem"])
 
 
 def _simulate(stream, low, machine):
@@ -112,7 +126,7 @@ def _first_difference(what, want, got):
     if not bad.size:
         return None
     at = tuple(int(i) for i in bad[0])
-    return f"{what}{list(at)}: simulator {int(want[at]):#x}, emulated kernel {int(got[at]):#x} ({len(bad)} differ)"
+    return f"{what}{list(at)}: stream executor {int(want[at]):#x}, lowered kernel {int(got[at]):#x} ({len(bad)} differ)"
 
 
 def every_kind_per_warp(warps=2, seed=5):
@@ -157,25 +171,28 @@ def every_kind_per_warp(warps=2, seed=5):
     return s, regs
 
 
-def test_emulated_kernel_agrees_with_the_executor_on_every_instruction_kind():
+def test_lowered_kernel_agrees_with_the_executor_on_every_instruction_kind():
     stream, regs = every_kind_per_warp()
-    low = lower(stream, warps=2, regs=regs, smem_bytes=4096)
-    assert "switch (warp)" in low.source and low.source.count("case ") == 2
+    low = _checked(stream, 2, regs, 4096)
+    assert low.text.count("%r_warp, 0;") == 1 and low.text.count("%r_warp, 1;") == 1      # per-warp code
     machine = Machine(2, regs, 4096, gmem_bytes=8192)
     rng = np.random.default_rng(1)
     machine.smem[:] = 0
     machine.gmem[:] = rng.integers(0, 256, machine.gmem.size, dtype=np.uint8)
     image = machine.gmem.copy()
     want = _simulate(stream, low, machine)
-    snap, smem, gmem = _emulate(low, image)
+    snap, smem, gmem = _run_lowered(low, image)
     for what, a, b in (("snap", want, snap), ("smem", machine.smem, smem), ("gmem", machine.gmem, gmem)):
         diff = _first_difference(what, a, b)
         assert diff is None, diff
     written = (low.snap_slots >= 0).sum() * 32
     assert (want != 0xFFFFFFFF).sum() > 0.9 * written
+    assert low.snap_positions == len({int(v) for v in low.snap_slots.reshape(-1) if v >= 0})
+    unzeroed = type(low)(**{**low.__dict__, "text": low.text.replace("\tst.shared.b32 [%t2], %t3;\n", "", 1)})
+    assert (_run_lowered(unzeroed, image)[1] == 0xA5).any()          # the leftovers show where nothing wrote
 
 
-MAX_EMULATED = 8      # the emulator runs a CUDA statement per numpy call: beyond this, a sample of the sweep
+MAX_EMULATED = 8      # beyond this, a sample of the sweep
 
 
 def _sample(jobs, most=MAX_EMULATED):
@@ -208,7 +225,7 @@ def _diagonal(jobs, most=MAX_EMULATED):
 
 
 @pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
-def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path, request):
+def test_lowered_kernel_agrees_with_the_executor_on_the_examples(path, request):
     """On the :func:`_diagonal` of a big sweep (flash_fwd: 3 jobs), on :func:`_sample`'s with --slow (7; ~60 s on 2
     busy cores); only those are planned (traced), not all 24 (every combination's trace: test_committed_reports)."""
     program = load_program(path)
@@ -219,28 +236,31 @@ def test_emulated_kernel_agrees_with_the_executor_on_the_examples(path, request)
         t, low = _lowered(job.program, job.params)
         image = machine.gmem.copy()
         want = _simulate(trace.stream, low, machine)
-        snap, smem, gmem = _emulate(low, image)
+        snap, smem, gmem = _run_lowered(low, image)
         for what, a, b in (("snap", want, snap), ("smem", machine.smem, smem), ("gmem", machine.gmem, gmem)):
             diff = _first_difference(what, a, b)
             assert diff is None, f"{job.label}: {diff}"
 
 
 @pytest.mark.parametrize("old, new", [
-    ("addr[5ull * NT", "addr[6ull * NT"),                          # a wrong address-table position
-    ("snap[3ull * NT + tid] = r3;", "snap[3ull * NT + tid] = r2;"),  # a snapshot of the wrong register
-    ("{%0, %1, %2, %3}, [%4]", "{%1, %0, %2, %3}, [%4]"),           # vector operands swapped
+    ("[%rd1+{row}];", "[%rd1+{next_row}];"),                      # a wrong table row
+    ("[%rd5+{slot}], %r{reg};", "[%rd5+{slot}], %r{other};"),      # a snapshot of the wrong register
 ])
-def test_a_sabotaged_kernel_source_computes_something_else(old, new):
-    """The emulator reads the source: a lowering bug that still compiles changes what it computes."""
+def test_a_sabotaged_kernel_text_computes_something_else(old, new):
+    """A lowering bug that still assembles changes what the lowered kernel computes."""
     program = load_program(GEMM)
     trace, machine, _inputs, _t = prepare(program, {}, seed=0)
     _t, low = _lowered(program, {})
     image = machine.gmem.copy()
     want = _simulate(trace.stream, low, machine)
-    assert old in low.source
-    bad = type(low)(**{**low.__dict__, "source": low.source.replace(old, new, 1)})
-    snap, _smem, _gmem = _emulate(bad, image)
-    assert (snap != want).any()
+    m = re.search(r"\[%rd5\+(\d+)\], %r(\d+);", low.text.split("ldmatrix", 1)[1])
+    fill = {"row": 8 * low.threads * 5, "next_row": 8 * low.threads * 6, "slot": m.group(1), "reg": m.group(2),
+            "other": int(m.group(2)) + 1}
+    old, new = old.format(**fill), new.format(**fill)
+    assert old in low.text
+    bad = type(low)(**{**low.__dict__, "text": low.text.replace(old, new, 1)})
+    snap, smem, _gmem = _run_lowered(bad, image)
+    assert (snap != want).any() or (smem != machine.smem).any()
 
 
 def test_every_example_passes_on_the_fake_gpu():
@@ -275,7 +295,7 @@ def test_planted_register_flips_are_named_by_instruction_warp_lane_register_and_
     plants = [(late, 1, 2, 7, 1 << 3), (early, 3, 3, 30, 1 << 31)]
 
     def corrupt(name, out):
-        assert name == KERNEL_NAME
+        assert name == KERNEL
         for position, j, warp, lane, bit in plants:
             out["snap"][low.snap_slots[position, j], 32 * warp + lane] ^= np.uint32(bit)
     out = run_programs(FakeGpu(corrupt), [job], seeds=1, first_seed=4, log=open(os.devnull, "w"))

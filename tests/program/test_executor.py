@@ -5,13 +5,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hwcheck.device.lower import lower
 from warpsim import SimulatorFault
 from warpsim.cute import Copy_Atom, UniversalCopy, make_layout, make_smem_ptr, make_tensor, make_tiled_copy
 from warpsim.program import Program, copy, load_program, syncthreads
 from warpsim.program.encode import encode
 from warpsim.program.execute import execute
 from warpsim.program.instr import Instr, Op
+from warpsim.program.lower import lower
 from warpsim.program.run import prepare, run_program
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gemm_smem.py"
@@ -36,7 +36,8 @@ def test_single_steps_equal_one_run(program):
 def test_snapshots_fill_hwchecks_slot_table(program, arch):
     """Every destination register after every instruction, at the slot hwcheck's lowering gives it."""
     trace, machine, _inputs, _t = prepare(program, {"dtype": "bf16"}, seed=2)
-    low = lower(trace.stream, warps=trace.warps, regs=trace.regs_per_thread, smem_bytes=trace.smem_bytes)
+    low = lower(trace.stream, warps=trace.warps, regs=trace.regs_per_thread, smem_bytes=trace.smem_bytes,
+                snapshots=True)
     snap = np.full((low.snap_positions, trace.threads), 0xDEADBEEF, np.uint32)
     execute(trace.stream, trace.encoded, machine, arch=arch, snapshots=(low.snap_slots, snap))
     _trace, stepped, _inputs, _t = prepare(program, {"dtype": "bf16"}, seed=2)

@@ -23,10 +23,16 @@ The kernel, ``.visible .entry warpsim_program(.param .u64 gmem, .param .u64 tabl
 Each instruction carries a ``.loc`` to the program's source line, so a debugger of the PTX shows the
 Python line; :attr:`Lowered.ptx_line` maps every stream position to the PTX line that executes it.
 
-With ``snap_slots`` (``int64[len(stream), 4]``: for each stream position and destination, a slot or -1,
-as :mod:`hwcheck.device.lower` numbers them) the kernel takes a third parameter ``snap`` and stores each
-destination register after its instruction to ``snap[slot * threads + tid]`` (``uint32``): the register
-snapshots hwcheck compares with the GPU's, taken by the one core.
+Two options make the kernel checkable on a GPU (``hwcheck run`` launches this very text there and on the
+simulator):
+
+- ``snapshots``: a parameter ``snap``; each destination register is stored after its instruction to
+  ``snap[slot * threads + tid]`` (``uint32``). Slots are numbered in code order, one per (emitted instruction,
+  destination), so the warps of a uniform phase share them: :attr:`Lowered.snap_slots`
+  (``int64[len(stream), 4]``, -1 where none) maps stream positions to slots, ``snap_positions`` counts them.
+- ``shared_out``: a parameter ``smem_out``; shared memory is zeroed at entry (a GPU's is not; the simulator's
+  and the stream's are), and after a closing ``bar.sync`` its ``ceil(smem_bytes / 4)`` words are copied to
+  ``smem_out`` (``uint32``). Launch with the dynamic shared size rounded up to 4 bytes (:attr:`Lowered.smem_launch`).
 
 >>> from warpsim.program.instr import Instr, Op
 >>> low = lower([Instr(Op.MOV, w, dst=(0,), imm=7) for w in range(2)], warps=2, regs=1, smem_bytes=0)
@@ -61,6 +67,13 @@ class Lowered:
     threads: int
     smem_bytes: int
     ptx_line: np.ndarray
+    snap_slots: np.ndarray | None = None
+    snap_positions: int = 0
+
+    @property
+    def smem_launch(self) -> int:
+        """The dynamic shared bytes to launch with: ``smem_bytes`` rounded up to whole words."""
+        return -(-self.smem_bytes // 4) * 4
 
 
 def _phases(stream, warps):
@@ -87,8 +100,10 @@ def _phases(stream, warps):
 class _Writer:
     """PTX lines and table rows, written in code order."""
 
-    def __init__(self, stream, threads, files, snap_slots):
-        self.stream, self.threads, self.files, self.snap_slots = stream, threads, files, snap_slots
+    def __init__(self, stream, threads, files, snapshots):
+        self.stream, self.threads, self.files = stream, threads, files
+        self.snap_slots = np.full((len(stream), 4), -1, np.int64) if snapshots else None
+        self.snap_positions = 0
         self.lines: list[str] = []
         self.rows: list[dict] = []                      # per table row: warp -> int64[32]
         self.ptx_line = np.zeros(len(stream), np.int64)
@@ -124,13 +139,13 @@ class _Writer:
         for i in by_warp.values():
             self.ptx_line[i] = len(self.lines)
         if self.snap_slots is not None:
-            slots = {tuple(self.snap_slots[i]) for i in by_warp.values()}
-            if len(slots) != 1:
-                raise ValueError(f"lower: stream positions {sorted(by_warp.values())} run one instruction but have "
-                                 f"different snapshot slots {sorted(slots)}")
-            for reg, slot in zip(first.dst, slots.pop()):
-                if slot >= 0:
-                    self.emit(f"\tst.global.b32 [%rd5+{4 * self.threads * int(slot)}], %r{reg};")
+            if len(first.dst) > 4:
+                raise ValueError(f"lower: {first.ptx} writes {len(first.dst)} registers; snapshots hold 4")
+            for j, reg in enumerate(first.dst):
+                slot = self.snap_positions
+                self.snap_positions += 1
+                self.snap_slots[list(by_warp.values()), j] = slot
+                self.emit(f"\tst.global.b32 [%rd5+{4 * self.threads * slot}], %r{reg};")
 
     def barrier(self, positions):
         """The ``bar.sync`` every warp reaches at ``positions`` (one stream position per warp)."""
@@ -152,11 +167,12 @@ class _Writer:
         return table
 
 
-def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=None, snap_slots=None) -> Lowered:
+def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=None, snapshots: bool = False,
+          shared_out: bool = False) -> Lowered:
     """Lower ``stream`` for a CTA of ``warps`` warps with ``regs`` registers per thread (see the module
-    docstring); ``zero``: the registers to set to 0 at entry (None: all of them); ``snap_slots``: store
-    register snapshots (see the module docstring). ``ValueError`` naming the instruction for a register outside ``regs``, a warp outside the
-    CTA, or warps that reach different numbers of ``bar.sync``."""
+    docstring); ``zero``: the registers to set to 0 at entry (None: all of them); ``snapshots``, ``shared_out``:
+    the GPU check's outputs (see the module docstring). ``ValueError`` naming the instruction for a register
+    outside ``regs``, a warp outside the CTA, or warps that reach different numbers of ``bar.sync``."""
     threads = 32 * warps
     for index, instr in enumerate(stream):
         for reg in instr.dst + instr.src:
@@ -164,9 +180,7 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
                 raise ValueError(f"lower: instruction {index} ({instr.ptx}) uses register r{reg}, "
                                  f"outside the {regs} registers of a thread")
     files: dict[str, int] = {}
-    if snap_slots is not None and np.shape(snap_slots) != (len(stream), 4):
-        raise ValueError(f"lower: snap_slots must have shape ({len(stream)}, 4), got {np.shape(snap_slots)}")
-    w = _Writer(stream, threads, files, snap_slots)
+    w = _Writer(stream, threads, files, snapshots)
     phases, bars = _phases(stream, warps)
     for k, phase in enumerate(phases):
         if k:
@@ -191,10 +205,10 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
     head += [f'.file {n} "{path}"' for path, n in files.items()]
     head += ["", ".extern .shared .align 128 .b8 smem[];", "",
              f".visible .entry {KERNEL}(.param .u64 gmem, .param .u64 table"
-             + (", .param .u64 snap)" if snap_slots is not None else ")"),
+             + (", .param .u64 snap" if snapshots else "") + (", .param .u64 smem_out" if shared_out else "") + ")",
              f".reqntid {threads}, 1, 1", "{",
              f"\t.reg .b32 %r<{max(regs, 1)}>;",
-             "\t.reg .b32 %r_warp, %r_smem, %t<3>;",
+             "\t.reg .b32 %r_warp, %r_smem, %t<4>;",
              "\t.reg .b16 %h<1>;",
              "\t.reg .b64 %rd<7>;",
              "\t.reg .pred %p<3>;",
@@ -207,14 +221,30 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
              "\tadd.s64 %rd1, %rd1, %rd2;",
              "\tshr.u32 %r_warp, %t0, 5;",
              "\tmov.u32 %r_smem, smem;"]
-    if snap_slots is not None:                            # %rd5 = &snap[tid]
+    if snapshots:                                         # %rd5 = &snap[tid]
         head += ["\tld.param.u64 %rd5, [snap];", "\tcvta.to.global.u64 %rd5, %rd5;",
                  "\tmul.wide.u32 %rd6, %t0, 4;", "\tadd.s64 %rd5, %rd5, %rd6;"]
     head += [f"\tmov.b32 %r{r}, 0;" for r in (range(regs) if zero is None else sorted(zero))]
+    tail = ["\tret;", "}", ""]
+    if shared_out:
+        head += ["\tmov.b32 %t3, 0;"] + _word_loop(threads, smem_bytes, "zero", ["st.shared.b32 [%t2], %t3;"])
+        head += ["\tbar.sync 0;"]
+        tail = (["\tbar.sync 0;", "\tld.param.u64 %rd6, [smem_out];", "\tcvta.to.global.u64 %rd6, %rd6;"]
+                + _word_loop(threads, smem_bytes, "copy", ["ld.shared.b32 %t3, [%t2];", "cvt.u64.u32 %rd2, %t1;",
+                                                           "add.s64 %rd4, %rd6, %rd2;", "st.global.b32 [%rd4], %t3;"])
+                + tail)
     offset = len(head)
-    text = "\n".join(head + w.lines + ["\tret;", "}", ""])
+    text = "\n".join(head + w.lines + tail)
     return Lowered(text=text, table=w.table(), threads=threads, smem_bytes=smem_bytes,
-                   ptx_line=w.ptx_line + offset)
+                   ptx_line=w.ptx_line + offset, snap_slots=w.snap_slots, snap_positions=w.snap_positions)
+
+
+def _word_loop(threads, smem_bytes, name, body):
+    """PTX lines of a loop over the words of shared memory, thread ``tid`` taking words ``tid, tid + threads, ...``:
+    ``%t1`` is the word's byte offset, ``%t2`` its shared address, when ``body`` runs."""
+    return ["\tshl.b32 %t1, %t0, 2;", f"$L_{name}:", f"\tsetp.ge.u32 %p1, %t1, {-(-smem_bytes // 4) * 4};",
+            f"\t@%p1 bra $L_{name}_done;", "\tadd.u32 %t2, %t1, %r_smem;"] + ["\t" + line for line in body] + [
+            f"\tadd.u32 %t1, %t1, {4 * threads};", f"\tbra $L_{name};", f"$L_{name}_done:"]
 
 
 def _vec(regs, braces=False):
