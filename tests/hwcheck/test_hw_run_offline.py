@@ -78,29 +78,45 @@ def test_examples_are_found():
 MAX_COMPILED = 8      # beyond this, a sample of the sweep unless --slow
 
 
-@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
-def test_every_params_combination_of_every_example_assembles_for_sm90(path, request, tmp_path):
-    ptxas = find_ptxas("auto", "")
+def _assemble(text, tmp_path, what):
+    """ptxas for sm_90 on ``text``: it must assemble without a word (skipped where no ptxas is found)."""
+    ptxas = find_ptxas("auto", text)
     if ptxas is None:
         pytest.skip("ptxas not found (pip install nvidia-cuda-nvcc, or a CUDA toolkit on PATH)")
+    src = tmp_path / "k.ptx"
+    src.write_text(text)
+    done = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+                          text=True)
+    assert done.returncode == 0 and not done.stderr.strip(), f"{what}: ptxas: {done.stderr}"
+
+
+def _missing_instructions(stream, text):
+    """The stream's PTX instruction names that the lowered text lacks."""
+    in_ptx = set(re.findall(r"^\s*(?:@%p1 )?((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|"
+                            r"slct|shfl)\.[\w.]+)", text, re.M))
+    return sorted({i.ptx for i in stream if i.op not in (Op.MOV, Op.MOVL, Op.BAR) and i.ptx != "mov.b32"} - in_ptx)
+
+
+@pytest.mark.parametrize("path", example_programs() + [BIG_SMEM, ELEMENTS, ELEMENTWISE], ids=os.path.basename)
+def test_every_params_combination_of_every_example_assembles_for_sm90(path, request, tmp_path):
     program = load_program(path)
     combos = param_choices(program, {}, sweep=True)
     spec = [len(c) for c in program.params.values() if isinstance(c, (tuple, list))]
     assert len(combos) == int(np.prod(spec))
     if not request.config.getoption("--slow"):
         combos = _diagonal(combos, MAX_COMPILED)
-    for n, params in enumerate(combos):
+    for params in combos:
         t, low = _lowered(program, params)
-        src = tmp_path / f"k{n}.ptx"
-        src.write_text(low.text)
-        done = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / f"k{n}.cubin")],
-                              capture_output=True, text=True)
-        assert done.returncode == 0 and not done.stderr.strip(), f"{path} {params}: ptxas: {done.stderr}"
-        in_ptx = set(re.findall(r"^\s*(?:@%p1 )?((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|"
-                                r"slct|shfl)\.[\w.]+)", low.text, re.M))
-        missing = sorted({i.ptx for i in t.stream if i.op not in (Op.MOV, Op.MOVL, Op.BAR) and i.ptx != "mov.b32"}
-                         - in_ptx)
+        _assemble(low.text, tmp_path, f"{path} {params}")
+        missing = _missing_instructions(t.stream, low.text)
         assert not missing, f"{path} {params}: instructions absent from the PTX: {missing}"
+
+
+def test_a_stream_of_every_instruction_kind_assembles_for_sm90(tmp_path):
+    stream, regs = every_kind_per_warp()
+    low = _checked(stream, 2, regs, 4096)
+    _assemble(low.text, tmp_path, "every kind")
+    assert not _missing_instructions(stream, low.text)
 
 
 def _run_lowered(low, image):
