@@ -5,8 +5,8 @@ Subpackages, bottom to top; a module imports only its own level and the levels b
 1. :mod:`hwcheck.errors`, :mod:`hwcheck.arch` (the compute capability -> arithmetic model mapping, stated
    once), :mod:`hwcheck.report` (atomic JSON reports), :mod:`hwcheck.progress`, :mod:`hwcheck.compare`
    (bit comparison, mismatch records);
-2. :mod:`hwcheck.device`: the GPU through CuPy and NVRTC, and the code it runs (generated kernels, lowered
-   programs, instrumented PTX, SASS);
+2. :mod:`hwcheck.device`: the GPU through CuPy and NVRTC, and the code it runs (generated campaign kernels,
+   instrumented PTX, SASS; a program runs as its PTX lowering, :mod:`warpsim.program.lower`);
 3. :mod:`hwcheck.runs`: one program on the GPU and on the simulator, seed by seed, compared;
 4. :mod:`hwcheck.campaigns`: many inputs or programs at once (instruction campaigns, MUFU probes and sweeps,
    PTX fuzzing, the acceptance set, a Ray cluster: the only module that imports Ray);

@@ -1,1 +1,1 @@
-"""The GPU (CuPy, NVRTC) and the code it runs: campaign kernels, lowered programs, instrumented PTX, SASS."""
+"""The GPU (CuPy, NVRTC) and the code it runs: campaign kernels, instrumented PTX, SASS."""

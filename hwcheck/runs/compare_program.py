@@ -1,7 +1,7 @@
 """A program's run on the GPU against the simulator: every register snapshot, shared memory, global memory.
 
-The lowered kernel (:mod:`hwcheck.device.lower`) stores each destination register of each instruction to a
-snapshot slot: ``snap[slot, thread]``, ``uint32[snap_positions, threads]``; the simulator writes the
+The lowered kernel (:mod:`warpsim.program.lower` with ``snapshots``) stores each destination register of each
+instruction to a snapshot slot: ``snap[slot, thread]``, ``uint32[snap_positions, threads]``; the simulator writes the
 same slots (``Lowered.snap_slots``). :func:`compare_snapshots` compares every (slot, thread) that an
 instruction writes, and names each mismatch by the stream instruction (its position, PTX and source
 line), the warp, the lane and the register, with the register tensor slots it holds and the bits
