@@ -395,11 +395,13 @@ def _fused_texts(module) -> list:
     the original and the instrumented copy, whose line numbers differ."""
     lines, c = module.text.splitlines(), module.contraction
     out = [("fused", lines[p.add_line - 1].strip(), lines[p.mul_line - 1].strip()) for p in c.pairs]
-    for kind in ("sign_selects", "saturated_ones", "ftz_dropped", "double_negations"):
+    for kind in ("sign_selects", "saturated_ones", "ftz_dropped", "double_negations", "negated_differences",
+                 "kept_differences"):
         out += [(kind, lines[line - 1].strip(), "") for line in getattr(c, kind)]
     out += [("sign_operands", lines[line - 1].strip(), str(pos)) for line, pos in c.sign_operands]
     out += [("folded_constants", lines[line - 1].strip(), f"{value:#x}") for line, value in c.folded_constants]
     out += [("unit_products", lines[line - 1].strip(), str(pos)) for line, pos in c.unit_products]
+    out += [("ftz_folds", lines[line - 1].strip(), f"{value:#x}") for line, value in c.ftz_folds]
     return sorted(out)
 
 

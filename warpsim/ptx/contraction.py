@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "38"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "39"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -116,8 +116,9 @@ class Contraction:
     that ptxas folded to those bits (:func:`folded_constants`); ``unit_products``: ``(line, operand)`` of the
     ``mul.f32`` by a known ``1.0`` that ptxas folded to a move of that operand (:func:`unit_products`);
     ``negated_differences``: the lines of ``x - 2x`` that ptxas simplified to ``-x`` (:func:`negated_differences`);
-    ``ftz_folds``: ``(line, bits)`` of ``.ftz`` arithmetic of constants that ptxas folded (:func:`ftz_folds`). The
-    last nine are where ptxas's code computes otherwise than the PTX text."""
+    ``ftz_folds``: ``(line, bits)`` of ``.ftz`` arithmetic of constants that ptxas folded (:func:`ftz_folds`);
+    ``kept_differences``: the lines of ``2x - x`` that ptxas simplified to ``x`` (:func:`kept_differences`). The
+    last ten are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -136,6 +137,7 @@ class Contraction:
     unit_products: tuple = ()
     negated_differences: tuple = ()
     ftz_folds: tuple = ()
+    kept_differences: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -160,7 +162,7 @@ class Contraction:
                 "folded_constants": [list(p) for p in self.folded_constants],
                 "unit_products": [list(p) for p in self.unit_products],
                 "negated_differences": list(self.negated_differences),
-                "ftz_folds": [list(p) for p in self.ftz_folds]}
+                "ftz_folds": [list(p) for p in self.ftz_folds], "kept_differences": list(self.kept_differences)}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -170,7 +172,7 @@ class Contraction:
                    tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())),
                    tuple(tuple(p) for p in d.get("folded_constants", ())),
                    tuple(tuple(p) for p in d.get("unit_products", ())), tuple(d.get("negated_differences", ())),
-                   tuple(tuple(p) for p in d.get("ftz_folds", ())))
+                   tuple(tuple(p) for p in d.get("ftz_folds", ())), tuple(d.get("kept_differences", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -376,7 +378,8 @@ class Pending:
                                 folded_constants=folded_constants(module, self.sass),
                                 unit_products=unit_products(module, self.sass, ones),
                                 negated_differences=negated_differences(module),
-                                ftz_folds=ftz_folds(module, self.sass))
+                                ftz_folds=ftz_folds(module, self.sass),
+                                kept_differences=kept_differences(module))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -1150,7 +1153,29 @@ def negated_differences(module):
     >>> negated_differences(m)
     (5,)
     """
+    return _doubled_differences(module, 2)
+
+
+def kept_differences(module):
+    """The lines of the unmodified ``sub.f32 d, m, x`` whose ``m`` is the unmodified ``mul.f32 m, x, 2.0`` of the
+    same ``x`` (as :func:`negated_differences`, the operands the other way round): ptxas simplifies ``2x - x`` to
+    ``x`` (H100 seed 242987: no SASS on either line, ``d``'s register is ``x``'s), so ``x = -0`` gives ``-0`` where the
+    PTX gives ``+0`` (``-0 - -0``), and an infinite ``x`` the infinity where the PTX gives NaN.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmul.f32 %f1, %f0, 0f40000000;\\nsub.f32 %f2, %f1, %f0;\\n"
+    ...                  "sub.f32 %f3, %f0, %f1;\\n}")
+    >>> kept_differences(m), negated_differences(m)
+    ((5,), (6,))
+    """
+    return _doubled_differences(module, 1)
+
+
+def _doubled_differences(module, doubled):
+    """The lines of the unmodified ``sub.f32`` whose operand ``doubled`` (1 or 2) is the unmodified ``mul.f32`` of
+    its other operand ``x`` by 2.0 (either order in the ``mul``; ``x`` not written between)."""
     out = []
+    plain = 3 - doubled
     for f, body in _bodies(module):
         fn = None
         for k, ins in enumerate(body):
@@ -1158,7 +1183,7 @@ def negated_differences(module):
                     ins.operands[1].kind != "reg" or ins.operands[2].kind != "reg":
                 continue
             fn = fn or _Function(f)
-            m = fn.single_def(k, ins.operands[2].name)
+            m = fn.single_def(k, ins.operands[doubled].name)
             mul = fn.flow.instrs[m] if m is not None else None
             if mul is None or mul.opcode != "mul" or mul.mods != ("f32",) or mul.guard is not None:
                 continue
@@ -1168,7 +1193,7 @@ def negated_differences(module):
                 continue
             x = ops[two.index(False)]
             mask = fn.reg_mask.get(x.name, 0) if x.kind == "reg" else 0
-            if x.kind == "reg" and x.name == ins.operands[1].name and fn.reach[m] & mask == fn.reach[k] & mask:
+            if x.kind == "reg" and x.name == ins.operands[plain].name and fn.reach[m] & mask == fn.reach[k] & mask:
                 out.append(ins.token.line)
     return tuple(sorted(out))
 
@@ -1356,13 +1381,15 @@ def fused_instructions(module, contraction) -> Rewrite:
 
 
 def _negated_differences(module, contraction, out):
-    """Each ``sub.f32 d, x, m`` of ``contraction.negated_differences`` runs as ``neg.f32 d, x`` (under its guard)."""
-    lines = set(contraction.negated_differences)
-    for f in module.functions.values():
-        for ins in f.body:
-            if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode == "sub":
-                out.replace[id(ins)] = Instruction("neg", ("f32",), list(ins.operands[:2]), ins.guard, ins.guard_neg,
-                                                   ins.token, ins.loc)
+    """Each ``sub.f32 d, x, m`` of ``contraction.negated_differences`` runs as ``neg.f32 d, x``, each ``sub.f32 d, m,
+    x`` of ``contraction.kept_differences`` as ``mov.b32 d, x`` (under its guard)."""
+    for lines, opcode, mods, x in ((set(contraction.negated_differences), "neg", ("f32",), 1),
+                                   (set(contraction.kept_differences), "mov", ("b32",), 2)):
+        for f in module.functions.values():
+            for ins in f.body:
+                if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode == "sub":
+                    out.replace[id(ins)] = Instruction(opcode, mods, [ins.operands[0], ins.operands[x]], ins.guard,
+                                                       ins.guard_neg, ins.token, ins.loc)
 
 
 def _ftz_dropped(module, contraction, out):
