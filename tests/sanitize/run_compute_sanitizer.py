@@ -5,20 +5,28 @@ host program (``#include`` the kernel, allocate and fill its buffers as the case
 builds it twice with nvcc (as written, and ``-DFIXED``) and runs ``compute-sanitizer --tool TOOL`` on each, the tool
 being the case's (``racecheck`` for races, ``synccheck``, ``initcheck``). It prints one markdown row per case:
 
-    | kernel | warpsim finds | compute-sanitizer tool | errors, hazard | errors, correct |
+    | kernel | warpsim finds (lines) | compute-sanitizer tool | hazard: errors (lines) | correct: errors |
+
+The lines are those of the kernel file: warpsim's are the ``// A``/``// B`` marks its test checks; compute-sanitizer's
+are every ``kernel.cu:LINE`` its log names. A run that does not end within ``--timeout`` seconds (a barrier
+deadlock hangs a GPU) is killed and counted as ``hang``. The builds run in parallel (``--jobs``).
 
 Usage, on a machine with a GPU and the CUDA toolkit (nothing here runs in CI)::
 
-    python tests/sanitize/run_compute_sanitizer.py [--arch sm_90] [--out DIR] [--only NAME,...]
+    python tests/sanitize/run_compute_sanitizer.py [--arch sm_90] [--out DIR] [--only NAME,...] [--report FILE]
 
-``--out DIR`` keeps the programs and each compute-sanitizer log there (default: a temporary folder).
+``--out DIR`` keeps the programs and each compute-sanitizer log there (default: a temporary folder);
+``--report FILE`` writes the rows as JSON, with the tools' versions.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +35,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sanitize_suite import CASES, KERNELS   # noqa: E402
+from concurrent.futures import ThreadPoolExecutor   # noqa: E402
+
+from sanitize_suite import CASES, KERNELS, marked_lines   # noqa: E402
 
 C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.int32): "int", np.dtype(np.uint16): "unsigned short",
            np.dtype(np.uint32): "unsigned"}
@@ -63,11 +73,56 @@ def errors_of(log):
     return int(m.group(1)) if m else None
 
 
+def lines_of(log, file):
+    """The lines of ``file`` that a compute-sanitizer log names (``.../file:LINE``), sorted."""
+    return sorted({int(n) for n in re.findall(re.escape(file) + r":(\d+)", log)})
+
+
+def _build(arch, src, exe, flags):
+    done = subprocess.run(["nvcc", f"-arch={arch}", "-lineinfo", *flags, "-o", str(exe), str(src)],
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else (done.stderr or done.stdout).strip().splitlines()[-1:]
+
+
+def _sanitize(case, exe, timeout):
+    """``(errors or "hang" or None, log)`` of one compute-sanitizer run; a hang is killed with its whole process
+    group (the program under the tool too, so that it does not hold the GPU)."""
+    proc = subprocess.Popen(["compute-sanitizer", "--tool", case.cs_tool, str(exe)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        log, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        log, _ = proc.communicate()
+        return "hang", (log or "") + f"\n(killed after {timeout:g} s)\n"
+    return errors_of(log), log
+
+
+def _version(cmd):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.findall(r"[Vv](?:ersion )?(\d+\.\d+(?:\.\d+)?)", out)
+    return m[-1] if m else out.strip().splitlines()[-1:]
+
+
+def _gpu():
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=60).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default=None)
+    parser.add_argument("--report", default=None, help="write the rows as JSON to this file")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a run counts as a hang")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="parallel builds and runs")
     args = parser.parse_args(argv)
     for tool in ("nvcc", "compute-sanitizer"):
         if shutil.which(tool) is None:
@@ -75,24 +130,40 @@ def main(argv=None):
     out = Path(args.out or tempfile.mkdtemp(prefix="warpsim-cs-"))
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(args.only.split(",")) if args.only else None
-    print("| kernel | warpsim finds | compute-sanitizer tool | errors, hazard | errors, correct |")
-    print("| --- | --- | --- | --- | --- |")
-    for case in CASES:
+    cases = [c for c in CASES if not c.file.endswith(".ptx") and not (wanted and Path(c.file).stem not in wanted)]
+    jobs = []
+    for case in cases:
         stem = Path(case.file).stem
-        if case.file.endswith(".ptx") or (wanted and stem not in wanted):
-            continue
         src = out / f"{stem}_host.cu"
         src.write_text(host_program(case))
-        counts = []
         for variant, flags in (("hazard", []), ("fixed", ["-DFIXED"])):
-            exe = out / f"{stem}_{variant}"
-            subprocess.run(["nvcc", f"-arch={args.arch}", "-lineinfo", *flags, "-o", str(exe), str(src)], check=True)
-            run = subprocess.run(["compute-sanitizer", "--tool", case.cs_tool, str(exe)], capture_output=True,
-                                 text=True)
-            (out / f"{stem}_{variant}.{case.cs_tool}.log").write_text(run.stdout + run.stderr)
-            counts.append(errors_of(run.stdout + run.stderr))
-        print(f"| {case.file} | {case.tool}: {case.kind} | {case.cs_tool} | {counts[0]} | {counts[1]} |")
+            jobs.append((case, variant, src, out / f"{stem}_{variant}", flags))
+    with ThreadPoolExecutor(args.jobs) as pool:
+        built = list(pool.map(lambda j: _build(args.arch, j[2], j[3], j[4]), jobs))
+        ran = list(pool.map(lambda jb: ("build failed", "\n".join(jb[1])) if jb[1] else
+                            _sanitize(jb[0][0], jb[0][3], args.timeout), zip(jobs, built)))
+    rows = []
+    print("| kernel | warpsim finds (lines) | compute-sanitizer tool | hazard: errors (lines) | correct: errors |")
+    print("| --- | --- | --- | --- | --- |")
+    for k, case in enumerate(cases):
+        stem = Path(case.file).stem
+        row = {"kernel": case.file, "warpsim": f"{case.tool}: {case.kind}",
+               "warpsim_lines": sorted(marked_lines(KERNELS / case.file).values()), "tool": case.cs_tool}
+        for v, variant in enumerate(("hazard", "fixed")):
+            errors, log = ran[2 * k + v]
+            (out / f"{stem}_{variant}.{case.cs_tool}.log").write_text(log)
+            row[f"{variant}_errors"] = errors
+            row[f"{variant}_lines"] = lines_of(log, case.file)
+        rows.append(row)
+        print(f"| {case.file} | {row['warpsim']} ({', '.join(map(str, row['warpsim_lines']))}) | {case.cs_tool} | "
+              f"{row['hazard_errors']} ({', '.join(map(str, row['hazard_lines'])) or '-'}) | {row['fixed_errors']} |")
     print(f"\nprograms and logs: {out}")
+    if args.report:
+        report = {"check": "tests/sanitize/run_compute_sanitizer.py", "argv": sys.argv[1:],
+                  "nvcc": _version(["nvcc", "--version"]),
+                  "compute_sanitizer": _version(["compute-sanitizer", "--version"]),
+                  "gpu": _gpu(), "rows": rows}
+        Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 
