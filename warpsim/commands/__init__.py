@@ -50,8 +50,9 @@ COMMANDS = {
     "check": ("the type-provenance check of a .cu, .ptx or CuTe DSL kernel: registers produced as one float type "
               "(f16x2, bf16x2, f32) and read as another, with both source lines (see warpsim.commands.check)",
               *_verb("check")),
-    "sanitize": ("run a .cu, .ptx or CuTe DSL kernel under the sanitizer: races, barrier and warp-sync errors, "
-                 "uninitialized reads, bad accesses, with both source lines (see warpsim.commands.sanitize)",
+    "sanitize": ("run a .cu, .ptx or CuTe DSL kernel (or a program file: `warpsim sanitize PROGRAM.py`) under the "
+                 "sanitizer: races, barrier and warp-sync errors, uninitialized reads, bad accesses, with both source "
+                 "lines (see warpsim.commands.sanitize)",
                  *_verb("sanitize")),
     "debug": ("step through a program file on the simulated CTA: registers, fragments, data flow, banks "
               "(a .cu, .ptx or CuTe DSL file: `warpsim debug K.cu --kernel NAME ...`; one session and one "
@@ -79,7 +80,18 @@ EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 def _ptx_route(argv):
     """``(args, run)`` when ``argv`` is ``run`` (:mod:`warpsim.commands.run_kernel`) or ``debug``
-    (:mod:`warpsim.commands.debug`) of a .cu, .ptx or CuTe DSL file, else ``None``."""
+    (:mod:`warpsim.commands.debug`) of a .cu, .ptx or CuTe DSL file, or ``sanitize`` of a dialect program
+    (the verbs' other kind of file), else ``None``."""
+    if argv[:1] == ["sanitize"]:
+        from warpsim.commands import sanitize
+        if not sanitize.routes_to_program(argv[1:]):
+            return None
+        parser = argparse.ArgumentParser(prog="warpsim sanitize", description="run a Python CuTe-dialect program's "
+                                         "kernel under the sanitizer")
+        sanitize.add_program_arguments(parser)
+        args = parser.parse_args(argv[1:])
+        args.command = "sanitize"
+        return args, sanitize.run_program
     if argv[:1] not in (["run"], ["debug"]):
         return None
     from warpsim.commands import run_kernel      # imported when used: keeps start-up light
