@@ -1,7 +1,8 @@
 """The limits of the PTX load and launch path (issue 30's audit): inputs that hung, ate memory or gave Python's own
 message now give one line naming the input, before anything big is built. Declared registers (at most 65536 slots
 per thread), CUDA's grid and block limits (and ``cta=`` of a huge grid, which starts at once), integer literals
-beyond 64 bits, a byte that is not UTF-8, the Hopper instructions warpsim does not run yet (refused by name, not by
+beyond 64 bits, a module of more statements than warpsim loads (and a notice before a long load), a byte that is not
+UTF-8, the Hopper instructions warpsim does not run yet (refused by name, not by
 their operand syntax), and Ctrl-C within a second of a long launch (which runs in slices)."""
 
 import os
@@ -16,7 +17,7 @@ import pytest
 import warpsim.ptx
 from bad_input_helpers import ROOT, assert_one_line_error, call, needs_sigint
 from warpsim.errors import PtxSyntaxError, SimulatorFault, UnsupportedType
-from warpsim.ptx.syntax import MAX_REGISTER_SLOTS
+from warpsim.ptx.syntax import MAX_REGISTER_SLOTS, MAX_STATEMENTS
 
 HEAD = ".version 8.8\n.target sm_90\n.address_size 64\n"
 KERNEL = HEAD + """.visible .entry k(.param .u64 out)
@@ -215,6 +216,27 @@ def test_the_largest_literal_is_taken(inputs):
     path = _ptx(inputs, "max.ptx", line="st.global.u64 [%rd2], 18446744073709551615;")
     res = warpsim.ptx.load(path, ptxas="none").launch("k", block=1, args={"out": np.zeros(2, np.uint64)})
     assert res.buffers["out"][0] == 2**64 - 1
+
+
+# ------------------------------------------------------------------------------------------------ size
+
+def test_a_module_of_too_many_statements_is_refused_before_parsing(workdir, inputs, capsys):
+    """Issue 30: a 50 MB kernel of 2.2 M ``add.s32`` lines did not load in 60 s (some 6 GB while parsing). Beyond
+    MAX_STATEMENTS it is one line naming the file and the count, before a token is made."""
+    path = _ptx(inputs, "huge.ptx", line="add.s32 %r1, %r1, 1;\n  " * MAX_STATEMENTS)
+    status, out, err = _run(capsys, path)
+    count = path.read_text().count(";")           # the adds and the kernel's other statements
+    assert_one_line_error(status, err, "warpsim run", [f"huge.ptx: {count:,} statements of PTX",
+                                                       f"warpsim loads at most {MAX_STATEMENTS:,}"])
+
+
+def test_a_long_load_is_announced_first(workdir, inputs, capsys, monkeypatch):
+    """From LARGE_STATEMENTS on, ``warpsim run`` says on stderr how long the load will take before it starts."""
+    monkeypatch.setattr(warpsim.ptx, "LARGE_STATEMENTS", 10)
+    path = _ptx(inputs, "long.ptx", line="add.s32 %r1, %r1, 1;\n  " * 20 + GOOD)
+    status, out, err = _run(capsys, path, "--ptxas", "none")
+    count = path.read_text().count(";")
+    assert status == 0 and err.splitlines()[0] == f"warpsim run: long.ptx: {count} statements of PTX: loading, about 1 s"
 
 
 def test_a_byte_that_is_not_utf8(workdir, inputs, capsys):

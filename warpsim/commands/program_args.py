@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import sys
 import warnings
@@ -20,7 +21,7 @@ from warpsim.files import dump_names, make_out_dir
 from warpsim.program.arguments import load_inputs, parse_pairs
 
 __all__ = ["arch_option", "add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
-           "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "dump_names",
+           "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "note", "dump_names",
            "make_out_dir"]
 
 
@@ -100,6 +101,16 @@ def announce_compiling(verb):
 
     event.register("numba:compile", Once())
     _ANNOUNCE["listening"] = True
+
+
+@functools.lru_cache(maxsize=None)
+def note(verb):
+    """A callable that prints one line ``warpsim <verb>: <line>`` on stderr (a long load's notice): the same one for
+    a verb each time, so the loads it is passed to stay cached."""
+    def say(line):
+        sys.stderr.write(f"warpsim {verb}: {line}\n")
+        sys.stderr.flush()
+    return say
 
 
 def _count(text):

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim.commands.kernel_args import add_kernel_arguments
+from warpsim.commands.program_args import note
 from warpsim.files import dump_names, make_out_dir, write_atomic
 from warpsim.frontends.args import arg_values, parse_cta
 
@@ -134,7 +135,7 @@ def run(args):
     if args.ray is not None and (args.no_ray or cta is not None):
         raise ValueError("--ray: not with " + ("--no-ray" if args.no_ray else "--cta (one CTA runs in this process)"))
     kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()),
-                         ptxas=args.ptxas, cubin=args.cubin)
+                         ptxas=args.ptxas, cubin=args.cubin, progress=note("run"))
     values = kernel.core_args(values, what=labels)        # each checked against its parameter's PTX type
     names = {p.source_name or p.name for p in kernel.params} | {p.name for p in kernel.params}
     unknown = [n for n in wanted or () if n not in names and n.split(".")[0] not in names]

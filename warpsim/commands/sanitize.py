@@ -88,13 +88,14 @@ def run_program(args):
 def run(args):
     """Compile, launch under the sanitizer, report; the exit status (errors are raised for the CLI to print)."""
     from warpsim.frontends.args import arg_values, parse_cta
+    from warpsim.commands.program_args import note
     from warpsim.frontends.kernel import open_kernel, parse_dim3
     tools = parse_tools(args.tool)
     values, labels = arg_values(args.arg, args.seed)
     grid, block = parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block")
     cta = None if args.cta is None else parse_cta(args.cta, grid)
     kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()),
-                         ptxas=args.ptxas, cubin=args.cubin)
+                         ptxas=args.ptxas, cubin=args.cubin, progress=note("sanitize"))
     values = kernel.core_args(values, what=labels)
     uninit = [kernel.param_name(name) for name in args.uninit]
     with kernel.naming_params():

@@ -437,11 +437,13 @@ class Kernel:
         return {by_ptx.get(name, name): value for name, value in result.buffers.items()}
 
 
-def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compiled=None, ptxas="auto", cubin=None):
+def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compiled=None, ptxas="auto", cubin=None,
+                progress=None):
     """Compile ``source`` for ``arch``, load it with ``warpsim.ptx.load``, and return the :class:`Kernel`
     ``kernel`` names. For a CuTe DSL file with several ``WARPSIM`` entries the kernel is looked up in each.
     ``compiled``: the source's :class:`~warpsim.frontends.compiled.Compiled` PTX made earlier (no compile here).
-    ``ptxas``, ``cubin``: who decides FMA contraction (``warpsim.ptx.load``; ``"none"``: no contraction)."""
+    ``ptxas``, ``cubin``: who decides FMA contraction (``warpsim.ptx.load``; ``"none"``: no contraction);
+    ``progress``: told of a long load (``warpsim.ptx.load``'s)."""
     arch = normalize_arch(arch)
     compiled = compile_source(source, arch, nvcc_flags) if compiled is None else compiled
     text = (cuda_source_text(source) if compiled.kind == "cuda"
@@ -457,14 +459,14 @@ def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compil
                   for p, (name, pointer) in zip(params, declared)]
     ptx_name = compiled.source.name if compiled.kind == "ptx" else f"{compiled.source.stem}.{arch}.ptx"
     cubin = None if cubin is None else str(cubin)
-    return Kernel(_load(text, ptx_name, arch, str(ptxas), cubin), entry, params, arch, compiled.source)
+    return Kernel(_load(text, ptx_name, arch, str(ptxas), cubin, progress), entry, params, arch, compiled.source)
 
 
 @lru_cache(maxsize=16)
-def _load(text, filename, arch="sm_90", ptxas="auto", cubin=None):
+def _load(text, filename, arch="sm_90", ptxas="auto", cubin=None, progress=None):
     """``warpsim.ptx.load`` once per PTX text (and contraction choice): the kernels of one module share it."""
     from warpsim import ptx as core        # the interpreter: loads Numba, so only when a kernel is opened
-    return core.load(text, filename=filename, arch=arch, ptxas=ptxas, cubin=cubin)
+    return core.load(text, filename=filename, arch=arch, ptxas=ptxas, cubin=cubin, progress=progress)
 
 
 def _dsl_or_cuda_name(entry, names):

@@ -35,12 +35,12 @@ import os
 from warpsim.errors import PtxSyntaxError, UnsupportedType
 from warpsim.ptx.contraction import Contraction, ContractionError, start
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
-from warpsim.ptx.syntax import parse_module, read_ptx
+from warpsim.ptx.syntax import LARGE_STATEMENTS, MAX_STATEMENTS, parse_module, read_ptx, statements
 
 __all__ = ["load", "Contraction", "ContractionError", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
 
 
-def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None):
+def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None, progress=None):
     """Parse a PTX module from a file path or from PTX text; return a :class:`PtxModule`.
 
     FMA contraction is decided as the GPU's compiler decides it (:mod:`warpsim.ptx.contraction`): ``ptxas``
@@ -54,7 +54,9 @@ def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None)
     so an unknown instruction (``PtxSyntaxError``, naming ``file:line:col``, the token and the
     supported instructions) or an unmodelled type or shape (``UnsupportedType``) is reported at
     load time. ``FileNotFoundError`` for a missing file; ``PtxSyntaxError`` naming the line of a byte that is not
-    UTF-8.
+    UTF-8, or a text of more than ``syntax.MAX_STATEMENTS`` statements (before it is parsed). ``progress``: called
+    with one line (``"k.ptx: 250,000 statements of PTX: loading, about 11 s"``) before a text of more than
+    ``syntax.LARGE_STATEMENTS`` is parsed, so that a long load is not silence.
     """
     text = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else path_or_text
     if not isinstance(text, str):
@@ -64,6 +66,9 @@ def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None)
     else:
         name = filename or os.path.basename(text)
         text = read_ptx(text, name)
+    count = statements(text)
+    if progress is not None and LARGE_STATEMENTS < count <= MAX_STATEMENTS:
+        progress(f"{name}: {count:,} statements of PTX: loading, about {max(1, round(count * 45e-6))} s")
     pending = start(text, arch=arch, ptxas=ptxas, cubin=cubin, filename=name)   # ptxas runs while we parse
     tree = parse_module(text, name)
     module = PtxModule(tree, text, pending.finish(tree))

@@ -344,8 +344,9 @@ class _Decoder(InstructionDecoder):
             else:
                 pc += 1 + len(self.fused.before.get(id(item), ()))
         instructions = [item for item in fn.f.body if isinstance(item, Instruction)]
-        fn.known = {id(item): known for item, known in zip(instructions, known_constants(fn.f))}
-        fn.early = {id(item): known for item, known in zip(instructions, segment_constants(fn.f))}
+        if any(item.opcode in ("bfe", "bfi") for item in instructions):      # the only readers of what is known
+            fn.known = {id(item): known for item, known in zip(instructions, known_constants(fn.f))}
+            fn.early = {id(item): known for item, known in zip(instructions, segment_constants(fn.f))}
         last = None
         for item in fn.f.body:
             if isinstance(item, Instruction):

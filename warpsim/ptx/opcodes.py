@@ -85,10 +85,16 @@ def not_supported_yet(name):
     >>> not_supported_yet("cp.async.ca.shared.global") is None
     True
     """
-    for prefix in sorted(NOT_YET, key=len, reverse=True):
+    if name.split(".", 1)[0] not in _NOT_YET_HEADS:
+        return None                                      # the common case: no refused family starts so
+    for prefix in _NOT_YET_LONGEST_FIRST:
         if name == prefix or name.startswith(prefix + "."):
             return f'`{prefix}` is not supported yet ({NOT_YET[prefix]}; see docs/ptx.md, "Not supported yet")'
     return None
+
+
+_NOT_YET_LONGEST_FIRST = tuple(sorted(NOT_YET, key=len, reverse=True))
+_NOT_YET_HEADS = frozenset(prefix.split(".", 1)[0] for prefix in NOT_YET)
 
 
 # type name -> (kind, bits)

@@ -33,13 +33,14 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from warpsim.errors import PtxSyntaxError, UnsupportedType
 from warpsim.ptx.opcodes import not_supported_yet
 
 __all__ = ["Token", "Operand", "Instruction", "Label", "Variable", "Function", "Module", "SourceLoc",
            "parse_module", "read_ptx", "tokenize", "register_slots", "type_bytes", "SPECIAL_REGISTERS",
-           "MAX_REGISTER_SLOTS"]
+           "MAX_REGISTER_SLOTS", "MAX_STATEMENTS", "LARGE_STATEMENTS", "statements"]
 
 # Register slots (32-bit words of the simulated register file, see register_slots) one thread may have: a
 # function may declare at most this many, and so may a kernel with the functions it calls (warpsim.ptx.decode).
@@ -48,6 +49,12 @@ __all__ = ["Token", "Operand", "Instruction", "Label", "Variable", "Function", "
 # registers as a whole SM has; it keeps a 1024-thread CTA's simulated register file within 256 MiB, and a
 # declaration such as %r<100000000> is refused before one register of it is made.
 MAX_REGISTER_SLOTS = 65536
+# Statements (the ``;`` that end instructions and directives) one module may hold: each costs about 2.7 KB of memory
+# and 45 us to load (measured on a 2-core host: 100,000 ``add.s32`` lines, 265 MB, 4.3 s), so this bound keeps a load
+# within about 3 GB and a minute. The largest compiler outputs here (flash attention, CUTLASS GEMMs) are some 20,000.
+MAX_STATEMENTS = 1_000_000
+# From this many statements a load takes seconds: warpsim.ptx.load tells its ``progress`` callable how many.
+LARGE_STATEMENTS = 100_000
 _MAX_LITERAL = (1 << 64) - 1       # PTX integer literals are 64-bit (.s64, or .u64 with a U suffix)
 
 SPECIAL_REGISTERS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
@@ -65,9 +72,10 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str      # name, number, float, string, punct
+class Token(NamedTuple):
+    """One token: ``kind`` (name, number, float, string, punct), its ``text``, ``line`` and ``col`` (from 1)."""
+
+    kind: str
     text: str
     line: int
     col: int
@@ -80,22 +88,24 @@ def tokenize(text, filename="<ptx>"):
     ['@', '!', '%p1', 'bra', '$L__BB0_2', ';']
     """
     tokens, pos, line, line_start = [], 0, 1, 0
-    n = len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise PtxSyntaxError(f"{filename}:{line}:{pos - line_start + 1}: unexpected character "
-                                 f"{text[pos]!r}")
+    append, skip = tokens.append, ("ws", "comment")
+    for m in _TOKEN.finditer(text):
+        if m.start() != pos:
+            break                                       # a character no token starts with
         kind = m.lastgroup
-        if kind == "nl":
-            line, line_start = line + 1, m.end()
-        elif kind == "block":
-            line += m.group().count("\n")
-            if "\n" in m.group():
-                line_start = pos + m.group().rfind("\n") + 1
-        elif kind not in ("ws", "comment"):
-            tokens.append(Token(kind, m.group(), line, pos - line_start + 1))
         pos = m.end()
+        if kind == "nl":
+            line, line_start = line + 1, pos
+        elif kind == "block":
+            block = m.group()
+            if "\n" in block:
+                line += block.count("\n")
+                line_start = m.start() + block.rfind("\n") + 1
+        elif kind not in skip:
+            start = m.start()
+            append(Token(kind, m.group(), line, start - line_start + 1))
+    if pos < len(text):
+        raise PtxSyntaxError(f"{filename}:{line}:{pos - line_start + 1}: unexpected character {text[pos]!r}")
     return tokens
 
 
@@ -108,7 +118,7 @@ class SourceLoc:
     inlined_at: "SourceLoc | None" = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Operand:
     """One operand. ``kind``: ``reg``, ``sreg`` (special register; ``name`` e.g. ``%tid.x``), ``imm``
     (``value``: int), ``fimm`` (``value``: the bits; ``bits`` 32 (``0f``) or 64 (``0d`` and decimal)), ``sym`` (a variable or
@@ -127,7 +137,7 @@ class Operand:
     token: Token | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     opcode: str
     mods: tuple
@@ -237,6 +247,7 @@ def _shown(text, limit=40):
 class _Parser:
     def __init__(self, tokens, filename):
         self.t = tokens
+        self.n = len(tokens)
         self.i = 0
         self.filename = filename
         self.scope_count = 0
@@ -253,32 +264,39 @@ class _Parser:
 
     def peek(self, k=0):
         j = self.i + k
-        return self.t[j] if j < len(self.t) else None
+        return self.t[j] if j < self.n else None
 
     def next(self):
-        tok = self.peek()
-        if tok is None:
+        i = self.i
+        if i >= self.n:
             raise PtxSyntaxError(f"{self.filename}: unexpected end of input")
-        self.i += 1
-        return tok
+        self.i = i + 1
+        return self.t[i]
 
     def at(self, text):
-        tok = self.peek()
-        return tok is not None and tok.text == text
+        i = self.i
+        return i < self.n and self.t[i].text == text
 
     def accept(self, text):
-        if self.at(text):
-            return self.next()
+        i = self.i
+        if i < self.n and self.t[i].text == text:
+            self.i = i + 1
+            return self.t[i]
         return None
 
     def expect(self, text):
-        if not self.at(text):
-            raise self.error(f"expected {text!r}")
-        return self.next()
+        i = self.i
+        if i < self.n and self.t[i].text == text:
+            self.i = i + 1
+            return self.t[i]
+        raise self.error(f"expected {text!r}")
 
     def integer(self):
         neg = bool(self.accept("-"))
         tok = self.next()
+        text = tok.text
+        if tok.kind == "number" and text.isdigit() and len(text) < 20 and (text[0] != "0" or len(text) == 1):
+            return -int(text) if neg else int(text)          # a plain decimal: the common case, surely 64-bit
         if tok.kind != "number" or "." in tok.text or "e" in tok.text.lower() and tok.text[:2].lower() != "0x":
             raise self.error("expected an integer", tok)
         text = tok.text.rstrip("U")
@@ -680,6 +698,16 @@ def _decimal_float(text, tok):
     return Operand("fimm", value=struct.unpack("<Q", struct.pack("<d", float(text)))[0], bits=64, token=tok)
 
 
+def statements(text):
+    """How many statements ``text`` holds, at most: its ``;`` (comments' included)."""
+    return text.count(";")
+
+
 def parse_module(text, filename="<ptx>"):
-    """The :class:`Module` of PTX ``text``; ``PtxSyntaxError`` naming ``filename:line:col`` and the token."""
+    """The :class:`Module` of PTX ``text``; ``PtxSyntaxError`` naming ``filename:line:col`` and the token, or
+    ``filename`` and the count of a text beyond :data:`MAX_STATEMENTS` (checked before anything is parsed)."""
+    count = statements(text)
+    if count > MAX_STATEMENTS:
+        raise PtxSyntaxError(f"{filename}: {count:,} statements of PTX; warpsim loads at most {MAX_STATEMENTS:,} "
+                             f"(about 2.7 KB of memory each while loading)")
     return _Parser(tokenize(text, filename), filename).module()

@@ -70,6 +70,10 @@ def _folded_bfi(t, ops, known) -> bool:
             and length & 0xFF >= 32)
 
 
+_ARITY = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1, Op.MAD: 3, Op.MADC: 3,
+          Op.BFE: 3, Op.BFI: 4, Op.PRMT: 3, Op.SAD: 3, Op.SHF: 3, Op.LOP3: 4, Op.BFIND: 1}   # source operands; else 2
+
+
 class IntegerDecoder(FamilyDecoder):
     """Decodes the integer family (see the module docstring); ``do_alu`` takes every arithmetic and bit opcode."""
 
@@ -91,9 +95,7 @@ class IntegerDecoder(FamilyDecoder):
             m0 = BFI_FOLDED if _folded_bfi(t, ops, fn.known.get(id(ins), {})) else 0
         else:
             m0 = mode
-        arity = {Op.ABS: 1, Op.NEG: 1, Op.NOT: 1, Op.CNOT: 1, Op.POPC: 1, Op.CLZ: 1, Op.BREV: 1,
-                 Op.MAD: 3, Op.MADC: 3, Op.BFE: 3, Op.BFI: 4, Op.PRMT: 3, Op.SAD: 3,
-                 Op.SHF: 3, Op.LOP3: 4, Op.BFIND: 1}.get(op, 2)
+        arity = _ARITY.get(op, 2)
         self.count(ins, ops, arity + 1)
         if TYPES[t][0] == TK_PRED and op not in (Op.AND, Op.OR, Op.XOR, Op.NOT):
             raise self.error(ins.token, f"{name_of(ins)}: .pred is not allowed here")
