@@ -10,9 +10,11 @@
     }''', "add")
     add((4,), (256,), (x, y, z, np.int32(n)))     # numpy arrays; z holds x + y afterwards
 
-See :mod:`warpsim.frontends.cupy_raw` (compiled with nvcc; arguments passed as CuPy passes them) and docs/guides/cupy.md.
+A C++ (not ``extern "C"``) kernel goes through ``RawModule(code=..., name_expressions=[name]).get_function(name)``, as in
+CuPy. See :mod:`warpsim.frontends.cupy_raw` (compiled with nvcc; arguments passed as CuPy passes them) and
+docs/guides/cupy.md.
 """
 
-from warpsim.frontends.cupy_raw import RawKernel, scalar_bits
+from warpsim.frontends.cupy_raw import RawKernel, RawModule, scalar_bits
 
-__all__ = ["RawKernel", "scalar_bits"]
+__all__ = ["RawKernel", "RawModule", "scalar_bits"]

@@ -5,7 +5,8 @@ GPU, CuPy, torch with CUDA, Triton and numba-cuda).
 triton_kernels.py (11), numba_kernels.py (8) and cupy_kernels.py (4) runs twice, unchanged: on the GPU (Triton's
 host wrapper on CUDA torch tensors, ``kernel[grid, block]`` on Numba device arrays, ``cupy.RawKernel``) and on
 warpsim (the same wrapper inside ``warpsim.triton.simulate()`` on numpy copies, ``warpsim.numba.launch``,
-``warpsim.cupy.RawKernel``). Every output array is compared byte for byte, and printf text as the multiset of its
+``warpsim.cupy.RawKernel``; a C++ kernel through ``RawModule`` with ``name_expressions``, as CuPy wants it).
+Every output array is compared byte for byte, and printf text as the multiset of its
 lines (the GPU's lines are read from file descriptor 1). One line per kernel: ``same bits`` or the first
 differing element; ``--report`` writes the lines as JSON. Exit status 1 when any differs.
 
@@ -202,12 +203,21 @@ def cupy_cases():
     ]
 
 
+def _cupy_kernel(module, code, entry, arch=None):
+    """The kernel as CuPy's users get it: ``RawKernel`` for an ``extern "C"`` one, ``RawModule`` with
+    ``name_expressions`` for a C++ one (``module``: ``cupy`` or ``warpsim.cupy``)."""
+    kw = {} if arch is None else {"arch": arch}
+    if f'extern "C" __global__ void {entry}(' in code:
+        return module.RawKernel(code, entry, **kw)
+    return module.RawModule(code=code, name_expressions=[entry], **kw).get_function(entry)
+
+
 def cupy_checks(arch, offline):
-    from warpsim.cupy import RawKernel
+    import warpsim.cupy as wc
     rows = []
     for name, code, entry, g, b, args, out, printf in cupy_cases():
         def sim(host, code=code, entry=entry, g=g, b=b, sim_arch=arch):
-            RawKernel(code, entry, arch=sim_arch)(g, b, tuple(host))
+            _cupy_kernel(wc, code, entry, sim_arch)(g, b, tuple(host))
 
         def gpu(values, code=code, entry=entry, g=g, b=b):
             if offline:
@@ -215,7 +225,7 @@ def cupy_checks(arch, offline):
                 return values
             import cupy
             dev = [cupy.asarray(v) if isinstance(v, np.ndarray) else v for v in values]
-            cupy.RawKernel(code, entry)(g, b, tuple(dev))
+            _cupy_kernel(cupy, code, entry)(g, b, tuple(dev))
             cupy.cuda.Device().synchronize()
             return [cupy.asnumpy(v) if isinstance(v, cupy.ndarray) else v for v in dev]
         rows.append(run_case(name, arch, args, out, gpu, sim, printf))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from warpsim import ptx as core
-from warpsim.cupy import RawKernel, scalar_bits
+from warpsim.cupy import RawKernel, RawModule, scalar_bits
 from warpsim.toolchain import find_nvcc
 
 import cupy_kernels as ck
@@ -46,9 +46,21 @@ def test_shared_block_sum_close_and_as_direct():
 def test_cpp_name_2d_grid_atomics_exact():
     img = RNG.integers(0, 1000, (30, 50)).astype(np.int32)
     bins = np.zeros(7, np.uint32)
-    k = RawKernel(ck.HISTOGRAM_2D, "histogram_2d")             # a mangled C++ entry, found by its name
+    k = RawModule(code=ck.HISTOGRAM_2D, name_expressions=["histogram_2d"]).get_function("histogram_2d")
     k((4, 2), (16, 16), (img, np.int32(50), np.int32(30), bins, np.int32(7)))
     np.testing.assert_array_equal(bins, np.bincount(img.ravel() % 7, minlength=7))
+
+
+def test_a_cpp_name_is_not_found_by_raw_kernel_as_on_a_gpu():
+    """CuPy's RawKernel looks the name up as the driver does: a C++ function's plain name is not its symbol (the H100
+    said CUDA_ERROR_NOT_FOUND for this very call: conformance/h100/h100-80gb-hbm3-pyfronts-gpu-check.json)."""
+    k = RawKernel(ck.HISTOGRAM_2D, "histogram_2d")
+    with pytest.raises(ValueError, match=r"no kernel 'histogram_2d': CUDA_ERROR_NOT_FOUND on a GPU too, as "
+                                         r"histogram_2d is a C\+\+ function \(its symbol is _Z12histogram_2d\w+\); "
+                                         r"declare it extern \"C\", or use RawModule"):
+        k((4, 2), (16, 16), (np.zeros(4, np.int32), 2, 2, np.zeros(7, np.uint32), 7))
+    with pytest.raises(ValueError, match=r"no kernel 'nope' in the module \(CUDA_ERROR_NOT_FOUND on a GPU; it has: "):
+        RawModule(code=ck.HISTOGRAM_2D, name_expressions=["histogram_2d"]).get_function("nope")
 
 
 def test_doubles_long_long_and_printf():

@@ -1,5 +1,10 @@
-"""CuPy's ``RawKernel`` offline: CUDA C++ source compiled with nvcc for the target, launched on warpsim with CuPy's
-call convention ``kernel(grid, block, args, shared_mem=0)`` on numpy arrays.
+"""CuPy's ``RawKernel`` and ``RawModule`` offline: CUDA C++ source compiled with nvcc for the target, launched on
+warpsim with CuPy's call convention ``kernel(grid, block, args, shared_mem=0)`` on numpy arrays.
+
+Kernels are found as the driver finds them for CuPy: ``RawKernel(code, name)`` by the exact symbol (an ``extern "C"``
+function's name; a C++ function's symbol is mangled, so its plain name is CuPy's ``CUDA_ERROR_NOT_FOUND``, here a
+``ValueError`` saying so), ``RawModule(code=..., name_expressions=[...]).get_function(name)`` by a name listed in
+``name_expressions`` (CuPy asks NVRTC for its mangled symbol; here the one entry that demangles to it) or an exact one.
 
 Arguments as CuPy passes them (``cupy/_core/_carray`` and ``cupy.cuda.function``): an array is a pointer to its
 first element (here: a numpy array, its memory, results written back in place); a numpy scalar is its own bytes; a
@@ -26,7 +31,7 @@ from warpsim.frontends.kernel import entry_params, find_entry, parse_dim3
 from warpsim.frontends.nvcc import compile_cuda
 from warpsim.ptx import load
 
-__all__ = ["RawKernel", "scalar_bits"]
+__all__ = ["RawKernel", "RawModule", "scalar_bits"]
 
 WHO = "warpsim.cupy"
 _MODULES = {}          # (code hash, options, arch) -> (PtxModule, PTX text)
@@ -68,11 +73,12 @@ class RawKernel:
     ``kernel(grid, block, args, shared_mem=0)`` runs the kernel and returns the core's ``LaunchResult``."""
 
     def __init__(self, code, name, options=(), backend="nvcc", translate_cucomplex=False,
-                 enable_cooperative_groups=False, jitify=False, arch="sm_80"):
+                 enable_cooperative_groups=False, jitify=False, arch="sm_80", *, _expressions=()):
         self.code, self.name, self.options = code, name, tuple(options)
         self.arch = normalize_arch(arch)
         self._module = None
         self._entry = None
+        self._expressions = tuple(_expressions)        # RawModule's name_expressions
         self.quiet = False
 
     def _load(self):
@@ -88,8 +94,23 @@ class RawKernel:
                 ptx = compile_cuda(path, self.arch, self.options)
                 _MODULES[key] = (load(ptx, filename=f"{self.name}.{self.arch}.ptx", arch=self.arch), ptx)
             self._module, self.ptx = _MODULES[key]
-            self._entry = find_entry(entry_params(self.ptx), self.name)
+            self._entry = self._find(list(entry_params(self.ptx)))
         return self._module
+
+    def _find(self, entries):
+        """The entry the driver would give CuPy for ``self.name`` (see the module docstring)."""
+        if self.name in entries:
+            return self.name
+        if self.name in self._expressions:
+            return find_entry(entries, self.name)
+        try:
+            mangled = find_entry(entries, self.name)
+        except ValueError:
+            raise ValueError(f"{WHO}: no kernel {self.name!r} in the module (CUDA_ERROR_NOT_FOUND on a GPU; "
+                             f"it has: {', '.join(entries) or 'none'})") from None
+        raise ValueError(f"{WHO}: no kernel {self.name!r}: CUDA_ERROR_NOT_FOUND on a GPU too, as {self.name} is a C++ "
+                         f"function (its symbol is {mangled}); declare it extern \"C\", or use RawModule(code=..., "
+                         f"name_expressions=[{self.name!r}]).get_function({self.name!r})")
 
     @property
     def ptx_params(self):
@@ -116,3 +137,22 @@ class RawKernel:
         check_no_overlap(pairs, result.buffers, list(zip(hosts, keys)), f"{WHO}: {self.name}")
         write_back(hosts, result.buffers, keys, f"{WHO}: {self.name}")
         return result
+
+
+class RawModule:
+    """``RawModule(code=..., options=(), name_expressions=None)``: CuPy's constructor (``path=`` and ``backend``,
+    ``jitify``, ... are not taken / ignored); ``arch`` (a warpsim extra) as :class:`RawKernel`'s.
+    ``get_function(name)``: the kernel ``name`` names (see the module docstring), called as a :class:`RawKernel`."""
+
+    def __init__(self, code=None, path=None, options=(), backend="nvcc", translate_cucomplex=False, *,
+                 enable_cooperative_groups=False, name_expressions=None, jitify=False, arch="sm_80"):
+        if code is None or path is not None:
+            raise ValueError(f"{WHO}: RawModule takes code= (CUDA C++ source); path= (a cubin or PTX file) is not "
+                             f"supported")
+        self.code, self.options, self.arch = code, tuple(options), arch
+        self.name_expressions = tuple(name_expressions or ())
+
+    def get_function(self, name):
+        kernel = RawKernel(self.code, name, self.options, arch=self.arch, _expressions=self.name_expressions)
+        kernel._load()                                   # an unknown name fails here, as in CuPy
+        return kernel

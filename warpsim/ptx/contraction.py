@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "39"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "42"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -379,7 +379,7 @@ class Pending:
                                 unit_products=unit_products(module, self.sass, ones),
                                 negated_differences=negated_differences(module),
                                 ftz_folds=ftz_folds(module, self.sass),
-                                kept_differences=kept_differences(module))
+                                kept_differences=kept_differences(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -843,8 +843,9 @@ def _def_value(fn, m, depth):
 def _fold(ins, values):
     """The f32 ``add``/``sub``/``mul``/``fma``/``mad`` ``ins`` of the constant ``values`` as ptxas folds it: the
     simulator's model of the instruction (the rounding its modifier names, ``rn`` without one; ``.ftz``, ``.sat``),
-    except that ptxas's ``mul.ftz`` of an infinity and a subnormal is the infinity, not the NaN of ``0 * inf``
-    (:func:`ftz_folds`); None for another arity."""
+    except that ptxas's ``mul.ftz`` without a rounding modifier of an infinity and a subnormal is the infinity, not
+    the NaN of ``0 * inf`` (:func:`ftz_folds`; with ``.rn`` it is the NaN: ``mul.rn.ftz.f32 %f5, %f10, 0fFF800000``
+    of ``%f10 = 0f00000001`` is ``0x7FFFFFFF``, H100 seed 248663); None for another arity."""
     from warpsim.isa import fparith
     from warpsim.isa.rounding import RN, ROUNDING
     rnd = next((ROUNDING[m] for m in ins.mods if m in ROUNDING), RN)
@@ -853,7 +854,8 @@ def _fold(ins, values):
         return int(fparith.f32_fma(*values, rnd, ftz, sat))
     if len(values) != 2:
         return None
-    if ftz and ins.opcode == "mul" and any(v & 0x7FFFFFFF == 0x7F800000 for v in values) and \
+    if ftz and ins.opcode == "mul" and not any(m in ROUNDING for m in ins.mods) and \
+            any(v & 0x7FFFFFFF == 0x7F800000 for v in values) and \
             any(v & 0x7F800000 == 0 and v & 0x7FFFFF for v in values):
         inf = 0x7F800000 | (values[0] ^ values[1]) & 0x80000000
         return 0x3F800000 if sat else inf
@@ -1156,19 +1158,22 @@ def negated_differences(module):
     return _doubled_differences(module, 2)
 
 
-def kept_differences(module):
+def kept_differences(module, sass):
     """The lines of the unmodified ``sub.f32 d, m, x`` whose ``m`` is the unmodified ``mul.f32 m, x, 2.0`` of the
-    same ``x`` (as :func:`negated_differences`, the operands the other way round): ptxas simplifies ``2x - x`` to
-    ``x`` (H100 seed 242987: no SASS on either line, ``d``'s register is ``x``'s), so ``x = -0`` gives ``-0`` where the
-    PTX gives ``+0`` (``-0 - -0``), and an infinite ``x`` the infinity where the PTX gives NaN.
+    same ``x`` (as :func:`negated_differences`, the operands the other way round) and which have no SASS of their own:
+    there ptxas simplified ``2x - x`` to ``x`` (H100 seeds 242987, 246851: ``d``'s register is ``x``'s), so ``x = -0``
+    gives ``-0`` where the PTX gives ``+0`` (``-0 - -0``), and an infinite ``x`` the infinity where the PTX gives
+    NaN. Where ``2x`` is kept for another reader (hwcheck's instrumented copy stores it) the ``sub`` is an ``FADD``
+    that computes: 246851's copy, ``FADD R6, R90, -R66``, NaN for an infinite ``x``.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmul.f32 %f1, %f0, 0f40000000;\\nsub.f32 %f2, %f1, %f0;\\n"
     ...                  "sub.f32 %f3, %f0, %f1;\\n}")
-    >>> kept_differences(m), negated_differences(m)
-    ((5,), (6,))
+    >>> kept_differences(m, []), negated_differences(m), kept_differences(m, [("FADD R6, R90, -R66", 5)])
+    ((5,), (6,), ())
     """
-    return _doubled_differences(module, 1)
+    own = {line for text, line in sass if _opcode(text) not in _SCAFFOLD}
+    return tuple(line for line in _doubled_differences(module, 1) if line not in own)
 
 
 def _doubled_differences(module, doubled):
@@ -1204,7 +1209,8 @@ def ftz_folds(module, sass):
     computes, operands and result flushed (H100 seeds 237271, 237763, 239348, 239530, 239630, 239748, 240332, 240540,
     240838, 240850: ``0`` where the product is subnormal or an operand is), except that an infinity times a
     subnormal is the infinity: ``mul.ftz.f32 %f3, %f10, 0f7F800000`` of ``%f10 = 0f00000001`` is ``MOV R10,
-    0x7f800000`` (H200 seeds 226164, 228041), where ``.ftz``'s ``0 * inf`` is NaN. They run as a move of those bits.
+    0x7f800000`` (H200 seeds 226164, 228041), where ``.ftz``'s ``0 * inf`` is NaN -- but not with ``.rn`` written
+    (``mul.rn.ftz.f32`` of the same is ``0x7FFFFFFF``: H100 seed 248663). They run as a move of those bits.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmov.f32 %f1, 0f00000001;\\n"
@@ -1303,17 +1309,28 @@ _NEGATION = re.compile(r"^(@!?U?P\w+\s+)?(?:HADD2|FADD)(?:\.\w+)*\s+R\d+,\s*-R\d
 
 def _store_writers(fn, body, k, order):
     """The SASS instructions that last write, before each store of instruction ``k``'s value, the store's data
-    register (in the SASS's order, whatever line ptxas gave them)."""
+    register (in the SASS's order, whatever line ptxas gave them), through register copies: a copy's source is
+    followed to its own last writer before the copy (``@!P0 HADD2 R6, -R7, -RZ.H0_H0; @!P0 IMAD.MOV.U32 R7, RZ, RZ,
+    R6`` gives the ``HADD2``: H100 seed 246220), a few copies deep."""
     out = []
     for _line, _store, at_store, target in _stores_of(fn, body, k, order):
-        last = None
-        for text, _ in order[:at_store]:
-            d = _DEST.match(text)
-            if d is not None and d.group(1) == target:
-                last = text
+        last, before = None, at_store
+        for _hop in range(4):
+            last, where = None, None
+            for j, (text, _) in enumerate(order[:before]):
+                d = _DEST.match(text)
+                if d is not None and d.group(1) == target:
+                    last, where = text, j
+            copied = _COPY.match(last) if last is not None else None
+            if copied is None:
+                break
+            target, before = copied.group(1), where
         if last is not None:
             out.append(last)
     return out
+
+
+_COPY = re.compile(r"^(?:@!?U?P\w+\s+)?(?:MOV|IMAD\.MOV\.U32\s+R\d+,\s*RZ,\s*RZ,)\s*(?:R\d+,\s*)?(R\d+)\s*;?$")
 
 
 def _at_least_one(bits):
