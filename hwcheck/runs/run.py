@@ -45,7 +45,7 @@ import numpy as np
 from hwcheck.runs.compare_program import RegisterNames, compare_global, compare_shared, compare_snapshots
 from hwcheck.errors import HwcheckError
 from hwcheck.runs.races import schedule_dependent_accesses
-from hwcheck.report import new_report, write_json_atomic
+from hwcheck.report import REPO_ROOT, new_report, write_json_atomic
 from warpsim.errors import ProgramWarning, SimulatorFault, WarpsimError
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.program.lower import KERNEL, lower
@@ -304,7 +304,8 @@ def run_programs(gpu, jobs, *, seeds: int, first_seed: int = 0, arch: str = DEFA
     everything; the seeds finished so far are reported with ``"status": "error"`` and exit status 3.
     """
     log = sys.stderr if log is None else log
-    settings = {"programs": sorted({j.path for j in jobs}), "seeds": seeds, "first_seed": first_seed,
+    settings = {"programs": sorted({j.path for j in jobs}), "repo_root": REPO_ROOT, "seeds": seeds,
+                "first_seed": first_seed,
                 "simulator_arch": arch, "trace_mode": mode, "records_per_run": RUN_RECORDS, **(extra or {})}
     runs, error = [], None
     try:

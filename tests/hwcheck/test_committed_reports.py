@@ -41,6 +41,9 @@ PROGRAMS_GPU_COMMAND = "python3 -m hwcheck acceptance --out OUT --only programs"
 # lowering (the text the simulator runs), module keys are the PTX's; the H100's run of 2026-12-06 made it. The H200's
 # reports (h200-programs.json, h200-rerun-programs.json) are the CUDA lowering's, kept as the record of that path.
 PROGRAMS_REPORT = os.path.join(ROOT, "conformance", "h100", "h100-80gb-hbm3-programs.json")
+# Its module keys hash the lowered PTX, whose .file lines hold the programs' absolute paths; the device's copy of the
+# repository was at /work/main (reports made since say where: settings.repo_root).
+PROGRAMS_REPORT_ROOT = "/work/main"
 
 
 def _path(name):
@@ -89,7 +92,7 @@ def programs():
     with open(PROGRAMS_REPORT) as f:
         report = json.load(f)
     expected, awaiting = _checked_programs(report)
-    return report, expected, awaiting, programs_problems(report, expected, PROGRAM_SEEDS)
+    return report, expected, awaiting, programs_problems(report, expected, PROGRAM_SEEDS, root=PROGRAMS_REPORT_ROOT)
 
 
 def test_programs_report_is_whole_and_sound(programs):
@@ -173,7 +176,8 @@ def test_a_planted_edit_of_the_programs_report_is_caught(edit, programs):
     report, expected, _awaiting, problems = programs
     assert not problems
     path, value = PROGRAM_EDITS[edit]
-    assert programs_problems(_set(report, path, value), expected, PROGRAM_SEEDS), f"{edit} was not caught"
+    assert programs_problems(_set(report, path, value), expected, PROGRAM_SEEDS, root=PROGRAMS_REPORT_ROOT), \
+        f"{edit} was not caught"
 
 
 @pytest.fixture(scope="module")

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "42"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "44"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -750,7 +750,11 @@ def _modified(fsel, opcode):
 
     >>> _modified("FSEL R17, -R9, R12, P0", "neg"), _modified("FSEL R42, R26, +QNAN , !P1", "neg")
     (True, False)
+    >>> _modified("MOV R1, R2", "neg")
+    False
     """
+    if _opcode(fsel) != "FSEL":           # a move beside it on the line (H100 seed 249749: was an IndexError)
+        return False
     return any(o.startswith(_MODIFIER[opcode] + "R") for o in _selected(fsel))
 
 
@@ -778,7 +782,9 @@ def _merged_by_fsel(fn, k, ins, texts):
     """Whether the ``neg``/``abs`` ``ins`` (instruction ``k``) is the old value that a later guarded write of its
     register keeps, and ptxas folded it into the ``FSEL`` that merges the two (``neg.f32 %f3, %f6; @%p1 fma.rn.f32
     %f3, ...`` is ``FFMA R8, ...; FSEL R19, R8, -R5, !P0`` on the fma's line, none on the neg's: H200 seeds 202902
-    and 204237), so the value kept is the sign-bit operation of the source."""
+    and 204237; both ``FSEL`` operands modified where the guarded write is a ``neg`` too: ``neg.f32 %f1, %f4; ...;
+    @%p3 neg.f32 %f1, %f6`` is ``FSEL R7, -R8, -R15, P0``, H100 seed 250000), so the value kept is the sign-bit
+    operation of the source."""
     dest = ins.operands[0].name if ins.operands[0].kind == "reg" else None
     for kg, g in enumerate(fn.flow.instrs):
         if g.guard is None or dest not in fn.writes[kg] or fn.single_def(kg, dest) != k:
@@ -786,7 +792,8 @@ def _merged_by_fsel(fn, k, ins, texts):
         for text in texts.get(g.token.line, ()):
             if _opcode(text) == "FSEL":
                 fsel = _selected(text)
-                if sum(o.startswith(_MODIFIER[ins.opcode]) for o in fsel) == 1:
+                modified = sum(o.startswith(_MODIFIER[ins.opcode]) for o in fsel)
+                if modified == 1 or (modified == len(fsel) == 2 and g.opcode == ins.opcode):
                     return True
     return False
 
@@ -1121,9 +1128,11 @@ def unit_products(module, sass, ones=()):
 
 def _always_one(fn, m):
     """Whether instruction ``m`` is an unguarded ``add.sat.f32``/``sub.sat.f32`` of a ``.sat`` result (in [0, 1], never
-    NaN) and a constant of at least 1 (``sub``: at most -1): ``1.0`` whatever the inputs, which ptxas knows (H100
-    seed 238141: ``sub.rm.sat.f32 %f5, %f11, %f11; add.sat.f32 %f0, %f5, 0f3F800800`` computed for a store of its
-    own, ``mul.f32 %f1, %f0, %f4`` a move of ``%f4``)."""
+    NaN) or of a square (``mul.f32 x, y, y``: never negative to ptxas, which sets NaN aside) and a constant of at
+    least 1 (``sub``: at most -1): ``1.0`` whatever the inputs, which ptxas knows (H100 seed 238141: ``sub.rm.sat.f32
+    %f5, %f11, %f11; add.sat.f32 %f0, %f5, 0f3F800800`` computed for a store of its own, ``mul.f32 %f1, %f0, %f4`` a
+    move of ``%f4``; seed 252720: ``mul.f32 %f4, %f11, %f11; add.sat.f32 %f4, %f4, 0f3F800800`` an ``FADD.SAT`` for
+    hwcheck's copy's record of ``%f4``, and ``mul.f32 %f2, %f4, %f5`` no SASS, ``%f5``'s NaN kept)."""
     ins = fn.flow.instrs[m]
     if ins.opcode not in ("add", "sub") or "sat" not in ins.mods or _float_type(ins) != "f32" or ins.guard is not None:
         return False
@@ -1133,10 +1142,19 @@ def _always_one(fn, m):
             else None
         d = fn.single_def(m, x.name) if x.kind == "reg" else None
         src = fn.flow.instrs[d] if d is not None else None
-        if values and src is not None and src.guard is None and "sat" in src.mods and _float_type(src) == "f32" and \
+        if values and src is not None and src.guard is None and _float_type(src) == "f32" and \
+                ("sat" in src.mods or _square(src)) and \
                 all(_at_least_one(v ^ 0x80000000 if ins.opcode == "sub" else v) for v in values):
             return True
     return False
+
+
+def _square(ins):
+    """Whether ``ins`` is a ``mul`` of one register by itself (``mul.f32 %f4, %f11, %f11``)."""
+    if ins.opcode != "mul" or len(ins.operands) != 3:
+        return False
+    a, b = ins.operands[1:3]
+    return a.kind == b.kind == "reg" and a.name == b.name
 
 
 _TWO = 0x40000000
