@@ -5,7 +5,7 @@ host program (``#include`` the kernel, allocate and fill its buffers as the case
 builds it twice with nvcc (as written, and ``-DFIXED``) and runs ``compute-sanitizer --tool TOOL`` on each, the tool
 being the case's (``racecheck`` for races, ``synccheck``, ``initcheck``). It prints one markdown row per case:
 
-    | kernel | warpsim finds (lines) | compute-sanitizer tool | hazard: errors (lines) | correct: errors |
+    | kernel | warpsim finds (lines) | compute-sanitizer tool | hazard: found (lines) | correct: found |
 
 The lines are those of the kernel file: warpsim's are the ``// A``/``// B`` marks its test checks; compute-sanitizer's
 are every ``kernel.cu:LINE`` its log names. A run that does not end within ``--timeout`` seconds (a barrier
@@ -16,7 +16,9 @@ Usage, on a machine with a GPU and the CUDA toolkit (nothing here runs in CI)::
     python tests/sanitize/run_compute_sanitizer.py [--arch sm_90] [--out DIR] [--only NAME,...] [--report FILE]
 
 ``--out DIR`` keeps the programs and each compute-sanitizer log there (default: a temporary folder);
-``--report FILE`` writes the rows as JSON, with the tools' versions.
+``--report FILE`` writes the rows as JSON, with the tools' versions; ``--from-logs DIR`` rebuilds the table and the
+rows from the logs of a run (no GPU). "found" is the log's ``ERROR SUMMARY`` count, or for racecheck the hazards of
+its ``RACECHECK SUMMARY`` (errors and warnings).
 """
 
 from __future__ import annotations
@@ -69,8 +71,22 @@ def host_program(case):
 
 
 def errors_of(log):
+    """What a compute-sanitizer log found: its ``ERROR SUMMARY: N errors`` (synccheck, initcheck), or the hazards of
+    racecheck's ``RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)``; ``"hang"`` for a run killed for
+    taking too long; None when the log has no summary."""
+    if "(killed after" in log:
+        return "hang"
     m = re.search(r"ERROR SUMMARY: (\d+) error", log)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed", log)
     return int(m.group(1)) if m else None
+
+
+def severities_of(log):
+    """``(errors, warnings)`` of racecheck's summary, else None."""
+    m = re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?, (\d+) warnings?\)", log)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def lines_of(log, file):
@@ -107,6 +123,40 @@ def _version(cmd):
     return m[-1] if m else out.strip().splitlines()[-1:]
 
 
+def _table(cases, logs):
+    """The rows of ``cases`` read from their logs in ``logs``, printed as the markdown table."""
+    rows = []
+    print("| kernel | warpsim finds (lines) | compute-sanitizer tool | hazard: found (lines) | correct: found |")
+    print("| --- | --- | --- | --- | --- |")
+    for case in cases:
+        stem = Path(case.file).stem
+        row = {"kernel": case.file, "warpsim": f"{case.tool}: {case.kind}",
+               "warpsim_lines": sorted(marked_lines(KERNELS / case.file).values()), "tool": case.cs_tool}
+        for variant in ("hazard", "fixed"):
+            log = (logs / f"{stem}_{variant}.{case.cs_tool}.log").read_text()
+            row[f"{variant}_errors"] = errors_of(log)
+            row[f"{variant}_lines"] = lines_of(log, case.file)
+            row[f"{variant}_severities"] = severities_of(log)
+        rows.append(row)
+
+        def found(variant):
+            n, sev = row[f"{variant}_errors"], row[f"{variant}_severities"]
+            return f"{n}" + (f" ({sev[0]} errors, {sev[1]} warnings)" if sev and n else "")
+        print(f"| {case.file} | {row['warpsim']} ({', '.join(map(str, row['warpsim_lines']))}) | {case.cs_tool} | "
+              f"{found('hazard')} (lines {', '.join(map(str, row['hazard_lines'])) or '-'}) | {found('fixed')} |")
+    return rows
+
+
+def _from_logs(logs, report):
+    cases = [c for c in CASES if not c.file.endswith(".ptx")]
+    rows = _table(cases, logs)
+    if report:
+        data = json.loads(Path(report).read_text()) if Path(report).is_file() else {}
+        data["rows"] = rows
+        Path(report).write_text(json.dumps(data, indent=1) + "\n")
+    return 0
+
+
 def _gpu():
     try:
         return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
@@ -123,7 +173,12 @@ def main(argv=None):
     parser.add_argument("--report", default=None, help="write the rows as JSON to this file")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a run counts as a hang")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="parallel builds and runs")
+    parser.add_argument("--from-logs", metavar="DIR", default=None,
+                        help="no GPU: rebuild the table (and --report, keeping its tool versions) from the logs a run "
+                             "left in DIR")
     args = parser.parse_args(argv)
+    if args.from_logs:
+        return _from_logs(Path(args.from_logs), args.report)
     for tool in ("nvcc", "compute-sanitizer"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} not found on PATH")
@@ -142,21 +197,10 @@ def main(argv=None):
         built = list(pool.map(lambda j: _build(args.arch, j[2], j[3], j[4]), jobs))
         ran = list(pool.map(lambda jb: ("build failed", "\n".join(jb[1])) if jb[1] else
                             _sanitize(jb[0][0], jb[0][3], args.timeout), zip(jobs, built)))
-    rows = []
-    print("| kernel | warpsim finds (lines) | compute-sanitizer tool | hazard: errors (lines) | correct: errors |")
-    print("| --- | --- | --- | --- | --- |")
     for k, case in enumerate(cases):
-        stem = Path(case.file).stem
-        row = {"kernel": case.file, "warpsim": f"{case.tool}: {case.kind}",
-               "warpsim_lines": sorted(marked_lines(KERNELS / case.file).values()), "tool": case.cs_tool}
         for v, variant in enumerate(("hazard", "fixed")):
-            errors, log = ran[2 * k + v]
-            (out / f"{stem}_{variant}.{case.cs_tool}.log").write_text(log)
-            row[f"{variant}_errors"] = errors
-            row[f"{variant}_lines"] = lines_of(log, case.file)
-        rows.append(row)
-        print(f"| {case.file} | {row['warpsim']} ({', '.join(map(str, row['warpsim_lines']))}) | {case.cs_tool} | "
-              f"{row['hazard_errors']} ({', '.join(map(str, row['hazard_lines'])) or '-'}) | {row['fixed_errors']} |")
+            (out / f"{Path(case.file).stem}_{variant}.{case.cs_tool}.log").write_text(ran[2 * k + v][1])
+    rows = _table(cases, out)
     print(f"\nprograms and logs: {out}")
     if args.report:
         report = {"check": "tests/sanitize/run_compute_sanitizer.py", "argv": sys.argv[1:],
