@@ -14,7 +14,8 @@ install, enable it with ``pytest -p warpsim.testing`` or ``pytest_plugins = ["wa
 - the option ``--warpsim-sanitize[=TOOLS]`` (``race,sync,init,mem`` or ``all``, the default): every
   ``kernel.launch`` of a ``warpsim_kernel`` runs under the sanitizer (:mod:`warpsim.sanitize`, docs/guides/sanitizer.md)
   and a finding fails the test with the sanitizer's report; without findings the launch returns its result as
-  before.
+  before. Launches of Triton kernels inside ``warpsim.triton.simulate()`` too (the option sets
+  ``WARPSIM_SANITIZE`` for the session, which ``warpsim.triton`` reads).
 - :func:`assert_bits_equal` (also importable without pytest): the two arrays must hold the same bits;
   a failure names each differing element by index, with both values in hex and decoded, and, when
   ``where`` is given, the CTA / lane / register that wrote it.
@@ -135,6 +136,14 @@ if pytest is not None:
             "--warpsim-sanitize", nargs="?", const="all", default=None, metavar="TOOLS",
             help="run every warpsim_kernel launch under the sanitizer (race,sync,init,mem or all): a finding fails "
                  "the test")
+
+    def pytest_configure(config):
+        tools = config.getoption("--warpsim-sanitize", default=None)
+        if tools is not None:
+            import os
+            from warpsim.sanitize import parse_tools
+            parse_tools(tools)                                   # a bad tool name fails the session at once
+            os.environ["WARPSIM_SANITIZE"] = tools               # warpsim.triton's launches read it
 
     @pytest.fixture
     def warpsim_kernel(request):

@@ -16,6 +16,12 @@ The environment: ``WARPSIM_TRITON=1`` when ``warpsim.triton`` is imported turns 
 process (``WARPSIM_TRITON_ARCH``: the arch, default ``sm_80``), as ``TRITON_INTERPRET=1`` does for Triton's
 interpreter. :func:`install` / :func:`uninstall` do the same by hand. :func:`launch` runs one kernel without the
 switch and returns the core's result (``.printf``, ``.stats``).
+
+The sanitizer and the debugger take Triton kernels too: ``simulate(sanitize="race,sync")`` (or ``"all"``; also
+``WARPSIM_SANITIZE=TOOLS`` in the environment, and the pytest plugin's ``--warpsim-sanitize``) runs every launch
+under the sanitizer and raises ``AssertionError`` with the report when it finds anything; :func:`sanitize` runs one
+launch and returns the report; :func:`debug` steps one launch in warpsim's debugger, its source lines the
+``@triton.jit`` function's own (Triton's PTX carries them).
 """
 
 from __future__ import annotations
@@ -26,13 +32,14 @@ from contextlib import contextmanager
 from warpsim.frontends.compiled import normalize_arch
 from warpsim.frontends.switch import Switch
 from warpsim.frontends.triton import (INSTALL_HINT, SUPPORTED_TRITON, TritonError, autotune_config, clear_cache,
-                                      compile_jit, launch_jit, require_triton)
+                                      compile_jit, debug_session, launch_jit, require_triton)
 
-__all__ = ["simulate", "install", "uninstall", "launch", "active", "TritonError", "SUPPORTED_TRITON", "INSTALL_HINT",
-           "clear_cache", "ENV", "ENV_ARCH"]
+__all__ = ["simulate", "install", "uninstall", "launch", "sanitize", "debug", "active", "TritonError",
+           "SUPPORTED_TRITON", "INSTALL_HINT", "clear_cache", "ENV", "ENV_ARCH", "ENV_SANITIZE"]
 
 ENV = "WARPSIM_TRITON"
 ENV_ARCH = "WARPSIM_TRITON_ARCH"
+ENV_SANITIZE = "WARPSIM_SANITIZE"          # the sanitizer's tools for every launch (the pytest plugin sets it too)
 
 
 def _patches():
@@ -60,7 +67,22 @@ def _jit_run(self, *args, grid, warmup, **kwargs):
     settings = active()
     if warmup:                                          # compile only, as JITFunction.warmup does
         return compile_jit(self, args, kwargs, settings["arch"])[0]
-    return launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"])
+    if settings.get("debug") is not None:
+        session = debug_session(self, grid, args, kwargs, settings["arch"])
+        settings["debug"].append(session)
+        return None
+    tools = settings.get("sanitize") or os.environ.get(ENV_SANITIZE) or None
+    if tools is None:
+        return launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"])
+    from warpsim.sanitize import parse_tools
+    report = launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"], sanitize=parse_tools(tools))
+    if report is None:
+        return None
+    if settings.get("reports") is not None:
+        settings["reports"].append(report)
+    elif report.findings:
+        raise AssertionError(f"warpsim sanitizer: {self.__name__}:\n{report.text()}")
+    return report.result
 
 
 def _autotune_run(self, *args, **kwargs):
@@ -77,13 +99,51 @@ def _autotune_run(self, *args, **kwargs):
 
 
 @contextmanager
-def simulate(arch="sm_80", config=None, quiet=False):
+def simulate(arch="sm_80", config=None, quiet=False, sanitize=None):
     """Inside, ``kernel[grid](...)`` of Triton kernels runs on warpsim for ``arch`` (see the module doc).
     ``config``: the ``@triton.autotune`` config to run (a ``triton.Config`` or an index; default: the first);
-    ``quiet``: printf text is kept in the result, not printed. Blocks nest; the innermost decides.
-    :class:`TritonError` when Triton is missing or of another version."""
-    with _switch.on({"arch": normalize_arch(arch), "config": config, "quiet": quiet}):
+    ``quiet``: printf text is kept in the result, not printed; ``sanitize``: the sanitizer's tools
+    (``"race,sync,init,mem"`` or ``"all"``): each launch runs under it, a finding raises ``AssertionError`` with the
+    report. Blocks nest; the innermost decides. :class:`TritonError` when Triton is missing or of another version."""
+    if sanitize is not None:
+        from warpsim.sanitize import parse_tools
+        parse_tools(sanitize)                            # a bad tool name fails here, not at the first launch
+    with _switch.on({"arch": normalize_arch(arch), "config": config, "quiet": quiet, "sanitize": sanitize}):
         yield
+
+
+def sanitize(kernel, grid, *args, tools="all", arch="sm_80", config=None, quiet=True, **kwargs):
+    """Run ``kernel[grid](*args, **kwargs)`` on warpsim under the sanitizer (``tools``); the
+    :class:`~warpsim.sanitize.report.Report` of its launch (``.findings``, ``.text()``, ``.result``), the arrays
+    written back. ``kernel``: a ``@triton.jit`` function or an autotune/heuristics wrapper."""
+    settings = {"arch": normalize_arch(arch), "config": config, "quiet": quiet, "sanitize": tools, "reports": []}
+    with _switch.on(settings):
+        kernel.run(*args, grid=grid, warmup=False, **kwargs)
+    if not settings["reports"]:
+        raise ValueError(f"warpsim.triton.sanitize: grid {grid} launches nothing")
+    return settings["reports"][-1]
+
+
+def debug(kernel, grid, *args, commands=None, arch="sm_80", config=None, **kwargs):
+    """Step ``kernel[grid](*args, **kwargs)`` in warpsim's debugger (the ``warpsim debug`` command language; ``help``
+    lists it): ``commands``, a list of command lines, run as a script and the exit status returned (0, or 1 when
+    one failed); without, the terminal (or stdin) drives it. The source lines are the ``@triton.jit`` function's.
+    The arrays are not written back."""
+    import sys
+    from warpsim.debug.repl import Repl, use_color
+    settings = {"arch": normalize_arch(arch), "config": config, "quiet": True, "debug": []}
+    with _switch.on(settings):
+        kernel.run(*args, grid=grid, warmup=False, **kwargs)
+    if not settings["debug"]:
+        raise ValueError(f"warpsim.triton.debug: grid {grid} launches nothing")
+    session = settings["debug"][-1]
+    repl = Repl(session, sys.stdout, use_color(sys.stdout))
+    repl.write(f"warpsim debug: {getattr(kernel, '__name__', 'kernel')} ({session.kernel}), grid "
+               f"{session._launch['grid']}, block {session._launch['block']}, {arch}. `help` lists the commands.")
+    repl.execute("where")
+    if commands is not None:
+        return repl.run_script(list(commands))
+    return repl.interact() if sys.stdin.isatty() else repl.run_script(sys.stdin)
 
 
 def install(arch="sm_80", config=None, quiet=False):

@@ -284,3 +284,54 @@ def test_env_switch_at_import():
            "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert done.stdout.strip() == "ok True", done.stderr[-2000:]
+
+
+def test_the_sanitizer_finds_a_race_between_programs_on_the_kernels_own_line():
+    """Every program of ``sum_store_kernel`` stores its block's sum to one word (the bug; ``sum_atomic_kernel`` is
+    the fix): a WAW race in global memory between CTAs, named by the ``tl.store`` line and Triton's own parameter
+    name; the atomic version is clean."""
+    x = RNG.integers(-50, 50, 1000).astype(np.float32)
+    line = next(i for i, text in enumerate((HERE / "triton_kernels.py").read_text().splitlines(), 1)
+                if "every program stores to one word" in text)
+    total = np.zeros(1, np.float32)
+    report = wt.sanitize(tk.sum_store_kernel, (4,), x, total, 1000, BLOCK=256, tools="race")
+    (finding,) = report.findings
+    assert (finding.tool, finding.kind) == ("race", "WAW")
+    assert [s["source"] for s in finding.sites] == [f"triton_kernels.py:{line}"] * 2
+    assert "buffer total_ptr bytes [0, 4)" in report.text()
+    assert total[0] in [np.float32(x[k:k + 256].astype(np.float64).sum()) for k in range(0, 1000, 256)]
+    assert not wt.sanitize(tk.sum_atomic_kernel, (4,), x, np.zeros(1, np.float32), 1000, BLOCK=256).findings
+    with pytest.raises(AssertionError, match=r"(?s)warpsim sanitizer: sum_store_kernel:\n.*WAW hazard, global memory"):
+        with wt.simulate(sanitize="race"):
+            tk.sum_store_kernel[(4,)](x, total, 1000, BLOCK=256)
+    with wt.simulate(sanitize="all"):
+        tk.run_sum_atomic(x, np.zeros(1, np.float32))              # clean: nothing raised
+    with pytest.raises(ValueError, match="unknown tool racecheck"):
+        with wt.simulate(sanitize="racecheck"):
+            pass
+
+
+def test_debug_steps_a_kernel_by_its_python_lines(capsys):
+    x = np.arange(64, dtype=np.float32)
+    status = wt.debug(tk.add_kernel, (1,), x, x, np.zeros(64, np.float32), 64, BLOCK_SIZE=64,
+                      commands=["next", "next", "print $r4"])
+    out = capsys.readouterr().out
+    lines = (HERE / "triton_kernels.py").read_text().splitlines()
+    pid = next(i for i, text in enumerate(lines, 1) if "pid = tl.program_id(axis=0)" in text)
+    assert status == 0
+    assert f"triton_kernels.py:{pid}: pid = tl.program_id(axis=0)" in out
+    assert "warpsim debug: add_kernel (add_kernel), grid (1, 1, 1), block (128, 1, 1), sm_80." in out
+
+
+def test_the_plugins_option_sanitizes_every_triton_launch(monkeypatch):
+    """``pytest --warpsim-sanitize=race`` sets WARPSIM_SANITIZE for the session; a plain ``simulate()`` then runs
+    each launch under the sanitizer."""
+    from types import SimpleNamespace
+    from warpsim.testing import pytest_configure
+    monkeypatch.setenv("WARPSIM_SANITIZE", "")          # recorded, so the variable is gone again after the test
+    pytest_configure(SimpleNamespace(getoption=lambda name, default=None: "race"))
+    assert os.environ["WARPSIM_SANITIZE"] == "race"
+    x = RNG.integers(-50, 50, 1000).astype(np.float32)
+    with pytest.raises(AssertionError, match="WAW hazard, global memory"):
+        with wt.simulate():
+            tk.sum_store_kernel[(4,)](x, np.zeros(1, np.float32), 1000, BLOCK=256)

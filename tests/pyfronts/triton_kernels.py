@@ -156,6 +156,14 @@ def histogram_kernel(x_ptr, hist_ptr, n, BINS: tl.constexpr, BLOCK: tl.constexpr
     tl.atomic_add(hist_ptr + (v % BINS), 1, mask=mask)
 
 
+@triton.jit
+def sum_store_kernel(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(total_ptr, tl.sum(x, axis=0))             # every program stores to one word: a race (the bug)
+
+
 def run_sum_atomic(x, total):
     n = x.shape[0]
     sum_atomic_kernel[(triton.cdiv(n, 256),)](x, total, n, BLOCK=256)
