@@ -53,7 +53,10 @@ OPEN = {
     232318: "buffers only: a loop of `neg.f16x2 %h3, %h3` that ptxas unrolled by four, each four negations folded "
             "away and the remainder computed (HADD2 R7, -R7, -RZ.H0_H0): a NaN half keeps its payload (0x7F2C) where "
             "each negation canonicalises it in the PTX (which trip counts fold is ptxas's unrolling, not followed yet)",
-    **{seed: "not analysed yet" for seed in (221637, 223738, 225989, 229895, 232287, 234680)},
+    232287: "buffers only: a loop of `mul.f32 %f3, %f11, 0f7F800000; add.ftz.f32 %f11, %f11, 0f00000001; sub.f32 "
+            "%f3, %f3, %f1` that ptxas unrolled and strength-reduced (FFMA R5, R23, +INF, -R12 before the copies, then "
+            "FADD R5, R5, +INF in each): NaN where the PTX gives -inf (an unrolled loop, as 228247)",
+    **{seed: "not analysed yet" for seed in (221637, 223738, 225989, 229895, 234680)},
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
