@@ -139,7 +139,7 @@ def debug(kernel, grid, *args, commands=None, arch="sm_80", config=None, **kwarg
     session = settings["debug"][-1]
     repl = Repl(session, sys.stdout, use_color(sys.stdout))
     repl.write(f"warpsim debug: {getattr(kernel, '__name__', 'kernel')} ({session.kernel}), grid "
-               f"{session._launch['grid']}, block {session._launch['block']}, {arch}. `help` lists the commands.")
+               f"{session.grid}, block {session.block}, {arch}. `help` lists the commands.")
     repl.execute("where")
     if commands is not None:
         return repl.run_script(list(commands))

@@ -163,6 +163,16 @@ class Session:
         self.interval, self.max_checkpoints = interval, max_checkpoints
         self._checkpoints = {0: self._snapshot()}
 
+    @property
+    def grid(self):
+        """The launch's grid ``(x, y, z)``."""
+        return tuple(self._launch["grid"])
+
+    @property
+    def block(self):
+        """The launch's block ``(x, y, z)``."""
+        return tuple(self._launch["block"])
+
     @classmethod
     def open(cls, source, kernel, grid=1, block=128, args=None, smem=0, arch="sm_90", nvcc_flags=(), **options):
         """A session over ``kernel`` of a ``.cu``, ``.ptx`` or CuTe DSL file, compiled for ``arch`` and its
