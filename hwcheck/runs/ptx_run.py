@@ -396,7 +396,7 @@ def _fused_texts(module) -> list:
     lines, c = module.text.splitlines(), module.contraction
     out = [("fused", lines[p.add_line - 1].strip(), lines[p.mul_line - 1].strip()) for p in c.pairs]
     for kind in ("sign_selects", "saturated_ones", "ftz_dropped", "double_negations", "negated_differences",
-                 "kept_differences"):
+                 "kept_differences", "known_predicates"):
         out += [(kind, lines[line - 1].strip(), "") for line in getattr(c, kind)]
     out += [("sign_operands", lines[line - 1].strip(), str(pos)) for line, pos in c.sign_operands]
     out += [("folded_constants", lines[line - 1].strip(), f"{value:#x}") for line, value in c.folded_constants]

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "44"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "45"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -117,8 +117,9 @@ class Contraction:
     ``mul.f32`` by a known ``1.0`` that ptxas folded to a move of that operand (:func:`unit_products`);
     ``negated_differences``: the lines of ``x - 2x`` that ptxas simplified to ``-x`` (:func:`negated_differences`);
     ``ftz_folds``: ``(line, bits)`` of ``.ftz`` arithmetic of constants that ptxas folded (:func:`ftz_folds`);
-    ``kept_differences``: the lines of ``2x - x`` that ptxas simplified to ``x`` (:func:`kept_differences`). The
-    last ten are where ptxas's code computes otherwise than the PTX text."""
+    ``kept_differences``: the lines of ``2x - x`` that ptxas simplified to ``x`` (:func:`kept_differences`);
+    ``known_predicates``: the lines of a ``setp`` of a square against a constant that ptxas decided true
+    (:func:`known_predicates`). The last eleven are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -138,6 +139,7 @@ class Contraction:
     negated_differences: tuple = ()
     ftz_folds: tuple = ()
     kept_differences: tuple = ()
+    known_predicates: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -162,7 +164,8 @@ class Contraction:
                 "folded_constants": [list(p) for p in self.folded_constants],
                 "unit_products": [list(p) for p in self.unit_products],
                 "negated_differences": list(self.negated_differences),
-                "ftz_folds": [list(p) for p in self.ftz_folds], "kept_differences": list(self.kept_differences)}
+                "ftz_folds": [list(p) for p in self.ftz_folds], "kept_differences": list(self.kept_differences),
+                "known_predicates": list(self.known_predicates)}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -172,7 +175,8 @@ class Contraction:
                    tuple(d.get("ftz_dropped", ())), tuple(d.get("double_negations", ())),
                    tuple(tuple(p) for p in d.get("folded_constants", ())),
                    tuple(tuple(p) for p in d.get("unit_products", ())), tuple(d.get("negated_differences", ())),
-                   tuple(tuple(p) for p in d.get("ftz_folds", ())), tuple(d.get("kept_differences", ())))
+                   tuple(tuple(p) for p in d.get("ftz_folds", ())), tuple(d.get("kept_differences", ())),
+                   tuple(d.get("known_predicates", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -379,7 +383,8 @@ class Pending:
                                 unit_products=unit_products(module, self.sass, ones),
                                 negated_differences=negated_differences(module),
                                 ftz_folds=ftz_folds(module, self.sass),
-                                kept_differences=kept_differences(module, self.sass))
+                                kept_differences=kept_differences(module, self.sass),
+                                known_predicates=known_predicates(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -1194,6 +1199,45 @@ def kept_differences(module, sass):
     return tuple(line for line in _doubled_differences(module, 1) if line not in own)
 
 
+def known_predicates(module, sass):
+    """The lines of an unguarded ``setp.{ge,gt}.f32 p, x, c`` (or ``setp.{le,lt}.f32 p, c, x``) with no SASS of their
+    own, ``x`` a square (``mul.f32 x, y, y``) and ``c`` an immediate below (``gt``) or at most (``ge``) zero: ptxas
+    knows a square is never negative, setting NaN aside, so it decides the predicate true and drops the comparison
+    (H100 seed 223738: ``setp.ge.f32 %p3, %f4, 0fBF400000`` of ``%f4 = %f11 * %f11``, the branch on it always taken
+    and ``selp.f32 %f8, 0fBC2130D9, %f10, %p3`` a constant), where the PTX's ordered comparison of a NaN is false.
+    They run as a ``setp`` that is true.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p<3>;\\nmul.f32 %f1, %f0, %f0;\\n"
+    ...                  "setp.ge.f32 %p1, %f1, 0fBF400000;\\nsetp.gt.f32 %p2, %f1, 0f00000000;\\n}")
+    >>> known_predicates(m, []), known_predicates(m, [("FSETP.GE.AND P0, PT, R1, -0.75, PT", 6)])
+    ((6,), ())
+    """
+    own = {line for text, line in sass if _opcode(text) not in _SCAFFOLD}
+    found = []
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode != "setp" or ins.guard is not None or ins.token.line in own or _float_type(ins) != "f32" or \
+                    ins.operands[0].pair is not None or len(ins.operands) != 3:
+                continue
+            cmp = next((m for m in ins.mods if m in ("ge", "gt", "le", "lt")), None)
+            if cmp is None:
+                continue
+            x, c = ins.operands[1:3] if cmp in ("ge", "gt") else ins.operands[2:0:-1]
+            if x.kind != "reg" or c.kind != "fimm" or c.bits != 32:
+                continue
+            below = c.value == 0 or c.value >> 31 if cmp in ("ge", "le") else c.value >> 31 and c.value != 0x80000000
+            if not below or c.value & 0x7FFFFFFF > 0x7F800000:          # a NaN constant: never true
+                continue
+            fn = fn or _Function(f)
+            d = fn.single_def(k, x.name)
+            src = fn.flow.instrs[d] if d is not None else None
+            if src is not None and src.guard is None and _float_type(src) == "f32" and _square(src):
+                found.append(ins.token.line)
+    return tuple(found)
+
+
 def _doubled_differences(module, doubled):
     """The lines of the unmodified ``sub.f32`` whose operand ``doubled`` (1 or 2) is the unmodified ``mul.f32`` of
     its other operand ``x`` by 2.0 (either order in the ``mul``; ``x`` not written between)."""
@@ -1384,6 +1428,7 @@ def fused_instructions(module, contraction) -> Rewrite:
     if not contraction.pairs:
         _ftz_dropped(module, contraction, out)
         _negated_differences(module, contraction, out)
+        _known_predicates(module, contraction, out)
         return out
     by_line = {p.add_line: p for p in contraction.pairs}
     muls = {}
@@ -1412,6 +1457,7 @@ def fused_instructions(module, contraction) -> Rewrite:
                                                ins.guard_neg, ins.token, ins.loc, fused=(p.mul_line, neg_a, neg_c))
     _ftz_dropped(module, contraction, out)
     _negated_differences(module, contraction, out)
+    _known_predicates(module, contraction, out)
     return out
 
 
@@ -1425,6 +1471,17 @@ def _negated_differences(module, contraction, out):
                 if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode == "sub":
                     out.replace[id(ins)] = Instruction(opcode, mods, [ins.operands[0], ins.operands[x]], ins.guard,
                                                        ins.guard_neg, ins.token, ins.loc)
+
+
+def _known_predicates(module, contraction, out):
+    """Each ``setp`` of ``contraction.known_predicates`` runs as ``setp.eq.u32 p, 0, 0``: true."""
+    lines = set(contraction.known_predicates)
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode == "setp":
+                zero = Operand("imm", value=0, token=ins.token)
+                out.replace[id(ins)] = Instruction("setp", ("eq", "u32"), [ins.operands[0], zero, zero], ins.guard,
+                                                   ins.guard_neg, ins.token, ins.loc)
 
 
 def _ftz_dropped(module, contraction, out):
