@@ -56,7 +56,10 @@ OPEN = {
     232287: "buffers only: a loop of `mul.f32 %f3, %f11, 0f7F800000; add.ftz.f32 %f11, %f11, 0f00000001; sub.f32 "
             "%f3, %f3, %f1` that ptxas unrolled and strength-reduced (FFMA R5, R23, +INF, -R12 before the copies, then "
             "FADD R5, R5, +INF in each): NaN where the PTX gives -inf (an unrolled loop, as 228247)",
-    **{seed: "not analysed yet" for seed in (221637, 225989, 229895, 234680)},
+    234680: "buffers only: a loop of `mul.f32 %f10, %f7, 0f3F800800; mov.f32 %f7, 0fBF1C6B10; sub.f32 %f10, %f7, "
+            "%f10` that ptxas unrolled, the first copy an FFMA of the register, the later ones (%f7 now a constant) of "
+            "the constant: the stored difference 0x391C7000 where the PTX's two roundings give 0x391C6B10 (as 212978)",
+    **{seed: "not analysed yet" for seed in (221637, 225989, 229895)},
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
