@@ -12,8 +12,8 @@ Bottom to top::
                                 door, the grid
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
-    commands                    every CLI verb (hwcheck.cli too), and warpsim.testing
-                                (the pytest plugin)
+    commands                    every CLI verb (hwcheck.cli too), warpsim.testing (the pytest plugin) and
+                                warpsim.triton (Triton's switch, sanitizer and debugger on its kernels)
     top                         warpsim.cli, warpsim.__main__, hwcheck.__main__, the ``warpsim`` facade
 
 Three checks, each a function over a source root that the tests run on this repository and on small
@@ -62,7 +62,8 @@ LAYER_OF = {
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
     "warpsim.frontends": "frontends",
-    **dict.fromkeys(("warpsim.triton", "warpsim.numba", "warpsim.cupy"), "frontends"),       # the Python front ends' switches
+    **dict.fromkeys(("warpsim.numba", "warpsim.cupy"), "frontends"),       # the Python front ends' switches
+    "warpsim.triton": "commands",   # Triton's switch, with the sanitizer and the debugger on it (as warpsim.testing)
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
     "warpsim.sanitize": "debug",

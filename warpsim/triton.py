@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from warpsim.frontends.compiled import normalize_arch
 from warpsim.frontends.switch import Switch
 from warpsim.frontends.triton import (INSTALL_HINT, SUPPORTED_TRITON, TritonError, autotune_config, clear_cache,
-                                      compile_jit, debug_session, launch_jit, require_triton)
+                                      compile_jit, launch_jit, prepare_jit, python_names, require_triton)
 
 __all__ = ["simulate", "install", "uninstall", "launch", "sanitize", "debug", "active", "TritonError",
            "SUPPORTED_TRITON", "INSTALL_HINT", "clear_cache", "ENV", "ENV_ARCH", "ENV_SANITIZE"]
@@ -74,8 +74,8 @@ def _jit_run(self, *args, grid, warmup, **kwargs):
     tools = settings.get("sanitize") or os.environ.get(ENV_SANITIZE) or None
     if tools is None:
         return launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"])
-    from warpsim.sanitize import parse_tools
-    report = launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"], sanitize=parse_tools(tools))
+    report = launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"],
+                        launcher=_sanitized(self, tools))
     if report is None:
         return None
     if settings.get("reports") is not None:
@@ -83,6 +83,36 @@ def _jit_run(self, *args, grid, warmup, **kwargs):
     elif report.findings:
         raise AssertionError(f"warpsim sanitizer: {self.__name__}:\n{report.text()}")
     return report.result
+
+
+def _sanitized(fn, tools):
+    """A ``launch_jit`` launcher that runs the sanitizer (``tools``) and returns its report."""
+    from warpsim.sanitize import parse_tools, sanitize_launch
+    chosen = parse_tools(tools)
+
+    def launch(kernel, dims, core_args, model, quiet):
+        report = sanitize_launch(kernel.module, kernel.entry, dims, kernel.block, core_args, kernel.shared, model,
+                                 tools=chosen, quiet=quiet, display=f"{fn.__name__} ({kernel.entry})",
+                                 name_params=python_names(kernel))
+        return report.result, report
+    return launch
+
+
+def debug_session(fn, grid, args, kwargs, arch="sm_80"):
+    """A debugger :class:`~warpsim.debug.session.Session` over ``fn[grid](*args, **kwargs)`` (nothing run yet): the
+    compiled PTX, whose ``.loc`` lines are the ``@triton.jit`` function's own, so ``list``, ``break FILE:LINE`` and
+    ``where`` speak its Python source. The arrays are not written back (the session holds its own copies)."""
+    import inspect
+    from warpsim.debug.session import Session
+    kernel, _bound, dims, _hosts, core_args = prepare_jit(fn, grid, args, kwargs, arch)
+    if 0 in dims:
+        raise ValueError(f"warpsim.triton.debug: {fn.__name__}: grid {dims} launches nothing")
+    try:
+        source = inspect.getsourcefile(fn.fn)
+    except (TypeError, AttributeError):
+        source = None
+    return Session(kernel.module, kernel.entry, dims, kernel.block, core_args, smem=kernel.shared,
+                   arch=normalize_arch(arch).replace("_", ""), source=source)
 
 
 def _autotune_run(self, *args, **kwargs):

@@ -39,7 +39,7 @@ from warpsim.frontends.host import HostArray, check_no_overlap, host_array, is_a
 from warpsim.ptx import load
 
 __all__ = ["TritonError", "TritonKernel", "SUPPORTED_TRITON", "INSTALL_HINT", "require_triton", "launch_jit",
-           "prepare_jit", "debug_session", "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
+           "prepare_jit", "python_names", "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
 
 SUPPORTED_TRITON = ("3.9", "3.8", "3.6")                    # major.minor versions whose internals this module was written for
 INSTALL_HINT = "pip install warpsim[triton]"
@@ -196,34 +196,30 @@ def grid_dims(grid, bound):
     return grid + (1,) * (3 - len(grid))
 
 
-def launch_jit(fn, grid, args, kwargs, arch="sm_80", quiet=False, sanitize=None):
+def launch_jit(fn, grid, args, kwargs, arch="sm_80", quiet=False, launcher=None):
     """Run ``fn[grid](*args, **kwargs)`` on warpsim (see the module doc); the core's ``LaunchResult``. A grid with
-    a zero dimension launches nothing (as on a GPU) and returns None. ``sanitize``: the sanitizer's tools (a set of
-    :data:`warpsim.sanitize.TOOLS`): the launch runs under it and the :class:`~warpsim.sanitize.report.Report` is
-    returned instead (its ``.result`` the launch's), the arrays written back as after a plain launch."""
+    a zero dimension launches nothing (as on a GPU) and returns None. ``launcher(kernel, dims, core_args, model,
+    quiet)``: runs the launch instead of ``PtxModule.launch`` and returns ``(LaunchResult or None, what to return)``
+    (``warpsim.triton`` runs the sanitizer so); the arrays are written back from the result as after a plain launch."""
     kernel, bound, dims, hosts, core_args = prepare_jit(fn, grid, args, kwargs, arch)
     if 0 in dims:
         return None
     pairs = overlapping(hosts)
     model = normalize_arch(arch).replace("_", "")
-    if sanitize is None:
-        report = None
+    if launcher is None:
         result = kernel.module.launch(kernel.entry, grid=dims, block=kernel.block, args=core_args,
                                       smem=kernel.shared, arch=model, quiet=quiet)
+        returned = result
     else:
-        from warpsim.sanitize import sanitize_launch
-        report = sanitize_launch(kernel.module, kernel.entry, dims, kernel.block, core_args, kernel.shared, model,
-                                 tools=sanitize, quiet=quiet, display=f"{fn.__name__} ({kernel.entry})",
-                                 name_params=_python_names(kernel))
-        result = report.result
+        result, returned = launcher(kernel, dims, core_args, model, quiet)
     if result is not None:
         keys = [kernel.ptx_params[kernel.runtime.index(h.name)] for h in hosts]
         check_no_overlap(pairs, result.buffers, list(zip(hosts, keys)), f"{WHO}: {fn.__name__}")
         write_back(hosts, result.buffers, keys, f"{WHO}: {fn.__name__}")
-    return result if report is None else report
+    return returned
 
 
-def _python_names(kernel):
+def python_names(kernel):
     """A function that names the PTX parameters in a message as the ``@triton.jit`` function names them
     (``sum_store_kernel_param_1`` -> ``total_ptr``; the longest names first, so ``_param_1`` never eats
     ``_param_10``)."""
@@ -258,23 +254,6 @@ def prepare_jit(fn, grid, args, kwargs, arch="sm_80"):
     for pname, size in zip(kernel.ptx_params[len(kernel.runtime):], (kernel.global_scratch, kernel.profile_scratch)):
         core_args[pname] = np.zeros(size * programs, np.uint8) if size else 0
     return kernel, bound, dims, hosts, core_args
-
-
-def debug_session(fn, grid, args, kwargs, arch="sm_80"):
-    """A debugger :class:`~warpsim.debug.session.Session` over ``fn[grid](*args, **kwargs)`` (nothing run yet): the
-    compiled PTX, whose ``.loc`` lines are the ``@triton.jit`` function's own, so ``list``, ``break FILE:LINE`` and
-    ``where`` speak its Python source. The arrays are not written back (the session holds its own copies)."""
-    import inspect
-    from warpsim.debug.session import Session
-    kernel, _bound, dims, _hosts, core_args = prepare_jit(fn, grid, args, kwargs, arch)
-    if 0 in dims:
-        raise ValueError(f"{WHO}: {fn.__name__}: grid {dims} launches nothing")
-    try:
-        source = inspect.getsourcefile(fn.fn)
-    except (TypeError, AttributeError):
-        source = None
-    return Session(kernel.module, kernel.entry, dims, kernel.block, core_args, smem=kernel.shared,
-                   arch=normalize_arch(arch).replace("_", ""), source=source)
 
 
 def autotune_config(tuner, kwargs, pinned=None):
