@@ -116,3 +116,19 @@ def test_gpu_arrays_are_refused_in_one_line():
 
     with pytest.raises(TypeError, match="GPU array"), wn.simulate():
         nk.saxpy[1, 32](np.float32(1), FakeCuda(), np.zeros(4, np.float32), np.zeros(4, np.float32))
+
+
+def test_a_numba_cuda_that_numpy_outgrew_is_one_line(monkeypatch):
+    """The device image's numba-cuda read ``np.row_stack`` while typing (numpy 2.4 removed it): a one-line error
+    naming both, not numba-cuda's traceback."""
+    import warpsim.frontends.numba_cuda as front
+
+    def old_numba_cuda(*args, **kwargs):
+        raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+    monkeypatch.setattr(front, "_COMPILED", {})
+    import numba.cuda
+    monkeypatch.setattr(numba.cuda, "compile_ptx", old_numba_cuda)
+    with pytest.raises(wn.NumbaError, match=r"numba-cuda \(numba .*\) does not run with numpy .*row_stack.*upgrade "
+                                            r"numba-cuda"):
+        wn.launch(nk.saxpy, 1, 32, np.float32(1), np.zeros(32, np.float32), np.zeros(32, np.float32),
+                  np.zeros(32, np.float32))

@@ -87,7 +87,15 @@ def compile_dispatcher(dispatcher, args, arch="sm_80"):
     kernel = _COMPILED.get(key)
     if kernel is None:
         cc = tuple(int(c) for c in arch.removeprefix("sm_"))
-        ptx, _ = compile_ptx(dispatcher.py_func, argtypes, cc=cc, **options)
+        try:
+            ptx, _ = compile_ptx(dispatcher.py_func, argtypes, cc=cc, **options)
+        except AttributeError as e:         # numba-cuda's typing refers to numpy names numpy removed (row_stack)
+            if not str(e).startswith("module 'numpy' has no attribute"):
+                raise
+            import numba
+            raise NumbaError(f"{WHO}: numba-cuda (numba {numba.__version__}) does not run with numpy "
+                             f"{np.__version__}: {e} (seen with numpy 2.4, which removed row_stack): upgrade "
+                             f"numba-cuda, or use an older numpy") from None
         module = load(ptx, filename=f"{dispatcher.py_func.__name__}.{arch}.ptx", arch=arch)
         if len(module.kernels) != 1:
             raise NumbaError(f"{WHO}: {dispatcher.py_func.__name__}: {len(module.kernels)} kernels in the PTX")
