@@ -78,6 +78,15 @@ def build_parser():
 EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 
+def _routed(verb, description, add_arguments, argv):
+    """``argv`` parsed by a parser of its own for ``warpsim VERB`` on the other kind of file, ``.command`` set."""
+    parser = argparse.ArgumentParser(prog=f"warpsim {verb}", description=description)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    args.command = verb
+    return args
+
+
 def _ptx_route(argv):
     """``(args, run)`` when ``argv`` is ``run`` (:mod:`warpsim.commands.run_kernel`) or ``debug``
     (:mod:`warpsim.commands.debug`) of a .cu, .ptx or CuTe DSL file, or ``sanitize`` of a dialect program
@@ -86,12 +95,8 @@ def _ptx_route(argv):
         from warpsim.commands import sanitize
         if not sanitize.routes_to_program(argv[1:]):
             return None
-        parser = argparse.ArgumentParser(prog="warpsim sanitize", description="run a Python CuTe-dialect program's "
-                                         "kernel under the sanitizer")
-        sanitize.add_program_arguments(parser)
-        args = parser.parse_args(argv[1:])
-        args.command = "sanitize"
-        return args, sanitize.run_program
+        return _routed("sanitize", "run a Python CuTe-dialect program's kernel under the sanitizer",
+                       sanitize.add_program_arguments, argv[1:]), sanitize.run_program
     if argv[:1] not in (["run"], ["debug"]):
         return None
     from warpsim.commands import run_kernel      # imported when used: keeps start-up light
@@ -101,17 +106,10 @@ def _ptx_route(argv):
         return None
     if argv[0] == "debug":
         from warpsim.commands import debug
-        parser = argparse.ArgumentParser(prog="warpsim debug", description="step through a kernel of a .cu, "
-                                         ".ptx or CuTe DSL file on the simulated CTAs")
-        debug.add_kernel_arguments(parser)
-        args = parser.parse_args(argv[1:])
-        args.command = "debug"
-        return args, debug.run_kernel
-    parser = argparse.ArgumentParser(prog="warpsim run", description="run a kernel of a .cu, .ptx or "
-                                     "CuTe DSL file on the simulated CTAs")
-    run_kernel.add_arguments(parser)
-    args = parser.parse_args(argv[1:])
-    args.command = "run"
+        return _routed("debug", "step through a kernel of a .cu, .ptx or CuTe DSL file on the simulated CTAs",
+                       debug.add_kernel_arguments, argv[1:]), debug.run_kernel
+    args = _routed("run", "run a kernel of a .cu, .ptx or CuTe DSL file on the simulated CTAs",
+                   run_kernel.add_arguments, argv[1:])
     announce_compiling("run")
     from warpsim.commands.check import strict
     return args, strict(run_kernel.run)
