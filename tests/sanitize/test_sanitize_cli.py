@@ -71,3 +71,13 @@ def test_plugin_kernel_fails_on_findings():
         SanitizedKernel(k, parse_tools("race")).launch(block=(32, 8), args=args)
     result = SanitizedKernel(fixed, parse_tools("all")).launch(block=(32, 8), args=args)
     assert np.array_equal(fixed.buffers(result)["out"].reshape(32, 32), x.reshape(32, 32).T)
+
+
+def test_other_warp_schedules_change_the_transpose_without_its_barrier(capsys):
+    """``--schedules 2`` on the transpose: the missing ``__syncthreads()`` makes ``out`` depend on the order the warps
+    take turns in; the fixed kernel gives the same bytes in every order."""
+    random_in = [a.replace("in=zeros:f32:1024", "in=random:f32:1024") for a in TRANSPOSE]
+    assert main(["sanitize", str(KERNELS / "transpose_race.cu"), *random_in, "--tool", "race", "--schedules", "2"]) == 1
+    assert "Results depend on the warp schedule" in capsys.readouterr().out
+    assert main(["sanitize", str(KERNELS / "transpose_race.cu"), *random_in, "--nvcc-flags=-DFIXED", "--schedules",
+                 "2"]) == 0

@@ -55,3 +55,14 @@ def test_a_kernel_option_is_refused_by_the_program_parser(capsys):
     with pytest.raises(SystemExit) as e:                 # argparse's own exit, as for every verb
         main(["sanitize", str(HANDOFF), "--uninit", "y"])
     assert e.value.code == 2 and "unrecognized arguments: --uninit y" in capsys.readouterr().err
+
+
+def test_other_schedules_change_the_result_without_the_barrier(capsys):
+    """``--schedules 1``: the warps also run in the reverse order; without the barrier warp 1's tile reaches warp 0
+    first that way, so ``y`` differs: reported; with it, every order gives the same bytes."""
+    assert main(["sanitize", str(HANDOFF), "--tool", "race", "--schedules", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "========= Error: Results depend on the warp schedule" in out
+    assert "when the warps take turns as [1, 0] instead of [0, 1]" in out
+    assert main(["sanitize", str(HANDOFF), "--param", "sync=yes", "--schedules", "3"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("0 errors, 0 warnings")

@@ -1,6 +1,7 @@
 """``warpsim sanitize``: run a kernel under the sanitizer (:mod:`warpsim.sanitize`): races, sync, init, memory.
 
-``warpsim sanitize SOURCE --kernel NAME [--tool race|sync|init|mem|all[,...]] [--uninit NAME ...] [--json FILE]``
+``warpsim sanitize SOURCE --kernel NAME [--tool race|sync|init|mem|all[,...]] [--uninit NAME ...] [--json FILE]
+[--schedules N]``
 and the kernel options of ``warpsim run`` (``--grid --block --arg --smem --arch --cta --max-steps ...``, see
 :mod:`warpsim.commands.run_kernel`). ``warpsim run K.cu --sanitize[=TOOLS] ...`` is the same.
 
@@ -19,6 +20,7 @@ Exit status: 0 when nothing is found; 1 when something is; 2 for a usage error (
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from warpsim.commands.kernel_args import add_kernel_arguments
@@ -32,6 +34,19 @@ def _report_arguments(parser):
     parser.add_argument("--tool", default="all", metavar="TOOLS",
                         help=f"what to check: {', '.join(TOOLS)} or all (default), comma-separated")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument("--schedules", type=_count, default=0, metavar="N",
+                        help="also run the launch with the warps taking turns in N other orders (the reverse, then "
+                             "random ones from --seed) and report buffers whose results differ (default 0)")
+
+
+def _count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 1000, got {text!r}")
+    return value
 
 
 def add_arguments(parser):
@@ -81,7 +96,8 @@ def run_program(args):
         chosen = ", ".join(f"{k}={v}" for k, v in trace.params.items()) or "no params"
         report = sanitize_launch(trace.kernel, KERNEL, (1, 1, 1), (low.threads, 1, 1),
                                  {"gmem": machine.gmem, "table": low.table}, low.smem_bytes, args.arch,
-                                 tools=tools, display=f"{program.name} ({chosen})")
+                                 tools=tools, display=f"{program.name} ({chosen})", schedules=args.schedules,
+                                 seed=args.seed)
     return _finish(report, args)
 
 
@@ -101,5 +117,6 @@ def run(args):
     with kernel.naming_params():
         report = sanitize_launch(kernel.module, kernel.name, grid, block, values, args.smem,
                                  kernel.arch.replace("_", ""), cta, args.max_steps, tools, uninit,
-                                 name_params=kernel.name_params, display=f"{args.kernel} ({kernel.name})")
+                                 name_params=kernel.name_params, display=f"{args.kernel} ({kernel.name})",
+                                 schedules=getattr(args, "schedules", 0), seed=args.seed)
     return _finish(report, args)

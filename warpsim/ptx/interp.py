@@ -51,7 +51,7 @@ def host_cycles(typingctx):
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
             kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault,
-            mt, cycles, shadow, sstate, finds):
+            mt, cycles, shadow, sstate, finds, order):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -63,7 +63,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     run. When on, ``sstate[S_STEP]`` is the step of the warp instruction executing and ``sstate[S_EPOCH]`` counts the
     barrier releases.
 
-    ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
+    ``order``: ``int64[warps]``, the order in which the warps take turns (``arange``: the simulator's own; the
+    sanitizer's schedule check runs others). ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
     each of its warp instructions' scheduling to the next one's, and how many it executed (a profile; the
     schedule and the results do not change).
     """
@@ -78,7 +79,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     last_p = np.int64(-1)
     last_t = np.int64(0)
     while True:
-        for w in range(warps):
+        for k in range(warps):
+            w = order[k]
             t0 = 32 * w
             parked = np.int64(0)                    # lanes set aside at a .sync collective until its members come
             while True:

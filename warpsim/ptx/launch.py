@@ -271,7 +271,7 @@ class PtxModule:
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
                max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False,
-               max_smem_bytes=None):
+               max_smem_bytes=None, warp_order=None):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
@@ -282,13 +282,16 @@ class PtxModule:
         starts (default 0; a GPU leaves what was there, so a second run with another fill tells
         which bytes a kernel wrote); ``profile``: the result's ``stats["host_cycles"]`` gives the host
         cycles spent per PTX instruction form (:meth:`PtxRun.host_cycles`); ``max_smem_bytes``: raises the
-        shared memory a CTA may have above ``arch``'s (see :meth:`check_shared`). Raises ``SimulatorFault``
-        for a fault of the kernel.
+        shared memory a CTA may have above ``arch``'s (see :meth:`check_shared`); ``warp_order``: the order in
+        which each CTA's warps take turns (:meth:`PtxRun.set_warp_order`; default ``0, 1, ...``). Raises
+        ``SimulatorFault`` for a fault of the kernel.
         """
         if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
                 or not 0 <= shared_fill < 256):
             raise ValueError(f"launch: shared_fill must be a byte value 0..255, got {shared_fill!r}")
         run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet, profile, max_smem_bytes)
+        if warp_order is not None:
+            run.set_warp_order(warp_order)
         run.shared = [] if keep_shared else None
         run.shared_fill = int(shared_fill)
         run.machine.smem[...] = run.shared_fill          # the first CTA began before the fill was known
@@ -424,6 +427,7 @@ class PtxRun:
         threads = block[0] * block[1] * block[2]
         self._threads = threads
         warps = -(-threads // 32)
+        self.warp_order = np.arange(warps, dtype=np.int64)     # the warps' turns in each CTA (set_warp_order)
         m = Machine(warps=warps, regs_per_thread=d.regs_per_thread, smem_bytes=d.shared_static + smem)
         for name, off, nbytes, init in d.globals_:
             base = m.alloc_global(f".global {name}", nbytes, redzone(nbytes))
@@ -501,6 +505,17 @@ class PtxRun:
         pc = self._state.pc[thread] - (status == WAITING)
         return self.decoded.where[int(self.decoded.code[pc, LOC])]
 
+    def set_warp_order(self, order):
+        """Let the warps of every CTA take turns in ``order`` (a permutation of ``0 .. warps-1``) instead of ``0, 1,
+        ...``: another legal schedule (a warp runs until it waits at a barrier or exits, then the next in order
+        takes its turn). Before the first step; ``ValueError`` for anything but a permutation."""
+        order = np.asarray(order, dtype=np.int64).reshape(-1)
+        warps = self.warp_order.size
+        if self.steps or sorted(order.tolist()) != list(range(warps)):
+            raise ValueError(f"set_warp_order: {order.tolist()} is not a permutation of the {warps} warps, or the "
+                             f"run has begun")
+        self.warp_order = order
+
     def step(self, n=1):
         """Execute up to ``n`` more warp instructions; True while the launch has more to run.
 
@@ -519,7 +534,7 @@ class PtxRun:
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
                            state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault,
-                           self._mufu, self._cycles, self.shadow, self.sstate, self.finds)
+                           self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
                 if self.shared is not None:

@@ -41,7 +41,7 @@ from warpsim.ptx.shadow import (FC_COUNT, FC_HI, FC_KIND, FC_LO, FC_PCA, FC_PCB,
 from warpsim.sanitize.registers import RegisterCheck
 from warpsim.sanitize.report import TOOLS, Finding, Report
 
-__all__ = ["TOOLS", "Finding", "Report", "sanitize_launch", "parse_tools"]
+__all__ = ["warp_orders", "schedule_findings", "TOOLS", "Finding", "Report", "sanitize_launch", "parse_tools"]
 
 _TOOL_OF_KIND = {K_RAW: "race", K_WAR: "race", K_WAW: "race", K_WAW_SAME: "race", K_UNINIT: "init", K_REG: "init",
                  K_MASK: "sync", K_BARDIV: "sync", K_BAREXIT: "sync"}
@@ -262,10 +262,13 @@ def _ranges(xs):
 
 def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch="sm90", cta=None,
                     max_steps=None, tools=frozenset(TOOLS), uninit=(), name_params=None,
-                    global_limit=GLOBAL_SHADOW_BYTES, quiet=True, display=None):
+                    global_limit=GLOBAL_SHADOW_BYTES, quiet=True, display=None, schedules=0, seed=0):
     """Run ``kernel`` of ``module`` (a :class:`~warpsim.ptx.launch.PtxModule`; arguments as its ``launch``) with the
-    sanitizer; a :class:`Report` (titled ``display``, default the entry's name). ``uninit``: PTX names of the buffers the kernel must write before it reads them;
-    ``name_params``: a function naming PTX params as the source does in messages (``Kernel.name_params``)."""
+    sanitizer; a :class:`Report` (titled ``display``, default the entry's name). ``uninit``: PTX names of the buffers
+    the kernel must write before it reads them; ``name_params``: a function naming PTX params as the source does in
+    messages (``Kernel.name_params``); ``schedules``: also run the launch with the warps taking turns in that many
+    other orders (the reverse, then random permutations from ``seed``) and report each buffer whose bytes differ
+    from the simulator's own order (:func:`schedule_findings`)."""
     kw = {} if max_steps is None else {"max_steps": max_steps}
     run = module.start(kernel, grid, block, args, smem, arch, cta, quiet=quiet, **kw)
     run.enable_shadow(global_limit)
@@ -305,4 +308,52 @@ def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None
     if sstate[S_LOST]:
         notes.append(f"too many findings: {int(sstate[S_LOST])} hazards of further instruction pairs were not kept")
     stats = {"warp_instructions": run.steps, "ctas": run._next + (0 if run.finished else 1)}
+    if schedules and result is not None:
+        orders = warp_orders(run.warp_order.size, schedules, seed)
+        findings += schedule_findings(module, kernel, dict(grid=grid, block=block, args=args, smem=smem, arch=arch,
+                                                           cta=cta, **kw), result, orders, name_params)
+        stats["schedules"] = len(orders)
     return Report(display or kernel, frozenset(tools), findings, notes, stats, result)
+
+
+def warp_orders(warps, count, seed=0):
+    """``count`` orders of ``warps`` warps other than ``0, 1, ...``: the reverse first, then random permutations
+    from ``seed`` (each new). Fewer where the warps have fewer orders.
+
+    >>> [o.tolist() for o in warp_orders(3, 3, seed=1)]
+    [[2, 1, 0], [2, 0, 1], [1, 0, 2]]
+    """
+    seen = {tuple(range(warps))}
+    out = []
+    rng = np.random.default_rng(seed)
+    candidates = [np.arange(warps)[::-1]] + [rng.permutation(warps) for _ in range(8 * count)]
+    for order in candidates:
+        if len(out) == count:
+            break
+        if tuple(order) not in seen:
+            seen.add(tuple(order))
+            out.append(np.asarray(order, np.int64))
+    return out
+
+
+def schedule_findings(module, kernel, launch, result, orders, name_params=None):
+    """One finding per buffer whose final bytes differ when the warps take turns in another of ``orders`` than in
+    the simulator's (``result``: that launch's :class:`~warpsim.ptx.launch.LaunchResult`): a legal schedule of the
+    GPU gives other results, so something is unordered (a race the shadow did not see, such as one behind a named
+    barrier, or a value that depends on who came first)."""
+    found = {}
+    for order in orders:
+        other = module.launch(kernel, quiet=True, warp_order=order, **launch)
+        for name, want in result.buffers.items():
+            got = other.buffers.get(name)
+            if got is None or name in found:
+                continue
+            a, b = np.ascontiguousarray(want).view(np.uint8).reshape(-1), np.ascontiguousarray(got).view(np.uint8).reshape(-1)
+            bad = np.flatnonzero(a != b)
+            if bad.size:
+                label = name_params(name) if name_params else name
+                found[name] = Finding(
+                    "race", "schedule", "error", "Results depend on the warp schedule", [],
+                    [f"buffer {label}: {bad.size} bytes differ (the first at byte {int(bad[0])}) when the warps take "
+                     f"turns as {order.tolist()} instead of {list(range(order.size))}"])
+    return list(found.values())
