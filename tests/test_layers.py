@@ -12,8 +12,8 @@ Bottom to top::
                                 door, the grid
     draw   debug   hwcheck      pictures; the debugger (may use draw); the GPU check (beside debug)
     explain                     warpsim explain's library
-    commands                    every CLI verb (hwcheck.cli too), warpsim.testing (the pytest plugin) and
-                                warpsim.triton (Triton's switch, sanitizer and debugger on its kernels)
+    commands                    every CLI verb (hwcheck.cli too), warpsim.testing (the pytest plugin),
+                                warpsim.triton and warpsim.numba (the switches, with the sanitizer on them)
     top                         warpsim.cli, warpsim.__main__, hwcheck.__main__, the ``warpsim`` facade
 
 Three checks, each a function over a source root that the tests run on this repository and on small
@@ -62,8 +62,9 @@ LAYER_OF = {
     "warpsim.program": "program",
     "warpsim.ptx": "ptx",
     "warpsim.frontends": "frontends",
-    **dict.fromkeys(("warpsim.numba", "warpsim.cupy"), "frontends"),       # the Python front ends' switches
-    "warpsim.triton": "commands",   # Triton's switch, with the sanitizer and the debugger on it (as warpsim.testing)
+    "warpsim.cupy": "frontends",                                          # CuPy's RawKernel offline
+    # Triton's and Numba's switches, with the sanitizer (and Triton's the debugger) on them, as warpsim.testing
+    **dict.fromkeys(("warpsim.triton", "warpsim.numba"), "commands"),
     "warpsim.draw": "draw",
     "warpsim.debug": "debug",
     "warpsim.sanitize": "debug",

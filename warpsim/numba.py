@@ -13,6 +13,11 @@ kernel compiles it with ``numba.cuda.compile_ptx`` for ``arch`` as Numba types t
 on the simulated GPU (see :mod:`warpsim.frontends.numba_cuda`, and docs/guides/numba.md: what differs from
 ``NUMBA_ENABLE_CUDASIM``). ``WARPSIM_NUMBA=1`` when ``warpsim.numba`` is imported turns the switch on for the
 process (``WARPSIM_NUMBA_ARCH``: the arch, default ``sm_80``).
+
+The sanitizer takes Numba kernels too: :func:`sanitize` runs one launch under it and returns the report;
+``simulate(sanitize="race,sync")`` (and ``WARPSIM_SANITIZE=TOOLS``, which ``pytest --warpsim-sanitize`` sets) runs
+every launch under it and raises ``AssertionError`` with the report when it finds anything. Findings name the
+kernel's Python lines (compile with ``lineinfo=True``: ``@cuda.jit(lineinfo=True)``) and its argument names.
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from warpsim.frontends.compiled import normalize_arch
 from warpsim.frontends.numba_cuda import INSTALL_HINT, NumbaError, clear_cache, launch_dispatcher, require_numba_cuda
 from warpsim.frontends.switch import Switch
 
-__all__ = ["simulate", "install", "uninstall", "launch", "active", "NumbaError", "INSTALL_HINT", "clear_cache",
-           "ENV", "ENV_ARCH"]
+__all__ = ["simulate", "install", "uninstall", "launch", "sanitize", "active", "NumbaError", "INSTALL_HINT",
+           "clear_cache", "ENV", "ENV_ARCH", "ENV_SANITIZE"]
 
 ENV = "WARPSIM_NUMBA"
 ENV_ARCH = "WARPSIM_NUMBA_ARCH"
+ENV_SANITIZE = "WARPSIM_SANITIZE"          # the sanitizer's tools for every launch (the pytest plugin sets it too)
 
 
 class _Configured:
@@ -39,8 +45,36 @@ class _Configured:
 
     def __call__(self, *args):
         settings = _switch.active() or {"arch": "sm_80", "quiet": False}
-        return launch_dispatcher(self.dispatcher, self.grid, self.block, args, settings["arch"], self.sharedmem,
-                                 settings["quiet"])
+        tools = settings.get("sanitize") or os.environ.get(ENV_SANITIZE) or None
+        if tools is None:
+            return launch_dispatcher(self.dispatcher, self.grid, self.block, args, settings["arch"], self.sharedmem,
+                                     settings["quiet"])
+        report = launch_dispatcher(self.dispatcher, self.grid, self.block, args, settings["arch"], self.sharedmem,
+                                   settings["quiet"], launcher=_sanitized(self.dispatcher, tools))
+        if settings.get("reports") is not None:
+            settings["reports"].append(report)
+        elif report.findings:
+            raise AssertionError(f"warpsim sanitizer: {self.dispatcher.py_func.__name__}:\n{report.text()}")
+        return report.result
+
+
+def _sanitized(dispatcher, tools):
+    """A ``launch_dispatcher`` launcher that runs the sanitizer (``tools``) and returns its report."""
+    from warpsim.sanitize import parse_tools, sanitize_launch
+    chosen = parse_tools(tools)
+
+    def launch(module, entry, kw, names):
+        pairs = sorted(names.items(), key=lambda p: -len(p[0]))
+
+        def name(text):
+            for ptx_name, python_name in pairs:
+                text = text.replace(ptx_name, python_name)
+            return text
+        report = sanitize_launch(module, entry, kw["grid"], kw["block"], kw["args"], kw["smem"], kw["arch"],
+                                 tools=chosen, quiet=kw["quiet"], name_params=name,
+                                 display=dispatcher.py_func.__name__)          # the entry: a long mangled name
+        return report.result, report
+    return launch
 
 
 def _getitem(self, config):
@@ -70,11 +104,24 @@ def launch(kernel, grid, block, *args, arch="sm_80", sharedmem=0, quiet=False):
     return launch_dispatcher(kernel, grid, block, args, normalize_arch(arch), sharedmem, quiet)
 
 
+def sanitize(kernel, grid, block, *args, tools="all", arch="sm_80", sharedmem=0, quiet=True):
+    """Run ``kernel[grid, block, 0, sharedmem](*args)`` on warpsim under the sanitizer (``tools``); the
+    :class:`~warpsim.sanitize.report.Report` (``.findings``, ``.text()``, ``.result``), the arrays written back."""
+    require_numba_cuda()
+    return launch_dispatcher(kernel, grid, block, args, normalize_arch(arch), sharedmem, quiet,
+                             launcher=_sanitized(kernel, tools))
+
+
 @contextmanager
-def simulate(arch="sm_80", quiet=False):
+def simulate(arch="sm_80", quiet=False, sanitize=None):
     """Inside, ``kernel[grid, block](*args)`` of ``@cuda.jit`` kernels runs on warpsim for ``arch``; ``quiet``:
-    printf text is not echoed. Blocks nest. :class:`NumbaError` when numba-cuda is missing."""
-    with _switch.on({"arch": normalize_arch(arch), "quiet": quiet}):
+    printf text is not echoed; ``sanitize``: the sanitizer's tools (``"race,sync,init,mem"`` or ``"all"``): each
+    launch runs under it, a finding raises ``AssertionError`` with the report. Blocks nest. :class:`NumbaError`
+    when numba-cuda is missing."""
+    if sanitize is not None:
+        from warpsim.sanitize import parse_tools
+        parse_tools(sanitize)                            # a bad tool name fails here, not at the first launch
+    with _switch.on({"arch": normalize_arch(arch), "quiet": quiet, "sanitize": sanitize}):
         yield
 
 

@@ -14,8 +14,8 @@ install, enable it with ``pytest -p warpsim.testing`` or ``pytest_plugins = ["wa
 - the option ``--warpsim-sanitize[=TOOLS]`` (``race,sync,init,mem`` or ``all``, the default): every
   ``kernel.launch`` of a ``warpsim_kernel`` runs under the sanitizer (:mod:`warpsim.sanitize`, docs/guides/sanitizer.md)
   and a finding fails the test with the sanitizer's report; without findings the launch returns its result as
-  before. Launches of Triton kernels inside ``warpsim.triton.simulate()`` too (the option sets
-  ``WARPSIM_SANITIZE`` for the session, which ``warpsim.triton`` reads).
+  before. Launches of Triton and Numba kernels inside ``warpsim.triton.simulate()`` / ``warpsim.numba.simulate()``
+  too (the option sets ``WARPSIM_SANITIZE`` for the session, which both read).
 - :func:`assert_bits_equal` (also importable without pytest): the two arrays must hold the same bits;
   a failure names each differing element by index, with both values in hex and decoded, and, when
   ``where`` is given, the CTA / lane / register that wrote it.

@@ -74,6 +74,13 @@ def softmax_rows(x, y):
             y[r, j] /= s
 
 
+@cuda.jit(lineinfo=True)
+def racy_total(x, total):
+    i = cuda.grid(1)
+    if i < x.size and cuda.threadIdx.x == 0:
+        total[0] = x[i]                                   # every block stores to one word: a race (the bug)
+
+
 @cuda.jit
 def hello(x):
     i = cuda.grid(1)

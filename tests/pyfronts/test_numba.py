@@ -132,3 +132,21 @@ def test_a_numba_cuda_that_numpy_outgrew_is_one_line(monkeypatch):
                                             r"numba-cuda"):
         wn.launch(nk.saxpy, 1, 32, np.float32(1), np.zeros(32, np.float32), np.zeros(32, np.float32),
                   np.zeros(32, np.float32))
+
+
+def test_the_sanitizer_finds_a_race_between_blocks_on_the_kernels_line():
+    """Thread 0 of every block stores to ``total[0]``: a WAW race in global memory between CTAs, on the store's
+    Python line (``lineinfo=True``) with the kernel's argument name; ``block_sum`` is clean."""
+    x = np.arange(256, dtype=np.float32)
+    line = next(i for i, text in enumerate(open(nk.__file__).read().splitlines(), 1)
+                if "every block stores to one word" in text)
+    report = wn.sanitize(nk.racy_total, 4, 64, x, np.zeros(1, np.float32), tools="race")
+    (finding,) = report.findings
+    assert (finding.tool, finding.kind) == ("race", "WAW")
+    assert {s["source"] for s in finding.sites} == {f"numba_kernels.py:{line}"}
+    assert "= buffer total bytes [0, 4)" in report.text() and report.text().startswith("========= WARPSIM SANITIZER: "
+                                                                                         "racy_total\n")
+    assert not wn.sanitize(nk.block_sum, 1, 256, x, np.zeros(1, np.float32)).findings
+    with pytest.raises(AssertionError, match="WAW hazard, global memory"):
+        with wn.simulate(sanitize="race"):
+            nk.racy_total[4, 64](x, np.zeros(1, np.float32))

@@ -113,9 +113,11 @@ def _scalar(value, ptx_type, name):
     return value
 
 
-def launch_dispatcher(dispatcher, grid, block, args, arch="sm_80", sharedmem=0, quiet=False):
+def launch_dispatcher(dispatcher, grid, block, args, arch="sm_80", sharedmem=0, quiet=False, launcher=None):
     """Run ``dispatcher[grid, block, 0, sharedmem](*args)`` on warpsim (see the module doc); the core's
-    ``LaunchResult``."""
+    ``LaunchResult``. ``launcher(module, entry, launch keywords, names)``: runs the launch instead of
+    ``PtxModule.launch`` and returns ``(LaunchResult or None, what to return)``; ``names`` maps PTX parameter names
+    to the kernel's (``warpsim.numba`` runs the sanitizer so)."""
     kernel = compile_dispatcher(dispatcher, args, arch)
     names = list(dispatcher.py_func.__code__.co_varnames[:len(args)])
     values, hosts, keys = [], [], []
@@ -135,9 +137,13 @@ def launch_dispatcher(dispatcher, grid, block, args, arch="sm_80", sharedmem=0, 
                          f"{len(params)} (an argument type not modelled)")
     values = [_scalar(v, t, "?") if isinstance(v, (int, np.integer)) else v for v, t in zip(values, kernel.ptx_types)]
     pairs = overlapping(hosts)
-    result = kernel.module.launch(kernel.entry, grid=parse_dim3(grid, "grid"), block=parse_dim3(block, "block"),
-                                  args=dict(zip(params, values)), smem=int(sharedmem),
-                                  arch=normalize_arch(arch).replace("_", ""), quiet=quiet)
-    check_no_overlap(pairs, result.buffers, list(zip(hosts, keys)), f"{WHO}: {dispatcher.py_func.__name__}")
-    write_back(hosts, result.buffers, keys, f"{WHO}: {dispatcher.py_func.__name__}")
-    return result
+    launch = dict(grid=parse_dim3(grid, "grid"), block=parse_dim3(block, "block"), args=dict(zip(params, values)),
+                  smem=int(sharedmem), arch=normalize_arch(arch).replace("_", ""), quiet=quiet)
+    if launcher is None:
+        result = returned = kernel.module.launch(kernel.entry, **launch)
+    else:
+        result, returned = launcher(kernel.module, kernel.entry, launch, dict(zip(keys, (h.name for h in hosts))))
+    if result is not None:
+        check_no_overlap(pairs, result.buffers, list(zip(hosts, keys)), f"{WHO}: {dispatcher.py_func.__name__}")
+        write_back(hosts, result.buffers, keys, f"{WHO}: {dispatcher.py_func.__name__}")
+    return returned
