@@ -66,3 +66,13 @@ def test_other_schedules_change_the_result_without_the_barrier(capsys):
     assert "when the warps take turns as [1, 0] instead of [0, 1]" in out
     assert main(["sanitize", str(HANDOFF), "--param", "sync=yes", "--schedules", "3"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("0 errors, 0 warnings")
+
+
+def test_run_sanitize_is_sanitize(capsys):
+    assert main(["run", str(HANDOFF), "--sanitize=race"]) == 1
+    out = capsys.readouterr().out
+    assert "WAR hazard, shared memory" in out and out.rstrip().endswith("(race): 2 errors, 0 warnings")
+    assert main(["run", str(HANDOFF), "--param", "sync=yes", "--sanitize"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(HANDOFF), "--sanitize", "--dump", "x", "--out", "d"]) == 2
+    assert "--sanitize: not with --dump" in capsys.readouterr().err

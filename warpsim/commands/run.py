@@ -1,7 +1,9 @@
 """``warpsim run``: run a program file on the simulated CTA, print a summary or dump per-thread tensors.
 
 ``warpsim run PROGRAM [--param k=v ...] [--input name=FILE.npy ...] [--seed S] [--dump a,b --out DIR]
-[--arch sm80|sm90] [--trace vector|thread] [--strict]``
+[--arch sm80|sm90] [--trace vector|thread] [--strict] [--sanitize[=TOOLS]]``
+
+``--sanitize`` runs the program's kernel under the sanitizer instead (as ``warpsim sanitize PROGRAM.py``).
 
 Without ``--dump`` it prints a summary: the CTA, the warp instructions executed per kind, the
 outputs checked bit for bit against the program's reference (for the examples: the arithmetic model
@@ -35,6 +37,9 @@ def add_arguments(parser):
     parser.add_argument("--dump", default=None, metavar="NAME,...",
                         help="write these per-thread tensors to --out DIR as NAME.npy instead of the summary")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
+    parser.add_argument("--sanitize", nargs="?", const="all", default=None, metavar="TOOLS",
+                        help="run the sanitizer instead (warpsim sanitize PROGRAM.py): race,sync,init,mem or all "
+                             "(the default); its report, exit 1 when it finds anything")
 
 
 def compare_outputs(outputs, expected):
@@ -144,6 +149,12 @@ def run(args, start=None):
     from warpsim.commands import START
     from warpsim.program.run import run_program
     start = START if start is None else start
+    if args.sanitize is not None:
+        if args.dump is not None:
+            raise ValueError("--sanitize: not with --dump")
+        from warpsim.commands import sanitize
+        args.tool, args.json, args.schedules = args.sanitize, None, 0
+        return sanitize.run_program(args)
     if args.dump is not None and not args.out:
         raise ValueError("--dump needs --out DIR")
     if args.out is not None and args.dump is None:
