@@ -49,32 +49,11 @@ class _Configured:
         if tools is None:
             return launch_dispatcher(self.dispatcher, self.grid, self.block, args, settings["arch"], self.sharedmem,
                                      settings["quiet"])
+        from warpsim.sanitize import sanitizing_launcher, settle
+        name = self.dispatcher.py_func.__name__
         report = launch_dispatcher(self.dispatcher, self.grid, self.block, args, settings["arch"], self.sharedmem,
-                                   settings["quiet"], launcher=_sanitized(self.dispatcher, tools))
-        if settings.get("reports") is not None:
-            settings["reports"].append(report)
-        elif report.findings:
-            raise AssertionError(f"warpsim sanitizer: {self.dispatcher.py_func.__name__}:\n{report.text()}")
-        return report.result
-
-
-def _sanitized(dispatcher, tools):
-    """A ``launch_dispatcher`` launcher that runs the sanitizer (``tools``) and returns its report."""
-    from warpsim.sanitize import parse_tools, sanitize_launch
-    chosen = parse_tools(tools)
-
-    def launch(module, entry, kw, names):
-        pairs = sorted(names.items(), key=lambda p: -len(p[0]))
-
-        def name(text):
-            for ptx_name, python_name in pairs:
-                text = text.replace(ptx_name, python_name)
-            return text
-        report = sanitize_launch(module, entry, kw["grid"], kw["block"], kw["args"], kw["smem"], kw["arch"],
-                                 tools=chosen, quiet=kw["quiet"], name_params=name,
-                                 display=dispatcher.py_func.__name__)          # the entry: a long mangled name
-        return report.result, report
-    return launch
+                                   settings["quiet"], launcher=sanitizing_launcher(tools, name))
+        return settle(report, settings, name)
 
 
 def _getitem(self, config):
@@ -107,9 +86,10 @@ def launch(kernel, grid, block, *args, arch="sm_80", sharedmem=0, quiet=False):
 def sanitize(kernel, grid, block, *args, tools="all", arch="sm_80", sharedmem=0, quiet=True):
     """Run ``kernel[grid, block, 0, sharedmem](*args)`` on warpsim under the sanitizer (``tools``); the
     :class:`~warpsim.sanitize.report.Report` (``.findings``, ``.text()``, ``.result``), the arrays written back."""
+    from warpsim.sanitize import sanitizing_launcher
     require_numba_cuda()
     return launch_dispatcher(kernel, grid, block, args, normalize_arch(arch), sharedmem, quiet,
-                             launcher=_sanitized(kernel, tools))
+                             launcher=sanitizing_launcher(tools, kernel.py_func.__name__))
 
 
 @contextmanager

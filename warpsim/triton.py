@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from warpsim.frontends.compiled import normalize_arch
 from warpsim.frontends.switch import Switch
 from warpsim.frontends.triton import (INSTALL_HINT, SUPPORTED_TRITON, TritonError, autotune_config, clear_cache,
-                                      compile_jit, launch_jit, prepare_jit, python_names, require_triton)
+                                      compile_jit, launch_jit, prepare_jit, require_triton)
 
 __all__ = ["simulate", "install", "uninstall", "launch", "sanitize", "debug", "active", "TritonError",
            "SUPPORTED_TRITON", "INSTALL_HINT", "clear_cache", "ENV", "ENV_ARCH", "ENV_SANITIZE"]
@@ -74,28 +74,10 @@ def _jit_run(self, *args, grid, warmup, **kwargs):
     tools = settings.get("sanitize") or os.environ.get(ENV_SANITIZE) or None
     if tools is None:
         return launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"])
-    report = launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"],
-                        launcher=_sanitized(self, tools))
-    if report is None:
-        return None
-    if settings.get("reports") is not None:
-        settings["reports"].append(report)
-    elif report.findings:
-        raise AssertionError(f"warpsim sanitizer: {self.__name__}:\n{report.text()}")
-    return report.result
-
-
-def _sanitized(fn, tools):
-    """A ``launch_jit`` launcher that runs the sanitizer (``tools``) and returns its report."""
-    from warpsim.sanitize import parse_tools, sanitize_launch
-    chosen = parse_tools(tools)
-
-    def launch(kernel, dims, core_args, model, quiet):
-        report = sanitize_launch(kernel.module, kernel.entry, dims, kernel.block, core_args, kernel.shared, model,
-                                 tools=chosen, quiet=quiet, display=f"{fn.__name__} ({kernel.entry})",
-                                 name_params=python_names(kernel))
-        return report.result, report
-    return launch
+    from warpsim.sanitize import sanitizing_launcher, settle
+    launcher = sanitizing_launcher(tools, self.__name__)
+    report = launch_jit(self, grid, args, kwargs, settings["arch"], settings["quiet"], launcher=launcher)
+    return settle(report, settings, self.__name__)
 
 
 def debug_session(fn, grid, args, kwargs, arch="sm_80"):

@@ -6,14 +6,9 @@ import pytest
 
 from warpsim import ptx
 
-KERNEL = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-  .reg .b32 %r<6>;
-  .reg .b64 %rd<4>;
-  .shared .align 4 .b32 s[128];
+KERNEL = """.version 8.0 .target sm_80 .address_size 64
+.visible .entry k(.param .u64 out) {
+  .reg .b32 %r<6>; .reg .b64 %rd<4>; .shared .align 4 .b32 s[128];
   ld.param.u64 %rd1, [out];
   cvta.to.global.u64 %rd1, %rd1;
   mov.u32 %r1, %tid.x;

@@ -97,7 +97,8 @@ def run_program(args):
         report = sanitize_launch(trace.kernel, KERNEL, (1, 1, 1), (low.threads, 1, 1),
                                  {"gmem": machine.gmem, "table": low.table}, low.smem_bytes, args.arch,
                                  tools=tools, display=f"{program.name} ({chosen})", schedules=args.schedules,
-                                 seed=args.seed)
+                                 seed=args.seed,
+                                 regions={"gmem": [(b.name, b.base, b.base + b.nbytes) for b in trace.buffers]})
     return _finish(report, args)
 
 

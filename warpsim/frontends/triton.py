@@ -39,7 +39,7 @@ from warpsim.frontends.host import HostArray, check_no_overlap, host_array, is_a
 from warpsim.ptx import load
 
 __all__ = ["TritonError", "TritonKernel", "SUPPORTED_TRITON", "INSTALL_HINT", "require_triton", "launch_jit",
-           "prepare_jit", "python_names", "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
+           "prepare_jit", "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
 
 SUPPORTED_TRITON = ("3.9", "3.8", "3.6")                    # major.minor versions whose internals this module was written for
 INSTALL_HINT = "pip install warpsim[triton]"
@@ -198,38 +198,25 @@ def grid_dims(grid, bound):
 
 def launch_jit(fn, grid, args, kwargs, arch="sm_80", quiet=False, launcher=None):
     """Run ``fn[grid](*args, **kwargs)`` on warpsim (see the module doc); the core's ``LaunchResult``. A grid with
-    a zero dimension launches nothing (as on a GPU) and returns None. ``launcher(kernel, dims, core_args, model,
-    quiet)``: runs the launch instead of ``PtxModule.launch`` and returns ``(LaunchResult or None, what to return)``
-    (``warpsim.triton`` runs the sanitizer so); the arrays are written back from the result as after a plain launch."""
+    a zero dimension launches nothing (as on a GPU) and returns None. ``launcher(module, entry, launch keywords,
+    names)``: runs the launch instead of ``PtxModule.launch`` and returns ``(LaunchResult or None, what to return)``;
+    ``names`` maps PTX parameter names to the kernel's (``warpsim.triton`` runs the sanitizer so); the arrays are
+    written back from the result as after a plain launch."""
     kernel, bound, dims, hosts, core_args = prepare_jit(fn, grid, args, kwargs, arch)
     if 0 in dims:
         return None
     pairs = overlapping(hosts)
     model = normalize_arch(arch).replace("_", "")
+    launch = dict(grid=dims, block=kernel.block, args=core_args, smem=kernel.shared, arch=model, quiet=quiet)
     if launcher is None:
-        result = kernel.module.launch(kernel.entry, grid=dims, block=kernel.block, args=core_args,
-                                      smem=kernel.shared, arch=model, quiet=quiet)
-        returned = result
+        result = returned = kernel.module.launch(kernel.entry, **launch)
     else:
-        result, returned = launcher(kernel, dims, core_args, model, quiet)
+        result, returned = launcher(kernel.module, kernel.entry, launch, dict(zip(kernel.ptx_params, kernel.runtime)))
     if result is not None:
         keys = [kernel.ptx_params[kernel.runtime.index(h.name)] for h in hosts]
         check_no_overlap(pairs, result.buffers, list(zip(hosts, keys)), f"{WHO}: {fn.__name__}")
         write_back(hosts, result.buffers, keys, f"{WHO}: {fn.__name__}")
     return returned
-
-
-def python_names(kernel):
-    """A function that names the PTX parameters in a message as the ``@triton.jit`` function names them
-    (``sum_store_kernel_param_1`` -> ``total_ptr``; the longest names first, so ``_param_1`` never eats
-    ``_param_10``)."""
-    pairs = sorted(zip(kernel.ptx_params, kernel.runtime), key=lambda p: -len(p[0]))
-
-    def name(text):
-        for ptx_name, python_name in pairs:
-            text = text.replace(ptx_name, python_name)
-        return text
-    return name
 
 
 def prepare_jit(fn, grid, args, kwargs, arch="sm_80"):

@@ -41,7 +41,7 @@ from warpsim.ptx.shadow import (FC_COUNT, FC_HI, FC_KIND, FC_LO, FC_PCA, FC_PCB,
 from warpsim.sanitize.registers import RegisterCheck
 from warpsim.sanitize.report import TOOLS, Finding, Report
 
-__all__ = ["warp_orders", "schedule_findings", "TOOLS", "Finding", "Report", "sanitize_launch", "parse_tools"]
+__all__ = ["warp_orders", "schedule_findings", "sanitizing_launcher", "settle", "TOOLS", "Finding", "Report", "sanitize_launch", "parse_tools"]
 
 _TOOL_OF_KIND = {K_RAW: "race", K_WAR: "race", K_WAW: "race", K_WAW_SAME: "race", K_UNINIT: "init", K_REG: "init",
                  K_MASK: "sync", K_BARDIV: "sync", K_BAREXIT: "sync"}
@@ -262,13 +262,13 @@ def _ranges(xs):
 
 def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch="sm90", cta=None,
                     max_steps=None, tools=frozenset(TOOLS), uninit=(), name_params=None,
-                    global_limit=GLOBAL_SHADOW_BYTES, quiet=True, display=None, schedules=0, seed=0):
+                    global_limit=GLOBAL_SHADOW_BYTES, quiet=True, display=None, schedules=0, seed=0, regions=None):
     """Run ``kernel`` of ``module`` (a :class:`~warpsim.ptx.launch.PtxModule`; arguments as its ``launch``) with the
     sanitizer; a :class:`Report` (titled ``display``, default the entry's name). ``uninit``: PTX names of the buffers
     the kernel must write before it reads them; ``name_params``: a function naming PTX params as the source does in
     messages (``Kernel.name_params``); ``schedules``: also run the launch with the warps taking turns in that many
     other orders (the reverse, then random permutations from ``seed``) and report each buffer whose bytes differ
-    from the simulator's own order (:func:`schedule_findings`)."""
+    from the simulator's own order (:func:`schedule_findings`; ``regions``: as there)."""
     kw = {} if max_steps is None else {"max_steps": max_steps}
     run = module.start(kernel, grid, block, args, smem, arch, cta, quiet=quiet, **kw)
     run.enable_shadow(global_limit)
@@ -311,9 +311,43 @@ def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None
     if schedules and result is not None:
         orders = warp_orders(run.warp_order.size, schedules, seed)
         findings += schedule_findings(module, kernel, dict(grid=grid, block=block, args=args, smem=smem, arch=arch,
-                                                           cta=cta, **kw), result, orders, name_params)
+                                                           cta=cta, **kw), result, orders, name_params,
+                                     regions)
         stats["schedules"] = len(orders)
     return Report(display or kernel, frozenset(tools), findings, notes, stats, result)
+
+
+def sanitizing_launcher(tools, display):
+    """A Python front end's launcher (``launch(module, entry, launch keywords, names)`` of ``warpsim.frontends``):
+    the launch under the sanitizer (``tools``: text or a set), its report titled ``display``, PTX parameter names
+    replaced in messages by the source's (``names``: ``{PTX name: name}``, given with each launch); returns
+    ``(the launch's result, the report)``."""
+    chosen = parse_tools(tools) if isinstance(tools, str) else frozenset(tools)
+
+    def launch(module, entry, kw, names):
+        pairs = sorted(names.items(), key=lambda p: -len(p[0]))      # longest first: _param_1 never eats _param_10
+
+        def rename(text):
+            for ptx_name, name in pairs:
+                text = text.replace(ptx_name, name)
+            return text
+        report = sanitize_launch(module, entry, kw["grid"], kw["block"], kw["args"], kw["smem"], kw["arch"],
+                                 tools=chosen, quiet=kw["quiet"], name_params=rename, display=display)
+        return report.result, report
+    return launch
+
+
+def settle(report, settings, name):
+    """What a switch does with a sanitized launch's ``report``: keep it where ``settings`` collects them
+    (``settings["reports"]``, the ``sanitize()`` APIs), else raise ``AssertionError`` with it when it found
+    anything (``simulate(sanitize=...)``, ``WARPSIM_SANITIZE``); the launch's result (None for an empty grid)."""
+    if report is None:
+        return None
+    if settings.get("reports") is not None:
+        settings["reports"].append(report)
+    elif report.findings:
+        raise AssertionError(f"warpsim sanitizer: {name}:\n{report.text()}")
+    return report.result
 
 
 def warp_orders(warps, count, seed=0):
@@ -336,24 +370,27 @@ def warp_orders(warps, count, seed=0):
     return out
 
 
-def schedule_findings(module, kernel, launch, result, orders, name_params=None):
+def schedule_findings(module, kernel, launch, result, orders, name_params=None, regions=None):
     """One finding per buffer whose final bytes differ when the warps take turns in another of ``orders`` than in
     the simulator's (``result``: that launch's :class:`~warpsim.ptx.launch.LaunchResult`): a legal schedule of the
     GPU gives other results, so something is unordered (a race the shadow did not see, such as one behind a named
-    barrier, or a value that depends on who came first)."""
+    barrier, or a value that depends on who came first). ``regions``: ``{buffer: [(name, start, stop), ...]}``, the
+    named parts of a buffer (a dialect program's buffers in its one global memory), each reported on its own."""
     found = {}
     for order in orders:
         other = module.launch(kernel, quiet=True, warp_order=order, **launch)
         for name, want in result.buffers.items():
             got = other.buffers.get(name)
-            if got is None or name in found:
+            if got is None:
                 continue
             a, b = np.ascontiguousarray(want).view(np.uint8).reshape(-1), np.ascontiguousarray(got).view(np.uint8).reshape(-1)
             bad = np.flatnonzero(a != b)
-            if bad.size:
-                label = name_params(name) if name_params else name
-                found[name] = Finding(
-                    "race", "schedule", "error", "Results depend on the warp schedule", [],
-                    [f"buffer {label}: {bad.size} bytes differ (the first at byte {int(bad[0])}) when the warps take "
-                     f"turns as {order.tolist()} instead of {list(range(order.size))}"])
+            parts = (regions or {}).get(name) or [(name_params(name) if name_params else name, 0, a.size)]
+            for label, start, stop in parts:
+                inside = bad[(bad >= start) & (bad < stop)] - start
+                if inside.size and label not in found:
+                    found[label] = Finding(
+                        "race", "schedule", "error", "Results depend on the warp schedule", [],
+                        [f"buffer {label}: {inside.size} bytes differ (the first at byte {int(inside[0])}) when the "
+                         f"warps take turns as {order.tolist()} instead of {list(range(order.size))}"])
     return list(found.values())
