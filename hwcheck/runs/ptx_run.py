@@ -534,8 +534,9 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
     sim0 = ptx.load(text, filename=kernel.module.filename, arch=target, ptxas=ptxas, cubin=cubin_of(text))
     d0 = sim0.decoded(name)
     decided = sim0.contraction.as_dict()
-    if decided.get("cubin"):                   # a temporary file of this machine: the report keeps its name only
-        decided["cubin"] = os.path.basename(decided["cubin"])
+    for key in ("cubin", "path"):              # files of this machine (a temporary cubin, ptxas): names only
+        if decided.get(key):
+            decided[key] = os.path.basename(decided[key])
     run.contraction = {**decided, "pairs": len(sim0.contraction.pairs),
                        "gpu_code": "cubin from this ptxas" if cubin_of(text) else "PTX (the driver's JIT)"}
     if trace:

@@ -45,6 +45,7 @@ import numpy as np
 from hwcheck.runs.compare_program import RegisterNames, compare_global, compare_shared, compare_snapshots
 from hwcheck.errors import HwcheckError
 from hwcheck.runs.races import schedule_dependent_accesses
+from hwcheck.device.gpu import module_key
 from hwcheck.report import REPO_ROOT, new_report, write_json_atomic
 from warpsim.errors import ProgramWarning, SimulatorFault, WarpsimError
 from warpsim.isa.arith import DEFAULT_ARCH
@@ -56,6 +57,17 @@ __all__ = ["RUN_RECORDS", "Job", "SeedResult", "ProgramRun", "ProgramOutcome", "
            "launch_program", "run_programs", "summary_table", "programs_report"]
 
 RUN_RECORDS = 20      # register records and memory records kept per run (every mismatch is counted)
+KEYS = "portable"     # a run's module_key hashes keyed_text(): the same wherever the repository sits
+
+
+def keyed_text(text: str) -> str:
+    """The lowered PTX as a run's ``module_key`` hashes it: the program files' paths in its ``.file`` lines taken
+    relative to the repository (they are absolute where the trace read them), so a report checks on any checkout.
+
+    >>> keyed_text(f'.file 1 "{REPO_ROOT}/examples/gemm_smem.py"')
+    '.file 1 "examples/gemm_smem.py"'
+    """
+    return text.replace(f'"{REPO_ROOT}/', '"')
 
 
 @dataclass(frozen=True)
@@ -235,7 +247,8 @@ class _Checker:
         self.names = RegisterNames(t.tensors)
         run.warnings.extend(schedule_dependent_accesses(t.stream))
         self.module = gpu.ptx_module(self.lowered.text)
-        run.module_key, run.compile_s = self.module.key, self.module.compile_seconds
+        run.module_key = module_key(keyed_text(self.lowered.text), gpu.info.arch, gpu.info.cupy_version)
+        run.compile_s = self.module.compile_seconds
 
     def check(self, seed: int, arch: str) -> SeedResult:
         run, low = self.run, self.lowered
@@ -304,7 +317,7 @@ def run_programs(gpu, jobs, *, seeds: int, first_seed: int = 0, arch: str = DEFA
     everything; the seeds finished so far are reported with ``"status": "error"`` and exit status 3.
     """
     log = sys.stderr if log is None else log
-    settings = {"programs": sorted({j.path for j in jobs}), "repo_root": REPO_ROOT, "seeds": seeds,
+    settings = {"programs": sorted({j.path for j in jobs}), "module_keys": KEYS, "seeds": seeds,
                 "first_seed": first_seed,
                 "simulator_arch": arch, "trace_mode": mode, "records_per_run": RUN_RECORDS, **(extra or {})}
     runs, error = [], None

@@ -14,7 +14,7 @@ from hwcheck.arch import model_arch
 from hwcheck.campaigns.campaign import build_cases
 from hwcheck.device.gpu import module_key
 from hwcheck.device.kernels import module_source
-from hwcheck.report import REPO_ROOT
+from hwcheck.runs.run import KEYS, keyed_text
 from warpsim.program.lower import lower
 from warpsim.isa.arith import get_arch, neighbours
 
@@ -169,19 +169,12 @@ def _lowered(trace):
     return hit[1]
 
 
-def _as_lowered_at(text, root):
-    """``text`` as it was lowered in a checkout at ``root``: the program files' paths in its ``.file`` lines (part of
-    the module key) rebased from this checkout's root onto that one."""
-    if root is None or root == REPO_ROOT:
-        return text
-    return text.replace(f'"{REPO_ROOT}/', f'"{root}/')
-
-
-def programs_problems(report, expected, seeds, *, cc="90", now=None, root=None):
+def programs_problems(report, expected, seeds, *, cc="90", now=None):
     """Problems of a programs report that should hold ``expected``: ``{(name, params items): (program,
-    params)}``, each run for ``seeds`` seeds. ``root``: where the checkout that made the report was, if the report
-    does not say (``settings.repo_root``): module keys hash the lowered PTX, whose ``.file`` lines hold paths."""
-    root = (report.get("settings") or {}).get("repo_root", root)
+    params)}``, each run for ``seeds`` seeds. A run's module key is checked against today's lowering where the
+    report's keys are portable (``settings.module_keys``, :func:`hwcheck.runs.run.keyed_text`); the keys of a
+    report made before hashed the device checkout's absolute paths, which no report records: not checked."""
+    portable = (report.get("settings") or {}).get("module_keys") == KEYS
     now = now or datetime.datetime.now(datetime.timezone.utc)
     where = "programs.json"
     out = _head_problems(where, report, cc, now)
@@ -199,8 +192,8 @@ def programs_problems(report, expected, seeds, *, cc="90", now=None, root=None):
         at = f"{where}: run {key}"
         trace = program.trace(params, mode="vector")
         low = _lowered(trace)
-        want_key = module_key(_as_lowered_at(low.text, root), str(gpu.get("arch")), str(gpu.get("cupy_version")))
-        if run.get("module_key") != want_key:
+        want_key = module_key(keyed_text(low.text), str(gpu.get("arch")), str(gpu.get("cupy_version")))
+        if portable and run.get("module_key") != want_key:
             out.append(f"{at}: module_key {run.get('module_key')!r} is not today's code ({want_key})")
         if run.get("instructions") != len(trace.stream) or run.get("snapshot_slots") != low.snap_positions \
                 or run.get("threads") != low.threads:

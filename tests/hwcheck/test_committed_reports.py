@@ -22,7 +22,7 @@ from hwcheck.campaigns.campaign import build_cases
 from hwcheck.device.gpu import GpuInfo, module_key
 from hwcheck.device.kernels import module_source
 from hwcheck.progress import Progress
-from hwcheck.runs.run import param_choices
+from hwcheck.runs.run import KEYS, keyed_text, param_choices
 from report_checks import FAKE_GPU_NAME, campaign_problems, programs_problems
 from warpsim.program import load_program
 
@@ -41,9 +41,8 @@ PROGRAMS_GPU_COMMAND = "python3 -m hwcheck acceptance --out OUT --only programs"
 # lowering (the text the simulator runs), module keys are the PTX's; the H100's run of 2026-12-06 made it. The H200's
 # reports (h200-programs.json, h200-rerun-programs.json) are the CUDA lowering's, kept as the record of that path.
 PROGRAMS_REPORT = os.path.join(ROOT, "conformance", "h100", "h100-80gb-hbm3-programs.json")
-# Its module keys hash the lowered PTX, whose .file lines hold the programs' absolute paths; the device's copy of the
-# repository was at /work/main (reports made since say where: settings.repo_root).
-PROGRAMS_REPORT_ROOT = "/work/main"
+# Its module keys hashed the lowered PTX with the device checkout's absolute paths in its .file lines, which the
+# report does not record: they are not checked (reports made since hash portable text: settings.module_keys).
 
 
 def _path(name):
@@ -92,7 +91,7 @@ def programs():
     with open(PROGRAMS_REPORT) as f:
         report = json.load(f)
     expected, awaiting = _checked_programs(report)
-    return report, expected, awaiting, programs_problems(report, expected, PROGRAM_SEEDS, root=PROGRAMS_REPORT_ROOT)
+    return report, expected, awaiting, programs_problems(report, expected, PROGRAM_SEEDS)
 
 
 def test_programs_report_is_whole_and_sound(programs):
@@ -171,13 +170,31 @@ PROGRAM_EDITS = {
 }
 
 
+def test_portable_module_keys_are_checked(programs):
+    """A report with portable keys (what ``hwcheck run`` writes now) has each run's key checked against today's
+    lowering: the committed report re-keyed so passes, and a garbage key in it is caught."""
+    from report_checks import _lowered
+    report, expected, _awaiting, _problems = programs
+    rekeyed = copy.deepcopy(report)
+    rekeyed["settings"]["module_keys"] = KEYS
+    gpu = rekeyed["gpu"]
+    for run in rekeyed["runs"]:
+        program, params = expected[(run["name"], tuple(sorted((k, str(v)) for k, v in run["params"].items())))]
+        low = _lowered(program.trace(params, mode="vector"))
+        run["module_key"] = module_key(keyed_text(low.text), gpu["arch"], gpu["cupy_version"])
+    assert not programs_problems(rekeyed, expected, PROGRAM_SEEDS)
+    rekeyed["runs"][0]["module_key"] = "0123456789abcdef"
+    assert any("module_key" in p for p in programs_problems(rekeyed, expected, PROGRAM_SEEDS))
+
+
 @pytest.mark.parametrize("edit", sorted(PROGRAM_EDITS))
 def test_a_planted_edit_of_the_programs_report_is_caught(edit, programs):
     report, expected, _awaiting, problems = programs
     assert not problems
     path, value = PROGRAM_EDITS[edit]
-    assert programs_problems(_set(report, path, value), expected, PROGRAM_SEEDS, root=PROGRAMS_REPORT_ROOT), \
-        f"{edit} was not caught"
+    if edit == "a run's module key" and report["settings"].get("module_keys") != KEYS:
+        pytest.skip("the committed report's module keys hash the device checkout's paths: not checked (see above)")
+    assert programs_problems(_set(report, path, value), expected, PROGRAM_SEEDS), f"{edit} was not caught"
 
 
 @pytest.fixture(scope="module")
