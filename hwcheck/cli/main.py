@@ -397,14 +397,14 @@ def _cmd_fuzz(args, argv) -> int:
 
 
 def _cmd_lower(args, argv) -> int:
-    import subprocess
     import tempfile
     from hwcheck.report import write_text_atomic
-    from warpsim.errors import WarpsimError
+    from warpsim.errors import ContractionError, WarpsimError
+    from warpsim.ptx.syntax import parse_module
     from warpsim.program.arguments import parse_pairs
     from warpsim.program.lower import lower
     from warpsim.program.program import load_program
-    from warpsim.toolchain import find_ptxas
+    from warpsim.toolchain import compile_cubin, find_ptxas
     from hwcheck.arch import ptx_target
     try:
         program = load_program(args.program)
@@ -431,18 +431,16 @@ def _cmd_lower(args, argv) -> int:
         name = os.path.basename(args.out) if args.out else "warpsim_program.ptx"
         arch = ptx_target(args.arch)
         with tempfile.TemporaryDirectory(prefix="hwcheck-lower-") as tmp:
-            src, out = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
-            with open(src, "w") as f:
-                f.write(lowered.text)
-            done = subprocess.run([ptxas, f"-arch={arch}", src, "-o", out], capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.stderr.write(f"hwcheck lower: {name} does not assemble for {arch}; ptxas said:\n"
-                                 f"{done.stderr.replace(src, name)}")
+            out = os.path.join(tmp, "k.cubin")                        # compile_cubin writes k.cubin.ptx beside it
+            try:
+                compile_cubin(lowered.text, parse_module(lowered.text, name), arch, ptxas, out, filename=name)
+            except ContractionError as e:
+                sys.stderr.write(f"hwcheck lower: {name} does not assemble for {arch}: "
+                                 f"{str(e).replace(out + '.ptx', name)}\n")
                 return EXIT_USAGE
             size = os.path.getsize(out)
         report = sys.stdout if args.out else sys.stderr   # stdout holds the PTX when there is no -o
-        report.write(f"assembled {name} for {arch} with ptxas: {size} bytes of cubin; "
-                     f"log: {done.stderr.strip() or '(empty)'}\n")
+        report.write(f"assembled {name} for {arch} with ptxas: {size} bytes of cubin\n")
     return EXIT_OK
 
 

@@ -42,3 +42,30 @@ def test_only_a_permutation_of_the_warps(order):
     m = ptx.load(KERNEL, ptxas="none")
     with pytest.raises(ValueError, match="is not a permutation of the 4 warps"):
         m.launch("k", block=128, args={"out": np.zeros(128, np.uint32)}, warp_order=order)
+
+
+# warp 1 stores an offset to shared memory and warp 0 loads through it, no barrier between: in the simulator's order
+# warp 0 reads 0 (in bounds); with warp 1 first it reads 1 << 20 and faults
+FAULTS_IN_ONE_ORDER = """.version 8.0 .target sm_80 .address_size 64
+.visible .entry k(.param .u64 out) {
+  .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<4>; .shared .align 4 .b32 s[1];
+  ld.param.u64 %rd1, [out]; cvta.to.global.u64 %rd1, %rd1; mov.u32 %r1, %tid.x; mov.u32 %r2, s;
+  setp.lt.u32 %p1, %r1, 32;
+  @!%p1 st.shared.u32 [%r2], 1048576;
+  @%p1 ld.shared.u32 %r3, [%r2];
+  @%p1 cvt.u64.u32 %rd2, %r3;
+  @%p1 add.s64 %rd3, %rd1, %rd2;
+  @%p1 st.global.u32 [%rd3], %r1;
+  ret;
+}
+"""
+
+
+def test_an_order_that_faults_is_a_schedule_finding():
+    from warpsim.sanitize import sanitize_launch
+    m = ptx.load(FAULTS_IN_ONE_ORDER, ptxas="none")
+    report = sanitize_launch(m, "k", block=(64, 1, 1), args={"out": np.zeros(4, np.uint32)}, tools={"mem"},
+                             schedules=1)
+    (finding,) = report.findings
+    assert (finding.tool, finding.kind) == ("race", "schedule")
+    assert finding.detail[0].startswith("the launch stops when the warps take turns as [1, 0]: ")

@@ -298,7 +298,7 @@ def test_the_sanitizer_finds_a_race_between_programs_on_the_kernels_own_line():
     (finding,) = report.findings
     assert (finding.tool, finding.kind) == ("race", "WAW")
     assert [s["source"] for s in finding.sites] == [f"triton_kernels.py:{line}"] * 2
-    assert "buffer total_ptr bytes [0, 4)" in report.text()
+    assert "buffer total_ptr (sum_store_kernel_param_1) bytes [0, 4)" in report.text()
     assert total[0] in [np.float32(x[k:k + 256].astype(np.float64).sum()) for k in range(0, 1000, 256)]
     assert not wt.sanitize(tk.sum_atomic_kernel, (4,), x, np.zeros(1, np.float32), 1000, BLOCK=256).findings
     with pytest.raises(AssertionError, match=r"(?s)warpsim sanitizer: sum_store_kernel:\n.*WAW hazard, global memory"):

@@ -21,7 +21,8 @@ from warpsim.files import dump_names, make_out_dir
 from warpsim.program.arguments import load_inputs, parse_pairs
 
 __all__ = ["arch_option", "add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
-           "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "note", "dump_names",
+           "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "note", "count_option",
+           "dump_names",
            "make_out_dir"]
 
 
@@ -41,14 +42,14 @@ def add_program_arguments(parser):
                         help="a program param, e.g. --param dtype=bf16 (repeatable)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="an input buffer as raw bits (uint16 for 16-bit types), e.g. --input q=q.npy")
-    parser.add_argument("--seed", type=_count, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=count_option, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--arch", type=arch_option, default=DEFAULT_ARCH, metavar="{sm_80,sm_90}",
                         help="tensor-core arithmetic model (default sm_90)")
     parser.add_argument("--trace", choices=("vector", "thread"), default="vector",
                         help="tracing mode: a warp at once (default) or thread by thread")
     parser.add_argument("--strict", action="store_true",
                         help="a read of a register never written is an error, not a warning")
-    parser.add_argument("--max-smem-bytes", type=_count, default=None, metavar="BYTES",
+    parser.add_argument("--max-smem-bytes", type=count_option, default=None, metavar="BYTES",
                         help="allow this much shared memory per CTA (default: the arch's, 227 KB on sm90, "
                              "163 KB on sm80)")
 
@@ -113,7 +114,7 @@ def note(verb):
     return say
 
 
-def _count(text):
+def count_option(text):
     try:
         value = int(text)
     except ValueError:

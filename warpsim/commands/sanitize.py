@@ -34,18 +34,17 @@ def _report_arguments(parser):
     parser.add_argument("--tool", default="all", metavar="TOOLS",
                         help=f"what to check: {', '.join(TOOLS)} or all (default), comma-separated")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON to FILE")
-    parser.add_argument("--schedules", type=_count, default=0, metavar="N",
+    parser.add_argument("--schedules", type=_schedules, default=0, metavar="N",
                         help="also run the launch with the warps taking turns in N other orders (the reverse, then "
                              "random ones from --seed) and report buffers whose results differ (default 0)")
 
 
-def _count(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 1000, got {text!r}")
+def _schedules(text):
+    """``--schedules``: a count (:func:`~warpsim.commands.program_args.count_option`) of at most 1000 runs."""
+    from warpsim.commands.program_args import count_option
+    value = count_option(text)
+    if value > 1000:
+        raise argparse.ArgumentTypeError(f"at most 1000 other schedules, got {value}")
     return value
 
 

@@ -425,16 +425,29 @@ class Kernel:
         Kernel(None, "k", [KernelParam("k_param_0", "u64", source_name="out")], "sm_90").name_params(
             "past the end of buffer k_param_0 [0x0, 0x4)") == "past the end of buffer out (k_param_0) [0x0, 0x4)"
         """
-        for p in self.params:
-            if p.source_name and p.source_name != p.name:
-                text = re.sub(rf"\b(buffer|parameter) {re.escape(p.name)}(?![\w$.])",
-                              lambda m, p=p: f"{m.group(1)} {p.source_name} ({p.name})", text)
-        return text
+        return naming_params({p.name: p.source_name for p in self.params})(text)
 
     def buffers(self, result):
         """``result.buffers`` keyed by the name the user would give (source name where known)."""
         by_ptx = {p.name: (p.source_name or p.name) for p in self.params}
         return {by_ptx.get(name, name): value for name, value in result.buffers.items()}
+
+
+def naming_params(names):
+    """A function that writes each ``buffer NAME`` / ``parameter NAME`` of a text whose PTX param ``NAME`` the source
+    names otherwise (``names``: ``{PTX name: source name}``) as ``buffer SOURCE (NAME)`` (:meth:`Kernel.name_params`;
+    the Python front ends' sanitizer reports).
+
+    naming_params({"k_param_1": "total_ptr"})("buffer k_param_1 bytes [0, 4)") == "buffer total_ptr (k_param_1) bytes [0, 4)"
+    """
+    renamed = [(ptx, source) for ptx, source in names.items() if source and source != ptx]
+
+    def name(text):
+        for ptx, source in renamed:
+            text = re.sub(rf"\b(buffer|parameter) {re.escape(ptx)}(?![\w$.])",
+                          lambda m, source=source, ptx=ptx: f"{m.group(1)} {source} ({ptx})", text)
+        return text
+    return name
 
 
 def open_kernel(source, kernel, arch="sm_90", nvcc_flags=(), module=None, compiled=None, ptxas="auto", cubin=None,

@@ -319,20 +319,16 @@ def sanitize_launch(module, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None
 
 def sanitizing_launcher(tools, display):
     """A Python front end's launcher (``launch(module, entry, launch keywords, names)`` of ``warpsim.frontends``):
-    the launch under the sanitizer (``tools``: text or a set), its report titled ``display``, PTX parameter names
-    replaced in messages by the source's (``names``: ``{PTX name: name}``, given with each launch); returns
+    the launch under the sanitizer (``tools``: text or a set), its report titled ``display``, buffers and parameters
+    named in messages as the source names them (``names``: ``{PTX name: name}``, given with each launch:
+    :func:`warpsim.frontends.kernel.naming_params`); returns
     ``(the launch's result, the report)``."""
     chosen = parse_tools(tools) if isinstance(tools, str) else frozenset(tools)
 
     def launch(module, entry, kw, names):
-        pairs = sorted(names.items(), key=lambda p: -len(p[0]))      # longest first: _param_1 never eats _param_10
-
-        def rename(text):
-            for ptx_name, name in pairs:
-                text = text.replace(ptx_name, name)
-            return text
+        from warpsim.frontends.kernel import naming_params
         report = sanitize_launch(module, entry, kw["grid"], kw["block"], kw["args"], kw["smem"], kw["arch"],
-                                 tools=chosen, quiet=kw["quiet"], name_params=rename, display=display)
+                                 tools=chosen, quiet=kw["quiet"], name_params=naming_params(names), display=display)
         return report.result, report
     return launch
 
@@ -378,7 +374,14 @@ def schedule_findings(module, kernel, launch, result, orders, name_params=None, 
     named parts of a buffer (a dialect program's buffers in its one global memory), each reported on its own."""
     found = {}
     for order in orders:
-        other = module.launch(kernel, quiet=True, warp_order=order, **launch)
+        try:
+            other = module.launch(kernel, quiet=True, warp_order=order, **launch)
+        except (SimulatorFault, DeviceAssertion) as e:        # this order deadlocks or faults where ours did not
+            message = name_params(str(e)) if name_params else str(e)
+            found.setdefault("(launch)", Finding(
+                "race", "schedule", "error", "Results depend on the warp schedule", [],
+                [f"the launch stops when the warps take turns as {order.tolist()}: {message}"]))
+            continue
         for name, want in result.buffers.items():
             got = other.buffers.get(name)
             if got is None:
