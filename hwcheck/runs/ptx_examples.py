@@ -37,7 +37,8 @@ import numpy as np
 
 from hwcheck.report import REPO_ROOT as ROOT
 
-__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "AS_COMPILED_EXAMPLES", "FLASH_BENCH_EXAMPLE",
+__all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "AS_COMPILED_EXAMPLES", "HOPPER_EXAMPLES",
+           "FLASH_BENCH_EXAMPLE",
            "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command",
            "reported_gpu_time", "run_ptx_examples", "CORPUS_EXAMPLES"]
 
@@ -173,6 +174,27 @@ def _as_compiled():
 # the kernels written as users write them, built with nvcc's defaults (``--only as-compiled``), run with
 # FLASH_TRACE_CAPACITY: a thread of the flash kernel at N = 1024 writes ~12,300 registers
 AS_COMPILED_EXAMPLES = _as_compiled()
+
+
+def _hopper():
+    """The wgmma kernels of ``examples/hopper/wgmma_probe.cu`` (``-arch=sm_90a``): each of its ten CuTe GMMA atoms on
+    96 CTAs (every pair of descriptor layouts, three start offsets, scale-d true and false); ``x`` the shared
+    memory's 16-bit values, ``c`` the accumulators' initial bits, ``y`` their final bits (R registers a thread)."""
+    kernels = (("ss_f32_f16_n64_k_k", 32), ("ss_f32_f16_n64_k_mn", 32), ("ss_f32_f16_n64_mn_k", 32),
+               ("ss_f32_f16_n64_mn_mn", 32), ("ss_f32_f16_n256_k_mn", 128), ("ss_f32_f16_n24_mn_k", 12),
+               ("ss_f32_bf16_n64_k_mn", 32), ("ss_f16_f16_n64_k_k", 16), ("ss_f32_f16_n16_neg", 8),
+               ("rs_f32_f16_n32_k_mn", 16))
+    out = []
+    for name, regs in kernels:
+        words = 96 * 128 * regs
+        c = f"c=random:f16:{2 * words}" if name.startswith("ss_f16") else f"c=random:f32:{words}"
+        x = "x=random:bf16:24576" if "bf16" in name else "x=random:f16:24576"
+        out.append(("examples/hopper/wgmma_probe.cu", name, 96, 128, 0, [x, c, f"y=zeros:u32:{words}"]))
+    return tuple(out)
+
+
+# Hopper's wgmma through CuTe's SM90 GMMA atoms, directed at the descriptor's layouts (``--only hopper``)
+HOPPER_EXAMPLES = _hopper()
 # the launch bench/bench_flash.py simulates (f16, d = 64, not causal, B = 1, H = 2, N = 512), whose GPU time the
 # benchmark prints beside the simulator's once a committed report has it (its command: FLASH_BENCH_COMMAND)
 FLASH_BENCH_EXAMPLE = _flash_launch("flash_fwd.cu", "f16", 64, False, 1, 2, 512)
@@ -316,7 +338,7 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     try:
-        examples = (*PTX_EXAMPLES, *FLASH_EXAMPLES, *AS_COMPILED_EXAMPLES)
+        examples = (*PTX_EXAMPLES, *FLASH_EXAMPLES, *AS_COMPILED_EXAMPLES, *HOPPER_EXAMPLES)
         paths = export_ptx([os.path.join(ROOT, e[0]) for e in examples], args.export, args.arch)
     except Exception as e:   # CompileError, HwcheckError, a bad --arch: one line
         sys.stderr.write(f"hwcheck ptx export: {e}\n")

@@ -2,7 +2,7 @@
 GPU, CuPy, torch with CUDA, Triton and numba-cuda).
 
 ``python tests/pyfronts/gpu_check.py [--arch sm_90] [--report FILE]`` from the repository root. Every kernel of
-triton_kernels.py (11), numba_kernels.py (8) and cupy_kernels.py (4) runs twice, unchanged: on the GPU (Triton's
+triton_kernels.py (12 cases), numba_kernels.py (8) and cupy_kernels.py (4) runs twice, unchanged: on the GPU (Triton's
 host wrapper on CUDA torch tensors, ``kernel[grid, block]`` on Numba device arrays, ``cupy.RawKernel``) and on
 warpsim (the same wrapper inside ``warpsim.triton.simulate()`` on numpy copies, ``warpsim.numba.launch``,
 ``warpsim.cupy.RawKernel``; a C++ kernel through ``RawModule`` with ``name_expressions``, as CuPy wants it).
@@ -11,8 +11,9 @@ lines (the GPU's lines are read from file descriptor 1). One line per kernel: ``
 differing element; ``--report`` writes the lines as JSON. Exit status 1 when any differs.
 
 ``--arch`` is the model warpsim runs and the target it compiles for: the GPU's own (sm_90 on an H100), so both
-sides run the same compiler's output and the same arithmetic. The ``tl.dot`` kernel uses 32-row tiles, for which
-Triton builds ``mma.sync`` on sm_90 too (``wgmma`` needs 64 rows: the Hopper issue). ``--offline`` replaces the GPU
+sides run the same compiler's output and the same arithmetic. The ``tl.dot`` kernel runs twice: with 32-row tiles,
+for which Triton builds ``mma.sync`` on sm_90 too, and with 64x64 tiles, for which it builds ``wgmma`` (its
+operands in swizzled shared memory through matrix descriptors; on sm_80 both are ``mma.sync``). ``--offline`` replaces the GPU
 by warpsim at sm_80 (a check of this harness, and of sm_80 and sm_90 builds agreeing, on a machine without a
 GPU; the ``tl.dot`` kernel then differs in 3 bytes, the A100's and the H100's tensor-core arithmetic). A kernel that raises is reported as an error and the others still run. Order-dependent results are left out or made exact: the
 float atomic sums run on integer-valued floats (every partial sum exact, so the GPU's order cannot change them).
@@ -99,6 +100,7 @@ def triton_cases(arch):
     ln_x = rng.standard_normal((24, 300)).astype(np.float32)
     a, b = (rng.standard_normal((64, 80)) / 4).astype(np.float16), (rng.standard_normal((80, 48)) / 4).astype(np.float16)
     ints = rng.integers(0, 1000, 1000).astype(np.int32)
+    wa, wb = (rng.standard_normal((128, 96)) / 4).astype(np.float16), (rng.standard_normal((96, 128)) / 4).astype(np.float16)
     return [  # name, run(arrays), arrays, output index, warpsim arch, printf
         ("triton add", tk.run_add, [x[0], x[1], np.zeros(100, np.float32)], 2, arch, False),
         ("triton fused softmax", tk.run_softmax, [x, np.zeros_like(x)], 1, arch, False),
@@ -106,6 +108,8 @@ def triton_cases(arch):
          [ln_x, rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32),
           np.zeros_like(ln_x), np.zeros(24, np.float32), np.zeros(24, np.float32)], 3, arch, False),
         ("triton matmul (tl.dot)", tk.run_matmul, [a, b, np.zeros((64, 48), np.float16)], 2, arch, False),
+        ("triton matmul 64x64 tiles (wgmma on sm_90)", lambda a_, b_, c_: tk.run_matmul(a_, b_, c_, block=64),
+         [wa, wb, np.zeros((128, 128), np.float16)], 2, arch, False),
         ("triton float atomic sum", tk.run_sum_atomic,
          [rng.integers(-1000, 1000, 3000).astype(np.float32), np.zeros(1, np.float32)], 1, arch, False),
         ("triton atomic histogram", tk.run_histogram, [ints, np.zeros(16, np.int32)], 1, arch, False),

@@ -54,6 +54,24 @@ def source_nvcc_flags(text):
     return tuple(word for line in NVCC_FLAGS_LINE.findall(text) for word in line.split())
 
 
+_ARCH_FLAG = re.compile(r"^(?:-arch|--gpu-architecture)=(sm_\d+)([af]?)$")
+
+
+def _arch_flag(arch, flags, path):
+    """``-arch=<arch>``, or nothing where ``flags`` name the arch-specific variant of it themselves
+    (``-arch=sm_90a``, which Hopper's ``wgmma``, TMA and ``setmaxnreg`` need: a file asks for it with
+    ``// warpsim: nvcc-flags -arch=sm_90a``); ``CompileError`` for an arch flag of another GPU."""
+    for flag in flags:
+        m = _ARCH_FLAG.match(flag)
+        if m is None:
+            continue
+        if m.group(1) != arch:
+            raise CompileError(f"{Path(path).name}: nvcc flag {flag} is for another GPU than --arch {arch} "
+                               f"(the arch-specific variant {arch}a is allowed)")
+        return ""
+    return f"-arch={arch}"
+
+
 def cuda_source_text(path):
     """The text of a CUDA source followed by the texts of the ``#include "..."`` files found beside it
     (recursively): where its ``__global__`` functions are, for a file that includes another."""
@@ -76,7 +94,9 @@ def compile_cuda(path, arch="sm_80", nvcc_flags=(), cache=True):
         raise CompileError(f"{path.name}: includes CuTe/CUTLASS headers, which are not installed "
                            "(pip install 'warpsim[cute]': the nvidia-cutlass wheel)")
     own = source_nvcc_flags(text)
-    flags = [*NVCC_BASE_FLAGS, f"-arch={arch}", *[f"-I{d}" for d in includes], *own, *nvcc_flags]
+    flags = [*NVCC_BASE_FLAGS, _arch_flag(arch, [*own, *nvcc_flags], path), *[f"-I{d}" for d in includes], *own,
+             *nvcc_flags]
+    flags = [f for f in flags if f]
     key = cache_key("cuda", _nvcc_version(nvcc), package_version("nvidia-cutlass"), " ".join(flags),
                 _source_with_local_headers(path))
     with cache_lock(key) if cache else contextlib.nullcontext():   # one compile of a source at a time

@@ -5,7 +5,7 @@ An ``@njit`` primitive cannot raise a rich Python exception, so it fills ``fault
 ``warpsim.errors.SimulatorFault`` naming the PTX instruction, the warp, the lane and the value.
 
 The fault codes are one number space, stated here whole so that no two faults share a code (reports
-and tests rely on the numbers): 1-5 are an instruction primitive's (its operands and addresses), 20-29
+and tests rely on the numbers): 1-6 are an instruction primitive's (its operands and addresses), 20-29
 are the PTX core's (:mod:`warpsim.ptx`: cp.async races, divergence, barriers, traps, limits), which
 fills the same first four fields of its ``int64[8]`` fault array (``code, thread, value, extra, pc,
 space, warp, aux``, :mod:`warpsim.ptx.codes`) and words the messages in :mod:`warpsim.ptx.launch`.
@@ -24,9 +24,9 @@ from warpsim.errors import SimulatorFault
 
 __all__ = [
     "FAULT_NONE", "FAULT_MISALIGNED", "FAULT_OUT_OF_RANGE", "FAULT_BAD_REGISTER", "FAULT_BAD_TYPES",
-    "FAULT_BAD_OPERAND", "FAULT_RACE", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
+    "FAULT_BAD_OPERAND", "FAULT_BAD_DESCRIPTOR", "FAULT_RACE", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
     "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE",
-    "new_fault", "set_fault", "clear_fault", "fault_message", "raise_fault",
+    "new_fault", "set_fault", "clear_fault", "fault_message", "descriptor_problem", "raise_fault",
 ]
 
 FAULT_NONE = 0
@@ -35,6 +35,7 @@ FAULT_OUT_OF_RANGE = 2   # lane, address, access size; the memory size is given 
 FAULT_BAD_REGISTER = 3   # -, register index, registers per thread
 FAULT_BAD_TYPES = 4      # -, ab code, cd code
 FAULT_BAD_OPERAND = 5    # -, operand value, its limit (e.g. a half index, an access size)
+FAULT_BAD_DESCRIPTOR = 6  # -, the wgmma matrix descriptor's bits, why (1: a base offset with a swizzled layout)
 # the PTX core's: thread (or lane 0's thread), value, extra
 FAULT_RACE = 20          # a cp.async destination read or written before its wait: address, bytes
 FAULT_DIVERGENT = 21     # value: executing lanes, extra: lanes required
@@ -101,7 +102,16 @@ def fault_message(fault, instruction, warp=None, nbytes=None, space="shared", en
         return f"{head}: unsupported type combination (ab code {value}, cd code {extra})"
     if code == FAULT_BAD_OPERAND:
         return f"{head}: operand value {value} is not allowed (limit {extra})"
+    if code == FAULT_BAD_DESCRIPTOR:
+        return f"{head}: {descriptor_problem(value, extra)}"
     return f"{head}: fault code {code} (lane {lane}, value {value}, extra {extra})"
+
+
+def descriptor_problem(bits, why):
+    """What is wrong with a wgmma matrix descriptor (``FAULT_BAD_DESCRIPTOR``'s value and extra), in words."""
+    bits &= (1 << 64) - 1
+    return (f"matrix descriptor {bits:#018x} has base offset {(bits >> 49) & 7} with a swizzled layout (not "
+            f"modelled: warpsim models base offset 0, as CuTe and Triton write it)")
 
 
 def raise_fault(fault, instruction, warp=None, nbytes=None, space="shared", entry=None):

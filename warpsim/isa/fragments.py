@@ -35,7 +35,8 @@ __all__ = [
     "FragmentMap", "LdmatrixMap",
     "MMA_M16N8K16_A", "MMA_M16N8K16_B", "MMA_M16N8K16_C_F32", "MMA_M16N8K16_C_F16",
     "MMA_M16N8K8_A", "MMA_M16N8K8_B", "MMA_M16N8K8_C_F32", "MMA_M16N8K8_C_F16",
-    "MMA_FRAGMENTS", "MMA_REGS", "LDMATRIX_MAPS", "ldmatrix_map", "to_fragment", "from_fragment",
+    "MMA_FRAGMENTS", "MMA_REGS", "WGMMA_A", "WGMMA_N", "wgmma_d_map", "LDMATRIX_MAPS", "ldmatrix_map",
+    "to_fragment", "from_fragment",
 ]
 
 
@@ -145,6 +146,41 @@ MMA_REGS = {
     (shape, operand[len("C."):]): (MMA_FRAGMENTS[(shape, "A")].regs, MMA_FRAGMENTS[(shape, "B")].regs, fmap.regs)
     for (shape, operand), fmap in MMA_FRAGMENTS.items() if operand.startswith("C.")
 }
+
+
+# wgmma.mma_async.m64nNk16 (sm_90a), PTX "Register fragments and shared memory matrix layouts" of wgmma. The
+# warpgroup's four warps each hold 16 rows of the 64: warp w % 4 rows 16 * (w % 4) + (0..15). Within its rows a warp
+# holds A (from registers) exactly as mma.m16n8k16's A, and D as mma's C repeated along N: value i (i < N/2) in
+# n8 block i // 4, at (g + 8 * ((i % 4) // 2), 8 * (i // 4) + 2t + i % 2); f32 one value per register, f16 two.
+WGMMA_N = tuple(range(8, 257, 8))                 # the N of m64nNk*: 8, 16, ..., 256
+WGMMA_A = MMA_M16N8K16_A                          # (T32,V8) -> (M16,K16) of the warp's rows
+
+
+def wgmma_d_map(n, cd):
+    """The accumulator map of one warp of ``wgmma.mma_async.m64n{n}k*`` with ``.{cd}`` accumulators: its 16 rows x n.
+
+    >>> wgmma_d_map(256, "f32").regs, wgmma_d_map(64, "f16").regs
+    (128, 16)
+    >>> wgmma_d_map(64, "f32").at(5, 6, 0)           # lane 5: g=1, t=1; d6 = block 1, (g+8, 8 + 2t)
+    (9, 10)
+    """
+    if n not in WGMMA_N or cd not in ("f32", "f16"):
+        raise ValueError(f"wgmma_d_map: n must be one of 8, 16, ..., 256 and cd f32 or f16, got {n!r}, {cd!r}")
+    return _wgmma_d_maps(n, cd)
+
+
+def _wgmma_d_offsets(n):
+    return tuple((8 * ((i % 4) // 2), 8 * (i // 4) + i % 2) for i in range(n // 2))
+
+
+_WGMMA_D = {}
+
+
+def _wgmma_d_maps(n, cd):
+    if (n, cd) not in _WGMMA_D:
+        _WGMMA_D[n, cd] = FragmentMap(f"wgmma.m64n{n}.D.{cd}", (16, n), "g,2t", _wgmma_d_offsets(n),
+                                      per_reg=1 if cd == "f32" else 2)
+    return _WGMMA_D[n, cd]
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     sstate[S_STEP] = steps
                     sstate[sstate[S_ROWS] + p] += 1
                 if op == Op.BAR or op == Op.LDMATRIX or op == Op.STMATRIX or op == Op.MMA or op == Op.SHFL \
-                        or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK or op == Op.REDUX:
+                        or op == Op.VOTE or op == Op.MATCH or op == Op.ACTIVEMASK or op == Op.REDUX or op == Op.WGMMA:
                     for lane in range(32):
                         if (group >> lane) & 1 and not (gmask >> lane) & 1:
                             pc[t0 + lane] += 1

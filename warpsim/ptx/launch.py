@@ -35,9 +35,10 @@ import numpy as np
 
 from warpsim.errors import DeviceAssertion, SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH, get_arch
-from warpsim.isa.faults import (FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
+from warpsim.isa.faults import (FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
                                 FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_PENDING, FAULT_RACE,
-                                FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP)
+                                FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
+                                descriptor_problem)
 from warpsim.isa.mma import mma_params
 from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
@@ -407,6 +408,8 @@ class PtxModule:
             return f"{head}: address {value:#x} is not in {SPACE_NAMES[extra]} memory"
         if code == FAULT_BAD_REGISTER or code == FAULT_BAD_OPERAND:
             return f"{head}: bad operand {value} (limit {extra})"
+        if code == FAULT_BAD_DESCRIPTOR:
+            return f"{head}: {descriptor_problem(value, extra)}"
         return f"{head}: fault code {code} (value {value}, extra {extra})"
 
 

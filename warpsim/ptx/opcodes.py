@@ -30,7 +30,7 @@ class Op(enum.IntEnum):
     LD = 40; ST = 41; ATOM = 42; RED = 43; CP_ASYNC = 44; CP_COMMIT = 45; CP_WAIT = 46; CP_WAIT_ALL = 47
     # warp-collective
     SHFL = 50; VOTE = 51; MATCH = 52; BAR = 53; LDMATRIX = 54; STMATRIX = 55; MMA = 56; ACTIVEMASK = 57
-    REDUX = 58
+    REDUX = 58; WGMMA = 59
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
     # float, per thread, through warpsim.isa (warpsim.ptx.families.floats), from FLOAT_FIRST on: arithmetic, min/max
@@ -47,7 +47,7 @@ OPCODES = {
     "setp": Op.SETP, "set": Op.SET, "selp": Op.SELP, "slct": Op.SLCT, "mov": Op.MOV, "cvt": Op.CVT,
     "cvta": Op.CVTA, "ld": Op.LD, "ldu": Op.LD, "st": Op.ST, "atom": Op.ATOM, "red": Op.RED,
     "cp": Op.CP_ASYNC, "shfl": Op.SHFL, "vote": Op.VOTE, "match": Op.MATCH, "bar": Op.BAR,
-    "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA,
+    "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA,
     "activemask": Op.ACTIVEMASK, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
@@ -68,8 +68,6 @@ NOT_YET = {
     "cp.reduce.async.bulk": "Hopper bulk asynchronous reduction",
     "cp.async.mbarrier": "asynchronous barriers",
     "mbarrier": "asynchronous barriers",
-    "wgmma": "Hopper warpgroup MMA",
-    "fence.proxy.async": "the Hopper async proxy of TMA and wgmma",
     "setmaxnreg": "Hopper register reallocation",
     "elect": "Hopper elect.sync",
     "tensormap": "Hopper TMA descriptors",

@@ -27,6 +27,8 @@ family          instructions                                         semantics (
                 fences, ``membar nanosleep prefetch ...``
 ``ldmatrix``    ``ldmatrix stmatrix``                                ``ldmatrix``, ``fragments``
 ``mma``         ``mma.sync``                                         ``mma``, ``fragments``, ``arith``
+``wgmma``       ``wgmma`` (sm_90a: ``mma_async``, ``fence``,           ``wgmma``, ``fragments``, ``arith``
+                ``commit_group``, ``wait_group``)
 ``control``     ``bra call ret exit trap``, ``vprintf``,             -
                 ``__assertfail``
 =============== ==================================================== ==========================================
@@ -57,7 +59,8 @@ the interpreter's state (:mod:`warpsim.ptx.interp`, allocated by :mod:`warpsim.p
 from numba import njit
 
 from warpsim.errors import UnsupportedType
-from warpsim.ptx.families import async_copy, barriers, collectives, control, floats, integer, ldmatrix, memory, mma
+from warpsim.ptx.families import (async_copy, barriers, collectives, control, floats, integer, ldmatrix, memory, mma,
+                                  wgmma)
 from warpsim.ptx.families.async_copy import thread_cp_async, warp_cp_async
 from warpsim.ptx.families.barriers import warp_barrier
 from warpsim.ptx.families.collectives import sync_members, warp_collectives
@@ -68,6 +71,7 @@ from warpsim.ptx.families.integer import thread_integer, warp_integer
 from warpsim.ptx.families.ldmatrix import warp_matrix
 from warpsim.ptx.families.memory import thread_atom, thread_ld_st, warp_shared_global
 from warpsim.ptx.families.mma import warp_mma_sync
+from warpsim.ptx.families.wgmma import warp_wgmma_op
 from warpsim.ptx.opcodes import OPCODES, Op, not_supported_yet, supported_names, type_of
 from warpsim.ptx.operands import advance
 from warpsim.ptx.rows import M0
@@ -77,7 +81,7 @@ __all__ = ["FAMILIES", "InstructionDecoder", "thread_op", "warp_collective", "wa
            "warp_cp_async", "warp_shared_global"]
 
 # the families, one entry each
-FAMILIES = (integer, floats, memory, async_copy, collectives, barriers, ldmatrix, mma, control)
+FAMILIES = (integer, floats, memory, async_copy, collectives, barriers, ldmatrix, mma, wgmma, control)
 
 
 class InstructionDecoder(*(family.DECODER for family in FAMILIES), FamilyDecoder):
@@ -143,6 +147,8 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
         return warp_barrier(p, w, gmask, alive, code, opnd, regs, pc, status, bar_arrived, bar_expect, bar_id, fault)
     if op == Op.MMA:
         return warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault)
+    if op == Op.WGMMA:
+        return warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, fault)
     if op == Op.LDMATRIX or op == Op.STMATRIX:
         return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds)
     return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds)

@@ -1,0 +1,126 @@
+"""``wgmma`` (sm_90a): ``mma_async`` ``m64nNk16`` with f16/bf16 inputs and f32/f16 accumulators, A from a shared-memory
+descriptor or from registers, B from a descriptor; ``fence``, ``commit_group`` and ``wait_group``; decoded and executed
+for one warp of the warpgroup.
+
+The semantics are the isa's (:func:`warpsim.isa.wgmma.warp_wgmma`: the descriptor's canonical layouts, the warpgroup's
+fragment tables, the tensor-core model of ``mma_arch``). Each warp computes its own 16 rows of D when it issues the
+instruction: a warp's rows depend on its A rows and on B only. The asynchrony is not a state of the machine: a
+kernel that waits before it reads its accumulators (as it must) sees what the GPU gives it; ``fence``,
+``commit_group`` and ``wait_group`` only advance the warp. ``.aligned``: every lane of the warp takes part, else
+``FAULT_DIVERGENT``.
+
+Row: ``M0`` the form (0 ``mma_async``, 1 ``fence``, 2 ``commit_group``, 3 ``wait_group``); for ``mma_async`` ``M1`` = N,
+``M2`` = ``ab | cd << 1 | a_in_registers << 2``, ``M3`` = ``neg_a | neg_b << 1 | trans_a << 2 | trans_b << 3``
+(the immediates); operands D, A, B, scale-d.
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.errors import UnsupportedType
+from warpsim.isa.arith import AB_TYPES, CD_TYPES
+from warpsim.isa.faults import FAULT_DIVERGENT, set_fault
+from warpsim.isa.scratch import stack_array
+from warpsim.isa.wgmma import TYPE_COMBOS, WGMMA_N, warp_wgmma
+from warpsim.ptx.families.common import FamilyDecoder, name_of
+from warpsim.ptx.memory import SP_SHARED
+from warpsim.ptx.operands import get, isa_fault, vec_slots
+from warpsim.ptx.rows import M0, M1, M2, M3, O0
+
+__all__ = ["WgmmaDecoder", "DECODER", "warp_wgmma_op"]
+
+FORMS = {"mma_async": 0, "fence": 1, "commit_group": 2, "wait_group": 3}
+_MAX_D = 128                      # registers of the largest D (m64n256, f32)
+
+
+class WgmmaDecoder(FamilyDecoder):
+    """Decodes ``wgmma.{mma_async,fence,commit_group,wait_group}.sync.aligned``."""
+
+    def do_wgmma(self, fn, ins, op, mods, types, ops):
+        form = mods[0] if mods else ""
+        if form not in FORMS or "sync" not in mods or "aligned" not in mods:
+            raise self.error(ins.token, f"{name_of(ins)}: expected wgmma.{{mma_async,fence,commit_group,wait_group}}"
+                                        f".sync.aligned")
+        if not any(t.endswith("a") and t.startswith("sm_90") for t in self.m.target):
+            raise self.error(ins.token, f"{name_of(ins)} needs .target sm_90a (ptxas refuses wgmma for "
+                                        f"{', '.join(self.m.target) or 'no target'})")
+        if form == "wait_group":
+            self.count(ins, ops, 1)
+            if ops[0].kind != "imm":
+                raise self.error(ops[0].token or ins.token, f"{name_of(ins)}: the group count must be an integer")
+            return self.emit(fn, ins, op, mods=(FORMS[form], ops[0].value, 0, 0))
+        if form != "mma_async":
+            self.count(ins, ops, 0)
+            return self.emit(fn, ins, op, mods=(FORMS[form], 0, 0, 0))
+        shape = mods[3] if len(mods) > 3 else ""
+        dtype, atype, btype = (list(mods[4:7]) + ["", "", ""])[:3]
+        n = int(shape[4:-3]) if shape.startswith("m64n") and shape[4:-3].isdigit() else 0
+        if (n not in WGMMA_N or not shape.endswith("k16") or atype != btype or (atype, dtype) not in TYPE_COMBOS
+                or len(mods) != 7):
+            combos = ", ".join(f".{d}.{a}.{a}" for a, d in TYPE_COMBOS)
+            raise self.error(ins.token, f"{name_of(ins)}: wgmma form not modelled (warpsim models m64nNk16, N = 8, "
+                                        f"16, ..., 256, with {combos}; tf32, fp8 and integer inputs not yet)",
+                             UnsupportedType)
+        a_regs = ops[1].kind == "vec" if len(ops) > 1 else False
+        self.count(ins, ops, 7 if a_regs else 8)
+        per_reg = 1 if dtype == "f32" else 2
+        if ops[0].kind != "vec" or len(ops[0].items) != n // (2 * per_reg) or any(i.kind != "reg" for i in ops[0].items):
+            raise self.error(ops[0].token or ins.token, f"{name_of(ins)}: D takes {n // (2 * per_reg)} registers in "
+                                                        f"braces")
+        if a_regs and (len(ops[1].items) != 4 or any(i.kind != "reg" for i in ops[1].items)):
+            raise self.error(ops[1].token or ins.token, f"{name_of(ins)}: A from registers takes 4 registers in braces")
+        imms = []
+        for o in ops[4:]:
+            if o.kind != "imm":
+                raise self.error(o.token or ins.token, f"{name_of(ins)}: imm-scale-a, imm-scale-b and imm-trans "
+                                                       f"must be integer constants")
+            imms.append(o.value - (1 << 64) if o.value >= 1 << 63 else o.value)
+        scale_a, scale_b = imms[0], imms[1]
+        trans_a, trans_b = (0, imms[2]) if a_regs else (imms[2], imms[3])
+        if scale_a not in (1, -1) or scale_b not in (1, -1) or trans_a not in (0, 1) or trans_b not in (0, 1):
+            raise self.error(ins.token, f"{name_of(ins)}: imm-scale-a/b must be 1 or -1 and imm-trans 0 or 1, got "
+                                        f"{', '.join(map(str, imms))}")
+        rows = [self.operand(fn, ops[0]), self.operand(fn, ops[1]), self.operand(fn, ops[2]),
+                self.operand(fn, ops[3], pred=ops[3].kind == "reg")]
+        flags = int(scale_a < 0) | int(scale_b < 0) << 1 | trans_a << 2 | trans_b << 3
+        self.emit(fn, ins, op, mods=(0, n, AB_TYPES[atype] | CD_TYPES[dtype] << 1 | int(a_regs) << 2, flags),
+                  operands=rows)
+
+
+DECODER = WgmmaDecoder
+
+
+@njit(cache=True)
+def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, fault):
+    """A ``wgmma`` row for the whole warp (``gmask``: the lanes whose guard holds, all 32 or a fault); advances the
+    pcs. False on a fault."""
+    t0 = 32 * w
+    if gmask != 0xFFFFFFFF:
+        set_fault(fault, FAULT_DIVERGENT, t0, gmask, 0xFFFFFFFF)
+        return False
+    if code[p, M0] == 0:
+        regs_w = regs[w]
+        o = code[p, O0:]
+        types, flags = code[p, M2], code[p, M3]
+        ab, cd = types & 1, (types >> 1) & 1
+        slots_d = stack_array(_MAX_D, np.int64)
+        slots_a = stack_array(4, np.int64)
+        d = vec_slots(opnd, o[0], slots_d)
+        a_desc = np.int64(0)
+        a = slots_a[:0]
+        if (types >> 2) & 1:
+            a = vec_slots(opnd, o[1], slots_a)
+        else:
+            a_desc = get(regs_w[0], opnd, o[1])
+        b_desc = get(regs_w[0], opnd, o[2])
+        scale_d = get(regs_w[0], opnd, o[3]) & 1
+        ok = warp_wgmma(regs_w, w % 4, smem, a_desc, a, b_desc, d, code[p, M1], ab, cd, scale_d, flags & 1,
+                        (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1, mma_arch[cd, 0], mma_arch[cd, 1],
+                        mma_arch[cd, 2], fault)
+        if not ok:
+            isa_fault(fault, w)
+            fault[5] = SP_SHARED
+            return False
+    for lane in range(32):
+        pc[t0 + lane] += 1
+    return True
