@@ -427,12 +427,7 @@ class Known:
     reason: str
 
 
-_WGMMA = ("fence.proxy.async, wgmma.fence and wgmma.mma_async.sync.aligned (Triton's tl.dot on sm_90) are not "
-          "modelled: UnsupportedType at the fence, \"`fence.proxy.async` is not supported yet\"")
-KNOWN_FAILURES = {
-    "triton_matmul_sm90.ptx": Known("UnsupportedType", f"line 615: {_WGMMA}"),
-    "triton_attention_sm90.ptx": Known("UnsupportedType", f"line 871: {_WGMMA}"),
-}
+KNOWN_FAILURES = {}        # every corpus file runs (Triton's sm_90 tl.dot, wgmma, since the Hopper issue)
 
 
 def known_failure(entry):

@@ -91,3 +91,27 @@ def test_a_diverged_warp_at_wgmma_faults():
     with pytest.raises(SimulatorFault, match=r"@%p2 wgmma\.mma_async.*\(k\.ptx:16\): CTA \(0, 0, 0\) warp 0: lanes "
                                              r"0,1,.*,15 execute it but lanes 0-31 must arrive together"):
         _run(body, make_descriptor(1024, 16, 128), make_descriptor(1024, 16, 128))
+
+
+def test_reading_an_accumulator_before_its_wait_group_stops_naming_the_register_and_line():
+    early = MMA.replace("  wgmma.commit_group", "  mov.f32 %f5, %f2;\n  wgmma.commit_group")
+    with pytest.raises(SimulatorFault, match=r"^mov\.f32 %f5, %f2 \(k\.ptx:16\): CTA \(0, 0, 0\) thread \(0, 0, 0\) "
+                                             r"\(warp 0 lane 0\): touches %f2, which a wgmma\.mma_async owns until a "
+                                             r"wgmma\.wait_group covers it"):
+        _run(early, make_descriptor(1024, 16, 128), make_descriptor(1024, 16, 128))
+
+
+def test_wait_group_releases_all_but_the_newest_groups():
+    two = f"""  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {D8}, %rd2, %rd3, %p1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {{%f5, %f6, %f7, %f4}}, %rd2, %rd3, %p1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 1;
+  mov.f32 %f1, %f2;
+"""
+    with pytest.raises(SimulatorFault, match=r"touches %f4"):       # %f4 is in the second group too: in flight
+        _run(two + "  mov.f32 %f1, %f4;\n", make_descriptor(1024, 16, 128), make_descriptor(1024, 16, 128))
+    r = _run(two + "  wgmma.wait_group.sync.aligned 0;\n  mov.f32 %f1, %f4;\n", make_descriptor(1024, 16, 128),
+             make_descriptor(1024, 16, 128))
+    assert not r.buffers["out"].any()

@@ -27,13 +27,13 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from warpsim.isa.faults import FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_STEP_LIMIT, set_fault
+from warpsim.isa.faults import FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_STEP_LIMIT, FAULT_WGMMA_PENDING, set_fault
 from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
 from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.families import (sync_members, thread_op, warp_collective, warp_cp_async, warp_shared_global,
-                                   warp_simple)
+                                   warp_simple, wgmma_touch)
 
 __all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
 
@@ -50,8 +50,8 @@ def host_cycles(typingctx):
 
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
-            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, prbuf, prrec, nprint, fault,
-            mt, cycles, shadow, sstate, finds, order):
+            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, wgpend, prbuf, prrec, nprint,
+            fault, mt, cycles, shadow, sstate, finds, order):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -62,6 +62,9 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     ``shadow, sstate, finds``: the sanitizer's state (:mod:`warpsim.ptx.shadow`); ``sstate[S_ON] == 0`` for a plain
     run. When on, ``sstate[S_STEP]`` is the step of the warp instruction executing and ``sstate[S_EPOCH]`` counts the
     barrier releases.
+
+    ``wgpend``: the wgmma in-flight table (:func:`warpsim.ptx.families.wgmma.new_pending`): an instruction other than
+    ``wgmma`` that touches a register a ``wgmma.mma_async`` not yet waited for owns is ``FAULT_WGMMA_PENDING``.
 
     ``order``: ``int64[warps]``, the order in which the warps take turns (``arange``: the simulator's own; the
     sanitizer's schedule check runs others). ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
@@ -145,6 +148,17 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     set_fault(fault, FAULT_STEP_LIMIT, t0, max_steps, 0)
                     fault[4] = p
                     return False
+                if wgpend[w, wgpend.shape[1] - 1] > 0 and op != Op.WGMMA:
+                    s_ = wgmma_touch(p, code, opnd, wgpend[w], wgpend.shape[1] - 2)
+                    if s_ >= 0:
+                        lane0 = 0
+                        while not (group >> lane0) & 1:
+                            lane0 += 1
+                        set_fault(fault, FAULT_WGMMA_PENDING, t0 + lane0, s_, 0)
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps - 1
+                        return False
                 counts[op] += 1
                 if profile:
                     cycles[p, 1] += 1
@@ -159,8 +173,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         if (group >> lane) & 1 and not (gmask >> lane) & 1:
                             pc[t0 + lane] += 1
                     if gmask != 0 and not warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem,
-                                                   pend_map, bar_arrived, bar_expect, bar_id, mma_arch, fault, shadow,
-                                                   sstate, finds):
+                                                   pend_map, bar_arrived, bar_expect, bar_id, mma_arch, wgpend, fault,
+                                                   shadow, sstate, finds):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps

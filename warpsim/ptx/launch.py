@@ -38,7 +38,7 @@ from warpsim.isa.arith import DEFAULT_ARCH, get_arch
 from warpsim.isa.faults import (FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
                                 FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_PENDING, FAULT_RACE,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
-                                descriptor_problem)
+                                FAULT_WGMMA_PENDING, descriptor_problem)
 from warpsim.isa.mma import mma_params
 from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
@@ -47,6 +47,7 @@ from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
 from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
+from warpsim.ptx.families.wgmma import new_pending
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.rows import TRAP_ASSERT
@@ -410,6 +411,10 @@ class PtxModule:
             return f"{head}: bad operand {value} (limit {extra})"
         if code == FAULT_BAD_DESCRIPTOR:
             return f"{head}: {descriptor_problem(value, extra)}"
+        if code == FAULT_WGMMA_PENDING:
+            names = [n for n, (slot, words, _) in d.reg_names.items() if slot <= value < slot + words]
+            return (f"{head}: touches {names[0] if names else f'register slot {value}'}, which a wgmma.mma_async owns "
+                    f"until a wgmma.wait_group covers it (the GPU leaves it undefined until then)")
         return f"{head}: fault code {code} (value {value}, extra {extra})"
 
 
@@ -536,7 +541,8 @@ class PtxRun:
             done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
-                           state.clocks, self._counts, self._arch, state.prbuf, state.prrec, state.nprint, fault,
+                           state.clocks, self._counts, self._arch, state.wgpend, state.prbuf, state.prrec, state.nprint,
+                           fault,
                            self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
@@ -701,6 +707,7 @@ class _State:
         self.groups = np.zeros(T, np.int64)
         self.pend_map = np.zeros(m.smem.size, np.int32)
         self.bars = np.zeros((2, 16), np.int64)     # per barrier: threads arrived, threads expected (0: all)
+        self.wgpend = new_pending(T // 32, m.regs.shape[2])    # the registers of wgmma.mma_async in flight
         self.clocks = np.zeros(T // 32, np.int64)
         self.prbuf = np.zeros(1 << 20, np.uint8)
         self.prrec = np.zeros((1 << 14, 4), np.int64)
@@ -708,7 +715,7 @@ class _State:
 
     def reset(self, threads, m):
         for a in (self.pc, self.bar_id, self.bars, self.depth, self.ccf, self.local, self.fparam, self.npend,
-                  self.groups, self.pend_map, self.clocks):
+                  self.groups, self.pend_map, self.clocks, self.wgpend):
             a[...] = 0
         self.status[:] = RUNNING
         self.status[threads:] = ABSENT

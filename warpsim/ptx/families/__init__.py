@@ -71,14 +71,14 @@ from warpsim.ptx.families.integer import thread_integer, warp_integer
 from warpsim.ptx.families.ldmatrix import warp_matrix
 from warpsim.ptx.families.memory import thread_atom, thread_ld_st, warp_shared_global
 from warpsim.ptx.families.mma import warp_mma_sync
-from warpsim.ptx.families.wgmma import warp_wgmma_op
+from warpsim.ptx.families.wgmma import warp_wgmma_op, wgmma_touch
 from warpsim.ptx.opcodes import OPCODES, Op, not_supported_yet, supported_names, type_of
 from warpsim.ptx.operands import advance
 from warpsim.ptx.rows import M0
 from warpsim.ptx.shadow import S_ON, shadow_fence
 
 __all__ = ["FAMILIES", "InstructionDecoder", "thread_op", "warp_collective", "warp_simple", "sync_members",
-           "warp_cp_async", "warp_shared_global"]
+           "warp_cp_async", "warp_shared_global", "wgmma_touch"]
 
 # the families, one entry each
 FAMILIES = (integer, floats, memory, async_copy, collectives, barriers, ldmatrix, mma, wgmma, control)
@@ -141,14 +141,14 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
 
 @njit(cache=True)
 def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
-                    bar_id, mma_arch, fault, shadow, sstate, finds):
+                    bar_id, mma_arch, wgpend, fault, shadow, sstate, finds):
     """A warp-collective instruction for the lanes of ``gmask`` (guard true), by its family; False on a fault."""
     if op == Op.BAR and code[p, M0] != 2:
         return warp_barrier(p, w, gmask, alive, code, opnd, regs, pc, status, bar_arrived, bar_expect, bar_id, fault)
     if op == Op.MMA:
         return warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault)
     if op == Op.WGMMA:
-        return warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, fault)
+        return warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, wgpend, fault)
     if op == Op.LDMATRIX or op == Op.STMATRIX:
         return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds)
     return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds)

@@ -25,9 +25,9 @@ from warpsim.isa.wgmma import TYPE_COMBOS, WGMMA_N, warp_wgmma
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_SHARED
 from warpsim.ptx.operands import get, isa_fault, vec_slots
-from warpsim.ptx.rows import M0, M1, M2, M3, O0
+from warpsim.ptx.rows import K_ADDR, K_REG, K_VEC, KIND, M0, M1, M2, M3, NOPS, NW, O0, SLOT
 
-__all__ = ["WgmmaDecoder", "DECODER", "warp_wgmma_op"]
+__all__ = ["WgmmaDecoder", "DECODER", "warp_wgmma_op", "wgmma_touch", "new_pending"]
 
 FORMS = {"mma_async": 0, "fence": 1, "commit_group": 2, "wait_group": 3}
 _MAX_D = 128                      # registers of the largest D (m64n256, f32)
@@ -90,15 +90,66 @@ class WgmmaDecoder(FamilyDecoder):
 DECODER = WgmmaDecoder
 
 
+def new_pending(warps, regs_per_thread):
+    """The in-flight table: ``int64[warps, R + 2]``; per register slot 0 (free), -1 (owned by the open group) or ``g``
+    (owned by committed group ``g``, from 1); column ``R`` the groups committed so far, ``R + 1`` the slots owned."""
+    return np.zeros((warps, regs_per_thread + 2), np.int64)
+
+
 @njit(cache=True)
-def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, fault):
+def _own(pend_w, slots, nregs):
+    for s in slots:
+        if pend_w[s] == 0:
+            pend_w[nregs + 1] += 1
+        pend_w[s] = -1
+
+
+@njit(cache=True)
+def _settle(pend_w, form, n, nregs):
+    """``commit_group`` (form 2) or ``wait_group n`` (form 3) on one warp's table."""
+    if form == 2:
+        pend_w[nregs] += 1
+        for s in range(nregs):
+            if pend_w[s] == -1:
+                pend_w[s] = pend_w[nregs]
+    elif form == 3:
+        done = pend_w[nregs] - n                    # groups 1 .. done are complete
+        for s in range(nregs):
+            if pend_w[s] > 0 and pend_w[s] <= done:
+                pend_w[s] = 0
+                pend_w[nregs + 1] -= 1
+
+
+@njit(cache=True)
+def wgmma_touch(p, code, opnd, pend_w, nregs):
+    """The first register slot that row ``p`` reads or writes and a ``mma_async`` not yet waited for owns, or -1."""
+    for j in range(code[p, NOPS]):
+        r = code[p, O0 + j]
+        k = opnd[r, KIND]
+        if k == K_VEC:
+            for i in range(opnd[r, NW]):
+                q = opnd[r, SLOT] + i
+                if opnd[q, KIND] == K_REG and pend_w[opnd[q, SLOT]] != 0:
+                    return opnd[q, SLOT]
+        elif (k == K_REG or k == K_ADDR) and opnd[r, SLOT] >= 0:
+            for i in range(max(opnd[r, NW], 1)):
+                if pend_w[opnd[r, SLOT] + i] != 0:
+                    return opnd[r, SLOT] + i
+    return -1
+
+
+@njit(cache=True)
+def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault):
     """A ``wgmma`` row for the whole warp (``gmask``: the lanes whose guard holds, all 32 or a fault); advances the
-    pcs. False on a fault."""
+    pcs and keeps the warp's in-flight table ``pend[w]``. False on a fault."""
     t0 = 32 * w
+    nregs = regs.shape[2]
     if gmask != 0xFFFFFFFF:
         set_fault(fault, FAULT_DIVERGENT, t0, gmask, 0xFFFFFFFF)
         return False
-    if code[p, M0] == 0:
+    if code[p, M0] != 0:
+        _settle(pend[w], code[p, M0], code[p, M1], nregs)
+    else:
         regs_w = regs[w]
         o = code[p, O0:]
         types, flags = code[p, M2], code[p, M3]
@@ -121,6 +172,8 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, fault):
             isa_fault(fault, w)
             fault[5] = SP_SHARED
             return False
+        _own(pend[w], d, nregs)
+        _own(pend[w], a, nregs)
     for lane in range(32):
         pc[t0 + lane] += 1
     return True
