@@ -77,7 +77,7 @@ HEADER_BYTES = 32
 RECORD_BYTES = 16
 NO_DESTINATION = {"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "call", "cp", "membar", "fence",
                   "prefetch", "prefetchu", "stmatrix", "trap", "nanosleep", "griddepcontrol", "brkpt", "pmevent",
-                  "wmma", "wgmma", "setmaxnreg", "discard", "applypriority", "createpolicy_", "cp.async", "multimem",
+                  "wmma", "wgmma", "mbarrier", "setmaxnreg", "discard", "applypriority", "createpolicy_", "cp.async", "multimem",
                   "st.async", "red.async", "tensormap", "elect_"}
 NONDETERMINISTIC = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%smid", "%nsmid",
                     "%gridid", "%warpid", "%nwarpid", "%pm0", "%pm1", "%pm2", "%pm3")

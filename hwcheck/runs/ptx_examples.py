@@ -177,9 +177,11 @@ AS_COMPILED_EXAMPLES = _as_compiled()
 
 
 def _hopper():
-    """The wgmma kernels of ``examples/hopper/wgmma_probe.cu`` (``-arch=sm_90a``): each of its ten CuTe GMMA atoms on
-    96 CTAs (every pair of descriptor layouts, three start offsets, scale-d true and false); ``x`` the shared
-    memory's 16-bit values, ``c`` the accumulators' initial bits, ``y`` their final bits (R registers a thread)."""
+    """The Hopper kernels of ``examples/hopper/`` (``-arch=sm_90a``): each of ``wgmma_probe.cu``'s ten CuTe GMMA atoms on
+    96 CTAs (every pair of descriptor layouts, three start offsets, scale-d true and false; ``x`` the shared
+    memory's 16-bit values, ``c`` the accumulators' initial bits, ``y`` their final bits, R registers a thread), and
+    ``tma_gemm.cu``'s TMA + mbarrier + wgmma GEMM at five sizes (one tile; several; partial tiles that the TMA
+    fills with zeros and clips), C written from registers or by a TMA store."""
     kernels = (("ss_f32_f16_n64_k_k", 32), ("ss_f32_f16_n64_k_mn", 32), ("ss_f32_f16_n64_mn_k", 32),
                ("ss_f32_f16_n64_mn_mn", 32), ("ss_f32_f16_n256_k_mn", 128), ("ss_f32_f16_n24_mn_k", 12),
                ("ss_f32_bf16_n64_k_mn", 32), ("ss_f16_f16_n64_k_k", 16), ("ss_f32_f16_n16_neg", 8),
@@ -190,6 +192,12 @@ def _hopper():
         c = f"c=random:f16:{2 * words}" if name.startswith("ss_f16") else f"c=random:f32:{words}"
         x = "x=random:bf16:24576" if "bf16" in name else "x=random:f16:24576"
         out.append(("examples/hopper/wgmma_probe.cu", name, 96, 128, 0, [x, c, f"y=zeros:u32:{words}"]))
+    for kernel, M, N, K in (("gemm_tn", 64, 64, 64), ("gemm_tn", 128, 192, 256), ("gemm_tn", 100, 148, 200),
+                            ("gemm_tn_tma_store", 128, 192, 256), ("gemm_tn_tma_store", 100, 148, 200)):
+        maps = [f"tma_a=tensormap:64x64:128B:random:f16:{M}x{K}", f"tma_b=tensormap:64x64:128B:random:f16:{N}x{K}"]
+        maps += ([f"c=zeros:f32:{M}x{N}"] if kernel == "gemm_tn" else [f"tma_c=tensormap:64x64:none:zeros:f32:{M}x{N}"])
+        out.append(("examples/hopper/tma_gemm.cu", kernel, f"{-(-N // 64)},{-(-M // 64)}", 256, 50176,
+                    maps + [f"M={M}", f"N={N}", f"K={K}"]))
     return tuple(out)
 
 

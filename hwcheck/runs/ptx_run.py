@@ -58,16 +58,22 @@ __all__ = ["PtxJob", "CupyPtx", "open_cupy_ptx", "SimulatorAsGpu", "validate", "
 RECORDS = 20
 WARMUP_LAUNCHES = 3      # untimed launches before the timed ones (module load, caches, clocks)
 TIMED_LAUNCHES = 20      # launches timed one by one with CUDA events; the report keeps their median
-def _pack_params(decoded, args, pointer, kernel="kernel"):
+def _pack_params(decoded, args, pointer, kernel="kernel", tensor_map=None):
     """The kernel's parameter block as the simulator lays it out; ``pointer(name, array)`` gives an
-    array's device address (``name`` as the simulator names the buffer)."""
+    array's device address (``name`` as the simulator names the buffer); ``tensor_map(map, address, what)`` the bytes
+    of a ``CUtensorMap`` parameter (default: the driver's, :func:`hwcheck.device.tensormap.encode_tiled`)."""
     from warpsim.ptx.launch import _pack_scalar
     from warpsim.ptx.memory import round_up
     from warpsim.ptx.syntax import type_bytes
+    from warpsim.isa.tma import TensorMap
     data = bytearray(max(decoded.param_bytes, 1))
     for name, ptype, offset, size, is_struct in decoded.params:
         value = args[name]
-        if is_struct:
+        if isinstance(value, TensorMap):                 # the driver's CUtensorMap over the tensor's device copy
+            if tensor_map is None:
+                from hwcheck.device.tensormap import encode_tiled as tensor_map
+            raw = tensor_map(value, pointer(name, value.array), f"{kernel}: parameter {name}")
+        elif is_struct:
             arrays = sum(isinstance(v, np.ndarray) for _, v in value)
             raw, k = bytearray(), 0
             for ftype, v in value:
@@ -507,7 +513,8 @@ def validate(job: PtxJob, arch: str = DEFAULT_ARCH, seed: int = 0):
     kernel = open_job_kernel(job, arch)
     args = kernel.core_args(concrete_args(job.specs, seed))
     decoded = kernel.module.decoded(kernel.name)
-    _pack_params(decoded, kernel.module._arguments(kernel.name, decoded, args), lambda name, array: 0, kernel.name)
+    _pack_params(decoded, kernel.module._arguments(kernel.name, decoded, args), lambda name, array: 0, kernel.name,
+                 lambda tmap, address, what: bytes(len(tmap.check(what).encode(0))))
     return kernel
 
 

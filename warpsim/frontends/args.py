@@ -1,6 +1,7 @@
 """A kernel launch written as text, as ``warpsim run`` / ``warpsim debug`` / ``hwcheck run`` take it alike: whether a
 command line names a kernel source, ``--arg NAME=VALUE`` (one spelling for every verb: ``random:DTYPE:SHAPE[:BOUND]``
-drawn from ``--seed``, ``zeros:DTYPE:SHAPE``, ``FILE.npy``, ``raw:FILE``, a number, a struct ``FIRST;TYPE:V;...``),
+drawn from ``--seed``, ``zeros:DTYPE:SHAPE``, ``FILE.npy``, ``raw:FILE``, a number, a struct ``FIRST;TYPE:V;...``,
+a TMA tensor map ``tensormap:BOX:SWIZZLE:TENSOR`` for a ``CUtensorMap`` parameter),
 ``--cta``."""
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ def parse_arg(pair: str):
     name, sep, value = pair.partition("=")
     if not sep or not name:
         raise ValueError(f"--arg {pair}: expected NAME=VALUE")
+    if value.startswith("tensormap:"):
+        return name, _tensormap_spec(name, value)
     first, *fields = value.split(";")
     if first.startswith("random:"):
         parts = first.split(":")
@@ -149,6 +152,29 @@ def parse_arg(pair: str):
     return name, ("struct", spec, extra)
 
 
+_SWIZZLES = ("none", "32B", "64B", "128B")
+
+
+def _tensormap_spec(name, value):
+    """``("tensormap", box, swizzle, tensor spec)`` of ``tensormap:BOX:SWIZZLE:TENSOR`` (TENSOR a ``random:`` or
+    ``zeros:`` array; BOX in the array's axis order, e.g. 64x64)."""
+    parts = value.split(":", 3)
+    usage = (f"--arg {name}={value}: expected tensormap:BOX:SWIZZLE:TENSOR, e.g. tensormap:64x64:128B:random:f16:128x256 "
+             f"(BOX in the tensor's axis order, SWIZZLE one of {', '.join(_SWIZZLES)}, TENSOR random:... or zeros:...)")
+    if len(parts) != 4 or parts[2] not in _SWIZZLES or not parts[3].startswith(("random:", "zeros:")):
+        raise ValueError(usage)
+    try:
+        box = tuple(int(v) for v in parts[1].split("x"))
+    except ValueError:
+        raise ValueError(usage) from None
+    _, tensor = parse_arg(f"{name}={parts[3]}")
+    shape = tensor[2] if isinstance(tensor, tuple) else tensor.shape
+    if len(box) != len(shape):
+        raise ValueError(f"--arg {name}={value}: BOX {parts[1]} has {len(box)} extents for a tensor of "
+                         f"{len(shape)} axes")
+    return ("tensormap", box, parts[2], tensor, parts[3].split(":")[1])
+
+
 def _random(rng, dtype, shape, bound=1.0):
     if dtype in _FLOATS:
         return rng.uniform(-bound, bound, shape).astype(_FLOATS[dtype])
@@ -168,6 +194,9 @@ def concrete_args(specs: dict, seed: int) -> dict:
             return _random(rng, *spec[1:])
         if isinstance(spec, tuple) and spec and spec[0] == "struct":
             return [("u64", one(spec[1])), *spec[2]]
+        if isinstance(spec, tuple) and spec and spec[0] == "tensormap":
+            from warpsim.isa.tma import TensorMap
+            return TensorMap(one(spec[3]), spec[1], spec[2], dtype="bf16" if spec[4] == "bf16" else "")
         return spec.copy() if isinstance(spec, np.ndarray) else spec
     return {name: one(spec) for name, spec in specs.items()}
 

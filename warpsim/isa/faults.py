@@ -5,7 +5,7 @@ An ``@njit`` primitive cannot raise a rich Python exception, so it fills ``fault
 ``warpsim.errors.SimulatorFault`` naming the PTX instruction, the warp, the lane and the value.
 
 The fault codes are one number space, stated here whole so that no two faults share a code (reports
-and tests rely on the numbers): 1-6 are an instruction primitive's (its operands and addresses), 20-30
+and tests rely on the numbers): 1-6 are an instruction primitive's (its operands and addresses), 20-33
 are the PTX core's (:mod:`warpsim.ptx`: cp.async races, divergence, barriers, traps, limits), which
 fills the same first four fields of its ``int64[8]`` fault array (``code, thread, value, extra, pc,
 space, warp, aux``, :mod:`warpsim.ptx.codes`) and words the messages in :mod:`warpsim.ptx.launch`.
@@ -26,6 +26,7 @@ __all__ = [
     "FAULT_NONE", "FAULT_MISALIGNED", "FAULT_OUT_OF_RANGE", "FAULT_BAD_REGISTER", "FAULT_BAD_TYPES",
     "FAULT_BAD_OPERAND", "FAULT_BAD_DESCRIPTOR", "FAULT_RACE", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
     "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE", "FAULT_WGMMA_PENDING",
+    "FAULT_MBARRIER", "FAULT_MBARRIER_DEADLOCK", "FAULT_TENSOR_MAP",
     "new_fault", "set_fault", "clear_fault", "fault_message", "descriptor_problem", "raise_fault",
 ]
 
@@ -48,6 +49,9 @@ FAULT_PENDING = 27       # value: the limit of outstanding cp.async per thread
 FAULT_READ_ONLY = 28     # value: the address
 FAULT_SPACE = 29         # value: the address, extra: the space required
 FAULT_WGMMA_PENDING = 30  # value: a register slot a wgmma.mma_async not yet waited for owns
+FAULT_MBARRIER = 31      # value: the address; extra: 1 not shared memory, 2 no mbarrier there, 3 too many mbarriers
+FAULT_MBARRIER_DEADLOCK = 32  # value: the mbarrier's row in the CTA's table a thread waits at for ever
+FAULT_TENSOR_MAP = 33    # value: the address of a TMA tensor map warpsim did not build, or of another rank (extra)
 
 
 def new_fault():

@@ -6,7 +6,8 @@ Scheduling (independent thread scheduling, as on sm_70+, made deterministic):
   barrier, then warp 1, ...; when no warp can run, barriers whose count is reached release their
   threads and the round starts again;
 - a warp step executes ONE instruction for the group of the warp's running threads whose pc is
-  the smallest (the minimum-pc policy). In the code compilers emit, the not-taken side of a
+  the smallest (the minimum-pc policy); a lane waiting at an ``mbarrier.try_wait`` counts as being at its pc, so
+  the warp's lanes further on wait for it (the warp yields) as they would at the GPU's reconvergence point. In the code compilers emit, the not-taken side of a
   branch and the exit of a loop lie at higher addresses than the code still to run, so the
   lanes that went ahead wait there until the others arrive, and the warp reconverges: after an
   if/else at the join label, after a loop with lane-dependent trip counts at its exit.
@@ -27,13 +28,15 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from warpsim.isa.faults import FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_STEP_LIMIT, FAULT_WGMMA_PENDING, set_fault
+from warpsim.isa.faults import (FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_MBARRIER_DEADLOCK, FAULT_STEP_LIMIT,
+                                FAULT_WGMMA_PENDING, set_fault)
 from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
 from warpsim.ptx.rows import GNEG, GUARD, OP
 from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
-from warpsim.ptx.families import (sync_members, thread_op, warp_collective, warp_cp_async, warp_shared_global,
-                                   warp_simple, wgmma_touch)
+from warpsim.ptx.families import (sync_members, thread_op, wake_mbarrier_waiters, warp_bulk_copy, warp_collective,
+                                   warp_cp_async, warp_mbarrier, warp_shared_global, warp_simple, wgmma_touch)
+from warpsim.ptx.families.mbarrier import MBARRIER_WAIT, mbarrier_row
 
 __all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
 
@@ -50,8 +53,8 @@ def host_cycles(typingctx):
 
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
-            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, wgpend, prbuf, prrec, nprint,
-            fault, mt, cycles, shadow, sstate, finds, order):
+            kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, wgpend, mbar, prbuf, prrec,
+            nprint, fault, mt, cycles, shadow, sstate, finds, order):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -65,6 +68,10 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
 
     ``wgpend``: the wgmma in-flight table (:func:`warpsim.ptx.families.wgmma.new_pending`): an instruction other than
     ``wgmma`` that touches a register a ``wgmma.mma_async`` not yet waited for owns is ``FAULT_WGMMA_PENDING``.
+
+    ``mbar``: the CTA's mbarrier objects (:mod:`warpsim.ptx.families.mbarrier`); a thread at a ``try_wait`` whose
+    phase has not completed waits (``WAITING``, ``bar_id`` ``MBARRIER_WAIT``) until no warp can run and the phase
+    has completed; one that can never go on is ``FAULT_MBARRIER_DEADLOCK``.
 
     ``order``: ``int64[warps]``, the order in which the warps take turns (``arange``: the simulator's own; the
     sanitizer's schedule check runs others). ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
@@ -93,6 +100,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         cycles[last_p, 0] += now - last_t
                     last_p, last_t = np.int64(-1), now
                 p = big
+                p_mbar = big                        # the smallest pc of a lane waiting at an mbarrier's try_wait
                 alive = np.int64(0)
                 group = np.int64(0)
                 for lane in range(32):
@@ -104,8 +112,12 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                             group = np.int64(1) << lane
                         elif q == p:
                             group |= np.int64(1) << lane
+                    elif s == WAITING and bar_id[t0 + lane] == MBARRIER_WAIT and pc[t0 + lane] < p_mbar:
+                        p_mbar = pc[t0 + lane]
                     if s == RUNNING or s == WAITING:
                         alive |= np.int64(1) << lane
+                if p_mbar < p and not parked:       # lanes behind a try_wait hold the warp's others back, as the
+                    break                           # GPU's reconvergence does (the warp yields until they go on)
                 if p == big:
                     if parked:                      # set aside, and the members they wait for cannot come
                         lane0 = 0
@@ -180,6 +192,16 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         ctx[13] = steps
                         return False
                     continue
+                if op == Op.MBARRIER or op == Op.CP_BULK:
+                    if not (warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem, ends,
+                                          local, const, kparam, fparam, mbar, fault) if op == Op.MBARRIER else
+                            warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const,
+                                           kparam, fparam, mbar, fault)):
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
+                    continue
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
                     continue
                 if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(
@@ -220,7 +242,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
         if waiting == 0:
             ctx[13] = steps
             return True
-        released = False
+        released = wake_mbarrier_waiters(code, opnd, regs, pc, status, bar_id, smem, gmem, ends, local, const, kparam,
+                                         fparam, mbar, fault) > 0
         for b in range(16):
             need = bar_expect[b] if bar_expect[b] > 0 else alive_threads
             if bar_arrived[b] > 0 and bar_arrived[b] >= need:
@@ -237,6 +260,14 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     sstate[S_EPOCH] += 1
         if not released:
             ctx[13] = steps
+            for t in range(status.shape[0]):
+                if status[t] == WAITING and bar_id[t] == MBARRIER_WAIT:
+                    row = mbarrier_row(pc[t], t, code, opnd, regs[t // 32, t % 32], smem, gmem, ends, local, const,
+                                       kparam, fparam, mbar)
+                    set_fault(fault, FAULT_MBARRIER_DEADLOCK, t, row, 0)
+                    fault[4] = pc[t]
+                    fault[6] = t // 32
+                    return False
             set_fault(fault, FAULT_DEADLOCK, 0, waiting, alive_threads)
             fault[4] = -1
             return False

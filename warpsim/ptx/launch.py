@@ -38,8 +38,10 @@ from warpsim.isa.arith import DEFAULT_ARCH, get_arch
 from warpsim.isa.faults import (FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
                                 FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_PENDING, FAULT_RACE,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
-                                FAULT_WGMMA_PENDING, descriptor_problem)
+                                FAULT_WGMMA_PENDING, FAULT_MBARRIER, FAULT_MBARRIER_DEADLOCK, FAULT_TENSOR_MAP,
+                                descriptor_problem)
 from warpsim.isa.mma import mma_params
+from warpsim.isa.tma import MAP_BYTES, TensorMap
 from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
 from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
@@ -47,6 +49,7 @@ from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
 from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
+from warpsim.ptx.families.mbarrier import ADDR, EXPECTED, PENDING, PHASE, TX, new_mbarriers
 from warpsim.ptx.families.wgmma import new_pending
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
@@ -225,15 +228,28 @@ class PtxModule:
 
     def _param_bytes(self, kernel, d, args, machine, buffers):
         data = bytearray(max(d.param_bytes, 1))
-        for name, ptype, offset, size, is_struct in d.params:
+        placed = {}                       # id(array) -> its global address: a TensorMap over a pointer argument's array
+        # pointers first, so that a tensor map finds the buffer of an array passed for a pointer parameter too
+        for name, ptype, offset, size, is_struct in sorted(d.params, key=lambda p: isinstance(args[p[0]], TensorMap)):
             value = args[name]
-            if is_struct:
+            if isinstance(value, TensorMap):
+                if not is_struct or size < MAP_BYTES:
+                    raise TypeError(f"{kernel}: parameter {name} takes a TensorMap only as a .b8[{MAP_BYTES}] "
+                                    f"(CUtensorMap) parameter")
+                address = placed.get(id(value.array))
+                if address is None:
+                    value.check(f"{kernel}: parameter {name}")
+                    address = self._buffer(name, value.array, machine, buffers)
+                raw = value.encode(address)
+            elif is_struct:
                 raw = self._struct(kernel, name, size, value, machine, buffers)
             elif isinstance(value, np.ndarray):
                 if ptype not in ("u64", "b64", "s64"):
                     raise TypeError(f"{kernel}: parameter {name} is .{ptype}, not a pointer: it takes a "
                                     f"scalar, got an array")
-                raw = self._buffer(name, value, machine, buffers).to_bytes(8, "little")
+                address = self._buffer(name, value, machine, buffers)
+                placed[id(value)] = address
+                raw = address.to_bytes(8, "little")
             else:
                 raw = _pack_scalar(kernel, name, ptype, value)
             data[offset:offset + len(raw)] = raw
@@ -377,6 +393,13 @@ class PtxModule:
         if code == FAULT_STEP_LIMIT:
             return (f"{kernel}: stopped after {value} warp instructions (the step limit, max_steps) in {cta}, "
                     f"warp {t // 32} at {op_name}{where}; raise max_steps if the kernel is meant to run longer")
+        if code == FAULT_MBARRIER_DEADLOCK:
+            b = state.mbar[value] if value >= 0 else None
+            what = ("an mbarrier" if b is None else
+                    f"the mbarrier at shared {int(b[ADDR]):#x}, whose phase {int(b[PHASE])} waits for "
+                    f"{int(b[PENDING])} of {int(b[EXPECTED])} arrivals and {int(b[TX])} transaction bytes")
+            return (f"{kernel}: deadlock in {cta}: warp {t // 32} lane {t % 32} waits at {op_name}{where} for {what}, "
+                    f"and no thread that could arrive can run")
         if code == FAULT_DEADLOCK:
             return (f"{kernel}: deadlock in {cta}: {value} of {extra} threads wait at barriers that can never "
                     f"complete (a bar.sync not reached by every thread, or a wrong thread count)")
@@ -411,6 +434,13 @@ class PtxModule:
             return f"{head}: bad operand {value} (limit {extra})"
         if code == FAULT_BAD_DESCRIPTOR:
             return f"{head}: {descriptor_problem(value, extra)}"
+        if code == FAULT_TENSOR_MAP:
+            return (f"{head}: the tensor map at {value:#x} is not one warpsim encoded (pass a warpsim.TensorMap for "
+                    f"the CUtensorMap parameter)" + (f", or not of rank {extra}" if extra else ""))
+        if code == FAULT_MBARRIER:
+            why = {1: "is not in shared memory", 2: "holds no mbarrier (mbarrier.init it first)",
+                   3: "cannot hold one more mbarrier: too many in one CTA"}.get(extra, "is not an mbarrier")
+            return f"{head}: address {value:#x} {why}"
         if code == FAULT_WGMMA_PENDING:
             names = [n for n, (slot, words, _) in d.reg_names.items() if slot <= value < slot + words]
             return (f"{head}: touches {names[0] if names else f'register slot {value}'}, which a wgmma.mma_async owns "
@@ -541,8 +571,8 @@ class PtxRun:
             done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
-                           state.clocks, self._counts, self._arch, state.wgpend, state.prbuf, state.prrec, state.nprint,
-                           fault,
+                           state.clocks, self._counts, self._arch, state.wgpend, state.mbar, state.prbuf, state.prrec,
+                           state.nprint, fault,
                            self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
@@ -708,6 +738,7 @@ class _State:
         self.pend_map = np.zeros(m.smem.size, np.int32)
         self.bars = np.zeros((2, 16), np.int64)     # per barrier: threads arrived, threads expected (0: all)
         self.wgpend = new_pending(T // 32, m.regs.shape[2])    # the registers of wgmma.mma_async in flight
+        self.mbar = new_mbarriers()                            # the CTA's mbarrier objects
         self.clocks = np.zeros(T // 32, np.int64)
         self.prbuf = np.zeros(1 << 20, np.uint8)
         self.prrec = np.zeros((1 << 14, 4), np.int64)
@@ -715,7 +746,7 @@ class _State:
 
     def reset(self, threads, m):
         for a in (self.pc, self.bar_id, self.bars, self.depth, self.ccf, self.local, self.fparam, self.npend,
-                  self.groups, self.pend_map, self.clocks, self.wgpend):
+                  self.groups, self.pend_map, self.clocks, self.wgpend, self.mbar):
             a[...] = 0
         self.status[:] = RUNNING
         self.status[threads:] = ABSENT

@@ -31,6 +31,8 @@ class Op(enum.IntEnum):
     # warp-collective
     SHFL = 50; VOTE = 51; MATCH = 52; BAR = 53; LDMATRIX = 54; STMATRIX = 55; MMA = 56; ACTIVEMASK = 57
     REDUX = 58; WGMMA = 59
+    # asynchronous barriers, thread by thread
+    MBARRIER = 48; CP_BULK = 49
     # control
     BRA = 60; CALL = 61; RET = 62; EXIT = 63; TRAP = 64; PRINTF = 65; FENCE = 66
     # float, per thread, through warpsim.isa (warpsim.ptx.families.floats), from FLOAT_FIRST on: arithmetic, min/max
@@ -47,7 +49,7 @@ OPCODES = {
     "setp": Op.SETP, "set": Op.SET, "selp": Op.SELP, "slct": Op.SLCT, "mov": Op.MOV, "cvt": Op.CVT,
     "cvta": Op.CVTA, "ld": Op.LD, "ldu": Op.LD, "st": Op.ST, "atom": Op.ATOM, "red": Op.RED,
     "cp": Op.CP_ASYNC, "shfl": Op.SHFL, "vote": Op.VOTE, "match": Op.MATCH, "bar": Op.BAR,
-    "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA,
+    "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA, "mbarrier": Op.MBARRIER,
     "activemask": Op.ACTIVEMASK, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
@@ -63,11 +65,8 @@ FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": 
 # the decoder look here first, so such an instruction is refused by name (not by the operand syntax it happens to
 # use: TMA's ``[%rd1, {%r1, %r2}]``) wherever it stands; the longest matching prefix names it.
 NOT_YET = {
-    "cp.async.bulk.tensor": "Hopper TMA",
-    "cp.async.bulk": "Hopper bulk asynchronous copy",
     "cp.reduce.async.bulk": "Hopper bulk asynchronous reduction",
-    "cp.async.mbarrier": "asynchronous barriers",
-    "mbarrier": "asynchronous barriers",
+    "cp.async.mbarrier": "cp.async's arrive-on of an mbarrier",
     "setmaxnreg": "Hopper register reallocation",
     "elect": "Hopper elect.sync",
     "tensormap": "Hopper TMA descriptors",
@@ -78,8 +77,8 @@ def not_supported_yet(name):
     """Why the instruction ``name`` (opcode and modifiers, dotted) is refused, or None: one phrase naming the
     family of :data:`NOT_YET` it belongs to.
 
-    >>> not_supported_yet("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes")
-    '`cp.async.bulk.tensor` is not supported yet (Hopper TMA; see docs/ptx.md, "Not supported yet")'
+    >>> not_supported_yet("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32")
+    '`cp.reduce.async.bulk` is not supported yet (Hopper bulk asynchronous reduction; see docs/ptx.md, "Not supported yet")'
     >>> not_supported_yet("cp.async.ca.shared.global") is None
     True
     """

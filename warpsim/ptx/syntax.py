@@ -123,7 +123,7 @@ class Operand:
     """One operand. ``kind``: ``reg``, ``sreg`` (special register; ``name`` e.g. ``%tid.x``), ``imm``
     (``value``: int), ``fimm`` (``value``: the bits; ``bits`` 32 (``0f``) or 64 (``0d`` and decimal)), ``sym`` (a variable or
     label name, plus ``value`` offset), ``addr`` (``base``: a reg/sym/imm Operand or None, ``value``
-    offset), ``vec`` (``items``), ``list`` (a call's parenthesised list, ``items``), ``sink`` (``_``).
+    offset; ``items``: the coordinates of a tensor address ``[map, {c0, ...}]``), ``vec`` (``items``), ``list`` (a call's parenthesised list, ``items``), ``sink`` (``_``).
     ``neg``: a ``!`` before a predicate; ``pair``: the second destination of ``a|b``."""
 
     kind: str
@@ -497,7 +497,10 @@ class _Parser:
             if text == "{":
                 self.next()
                 self.scope_count += 1
-                loc = self.body(f, dict(renames, __scope__=self.scope_count), loc)
+                start = len(f.body)
+                inner = dict(renames, __scope__=self.scope_count, __labels__=set())
+                loc = self.body(f, inner, loc)
+                self.scope_labels(f.body[start:], inner)
                 continue
             if text == ".reg":
                 self.next()
@@ -515,9 +518,23 @@ class _Parser:
                 self.accept(";")
             elif tok.kind == "name" and self.at_label():
                 self.next(); self.next()
+                if "__labels__" in renames:              # a label of a { } scope: inline asm may repeat its name
+                    renames["__labels__"].add(text)
+                    text = self.scoped(text, renames)
                 f.body.append(Label(text, tok))
             else:
                 f.body.append(self.instruction(renames, loc))
+
+    @staticmethod
+    def scope_labels(items, inner):
+        """Branch targets in a ``{ }`` scope's statements that name a label of that scope, written before it
+        (``@P1 bra DONE; ... DONE:``), renamed as the label was (CUTLASS's mbarrier waits repeat such labels)."""
+        labels = inner["__labels__"]
+        for item in items:
+            if isinstance(item, Instruction):
+                for op in item.operands:
+                    if op.kind == "sym" and op.name in labels:
+                        op.name = inner[op.name]
 
     def scoped(self, name, renames):
         scope = renames.get("__scope__")
@@ -629,8 +646,14 @@ class _Parser:
             while self.at("+") or self.at("-"):
                 sign = -1 if self.next().text == "-" else 1
                 offset += sign * self.integer()
+            coords = None
+            if self.accept(","):                         # a tensor address: [tensor-map, {c0, c1, ...}] (TMA)
+                vec = self.operand(renames)
+                if vec.kind != "vec":
+                    raise self.error("expected the coordinates {c0, ...} of a tensor address", vec.token)
+                coords = vec.items
             self.expect("]")
-            return Operand("addr", base=base, value=offset, token=tok)
+            return Operand("addr", base=base, value=offset, token=tok, items=coords or [])
         if tok.text == "{":
             self.next()
             items = []

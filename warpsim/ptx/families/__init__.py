@@ -22,6 +22,8 @@ family          instructions                                         semantics (
                                                                      sfu_* hostfloat``
 ``memory``      ``ld ldu st atom red``                               spaces: ``warpsim.ptx.memory``
 ``async_copy``  ``cp.async`` + ``commit_group``/``wait_group``/...   (queues in the interpreter's state)
+``bulk_copy``   ``cp.async.bulk``, ``cp.async.bulk.tensor`` (TMA)       ``tma`` (the tensor map, the tile copy)
+``mbarrier``    ``mbarrier`` (``init arrive expect_tx try_wait``...) (its table in the interpreter's state)
 ``collectives`` ``shfl vote match redux activemask`` (``.sync``)     -
 ``barriers``    ``bar barrier`` (``.sync .arrive .warp.sync``),      -
                 fences, ``membar nanosleep prefetch ...``
@@ -59,8 +61,8 @@ the interpreter's state (:mod:`warpsim.ptx.interp`, allocated by :mod:`warpsim.p
 from numba import njit
 
 from warpsim.errors import UnsupportedType
-from warpsim.ptx.families import (async_copy, barriers, collectives, control, floats, integer, ldmatrix, memory, mma,
-                                  wgmma)
+from warpsim.ptx.families import (async_copy, barriers, bulk_copy, collectives, control, floats, integer, ldmatrix,
+                                  mbarrier, memory, mma, wgmma)
 from warpsim.ptx.families.async_copy import thread_cp_async, warp_cp_async
 from warpsim.ptx.families.barriers import warp_barrier
 from warpsim.ptx.families.collectives import sync_members, warp_collectives
@@ -70,6 +72,8 @@ from warpsim.ptx.families.floats import thread_float, warp_float_rows
 from warpsim.ptx.families.integer import thread_integer, warp_integer
 from warpsim.ptx.families.ldmatrix import warp_matrix
 from warpsim.ptx.families.memory import thread_atom, thread_ld_st, warp_shared_global
+from warpsim.ptx.families.bulk_copy import warp_bulk_copy
+from warpsim.ptx.families.mbarrier import wake_mbarrier_waiters, warp_mbarrier
 from warpsim.ptx.families.mma import warp_mma_sync
 from warpsim.ptx.families.wgmma import warp_wgmma_op, wgmma_touch
 from warpsim.ptx.opcodes import OPCODES, Op, not_supported_yet, supported_names, type_of
@@ -78,10 +82,12 @@ from warpsim.ptx.rows import M0
 from warpsim.ptx.shadow import S_ON, shadow_fence
 
 __all__ = ["FAMILIES", "InstructionDecoder", "thread_op", "warp_collective", "warp_simple", "sync_members",
-           "warp_cp_async", "warp_shared_global", "wgmma_touch"]
+           "warp_cp_async", "warp_shared_global", "wgmma_touch", "warp_mbarrier", "wake_mbarrier_waiters",
+           "warp_bulk_copy"]
 
 # the families, one entry each
-FAMILIES = (integer, floats, memory, async_copy, collectives, barriers, ldmatrix, mma, wgmma, control)
+FAMILIES = (integer, floats, memory, async_copy, bulk_copy, mbarrier, collectives, barriers, ldmatrix, mma, wgmma,
+            control)
 
 
 class InstructionDecoder(*(family.DECODER for family in FAMILIES), FamilyDecoder):

@@ -39,8 +39,10 @@ class AsyncCopyDecoder(FamilyDecoder):
     """Decodes ``cp.async``, ``cp.async.commit_group``, ``cp.async.wait_group N``, ``cp.async.wait_all``."""
 
     def do_cp_async(self, fn, ins, op, mods, types, ops):
-        if not mods or mods[0] != "async" or "bulk" in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: only cp.async (non-bulk) is supported", UnsupportedType)
+        if len(mods) > 1 and mods[0] == "async" and mods[1] == "bulk":
+            return self.do_cp_bulk(fn, ins, Op.CP_BULK, mods, types, ops)     # warpsim.ptx.families.bulk_copy
+        if not mods or mods[0] != "async":
+            raise self.error(ins.token, f"{name_of(ins)}: only cp.async is supported", UnsupportedType)
         if "commit_group" in mods:
             return self.emit(fn, ins, Op.CP_COMMIT)
         if "wait_group" in mods:
