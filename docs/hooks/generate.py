@@ -62,6 +62,8 @@ def ptx_instructions():
     def family(name, op):
         if name in opcodes.FLOAT_OPS:             # float-only names: the float family
             return "floats"
+        if name.startswith("cp.async.bulk"):      # decoded through the cp decoder, run by the bulk copies
+            return "bulk_copy"
         method = f"do_{op.name.lower()}"
         for f in FAMILIES:
             if hasattr(f.DECODER, method):

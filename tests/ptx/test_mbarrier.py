@@ -103,3 +103,57 @@ def test_an_address_without_an_mbarrier_is_named():
     with pytest.raises(SimulatorFault, match=r"mbarrier\.arrive\.shared::cta\.b64 %rd4, \[%r8\] \(k\.ptx:\d+\): .*: "
                                              r"address 0x408 holds no mbarrier \(mbarrier\.init it first\)"):
         _run(body)
+
+
+BULK = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 src, .param .u32 size)
+{
+  .reg .b32 %r<16>; .reg .b64 %rd<16>; .reg .pred %p<8>;
+  .shared .align 8 .b64 bar;
+  .shared .align 16 .b32 box[32];
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.param.u64 %rd5, [src];
+  cvta.to.global.u64 %rd5, %rd5;
+  ld.param.u32 %r9, [size];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r3, bar;
+  mov.u32 %r6, box;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra WAIT_ALL;
+  mbarrier.init.shared::cta.b64 [%r3], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], %r9;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r6], [%rd5], %r9, [%r3];
+WAIT_ALL:
+  bar.sync 0;
+  mov.u32 %r8, 0;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r3], %r8;
+  @!%p3 bra WAIT;
+  shl.b32 %r7, %r1, 2;
+  add.u32 %r6, %r6, %r7;
+  ld.shared.u32 %r5, [%r6];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r5;
+  ret;
+}
+"""
+
+
+def _bulk(size):
+    m = warpsim.ptx.load(BULK, filename="b.ptx")
+    src = np.arange(100, 132, dtype=np.uint32)
+    return m.launch("k", block=32, args={"out": np.zeros(32, np.uint32), "src": src, "size": size}).buffers["out"]
+
+
+def test_a_bulk_copy_completes_its_transaction_bytes_on_the_mbarrier():
+    assert list(_bulk(128)) == list(range(100, 132))
+
+
+def test_a_bulk_copy_of_a_size_not_a_multiple_of_16_is_named():
+    with pytest.raises(SimulatorFault, match=r"cp\.async\.bulk\.shared::cluster\.global.* \(b\.ptx:\d+\): CTA \(0, 0, 0\) "
+                                             r"thread \(0, 0, 0\) \(warp 0 lane 0\): address 0x14 is not 16-byte aligned"):
+        _bulk(20)

@@ -34,10 +34,12 @@ import os
 
 from warpsim.errors import PtxSyntaxError, UnsupportedType
 from warpsim.ptx.contraction import Contraction, ContractionError, start
+from warpsim.isa.tma import TensorMap
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS, LaunchResult, PtxModule, PtxRun
 from warpsim.ptx.syntax import LARGE_STATEMENTS, MAX_STATEMENTS, parse_module, read_ptx, statements
 
-__all__ = ["load", "Contraction", "ContractionError", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS"]
+__all__ = ["load", "Contraction", "ContractionError", "PtxModule", "PtxRun", "LaunchResult", "PtxSyntaxError", "UnsupportedType", "DEFAULT_MAX_STEPS",
+           "TensorMap"]
 
 
 def load(path_or_text, filename=None, *, arch="sm_90", ptxas="auto", cubin=None, progress=None):

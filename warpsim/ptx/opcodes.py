@@ -50,7 +50,7 @@ OPCODES = {
     "cvta": Op.CVTA, "ld": Op.LD, "ldu": Op.LD, "st": Op.ST, "atom": Op.ATOM, "red": Op.RED,
     "cp": Op.CP_ASYNC, "shfl": Op.SHFL, "vote": Op.VOTE, "match": Op.MATCH, "bar": Op.BAR,
     "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA, "mbarrier": Op.MBARRIER,
-    "activemask": Op.ACTIVEMASK, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
+    "activemask": Op.ACTIVEMASK, "elect": Op.VOTE, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }
@@ -68,7 +68,6 @@ NOT_YET = {
     "cp.reduce.async.bulk": "Hopper bulk asynchronous reduction",
     "cp.async.mbarrier": "cp.async's arrive-on of an mbarrier",
     "setmaxnreg": "Hopper register reallocation",
-    "elect": "Hopper elect.sync",
     "tensormap": "Hopper TMA descriptors",
 }
 
@@ -117,5 +116,6 @@ def type_of(mods):
 def supported_names():
     """The instruction names the interpreter executes, sorted (for error messages)."""
     names = set(OPCODES) - {"cp"} | {"cp.async", "cp.async.commit_group", "cp.async.wait_group",
-                                     "cp.async.wait_all"}
+                                     "cp.async.wait_all", "cp.async.bulk", "cp.async.bulk.tensor",
+                                     "cp.async.bulk.commit_group", "cp.async.bulk.wait_group"}
     return sorted(names | set(FLOAT_OPS))

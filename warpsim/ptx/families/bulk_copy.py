@@ -27,7 +27,8 @@ from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_TENSO
 from warpsim.isa.tma import MAP_BYTES, NFIELDS, decode_fields, tile_copy
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.mbarrier import complete_tx_at
-from warpsim.ptx.memory import GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_SHARED, locate
+from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_SHARED, locate,
+                                locate_prefix)
 from warpsim.ptx.operands import get, lane_address
 from warpsim.ptx.rows import M0, M1, NOPS, O0
 
@@ -91,12 +92,12 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
         if size % 16 or size <= 0 or dst % 16 or src % 16:
             set_fault(fault, FAULT_MISALIGNED, t, dst if dst % 16 else src if src % 16 else size, 16)
             return False
-        dsp, doff = locate(SP_SHARED if form == G2S else SP_GLOBAL, dst, size, t, gmem, ends, smem, local, const,
-                           kparam, fparam, fault)
+        dsp, doff = locate_prefix(SP_SHARED if form == G2S else SP_GLOBAL, dst, 16, size, t, gmem, ends, smem, local,
+                                  const, kparam, fparam, fault)
         if dsp < 0:
             return False
-        ssp, soff = locate(SP_GLOBAL if form == G2S else SP_SHARED, src, size, t, gmem, ends, smem, local, const,
-                           kparam, fparam, fault)
+        ssp, soff = locate_prefix(SP_GLOBAL if form == G2S else SP_SHARED, src, 16, size, t, gmem, ends, smem, local,
+                                  const, kparam, fparam, fault)
         if ssp < 0:
             return False
         if form == G2S:

@@ -1,4 +1,4 @@
-"""The warp collectives: ``shfl.sync``, ``vote.sync``, ``match.sync``, ``redux.sync`` and ``activemask``, decoded and
+"""The warp collectives: ``shfl.sync``, ``vote.sync``, ``elect.sync``, ``match.sync``, ``redux.sync`` and ``activemask``, decoded and
 executed for the lanes of a warp at once.
 
 A ``.sync`` collective (and ``bar.warp.sync``, which shares its member-mask path) waits for every lane of its member
@@ -18,6 +18,8 @@ from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.opcodes import TK_S, TYPES, Op
 from warpsim.ptx.operands import get, put
 from warpsim.ptx.rows import K_NONE, M0, NOPS, O0, REDUX_OPS, SHFL_MODES, TB, TK, VOTE_MODES
+
+ELECT = 4                 # the vote mode of elect.sync (after VOTE_MODES' all, any, uni, ballot)
 from warpsim.ptx.shadow import K_MASK, S_CTA, S_ON, S_THREADS, S_WSYNC, shadow_finding
 
 __all__ = ["CollectivesDecoder", "DECODER", "sync_members", "warp_collectives"]
@@ -37,6 +39,14 @@ class CollectivesDecoder(FamilyDecoder):
         self.emit(fn, ins, op, ("b32", None), (mode, 0, 0, 0), rows)
 
     def do_vote(self, fn, ins, op, mods, types, ops):
+        if ins.opcode == "elect":                        # elect.sync d|p, membermask: a vote for the lowest member
+            if "sync" not in mods:
+                raise self.error(ins.token, f"{name_of(ins)}: expected elect.sync d|p, membermask")
+            self.count(ins, ops, 2)
+            d = ops[0]
+            q = self.operand(fn, d.pair, pred=True) if d.pair is not None else self.add_opnd(K_NONE)
+            return self.emit(fn, ins, op, mods=(ELECT, 0, 0, 0), operands=[self.operand(fn, d), q,
+                                                                          self.operand(fn, ops[1])])
         mode = next((VOTE_MODES[m] for m in mods if m in VOTE_MODES), None)
         if mode is None or "sync" not in mods:
             raise self.error(ins.token, f"{name_of(ins)}: expected vote.sync.{{all,any,uni,ballot}}")
@@ -151,6 +161,16 @@ def warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds
                 r = regs_w[lane]
                 put(r, opnd, o[0], out[lane])
                 put(r, opnd, o[1], inside[lane])
+                pc[t0 + lane] += 1
+        return True
+    if op == Op.VOTE and code[p, M0] == ELECT:
+        leader = 0
+        while not (members >> leader) & 1:
+            leader += 1
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                put(regs_w[lane], opnd, o[0], np.int64(leader))
+                put(regs_w[lane], opnd, o[1], np.int64(lane == leader))
                 pc[t0 + lane] += 1
         return True
     if op == Op.VOTE:
