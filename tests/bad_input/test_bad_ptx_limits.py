@@ -258,7 +258,6 @@ HOPPER = [                          # the Hopper forms still refused (wgmma, mba
     ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd1], [%r1], 16;", "cp.reduce.async.bulk",
      "bulk asynchronous reduction"),
     ("cp.async.mbarrier.arrive.noinc.shared.b64 [%r1];", "cp.async.mbarrier", "arrive-on of an mbarrier"),
-    ("setmaxnreg.inc.sync.aligned.u32 240;", "setmaxnreg", "register reallocation"),
     ("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;", "tensormap", "TMA descriptors"),
 ]
 

@@ -385,9 +385,11 @@ class Kernel:
             given[param.name] = key
             if param.size is not None and isinstance(value, np.ndarray):
                 if param.size != 8:
+                    tma = (" or, for a CUtensorMap, a warpsim.TensorMap (--arg NAME=tensormap:BOX:SWIZZLE:TENSOR)"
+                           if param.size == 128 else "")
                     raise ValueError(f"{self.name}: parameter {key!r} is a {param.size}-byte struct (a CuTe DSL "
                                      "tensor with run-time shape or strides): give its fields as "
-                                     "[('u64', array), ('s32', ...), ...]")
+                                     f"[('u64', array), ('s32', ...), ...]{tma}")
                 value = [("u64", value)]
             out[param.name] = fit_argument(param, value, (what or {}).get(key) or f"{self.name}: argument {key!r}")
         missing = [p.source_name or p.name for p in self.params if p.name not in out]

@@ -52,7 +52,7 @@ OPCODES = {
     "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA, "mbarrier": Op.MBARRIER,
     "activemask": Op.ACTIVEMASK, "elect": Op.VOTE, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
-    "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
+    "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "setmaxnreg": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }
 
 # Float-typed instructions: name -> Op code (warpsim.ptx.families.floats); add, sub, mul, mad, min, max, abs, neg, setp, set
@@ -67,7 +67,6 @@ FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": 
 NOT_YET = {
     "cp.reduce.async.bulk": "Hopper bulk asynchronous reduction",
     "cp.async.mbarrier": "cp.async's arrive-on of an mbarrier",
-    "setmaxnreg": "Hopper register reallocation",
     "tensormap": "Hopper TMA descriptors",
 }
 

@@ -25,7 +25,11 @@ SREGS = {name: code for code, name in enumerate((
     "%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z",
     "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
     "%clock", "%clock64", "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt",
-    "%lanemask_ge", "%gridid", "%globaltimer", "%dynamic_smem_size", "%total_smem_size"))}
+    "%lanemask_ge", "%gridid", "%globaltimer", "%dynamic_smem_size", "%total_smem_size",
+    # sm_90 clusters: a launch without clusters makes each CTA a cluster of one
+    "%clusterid.x", "%clusterid.y", "%clusterid.z", "%nclusterid.x", "%nclusterid.y", "%nclusterid.z",
+    "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z", "%cluster_nctaid.x", "%cluster_nctaid.y",
+    "%cluster_nctaid.z", "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster"))}
 ATOM_OPS = {n: k for k, n in enumerate(("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch",
                                          "cas"))}
 SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}

@@ -60,7 +60,8 @@ _MAX_LITERAL = (1 << 64) - 1       # PTX integer literals are 64-bit (.s64, or .
 SPECIAL_REGISTERS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
                      "%nsmid", "%clock", "%clock64", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
                      "%lanemask_gt", "%lanemask_ge", "%gridid", "%globaltimer", "%dynamic_smem_size",
-                     "%total_smem_size")
+                     "%total_smem_size", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+                     "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster")
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+) | (?P<nl>\n) | (?P<comment>//[^\n]*) | (?P<block>/\*.*?\*/)

@@ -1,6 +1,6 @@
 """Barriers and fences: ``bar``/``barrier`` (``.sync``, ``.arrive``, ``.aligned``, a thread count), ``bar.warp.sync``,
 and the fences and hints the simulator orders by construction (``membar``, ``fence``, ``nanosleep``, ``prefetch``,
-``griddepcontrol``, ``pmevent``), decoded and executed.
+``griddepcontrol``, ``pmevent``, ``setmaxnreg``: a register budget, which changes no value), decoded and executed.
 
 A CTA barrier (:func:`warp_barrier`) counts the arriving threads of its id (``bar_arrived``; ``bar_expect``: the
 thread count, 0 for every thread) and sets the ``.sync`` ones ``WAITING``; :mod:`warpsim.ptx.interp` releases them
@@ -27,6 +27,14 @@ class BarriersDecoder(FamilyDecoder):
     fences."""
 
     def do_fence(self, fn, ins, op, mods, types, ops):
+        if ins.opcode == "setmaxnreg":               # a register budget: recorded by ptxas, no effect on values
+            self.count(ins, ops, 1)
+            n = ops[0].value if ops[0].kind == "imm" else -1
+            if not ({"inc", "dec"} & set(mods) and "sync" in mods and "aligned" in mods) or not (
+                    24 <= n <= 256 and n % 8 == 0):
+                raise self.error(ins.token, f"{name_of(ins)}: expected setmaxnreg.{{inc,dec}}.sync.aligned.u32 N with "
+                                            f"N a multiple of 8 from 24 to 256")
+            return self.emit(fn, ins, Op.FENCE, mods=(0, 0, 0, 0))
         # M0: 1 for a memory fence (membar, fence other than .proxy), which the sanitizer counts as release + acquire
         ordering = ins.opcode in ("membar", "fence") and "proxy" not in mods
         return self.emit(fn, ins, Op.FENCE, mods=(int(ordering), 0, 0, 0))

@@ -208,7 +208,11 @@ def _special(code, t, lane, w, ctx, clock):
         return ctx[11]
     if code == 27:
         return ctx[12]
-    return np.int64(0)
+    if code <= 33:                                # %clusterid, %nclusterid: each CTA a cluster of one
+        return ctx[code - 28 + 3]
+    if code >= 37 and code <= 39 or code == 41:   # %cluster_nctaid, %cluster_nctarank
+        return np.int64(1)
+    return np.int64(0)                            # %cluster_ctaid, %cluster_ctarank, %is_explicit_cluster
 
 
 @njit(cache=True)
