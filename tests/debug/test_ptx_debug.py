@@ -327,3 +327,28 @@ def test_cta_runs_to_the_start_of_a_cta_as_single_steps_do(tmp_path):
     assert np.array_equal(session.run.pc, single.run.pc) and session.next_instruction() == single.next_instruction()
     per_cta = single.position // 3                  # every CTA runs the same instructions
     assert session.go_cta(1).reason == "cta" and (session.cta, session.position) == ((1, 0, 0), per_cta)   # a replay
+
+
+def test_info_mbarriers_and_info_wgmma_show_the_asynchronous_state():
+    """The mbarrier PTX of tests/ptx/test_mbarrier.py: once warp 0 waits at its try_wait, ``info mbarriers`` names
+    the barrier, its phase and what it waits for, and the waiting lanes; a wgmma kernel stepped past its
+    mma_async shows the accumulators in flight until its wait_group."""
+    from tests.ptx.test_mbarrier import HEAD, PRODUCER_CONSUMER, TAIL
+    mod = load(HEAD + PRODUCER_CONSUMER + TAIL, filename="k.ptx")
+    session = Session(mod, "k", block=64, args={"out": np.zeros(64, np.uint32), "arrivals": 32})
+    arrive = next(n for n, t in enumerate(mod.text.splitlines(), 1) if "mbarrier.arrive" in t)
+    status, text = run_script(session, ["info mbarriers", f"break ptx {arrive}", "cont", "info mbarriers"])
+    first, later = text.split("(warpsim) info mbarriers\n")[1:3]
+    assert status == 0 and "no mbarrier initialised" in first
+    assert re.search(r"shared 0x400: phase 0 \(parity 0\), 32 of 32 arrivals and 0 transaction bytes pending; "
+                     r"waiting: warp 0 lanes 0-31", later), later
+    from tests.ptx.test_wgmma_forms import MMA, _module
+    from warpsim.isa.wgmma import make_descriptor
+    mod = load(_module(MMA), filename="w.ptx")
+    desc = make_descriptor(1024, 16, 128)
+    session = Session(mod, "k", block=128, args={"out": np.zeros(128, np.float32), "da": desc, "db": desc})
+    line = next(n for n, t in enumerate(mod.text.splitlines(), 1) if "wgmma.commit_group" in t)
+    status, text = run_script(session, [f"break ptx {line}", "cont", "info wgmma", "cont", "info wgmma"])
+    parts = text.split("(warpsim) info wgmma\n")
+    assert re.search(r"warp 0: 0 groups committed; in flight: open group: 4 registers \(%f1 \.\. %f4\)", parts[1])
+    assert "no wgmma in flight" in parts[2] or "warp 0" not in parts[2]

@@ -14,7 +14,7 @@ added in the same style (``back``, ``who``, ``from``, ``banks``, fragment views 
     print[/x|/f] EXPR ...   registers (%r5, $r5, %r1..%r8), a register tensor (fragment view), a
                             shared tensor (tile; `banks`: its bank map)   p
     x/[N][FMT] [shared|global] ADDR                      memory words
-    info cuda warps|lanes / info warps|lanes|breakpoints|registers [REGS]
+    info cuda warps|lanes / info warps|lanes|breakpoints|registers [REGS]|mbarriers|wgmma
     cuda warp W | cuda cta I                             focus warp / CTA
     where, list [LINE], who, from, banks, pred, printf, help, quit
 
@@ -81,7 +81,7 @@ COMMANDS = {   # name: (usage, help)
               "the swizzle, `banks` its bank map"),
     "x": ("x/[N][FMT] [shared|global] ADDR", "N words of memory (default 16, shared) from ADDR; FMT x (hex), u, "
                                              "d, f (f32), h (f16), s (u16), b (bytes), g (f64)"),
-    "info": ("info [cuda] warps | lanes | breakpoints | registers [REGS]",
+    "info": ("info [cuda] warps | lanes | breakpoints | registers [REGS] | mbarriers | wgmma",
              "every warp of the CTA, the focus warp's lanes and pcs, the breakpoints, or registers (as print)"),
     "cuda": ("cuda warp [W | auto] | cuda cta [I]",
              "focus warp W for step and the views (auto: the warp that runs next); run (or replay) to CTA I"),
@@ -434,6 +434,10 @@ class Repl:
             self._list_breakpoints()
         elif what in ("registers", "reg", "regs"):
             self._cmd_regs(rest)
+        elif what in ("mbarriers", "mbarrier") and not rest:
+            self.write(views.mbarriers_text(self.session))
+        elif what == "wgmma" and not rest:
+            self.write(views.wgmma_text(self.session))
         else:
             raise _UserError(f"info: usage: {COMMANDS['info'][0]}")
 

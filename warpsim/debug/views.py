@@ -417,6 +417,54 @@ def warps_text(session):
     return "\n".join(lines)
 
 
+def mbarriers_text(session):
+    """The current CTA's mbarriers (``info mbarriers``): each one's shared address, phase, the arrivals and
+    transaction bytes its phase still waits for, and the lanes waiting at a ``try_wait`` on it."""
+    from warpsim.ptx.families.mbarrier import ADDR, EXPECTED, LIVE, PENDING, PHASE, TX
+    s = session
+    table = s.run.mbarriers
+    live = [i for i in range(table.shape[0]) if table[i, LIVE]]
+    if not live:
+        return f"CTA {s.cta}: no mbarrier initialised"
+    waiting = s.run.mbarrier_waiters()
+    lines = [f"CTA {s.cta}: {len(live)} mbarrier{'s' if len(live) != 1 else ''}"]
+    for i in live:
+        threads = waiting.get(i, [])
+        who = ""
+        if threads:
+            warps = sorted({t // 32 for t in threads})
+            who = "; waiting: " + ", ".join(
+                f"warp {w} lanes {lane_ranges(sum(1 << (t % 32) for t in threads if t // 32 == w))}" for w in warps)
+        lines.append(f"  shared {int(table[i, ADDR]):#x}: phase {int(table[i, PHASE])} (parity "
+                     f"{int(table[i, PHASE]) & 1}), {int(table[i, PENDING])} of {int(table[i, EXPECTED])} arrivals "
+                     f"and {int(table[i, TX])} transaction bytes pending{who}")
+    return "\n".join(lines)
+
+
+def wgmma_text(session):
+    """The registers each warp's ``wgmma.mma_async`` in flight own (``info wgmma``): by commit group, the open one
+    (not committed yet) first; reading or writing one before its ``wgmma.wait_group`` stops the run."""
+    s = session
+    table = s.run.wgmma_in_flight
+    nregs = table.shape[1] - 2
+    names = {}
+    for name, (slot, words, _) in s.decoded.reg_names.items():
+        for k in range(words):
+            names[slot + k] = name
+    lines = []
+    for w in range(table.shape[0]):
+        owned = table[w, :nregs]
+        if not owned.any():
+            continue
+        groups = {}
+        for slot in np.flatnonzero(owned):
+            groups.setdefault(int(owned[slot]), []).append(names.get(int(slot), f"slot {int(slot)}"))
+        parts = [f"{'open group' if g < 0 else f'group {g}'}: {len(regs)} registers ({regs[0]} .. {regs[-1]})"
+                 for g, regs in sorted(groups.items())]
+        lines.append(f"  warp {w}: {int(table[w, nregs])} groups committed; in flight: " + "; ".join(parts))
+    return "\n".join([f"CTA {s.cta}: wgmma in flight"] + lines) if lines else f"CTA {s.cta}: no wgmma in flight"
+
+
 _MEMORY_TYPES = {"x": (np.uint32, 4, "hex"), "u": (np.uint32, 4, "u32"), "d": (np.int32, 4, "s32"),
                  "f": (np.float32, 4, "f32"), "h": (np.float16, 2, "f16"), "s": (np.uint16, 2, "u16"),
                  "b": (np.uint8, 1, "u8"), "g": (np.float64, 8, "f64")}

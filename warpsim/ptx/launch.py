@@ -531,6 +531,28 @@ class PtxRun:
         return self._state.pc
 
     @property
+    def mbarriers(self):
+        """The current CTA's mbarrier objects: ``int64[MAX_MBARRIERS, 6]`` (:mod:`warpsim.ptx.families.mbarrier`)."""
+        return self._state.mbar
+
+    def mbarrier_waiters(self):
+        """``{mbarrier row: [threads]}``: the current CTA's threads waiting at a ``try_wait``, by the row of
+        :attr:`mbarriers` they wait on."""
+        from warpsim.ptx.families.mbarrier import MBARRIER_WAIT, mbarrier_row
+        st, m, d = self._state, self.machine, self.decoded
+        out = {}
+        for t in np.flatnonzero((st.status == WAITING) & (st.bar_id == MBARRIER_WAIT)):
+            row = mbarrier_row(st.pc[t], t, d.code, d.opnd, m.regs[t // 32, t % 32], m.smem, m.gmem, self._ends,
+                               st.local, d.const, self._kparam, st.fparam, st.mbar)
+            out.setdefault(int(row), []).append(int(t))
+        return out
+
+    @property
+    def wgmma_in_flight(self):
+        """Per warp, the register slots a ``wgmma.mma_async`` not yet waited for owns (:mod:`warpsim.ptx.families.wgmma`)."""
+        return self._state.wgpend
+
+    @property
     def status(self):
         return self._state.status
 
