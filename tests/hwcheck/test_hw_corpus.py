@@ -85,16 +85,6 @@ def test_acceptance_only_corpus_writes_its_report(capsys, monkeypatch, tmp_path)
     assert data["runs"][0]["source"].endswith("triton_vector_add_sm90.ptx")
 
 
-# Triton's sm_90 tl.dot files, run by the simulator since wgmma (issue 28): PTX ISA 9.4, which needs a ptxas of CUDA
-# 13.4 or later on the device; until a report has them, their check is an expected failure naming the command
-AWAITING_HARDWARE = {"triton_matmul_sm90.ptx", "triton_attention_sm90.ptx"}
-
-
-def _awaiting(report):
-    have = {os.path.basename(r["source"]) for r in report.get("runs", [])}
-    return [e for e in CORPUS_EXAMPLES if os.path.basename(e[0]) in AWAITING_HARDWARE - have]
-
-
 def test_committed_corpus_report_is_whole_and_sound():
     from test_committed_ptx_report import ptx_report_problems
     reports = sorted(glob.glob(REPORTS))
@@ -102,16 +92,5 @@ def test_committed_corpus_report_is_whole_and_sound():
         pytest.xfail(f"the corpus has not run on a GPU yet; run {GPU_COMMAND} and commit the report")
     for path in reports:
         with open(path) as f:
-            report = json.load(f)
-        examples = [e for e in CORPUS_EXAMPLES if e not in _awaiting(report)]
-        problems = ptx_report_problems(report, examples, seeds=SEEDS, gpus=("H100", "H200"))
+            problems = ptx_report_problems(json.load(f), CORPUS_EXAMPLES, seeds=SEEDS, gpus=("H100", "H200"))
         assert not problems, "\n".join(problems)
-
-
-def test_committed_corpus_report_has_tritons_wgmma_files():
-    for path in sorted(glob.glob(REPORTS)):
-        with open(path) as f:
-            missing = _awaiting(json.load(f))
-        if missing:
-            pytest.xfail(f"{path}: {', '.join(os.path.basename(e[0]) for e in missing)} have not run on a GPU yet "
-                         f"(PTX 9.4: a ptxas of CUDA 13.4+ on the device); run {GPU_COMMAND}")
