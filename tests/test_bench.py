@@ -190,3 +190,14 @@ def test_bench_compile_quick():
     assert base_f == ours_f and int(ours_n) == int(ours_f) < int(base_n)   # one per function, fewer than Numba's
     ratio = re.search(r"ratio warpsim / baseline: (\S+)x time, (\S+)x specialisations", text)
     assert abs(float(ratio.group(2)) - int(ours_n) / int(base_n)) < 0.006
+
+
+def test_bench_hopper_quick():
+    pytest.importorskip("triton", reason="bench_hopper simulates Triton's matmul (pip install triton)")
+    text = run_quick("bench_hopper.py")
+    best = re.search(rf"sm_90 \(wgmma: (\d+) warp instructions of (\d+)\): +{NUMBER} ms", text)
+    base = re.search(rf"sm_80 \(mma\.sync: (\d+) of (\d+)\): +{NUMBER} ms", text)
+    assert best and base and int(best[1]) > 0 and int(base[1]) > 0, text
+    ratio = re.search(rf"ratio wgmma tile / mma\.sync tile \(best\): {NUMBER}x", text)
+    assert ratio and abs(num(ratio[1]) - num(best[3]) / num(base[3])) <= 0.006 + 0.006 * num(ratio[1]), text
+    assert re.search(r"target: < 50 ms warm for the wgmma tile: (under|OVER)", text)
