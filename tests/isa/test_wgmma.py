@@ -141,3 +141,21 @@ def test_core_runs_cutes_gmma_atoms_as_the_reference(kernel, n, mn_a, mn_b, acc)
                         got[16 * warp + row, col] = (word_y >> shift_h) & mask
         want = wgmma(a, b, None if cta >= 48 else cmat, cd=acc)
         assert np.array_equal(got, want.astype(np.int64)), f"CTA {cta}"
+
+
+@pytest.mark.parametrize("n", [8, 24, 64, 256])
+def test_cutes_gmma_atom_layouts_are_the_isa_fragment_maps(n):
+    """CuTe's GMMA::CLayout_64xN and ALayout_64x16 (warpsim.cute, checked against CuTe by the oracle) place every
+    (thread, value) of the warpgroup where the isa's tables (wgmma_d_map, WGMMA_A, warp w % 4 holding rows 16 w ..)
+    do: the atom layer and the semantics agree."""
+    from warpsim.cute import gmma_op
+    from warpsim.isa.fragments import WGMMA_A
+    op = gmma_op(f"SM90_64x{n}x16_F32F16F16_RS")
+    dmap = wgmma_d_map(n, "f32")
+    for t in range(128):
+        for v in range(n // 2):
+            row, col = dmap.at(t % 32, v)
+            assert op.CLayout((t, v)) == 16 * (t // 32) + row + 64 * col, (t, v)
+        for v in range(8):
+            row, col = WGMMA_A.at(t % 32, v // 2, v % 2)
+            assert op.ALayout((t, v)) == 16 * (t // 32) + row + 64 * col, (t, v)

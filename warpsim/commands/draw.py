@@ -85,8 +85,9 @@ def add_arguments(parser):
     sub.required = True
     parser.verbs = {}
     mma = parser.verbs["mma"] = sub.add_parser("mma", help="TV layouts of a tiled MMA's A, B and C (as CuTe's print_svg)")
-    mma.add_argument("--atom", choices=list(cute.MMA_OPS), metavar="NAME",
-                     help="MMA atom, e.g. SM80_16x8x16_F32F16F16F32_TN (default: the --config's tiled MMA)")
+    mma.add_argument("--atom", choices=[*cute.MMA_OPS, *cute.GMMA_OPS], metavar="NAME",
+                     help="MMA atom, e.g. SM80_16x8x16_F32F16F16F32_TN, or a warpgroup's SM90_64x64x16_F32F16F16_SS "
+                          "(default: the --config's tiled MMA)")
     mma.add_argument("--thr", default="1,1,1", help="atom layout over (M,N,K), e.g. 4,1,1 (with --atom)")
     mma.add_argument("--tile", help="tile (M,N,K), e.g. 64,16,16; _ for the natural size (with --atom)")
     _config_args(mma, None)
@@ -151,7 +152,8 @@ def _run_mma(args):
         tile = parse_ints(args.tile, "--tile", 3, allow_underscore=True) if args.tile else None
         if tile and any(t is not cute._ and t > _MAX_TILE for t in tile):
             raise ValueError(f"--tile {args.tile}: at most {_MAX_TILE} per mode in a picture")
-        tiled_mma = cute.make_tiled_mma(cute.MMA_OPS[args.atom], cute.make_layout(thr), tile)
+        atom = cute.MMA_OPS.get(args.atom) or cute.GMMA_OPS[args.atom]
+        tiled_mma = cute.make_tiled_mma(atom, cute.make_layout(thr), tile)
     else:
         tiled_mma = resolve_config(args.config).tiled_mma
     _write(_as_option("--highlight", args.highlight, draw_tiled_mma, tiled_mma, args.operand, args.highlight), args)

@@ -51,7 +51,7 @@ from warpsim.cute.basis import (
 )
 from warpsim.cute.numeric import DTYPES, dtype_bits
 from warpsim.cute.atoms import (
-    MMA_OPS, COPY_OPS, MMAOperation, CopyOperation, UniversalCopy,
+    MMA_OPS, GMMA_OPS, COPY_OPS, MMAOperation, CopyOperation, UniversalCopy, SM90_GMMA, gmma_op,
     SM80_16x8x8_F16F16F16F16_TN, SM80_16x8x8_F32F16F16F32_TN, SM80_16x8x8_F32BF16BF16F32_TN,
     SM80_16x8x16_F16F16F16F16_TN, SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x16_F32BF16BF16F32_TN,
     SM75_U32x1_LDSM_N, SM75_U32x2_LDSM_N, SM75_U32x4_LDSM_N,
@@ -108,7 +108,8 @@ __all__ = [
     "ScaledBasis", "E", "ArithmeticTuple", "make_basis_like", "make_identity_layout",
     "as_arithmetic_tuple",
     # atoms
-    "DTYPES", "dtype_bits", "MMA_OPS", "COPY_OPS", "MMAOperation", "CopyOperation", "UniversalCopy",
+    "DTYPES", "dtype_bits", "MMA_OPS", "GMMA_OPS", "COPY_OPS", "MMAOperation", "CopyOperation", "UniversalCopy",
+    "SM90_GMMA", "gmma_op",
     "SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x8_F32F16F16F32_TN", "SM80_16x8x8_F32BF16BF16F32_TN",
     "SM80_16x8x16_F16F16F16F16_TN", "SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x16_F32BF16BF16F32_TN",
     "SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N",

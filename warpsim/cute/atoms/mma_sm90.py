@@ -1,0 +1,112 @@
+"""SM90 warpgroup MMA atoms, GMMA (``include/cute/atom/mma_traits_sm90_gmma.hpp``), as data.
+
+CuTe's ``SM90_64xNx16_{D}{A}{B}_{SS,RS}<tnspA, tnspB>``: a warpgroup of 128 threads computes a 64 x N tile. ``SS``
+reads A and B from shared memory through matrix descriptors, so their layouts map every thread to the whole tile
+(``GMMA::ABLayout<M, K>``: thread stride 0); ``RS`` holds A in registers (``GMMA::ALayout_64x16``). C is
+``GMMA::CLayout_64xN``: warp ``w`` of the warpgroup holds rows ``16 w ..`` as ``mma.m16n8k16`` holds C, repeated along N.
+The majorness of A and B (``"K"`` or ``"MN"``, CuTe's ``GMMA::Major``) changes the descriptor, not the layouts.
+
+>>> op = SM90_64x64x16_F32F16F16_SS()
+>>> str(op.CLayout), op.Shape_MNK, op.ptx
+('((_4,_8,_4),(_2,_2,_8)):((_128,_1,_16),(_64,_8,_512))', (64, 64, 16), 'wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16')
+>>> str(SM90_64x64x16_F32F16F16_RS().ALayout), str(op.ALayout)
+('((_4,_8,_4),(_2,_2,_2)):((_128,_1,_16),(_64,_8,_512))', '(_128,(_64,_16)):(_0,(_1,_64))')
+"""
+
+from dataclasses import dataclass, field
+
+from warpsim.cute.atoms.base import MMAOperation
+from warpsim.cute.layout import Layout
+
+__all__ = ["GMMA_N", "ab_layout", "c_layout_64xn", "ALAYOUT_64X16", "SM90_GMMA", "INSTANCES", "gmma_op"]
+
+GMMA_N = (8, 16, 32, 64, 96, 128, 192, 256)         # the N of the instances registered (CuTe has every 8)
+MAJORS = ("K", "MN")
+
+
+def ab_layout(m, k):
+    """``GMMA::ABLayout<M, K>``: every thread of the warpgroup sees the whole M x K operand in shared memory."""
+    return Layout((128, (m, k)), (0, (1, m)))
+
+
+def c_layout_64xn(n):
+    """``GMMA::CLayout_64xN<N>``: (T128, V) -> the column-major index of the 64 x N accumulator tile."""
+    return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+
+
+ALAYOUT_64X16 = Layout(((4, 8, 4), (2, 2, 2)), ((128, 1, 16), (64, 8, 512)))   # GMMA::ALayout_64x16 (16-bit A)
+_TYPES = {"F32F16F16": ("f32", "f16"), "F32BF16BF16": ("f32", "bf16"), "F16F16F16": ("f16", "f16")}
+
+
+@dataclass(frozen=True)
+class SM90_GMMA(MMAOperation):
+    """One GMMA atom: ``N``, the value types, ``rs`` (A from registers) and the majors of A and B."""
+
+    N: int = 64
+    types: str = "F32F16F16"
+    rs: bool = False
+    tnspA: str = "K"
+    tnspB: str = "K"
+    ValTypeD: str = field(init=False)
+    ValTypeA: str = field(init=False)
+    ValTypeB: str = field(init=False)
+    ValTypeC: str = field(init=False)
+    Shape_MNK: tuple = field(init=False)
+    ThrID: Layout = field(init=False)
+    ALayout: Layout = field(init=False)
+    BLayout: Layout = field(init=False)
+    CLayout: Layout = field(init=False)
+    abstract = True
+
+    def __post_init__(self):
+        if self.N % 8 or not 8 <= self.N <= 256 or self.types not in _TYPES or self.tnspA not in MAJORS \
+                or self.tnspB not in MAJORS or (self.rs and self.tnspA != "K"):
+            raise ValueError(f"SM90 GMMA: N a multiple of 8 up to 256, types one of {sorted(_TYPES)}, majors K or MN "
+                             f"(A from registers: K), got N={self.N}, {self.types}, {self.tnspA}, {self.tnspB}")
+        d, ab = _TYPES[self.types]
+        values = {"ValTypeD": d, "ValTypeA": ab, "ValTypeB": ab, "ValTypeC": d, "Shape_MNK": (64, self.N, 16),
+                  "ThrID": Layout(128), "ALayout": ALAYOUT_64X16 if self.rs else ab_layout(64, 16),
+                  "BLayout": ab_layout(self.N, 16), "CLayout": c_layout_64xn(self.N)}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def name(self):
+        """CuTe's name: ``SM90_64x64x16_F32F16F16_SS`` (its template arguments are the majors)."""
+        return f"SM90_64x{self.N}x16_{self.types}_{'RS' if self.rs else 'SS'}"
+
+    @property
+    def ptx(self):
+        """The PTX instruction: ``wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16``."""
+        return (f"wgmma.mma_async.sync.aligned.m64n{self.N}k16.{self.ValTypeD}.{self.ValTypeA}."
+                f"{self.ValTypeB}")
+
+
+def gmma_op(name, tnspA="K", tnspB="K"):
+    """The atom CuTe names ``name`` (``SM90_64x128x16_F32BF16BF16_SS``) with the given majors."""
+    try:
+        head, n, rest = name.split("x", 2)
+        k, types, kind = rest.split("_")
+        assert head == "SM90_64" and k == "16" and kind in ("SS", "RS")
+        return SM90_GMMA(int(n), types, kind == "RS", tnspA, tnspB)
+    except (ValueError, AssertionError):
+        raise ValueError(f"gmma_op: {name!r} is not an SM90_64xNx16_<types>_<SS|RS> name") from None
+
+
+def _factory(n, types, rs):
+    cls_name = f"SM90_64x{n}x16_{types}_{'RS' if rs else 'SS'}"
+
+    def make(tnspA="K", tnspB="K"):
+        return SM90_GMMA(n, types, rs, tnspA, tnspB)
+    make.__name__ = make.__qualname__ = cls_name
+    make.__doc__ = (f"CuTe's ``{cls_name}<tnspA, tnspB>``: ``wgmma.mma_async...m64n{n}k16`` with "
+                    f"{'A in registers' if rs else 'A and B'} "
+                    f"{'and B in shared memory' if rs else 'in shared memory'}; majors ``\"K\"`` or ``\"MN\"``.")
+    return make
+
+
+# the registered atoms (K-major A and B), and a constructor per CuTe name taking the majors
+INSTANCES = tuple(SM90_GMMA(n, t, rs) for t in _TYPES for rs in (False, True) for n in GMMA_N)
+for _op in INSTANCES:
+    globals()[_op.name] = _factory(_op.N, _op.types, _op.rs)
+    __all__.append(_op.name)
