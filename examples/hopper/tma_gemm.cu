@@ -30,6 +30,8 @@ using Barrier = cutlass::arch::ClusterTransactionBarrier;
 constexpr int BM = 64, BN = 64, BK = 64, STAGES = 2;
 constexpr int TILE_BYTES = BM * BK * 2;                 // one 64 x 64 f16 tile: 64 rows of 128 bytes
 using Mma = MMA_64x64x16_F32F16F16_SS<Major::K, Major::K>;
+// the L2 cache policy of the TMA loads: CuTe's default (a policy of 0 is not one; see the closing note of issue 28)
+constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
 struct Shared {
     alignas(1024) uint16_t a[STAGES][BM * BK];
@@ -74,8 +76,8 @@ __device__ void mainloop(Shared& s, CUtensorMap const* tma_a, CUtensorMap const*
                 Barrier::wait(&s.empty[st], (kt / STAGES - 1) & 1);
             }
             Barrier::arrive_and_expect_tx(&s.full[st], 2 * TILE_BYTES);
-            cute::SM90_TMA_LOAD_2D::copy(tma_a, &s.full[st], 0, s.a[st], kt * BK, m0);
-            cute::SM90_TMA_LOAD_2D::copy(tma_b, &s.full[st], 0, s.b[st], kt * BK, n0);
+            cute::SM90_TMA_LOAD_2D::copy(tma_a, &s.full[st], HINT, s.a[st], kt * BK, m0);
+            cute::SM90_TMA_LOAD_2D::copy(tma_b, &s.full[st], HINT, s.b[st], kt * BK, n0);
         }
     } else if (warp < 4) {                                          // the consumer warpgroup
         for (int kt = 0; kt < tiles; ++kt) {
