@@ -19,7 +19,6 @@ equals the reference; never a time.
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,20 +28,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests" / "pyfronts")
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from hostinfo import host_line                                     # noqa: E402
+from timing import timed                                           # noqa: E402
 
 TARGET_MS = 50.0
 
 
-def timed(fn, repeat):
-    """(best, median) seconds of ``fn()`` over ``repeat`` runs after 2 warm-up runs."""
-    times = []
-    for k in range(repeat + 2):
-        start = time.perf_counter()
-        fn()
-        if k >= 2:
-            times.append(time.perf_counter() - start)
-    times.sort()
-    return times[0], times[len(times) // 2]
 
 
 def triton_tile(arch, a, b):

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import warpsim.ptx                                                 # noqa: E402
 from hostinfo import host_line                                     # noqa: E402
+import timing                                                      # noqa: E402
 from warpsim.machine import Machine                                # noqa: E402
 from warpsim.program.encode import encode                          # noqa: E402
 from warpsim.program.execute import execute                        # noqa: E402
@@ -129,17 +130,9 @@ LOOP:
 
 
 def timed(fn, repeat):
-    """(best, median) CPU seconds of this process for ``fn()`` over ``repeat`` runs after 2 warm-up
-    runs (CPU time, not wall time: both executors are single-threaded, and the figure then does
-    not depend on other work on a shared machine)."""
-    times = []
-    for k in range(repeat + 2):
-        start = time.process_time()
-        fn()
-        if k >= 2:
-            times.append(time.process_time() - start)
-    times.sort()
-    return times[0], times[len(times) // 2]
+    """(best, median) CPU seconds of this process for ``fn()`` (CPU time, not wall time: both executors are
+    single-threaded, and the figure then does not depend on other work on a shared machine)."""
+    return timing.timed(fn, repeat, time.process_time)
 
 
 def ptx_rate(text, kernel, args, repeat):

@@ -20,14 +20,15 @@ benchmark runs and the two front ends agree, never a time.
 import argparse
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from timing import timed                                           # noqa: E402
 from warpsim import ptx                                            # noqa: E402
 from warpsim.frontends.kernel import open_kernel                   # noqa: E402
 from warpsim.frontends.source import compile_source                # noqa: E402
@@ -40,16 +41,6 @@ KERNEL = "gemm_smem_f16_qk_swizzle"
 PARAMS = {"dtype": "f16", "product": "qk", "swizzle": "yes"}
 
 
-def timed(fn, repeat):
-    """(best, median) seconds of ``fn()`` over ``repeat`` runs after 2 warm-up runs."""
-    times = []
-    for k in range(repeat + 2):
-        start = time.perf_counter()
-        fn()
-        if k >= 2:
-            times.append(time.perf_counter() - start)
-    times.sort()
-    return times[0], times[len(times) // 2]
 
 
 def ms(pair):

@@ -16,7 +16,6 @@ Each figure is the best of N after two warm-up runs (``--quick``: 3, what ``test
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from hostinfo import host_line                                      # noqa: E402
+from timing import timed                                            # noqa: E402
 from warpsim.frontends.kernel import open_kernel                   # noqa: E402
 from warpsim.sanitize import sanitize_launch                       # noqa: E402
 
@@ -34,13 +34,7 @@ BOUND = 3.0
 
 
 def best(fn, repeat):
-    times = []
-    for k in range(repeat + 2):
-        start = time.perf_counter()
-        fn()
-        if k >= 2:
-            times.append(time.perf_counter() - start)
-    return min(times)
+    return timed(fn, repeat)[0]
 
 
 def cases():
