@@ -25,6 +25,13 @@
 #   issue26 [SECONDS] [FIRST]  as much of the above as fits one device call: as-compiled, then corpus and float
 #              fuzz chunks of 1,000 from seed FIRST beside it, then as-compiled-none if time is left.
 #
+# Issue 28 (Hopper; needs HWCHECK_PTX_DIR: python -m hwcheck.runs.ptx_examples --export ptx-export --arch sm_90):
+#   hopper     the Hopper set (examples/hopper: wgmma probes, the TMA GEMM), 10 seeds: split it over two device calls
+#              (the probes' ten kernels take ~250 s with 10 workers; the set with 15 workers did not finish in 300 s)
+#   corpus-94  the corpus with Triton's sm_90 files (PTX ISA 9.4): put the nvidia-cuda-nvcc wheel's ptxas (13.4+) at
+#              SITE/nvidia/cu13/bin/ptxas and run with PYTHONPATH=$PWD:SITE (auto picks the first ptxas that takes
+#              the PTX; carry it xz-compressed: the device call carries at most 64 MiB with the tracked files)
+#
 # Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl | as-compiled |
 #        fuzz-float FIRST COUNT | corpus | regress)
 # Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs` and `flash-dsl`, HWCHECK_PTX_DIR pointing at the PTX
@@ -153,7 +160,11 @@ fuzz-float)
     step "float fuzz ${first}+${count}" env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count "$count" \
         --seed "$first" --workers 15 --report "$out/$gpu-fuzz-float-$first.json"
     ;;
-corpus)
+hopper)
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    step "hopper" "$py" -m hwcheck acceptance --out "$out" --only hopper --seeds 10 --workers 10
+    ;;
+corpus-94|corpus)
     step "corpus" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 15
     ;;
 regress)

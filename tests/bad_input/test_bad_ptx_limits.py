@@ -257,7 +257,6 @@ def test_a_byte_that_is_not_utf8(workdir, inputs, capsys):
 HOPPER = [                          # the Hopper forms still refused (wgmma, mbarrier, TMA and elect run since issue 28)
     ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd1], [%r1], 16;", "cp.reduce.async.bulk",
      "bulk asynchronous reduction"),
-    ("cp.async.mbarrier.arrive.noinc.shared.b64 [%r1];", "cp.async.mbarrier", "arrive-on of an mbarrier"),
     ("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;", "tensormap", "TMA descriptors"),
 ]
 

@@ -157,3 +157,25 @@ def test_a_bulk_copy_of_a_size_not_a_multiple_of_16_is_named():
     with pytest.raises(SimulatorFault, match=r"cp\.async\.bulk\.shared::cluster\.global.* \(b\.ptx:\d+\): CTA \(0, 0, 0\) "
                                              r"thread \(0, 0, 0\) \(warp 0 lane 0\): address 0x14 is not 16-byte aligned"):
         _bulk(20)
+
+
+ASYNC_ARRIVE = BULK.replace("""  mbarrier.init.shared::cta.b64 [%r3], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], %r9;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r6], [%rd5], %r9, [%r3];
+WAIT_ALL:
+  bar.sync 0;""", """  mbarrier.init.shared::cta.b64 [%r3], 1;
+WAIT_ALL:
+  bar.sync 0;
+  shl.b32 %r7, %r1, 2;
+  add.u32 %r10, %r6, %r7;
+  mul.wide.u32 %rd6, %r1, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  @!%p1 cp.async.ca.shared.global [%r10], [%rd7], 4;
+  @!%p1 cp.async.mbarrier.arrive.noinc.shared.b64 [%r3];""")
+
+
+def test_cp_async_mbarrier_arrive_completes_the_phase_once_the_threads_copies_land():
+    m = warpsim.ptx.load(ASYNC_ARRIVE, filename="a.ptx")
+    src = np.arange(100, 132, dtype=np.uint32)
+    out = m.launch("k", block=32, args={"out": np.zeros(32, np.uint32), "src": src, "size": 4}).buffers["out"]
+    assert out[0] == 100 and not out[1:].any()            # thread 0's copy landed before its arrival completed it

@@ -194,7 +194,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     continue
                 if op == Op.MBARRIER or op == Op.CP_BULK:
                     if not (warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem, ends,
-                                          local, const, kparam, fparam, mbar, fault) if op == Op.MBARRIER else
+                                          local, const, kparam, fparam, mbar, pend, npend, groups, pend_map, fault)
+                            if op == Op.MBARRIER else
                             warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const,
                                            kparam, fparam, mbar, fault)):
                         fault[4] = p

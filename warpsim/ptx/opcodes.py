@@ -66,7 +66,6 @@ FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": 
 # use: TMA's ``[%rd1, {%r1, %r2}]``) wherever it stands; the longest matching prefix names it.
 NOT_YET = {
     "cp.reduce.async.bulk": "Hopper bulk asynchronous reduction",
-    "cp.async.mbarrier": "cp.async's arrive-on of an mbarrier",
     "tensormap": "Hopper TMA descriptors",
 }
 

@@ -11,7 +11,7 @@ from warpsim.ptx.memory import SP_CONST, SP_GLOBAL, SP_KPARAM, SP_LOCAL, SP_SHAR
 __all__ = ["OP", "TK", "TB", "SK", "SB", "M0", "M1", "M2", "M3", "GUARD", "GNEG", "LOC", "NOPS", "O0", "MAX_OPS",
            "NCOLS", "KIND", "SLOT", "NW", "IMM", "NEG", "K_NONE", "K_REG", "K_IMM", "K_SREG", "K_ADDR", "K_VEC",
            "K_LABEL", "SREGS", "ATOM_OPS", "SHFL_MODES", "VOTE_MODES", "PRMT_MODES", "SPACE_CODES", "REDUX_OPS",
-           "TRAP_ASSERT"]
+           "TRAP_ASSERT", "MBAR_ASYNC_ARRIVE"]
 
 OP, TK, TB, SK, SB, M0, M1, M2, M3, GUARD, GNEG, LOC, NOPS = range(13)
 O0 = 13
@@ -41,3 +41,6 @@ SPACE_CODES = {"global": SP_GLOBAL, "shared": SP_SHARED, "local": SP_LOCAL, "con
 # a trap row's M0: TRAP_ASSERT for a ``call __assertfail`` (a trap whose operands are the per-thread .param offsets of
 # its message, file, line and function arguments: warpsim.ptx.launch reads them for the fault's text)
 TRAP_ASSERT = 1
+# the form (M0) of an mbarrier row that the cp.async decoder emits for cp.async.mbarrier.arrive (the mbarrier family
+# runs it; warpsim.ptx.families.mbarrier numbers its other forms below it)
+MBAR_ASYNC_ARRIVE = 9

@@ -29,7 +29,7 @@ from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WIN
                                 locate, locate_prefix)
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import advance, get, lane_address
-from warpsim.ptx.rows import M0, NOPS, O0
+from warpsim.ptx.rows import M0, MBAR_ASYNC_ARRIVE, NOPS, O0
 from warpsim.ptx.shadow import S_ON, shadow_access
 
 __all__ = ["AsyncCopyDecoder", "DECODER", "land", "shadow_landing", "thread_cp_async", "warp_cp_async"]
@@ -43,6 +43,11 @@ class AsyncCopyDecoder(FamilyDecoder):
             return self.do_cp_bulk(fn, ins, Op.CP_BULK, mods, types, ops)     # warpsim.ptx.families.bulk_copy
         if not mods or mods[0] != "async":
             raise self.error(ins.token, f"{name_of(ins)}: only cp.async is supported", UnsupportedType)
+        if len(mods) > 2 and mods[1] == "mbarrier" and mods[2] == "arrive":   # the mbarrier family runs it
+            self.count(ins, ops, 1)
+            space = SP_SHARED if any(m.startswith("shared") for m in mods) else SP_GENERIC
+            return self.emit(fn, ins, Op.MBARRIER, mods=(MBAR_ASYNC_ARRIVE, 4 * int("noinc" in mods), space, 0),
+                             operands=[self.address(fn, ops[0], space)[0]])
         if "commit_group" in mods:
             return self.emit(fn, ins, Op.CP_COMMIT)
         if "wait_group" in mods:

@@ -21,6 +21,10 @@ phase, transaction bytes outstanding), and leaves the 8 bytes alone. The forms (
   loop on it, so waiting is the same result, and a wait that can never end is the deadlock it is
   (``FAULT_MBARRIER_DEADLOCK``, naming the object, its phase, arrivals and transaction bytes).
 
+``cp.async.mbarrier.arrive{.noinc} [a]`` (sm_80's arrive-on when a thread's ``cp.async`` copies complete): the
+thread's copies land, then with ``.noinc`` it counts one arrival (without, the GPU adds one pending arrival before
+the arrive-on and takes it back, which changes nothing).
+
 ``.shared::cluster`` takes the CTA's own shared addresses: a launch without clusters is a cluster of one CTA.
 """
 
@@ -30,10 +34,11 @@ from numba import njit
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_MBARRIER, set_fault
 from warpsim.ptx.codes import RUNNING, WAITING
+from warpsim.ptx.families.async_copy import land
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_GENERIC, SP_SHARED, locate
 from warpsim.ptx.operands import get, lane_address, put
-from warpsim.ptx.rows import M0, M1, M2, NOPS, O0
+from warpsim.ptx.rows import M0, M1, M2, MBAR_ASYNC_ARRIVE, NOPS, O0
 
 __all__ = ["MbarrierDecoder", "DECODER", "warp_mbarrier", "mbarrier_ready", "mbarrier_row", "wake_mbarrier_waiters",
            "complete_tx_at",
@@ -44,6 +49,7 @@ __all__ = ["MbarrierDecoder", "DECODER", "warp_mbarrier", "mbarrier_ready", "mba
 FORMS = {"init": 0, "inval": 1, "arrive": 2, "arrive_drop": 3, "expect_tx": 4, "complete_tx": 5, "test_wait": 6,
          "try_wait": 7, "pending_count": 8}
 INIT, INVAL, ARRIVE, ARRIVE_DROP, EXPECT_TX, COMPLETE_TX, TEST_WAIT, TRY_WAIT, PENDING_COUNT = range(9)
+ASYNC_ARRIVE = MBAR_ASYNC_ARRIVE
 MBARRIER_WAIT = -2            # bar_id of a thread waiting at a try_wait
 MAX_MBARRIERS = 256           # live mbarrier objects per CTA
 ADDR, EXPECTED, PENDING, PHASE, TX, LIVE = range(6)   # the columns of an object's row
@@ -117,8 +123,9 @@ def _done(mbar, i, value, parity):
 @njit(cache=True)
 def _object(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault):
     """The table row of the mbarrier a row's address operand names, or -1 with a fault."""
-    addr = lane_address(r, opnd, code[p, O0 + (0 if code[p, M0] <= COMPLETE_TX and code[p, M0] != ARRIVE
-                                                and code[p, M0] != ARRIVE_DROP else 1)])
+    form = code[p, M0]
+    second = form == ARRIVE or form == ARRIVE_DROP or form == TEST_WAIT or form == TRY_WAIT   # after a destination
+    addr = lane_address(r, opnd, code[p, O0 + (1 if second else 0)])
     sp, off = locate(code[p, M2], addr, 8, t, gmem, ends, smem, local, const, kparam, fparam, fault)
     if sp < 0:
         return -1, addr
@@ -162,7 +169,8 @@ def mbarrier_row(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fp
 
 
 @njit(cache=True)
-def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, const, kparam, fparam, mbar, fault):
+def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, const, kparam, fparam, mbar, pend, npend,
+            groups, pend_map, fault):
     form = code[p, M0]
     o = code[p, O0:]
     if form == PENDING_COUNT:
@@ -202,6 +210,11 @@ def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, co
         mbar[i, PENDING] -= count
         put(r, opnd, o[0], (max(mbar[i, PENDING], 0) << 32) | (before & 0xFFFFFFFF))
         _complete(mbar, i)
+    elif form == ASYNC_ARRIVE:                       # cp.async.mbarrier.arrive: once the thread's cp.async land
+        land(t, -1, pend, npend, groups, pend_map, smem, gmem)
+        if code[p, M1] & 4:                              # .noinc: the arrival counts; else the count it added
+            mbar[i, PENDING] -= 1                        # back is all it does
+            _complete(mbar, i)
     elif form == EXPECT_TX:
         mbar[i, TX] += get(r, opnd, o[1])
     elif form == COMPLETE_TX:
@@ -220,7 +233,7 @@ def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, co
 
 @njit(cache=True)
 def warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem, ends, local, const, kparam,
-                  fparam, mbar, fault):
+                  fparam, mbar, pend, npend, groups, pend_map, fault):
     """An ``mbarrier`` row for the lanes of ``group`` (those of ``gmask`` execute it, in lane order); False on a
     fault."""
     t0 = 32 * w
@@ -231,7 +244,7 @@ def warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem
             pc[t0 + lane] += 1
             continue
         if not _thread(p, t0 + lane, code, opnd, regs[w, lane], pc, status, bar_id, smem, gmem, ends, local, const,
-                       kparam, fparam, mbar, fault):
+                       kparam, fparam, mbar, pend, npend, groups, pend_map, fault):
             return False
     return True
 
