@@ -98,3 +98,19 @@ def test_python_api():
     assert report["threads"][0]["fragments"][0]["dtype"] == "bf16"
     with pytest.raises(ValueError, match="unknown thread 500"):
         warpsim.explain("seed", [500])
+
+
+def test_a_wgmma_descriptor_is_explained_row_by_row():
+    """Triton's A descriptor (K-major, 64-byte swizzle, SBO 512): each row's two 16-byte chunks, where
+    warpsim.isa.wgmma's addresses put them; a bad descriptor is one line naming the option."""
+    from warpsim.isa.wgmma import descriptor_addresses
+    bits = 0x8000002000000000 | (0x400 >> 4)
+    out = run("--descriptor", hex(bits), "--rows", "16")
+    assert out.returncode == 0 and out.stdout.startswith(f"descriptor {bits:#018x}: start 0x400, LBO 0, SBO 512, "
+                                                         "layout 64B, K-major"), out.stdout
+    rows = out.stdout.splitlines()[2:]
+    addrs = descriptor_addresses(bits, 16)
+    assert len(rows) == 16 and all(r.split()[1] == hex(int(addrs[m, 0])) and r.split()[4] == hex(int(addrs[m, 8]))
+                                   for m, r in enumerate(rows)), out.stdout
+    bad = run("--descriptor", "0x1" + "0" * 16)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "--descriptor" in bad.stderr

@@ -41,7 +41,7 @@ from warpsim.isa.fragments import WGMMA_A, WGMMA_N, wgmma_d_map
 from warpsim.isa.scratch import stack_array
 
 __all__ = ["LAYOUTS", "SWIZZLE_WIDTH", "MatrixDescriptor", "make_descriptor", "element_address",
-           "descriptor_addresses", "warp_wgmma", "wgmma", "TYPE_COMBOS", "WGMMA_N"]
+           "descriptor_addresses", "descriptor_text", "warp_wgmma", "wgmma", "TYPE_COMBOS", "WGMMA_N"]
 
 LAYOUTS = {"none": 0, "128B": 1, "64B": 2, "32B": 3}          # the descriptor's layout field
 SWIZZLE_WIDTH = (1, 8, 4, 2)                                  # layout code -> W: 16-byte chunks per swizzle row
@@ -142,6 +142,30 @@ def descriptor_addresses(desc, rows, k=16, mn_major=False, elem_bytes=2):
     out = np.zeros((rows, k), np.int64)
     _addresses(np.int64(bits - (1 << 64) if bits >= 1 << 63 else bits), rows, k, bool(mn_major), elem_bytes, out)
     return out
+
+
+def descriptor_text(desc, rows=64, mn_major=False):
+    """What a descriptor reads, as text (``warpsim explain --descriptor``): its fields, then for each of ``rows``
+    rows (M of A, N of B) of 16-bit elements the shared byte address of k = 0..7 and of k = 8..15 (each 16
+    contiguous bytes when K-major) and, for a swizzled layout, the 16-byte chunk each lands in.
+
+    >>> print(descriptor_text(make_descriptor(1024, 16, 1024, "128B"), rows=2))
+    descriptor 0x4000004000010040: start 0x400, LBO 16, SBO 1024, layout 128B, K-major, 16-bit elements
+      row  k 0-7            k 8-15
+        0  0x400 (chunk 0)  0x410 (chunk 1)
+        1  0x490 (chunk 1)  0x480 (chunk 0)
+    """
+    d = desc if isinstance(desc, MatrixDescriptor) else MatrixDescriptor.from_bits(desc)
+    addrs = descriptor_addresses(d, rows, mn_major=mn_major)
+    head = (f"descriptor {d.bits():#018x}: start {d.start:#x}, LBO {d.leading}, SBO {d.stride}, layout {d.layout}"
+            + (f", base offset {d.base_offset}" if d.base_offset else "")
+            + f", {'MN' if mn_major else 'K'}-major, 16-bit elements")
+    chunk = (lambda a: f" (chunk {(a >> 4) & 7})") if d.layout != "none" else (lambda a: "")    # noqa: E731
+    cells = [[f"{int(a):#x}{chunk(int(a))}" for a in (row[0], row[8])] for row in addrs]
+    width = max(len(c) for r in cells for c in r)
+    lines = [head, f"  row  {'k 0-7':<{width}}  k 8-15"]
+    lines += [f"  {m:>3}  {a:<{width}}  {b}" for m, (a, b) in enumerate(cells)]
+    return "\n".join(lines)
 
 
 # value i of a warp's f32 D (per register) -> (row, col), for N = 256; a smaller N uses the first N/2 values, and
