@@ -55,3 +55,24 @@ def test_the_tma_wgmma_gemm_is_the_reference(name):
     got = result.buffers[f"{name}_param_2"]
     assert got.shape == (m, n) and np.array_equal(got.view(np.uint32), _reference(a, b))
     assert result.stats["by_opcode"]["cp_bulk"] >= 2 * 4 * 6 and result.stats["by_opcode"]["wgmma"] > 0
+
+
+@pytest.mark.parametrize("arg,message", [
+    ("tma_a=tensormap:64x300:128B:random:f16:128x256", r"parameter tma_a .*: box extent 0 \(innermost first\) is 300: "
+                                                        r"1 to 256"),
+    ("tma_a=tensormap:64:128B:random:f16:128x256", r"--arg tma_a=tensormap:64:128B:random:f16:128x256: BOX 64 has 1 "
+                                                   r"extents for a tensor of 2 axes"),
+    ("tma_a=zeros:f16:64", r"parameter 'tma_a' is a 128-byte struct .*or, for a CUtensorMap, a warpsim\.TensorMap"),
+])
+def test_a_bad_tensor_map_argument_is_one_line_naming_it(arg, message):
+    import re
+    import subprocess
+    import sys
+    _kernel("gemm_tn")
+    out = subprocess.run([sys.executable, "-m", "warpsim", "run", SOURCE, "--kernel", "gemm_tn", "--grid", "2,2",
+                          "--block", "256", "--smem", "50176", "--arg", arg,
+                          "--arg", "tma_b=tensormap:64x64:128B:random:f16:128x256", "--arg", "c=zeros:f32:128x128",
+                          "--arg", "M=128", "--arg", "N=128", "--arg", "K=256"], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+    assert re.search(message, out.stderr), out.stderr
