@@ -22,6 +22,7 @@
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/arch/mma_sm90_desc.hpp>
 #include <cute/arch/mma_sm90_gmma.hpp>
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cutlass/arch/barrier.h>
 
 using namespace cute::SM90::GMMA;
@@ -98,11 +99,12 @@ __device__ void mainloop(Shared& s, CUtensorMap const* tma_a, CUtensorMap const*
     }
 }
 
-// (row, column) in the CTA's 64 x 64 tile of accumulator i of this consumer thread
+// (row, column) in the CTA's 64 x 64 tile of accumulator i of this consumer thread, as CuTe's GMMA atom states it:
+// GMMA::CLayout_64x64 maps (thread, value) to the column-major index of the tile
 __device__ void place(int i, int& row, int& col) {
-    int const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    row = 16 * warp + lane / 4 + 8 * ((i % 4) / 2);
-    col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    int const index = CLayout_64x64{}(int(threadIdx.x), i);
+    row = index % BM;
+    col = index / BM;
 }
 
 extern "C" __global__ void __launch_bounds__(256) gemm_tn(const __grid_constant__ CUtensorMap tma_a,
