@@ -115,3 +115,11 @@ def test_wait_group_releases_all_but_the_newest_groups():
     r = _run(two + "  wgmma.wait_group.sync.aligned 0;\n  mov.f32 %f1, %f4;\n", make_descriptor(1024, 16, 128),
              make_descriptor(1024, 16, 128))
     assert not r.buffers["out"].any()
+
+
+def test_lanes_giving_different_descriptors_are_not_guessed():
+    body = MMA.replace("  wgmma.fence", "  cvt.u64.u32 %rd7, %r1;\n  shl.b64 %rd7, %rd7, 4;\n  add.s64 %rd3, %rd3, %rd7;\n"
+                                         "  wgmma.fence")
+    with pytest.raises(SimulatorFault, match=r"wgmma\.mma_async.*\(warp 0 lane 1\): gives matrix descriptor "
+                                             r"0x[0-9a-f]{16} \(or scale-d\) other than lane 0's \(not modelled"):
+        _run(body, make_descriptor(1024, 16, 128), make_descriptor(1024, 16, 128))

@@ -36,7 +36,8 @@ FAULT_OUT_OF_RANGE = 2   # lane, address, access size; the memory size is given 
 FAULT_BAD_REGISTER = 3   # -, register index, registers per thread
 FAULT_BAD_TYPES = 4      # -, ab code, cd code
 FAULT_BAD_OPERAND = 5    # -, operand value, its limit (e.g. a half index, an access size)
-FAULT_BAD_DESCRIPTOR = 6  # -, the wgmma matrix descriptor's bits, why (1: a base offset with a swizzled layout)
+FAULT_BAD_DESCRIPTOR = 6  # -, the wgmma matrix descriptor's bits, why (1: a base offset with a swizzled layout,
+                          # 2: lanes of a warp giving different descriptors)
 # the PTX core's: thread (or lane 0's thread), value, extra
 FAULT_RACE = 20          # a cp.async destination read or written before its wait: address, bytes
 FAULT_DIVERGENT = 21     # value: executing lanes, extra: lanes required
@@ -115,6 +116,9 @@ def fault_message(fault, instruction, warp=None, nbytes=None, space="shared", en
 def descriptor_problem(bits, why):
     """What is wrong with a wgmma matrix descriptor (``FAULT_BAD_DESCRIPTOR``'s value and extra), in words."""
     bits &= (1 << 64) - 1
+    if why == 2:
+        return (f"gives matrix descriptor {bits:#018x} (or scale-d) other than lane 0's (not modelled: warpsim "
+                f"models one descriptor and scale-d per warp, as CuTe and Triton give them)")
     return (f"matrix descriptor {bits:#018x} has base offset {(bits >> 49) & 7} with a swizzled layout (not "
             f"modelled: warpsim models base offset 0, as CuTe and Triton write it)")
 

@@ -19,7 +19,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.arith import AB_TYPES, CD_TYPES
-from warpsim.isa.faults import FAULT_DIVERGENT, set_fault
+from warpsim.isa.faults import FAULT_BAD_DESCRIPTOR, FAULT_DIVERGENT, set_fault
 from warpsim.isa.scratch import stack_array
 from warpsim.isa.wgmma import TYPE_COMBOS, WGMMA_N, warp_wgmma
 from warpsim.ptx.families.common import FamilyDecoder, name_of
@@ -165,6 +165,12 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault
             a_desc = get(regs_w[0], opnd, o[1])
         b_desc = get(regs_w[0], opnd, o[2])
         scale_d = get(regs_w[0], opnd, o[3]) & 1
+        for lane in range(1, 32):                        # one descriptor and scale-d per warp: what warpsim models
+            lane_b = get(regs_w[lane], opnd, o[2])
+            lane_a = a_desc if (types >> 2) & 1 else get(regs_w[lane], opnd, o[1])
+            if lane_b != b_desc or lane_a != a_desc or (get(regs_w[lane], opnd, o[3]) & 1) != scale_d:
+                set_fault(fault, FAULT_BAD_DESCRIPTOR, t0 + lane, lane_a if lane_a != a_desc else lane_b, 2)
+                return False
         ok = warp_wgmma(regs_w, w % 4, smem, a_desc, a, b_desc, d, code[p, M1], ab, cd, scale_d, flags & 1,
                         (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1, mma_arch[cd, 0], mma_arch[cd, 1],
                         mma_arch[cd, 2], fault)
