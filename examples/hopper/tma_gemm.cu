@@ -9,7 +9,9 @@
 //
 // One CTA computes a 64 x 64 tile of C (grid ceil(N/64), ceil(M/64)), block 256: warps 0-3 consume, warp 4's lane 0
 // produces. gemm_tn writes C from the accumulators; gemm_tn_tma_store stages the tile in shared memory and writes it
-// with a TMA store, which leaves out the part of a partial tile outside C. M, N, K need not be multiples of 64: the
+// with a TMA store, which leaves out the part of a partial tile outside C. gemm_tn_ws is warp-specialised the way
+// CUTLASS's sm90 kernels are: a four-stage ring, the producer warpgroup gives registers back (setmaxnreg.dec) and
+// elects its issuing thread (elect.sync), the consumer warpgroup takes them (setmaxnreg.inc). M, N, K need not be multiples of 64: the
 // TMA fills what lies outside A and B with zeros (the row strides must be multiples of 16 bytes: K of 8, N of 4).
 //
 //   warpsim run examples/hopper/tma_gemm.cu --kernel gemm_tn --grid 2,2 --block 256 --smem 50176 \
@@ -24,16 +26,18 @@
 #include <cute/arch/mma_sm90_gmma.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
 
 using namespace cute::SM90::GMMA;
 using Barrier = cutlass::arch::ClusterTransactionBarrier;
 
-constexpr int BM = 64, BN = 64, BK = 64, STAGES = 2;
+constexpr int BM = 64, BN = 64, BK = 64;
 constexpr int TILE_BYTES = BM * BK * 2;                 // one 64 x 64 f16 tile: 64 rows of 128 bytes
 using Mma = MMA_64x64x16_F32F16F16_SS<Major::K, Major::K>;
 // the L2 cache policy of the TMA loads: CuTe's default (a policy of 0 is not one; see the closing note of issue 28)
 constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
+template <int STAGES>
 struct Shared {
     alignas(1024) uint16_t a[STAGES][BM * BK];
     alignas(1024) uint16_t b[STAGES][BN * BK];
@@ -57,8 +61,9 @@ __device__ void mma(uint64_t da, uint64_t db, float* d, ScaleOut scale, std::ind
     Mma::fma(da, db, d[I]..., scale);
 }
 
-// the K loop; leaves this consumer thread's 32 accumulators in d
-__device__ void mainloop(Shared& s, CUtensorMap const* tma_a, CUtensorMap const* tma_b, int K, float* d) {
+// the K loop; leaves this consumer thread's 32 accumulators in d. WS: warp-specialised (setmaxnreg, elect.sync)
+template <int STAGES, bool WS = false>
+__device__ void mainloop(Shared<STAGES>& s, CUtensorMap const* tma_a, CUtensorMap const* tma_b, int K, float* d) {
     int const warp = threadIdx.x / 32;
     int const m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int const tiles = (K + BK - 1) / BK;
@@ -70,7 +75,14 @@ __device__ void mainloop(Shared& s, CUtensorMap const* tma_a, CUtensorMap const*
         cutlass::arch::fence_barrier_init();
     }
     __syncthreads();
-    if (warp == 4 && threadIdx.x % 32 == 0) {                       // the producer
+    if (WS) {           // the CTA's pool is what it was launched with (ptxas's count, 58 here, x 256): 24 + 80 fit
+        if (warp >= 4) {
+            cutlass::arch::warpgroup_reg_dealloc<24>();
+        } else {
+            cutlass::arch::warpgroup_reg_alloc<80>();
+        }
+    }
+    if (warp == 4 && (WS ? cute::elect_one_sync() : threadIdx.x % 32 == 0)) {     // the producer
         for (int kt = 0; kt < tiles; ++kt) {
             int const st = kt % STAGES;
             if (kt >= STAGES) {
@@ -107,13 +119,8 @@ __device__ void place(int i, int& row, int& col) {
     col = index / BM;
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_tn(const __grid_constant__ CUtensorMap tma_a,
-                                                          const __grid_constant__ CUtensorMap tma_b,
-                                                          float* c, int M, int N, int K) {
-    extern __shared__ __align__(1024) unsigned char raw[];
-    Shared& s = *reinterpret_cast<Shared*>(raw);
-    float d[32];
-    mainloop(s, &tma_a, &tma_b, K, d);
+// the consumer threads' accumulators into C (row-major M x N), clipped to C
+__device__ void store(float const* d, float* c, int M, int N) {
     if (threadIdx.x < 128) {
         for (int i = 0; i < 32; ++i) {
             int row, col;
@@ -127,12 +134,30 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tn(const __grid_constant_
     }
 }
 
+extern "C" __global__ void __launch_bounds__(256) gemm_tn(const __grid_constant__ CUtensorMap tma_a,
+                                                          const __grid_constant__ CUtensorMap tma_b,
+                                                          float* c, int M, int N, int K) {
+    extern __shared__ __align__(1024) unsigned char raw[];
+    float d[32];
+    mainloop(*reinterpret_cast<Shared<2>*>(raw), &tma_a, &tma_b, K, d);
+    store(d, c, M, N);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_tn_ws(const __grid_constant__ CUtensorMap tma_a,
+                                                               const __grid_constant__ CUtensorMap tma_b,
+                                                               float* c, int M, int N, int K) {
+    extern __shared__ __align__(1024) unsigned char raw[];
+    float d[32];
+    mainloop<4, true>(*reinterpret_cast<Shared<4>*>(raw), &tma_a, &tma_b, K, d);
+    store(d, c, M, N);
+}
+
 extern "C" __global__ void __launch_bounds__(256) gemm_tn_tma_store(const __grid_constant__ CUtensorMap tma_a,
                                                                     const __grid_constant__ CUtensorMap tma_b,
                                                                     const __grid_constant__ CUtensorMap tma_c,
                                                                     int M, int N, int K) {
     extern __shared__ __align__(1024) unsigned char raw[];
-    Shared& s = *reinterpret_cast<Shared*>(raw);
+    Shared<2>& s = *reinterpret_cast<Shared<2>*>(raw);
     float d[32];
     mainloop(s, &tma_a, &tma_b, K, d);
     __syncthreads();                                                // every stage consumed: reuse them for C

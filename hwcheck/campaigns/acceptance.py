@@ -21,7 +21,8 @@ report                    campaign                                              
 kernels into ``NAME-flash-programs.json``, ``--only flash-dsl`` the CuTe DSL flash kernels at the same launches
 into ``NAME-flash-dsl-programs.json``, ``--only as-compiled`` the kernels of ``examples/cute_cpp/as_compiled/``
 (nvcc's default flags) into ``NAME-as-compiled-programs.json``, ``--only hopper`` the wgmma kernels of
-``examples/hopper/`` into ``NAME-hopper-programs.json`` (:mod:`hwcheck.runs.ptx_examples`);
+``examples/hopper/`` into ``NAME-hopper-programs.json``, ``--only hopper-tma`` its TMA kernels (TMA copies, the TMA +
+mbarrier + wgmma GEMMs) into ``NAME-hopper-tma-programs.json`` (:mod:`hwcheck.runs.ptx_examples`);
 ``--only corpus`` the corpus of real compilers' PTX (``tests/corpus``) into ``NAME-corpus-programs.json``.
 
 >>> report_prefix("NVIDIA H200"), report_prefix("NVIDIA H100 80GB HBM3")
@@ -59,7 +60,7 @@ ACCEPTANCE = (
     ("cvt", "cvt", {}, 200_000),
 )
 PROGRAM_SEEDS = 20       # random inputs per example program and params combination
-ONLY = ("all", "campaigns", "programs", "ptx", "flash", "flash-dsl", "as-compiled", "corpus", "hopper")
+ONLY = ("all", "campaigns", "programs", "ptx", "flash", "flash-dsl", "as-compiled", "corpus", "hopper", "hopper-tma")
 _EXAMPLES = os.path.join(REPO_ROOT, "examples")
 
 
@@ -208,7 +209,8 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
     ``NAME-flash-programs.json``), ``"flash-dsl"`` the CuTe DSL ones at the same launches (``FLASH_DSL_EXAMPLES``,
     ``NAME-flash-dsl-programs.json``), ``"as-compiled"`` the kernels built with nvcc's defaults
     (``AS_COMPILED_EXAMPLES``, ``NAME-as-compiled-programs.json``), ``"corpus"`` the corpus (``CORPUS_EXAMPLES``,
-    ``NAME-corpus-programs.json``); ``seeds``: per program
+    ``NAME-corpus-programs.json``), ``"hopper"`` / ``"hopper-tma"`` the Hopper kernels (``HOPPER_EXAMPLES``,
+    ``HOPPER_TMA_EXAMPLES``); ``seeds``: per program
     run (default ``PROGRAM_SEEDS * scale``, at least 2); ``invoked``: the command line for the reports
     (default: this process's).
 
@@ -239,16 +241,17 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
             rows.append((path, "-", "0", "-", "-", outcome.status))
         worst = max(worst, {"pass": 0, "fail": 1, "error": 3}[outcome.status])
     # every example of the set: buffers, written registers
-    if only in ("ptx", "corpus", "flash", "flash-dsl", "as-compiled", "hopper"):
+    if only in ("ptx", "corpus", "flash", "flash-dsl", "as-compiled", "hopper", "hopper-tma"):
         from hwcheck.runs.ptx_examples import (AS_COMPILED_EXAMPLES, CORPUS_EXAMPLES, FLASH_DSL_EXAMPLES,
                                                FLASH_EXAMPLES, FLASH_TRACE_CAPACITY, HOPPER_EXAMPLES,
-                                               run_ptx_examples)
+                                               HOPPER_TMA_EXAMPLES, run_ptx_examples)
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))
         path = os.path.join(out, f"{prefix}-{only}-programs.json")
         flash = {"flash": FLASH_EXAMPLES, "flash-dsl": FLASH_DSL_EXAMPLES, "as-compiled": AS_COMPILED_EXAMPLES}
         more = {"examples": flash[only], "capacity": FLASH_TRACE_CAPACITY} if only in flash else {}
-        if only in ("corpus", "hopper"):              # hwcheck's default trace capacity
-            more = {"examples": CORPUS_EXAMPLES if only == "corpus" else HOPPER_EXAMPLES}
+        if only in ("corpus", "hopper", "hopper-tma"):              # hwcheck's default trace capacity
+            more = {"examples": {"corpus": CORPUS_EXAMPLES, "hopper": HOPPER_EXAMPLES,
+                                 "hopper-tma": HOPPER_TMA_EXAMPLES}[only]}
         runs, status, error, code = run_ptx_examples(gpu, report=path, seeds=n, seed=seed, workers=workers,
                                                      ptxas=ptxas, trace=trace, **more)
         if error:

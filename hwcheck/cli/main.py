@@ -11,7 +11,7 @@ Subcommands:
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
   results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.campaigns.mufu`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only
-  campaigns|programs|ptx|corpus|flash|flash-dsl|as-compiled|hopper]
+  campaigns|programs|ptx|corpus|flash|flash-dsl|as-compiled|hopper|hopper-tma]
   [--seeds N]``: the
   acceptance set of campaigns and example programs, one report each (:mod:`hwcheck.campaigns.acceptance`);
 - ``hwcheck run PROGRAM [--param k=v ...] [--params all] [--input name=FILE.npy ...] [--seeds N]
@@ -143,18 +143,18 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--name", help="report name prefix (default: from the GPU, e.g. h200)")
     a.add_argument("--seed", type=_at_least(0), default=0)
     a.add_argument("--only", choices=("all", "campaigns", "programs", "ptx", "corpus", "flash",
-                                             "flash-dsl", "as-compiled", "hopper"),
+                                             "flash-dsl", "as-compiled", "hopper", "hopper-tma"),
                    default="all",
                    help="run only the instruction campaigns or only the example programs (default all: both); "
                         "ptx: the PTX examples, buffers and every written register; corpus: the same for "
                         "the corpus of real compilers' PTX (tests/corpus); flash: the same for the "
                         "CuTe C++ flash-attention forward's kernels; flash-dsl: the CuTe DSL ones at the same "
                         "launches; as-compiled: the CuTe C++ kernels built with nvcc's default flags; hopper: "
-                        "the wgmma kernels of examples/hopper (sm_90a)")
+                        "the wgmma kernels of examples/hopper (sm_90a); hopper-tma: its TMA copies and TMA GEMMs")
     a.add_argument("--seeds", type=_positive, help="seeds per example program run (default 20 x --scale, at least 2)")
     a.add_argument("--workers", type=_positive, default=1,
-                   help="with --only ptx, flash, flash-dsl, as-compiled or hopper: processes running the examples at once, "
-                        "each with its own GPU context (default 1)")
+                   help="with a PTX set (--only ptx, corpus, flash, flash-dsl, as-compiled, hopper, hopper-tma): "
+                        "processes running the examples at once, each with its own GPU context (default 1)")
     a.add_argument("--ptxas", default="auto", metavar="PATH|auto|none",
                    help="with a PTX set: the simulator's FMA contraction (as hwcheck run --ptxas; none: without it, "
                         "beside the GPU's real code, to count what contraction changes)")

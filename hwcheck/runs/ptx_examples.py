@@ -38,7 +38,7 @@ import numpy as np
 from hwcheck.report import REPO_ROOT as ROOT
 
 __all__ = ["PTX_EXAMPLES", "FLASH_EXAMPLES", "FLASH_DSL_EXAMPLES", "AS_COMPILED_EXAMPLES", "HOPPER_EXAMPLES",
-           "FLASH_BENCH_EXAMPLE",
+           "HOPPER_TMA_EXAMPLES", "FLASH_BENCH_EXAMPLE",
            "FLASH_BENCH_REPORT", "FLASH_TRACE_CAPACITY", "ROOT", "ptx_jobs", "example_commands", "flash_bench_command",
            "reported_gpu_time", "run_ptx_examples", "CORPUS_EXAMPLES"]
 
@@ -177,11 +177,9 @@ AS_COMPILED_EXAMPLES = _as_compiled()
 
 
 def _hopper():
-    """The Hopper kernels of ``examples/hopper/`` (``-arch=sm_90a``): each of ``wgmma_probe.cu``'s ten CuTe GMMA atoms on
+    """The wgmma probes of ``examples/hopper/wgmma_probe.cu`` (``-arch=sm_90a``): each of its ten CuTe GMMA atoms on
     96 CTAs (every pair of descriptor layouts, three start offsets, scale-d true and false; ``x`` the shared
-    memory's 16-bit values, ``c`` the accumulators' initial bits, ``y`` their final bits, R registers a thread), and
-    ``tma_gemm.cu``'s TMA + mbarrier + wgmma GEMM at five sizes (one tile; several; partial tiles that the TMA
-    fills with zeros and clips), C written from registers or by a TMA store."""
+    memory's 16-bit values, ``c`` the accumulators' initial bits, ``y`` their final bits, R registers a thread)."""
     kernels = (("ss_f32_f16_n64_k_k", 32), ("ss_f32_f16_n64_k_mn", 32), ("ss_f32_f16_n64_mn_k", 32),
                ("ss_f32_f16_n64_mn_mn", 32), ("ss_f32_f16_n256_k_mn", 128), ("ss_f32_f16_n24_mn_k", 12),
                ("ss_f32_bf16_n64_k_mn", 32), ("ss_f16_f16_n64_k_k", 16), ("ss_f32_f16_n16_neg", 8),
@@ -192,17 +190,43 @@ def _hopper():
         c = f"c=random:f16:{2 * words}" if name.startswith("ss_f16") else f"c=random:f32:{words}"
         x = "x=random:bf16:24576" if "bf16" in name else "x=random:f16:24576"
         out.append(("examples/hopper/wgmma_probe.cu", name, 96, 128, 0, [x, c, f"y=zeros:u32:{words}"]))
+    return tuple(out)
+
+
+def _hopper_tma():
+    """The TMA kernels of ``examples/hopper/`` (``-arch=sm_90a``): ``tma_copy.cu``'s box loads in every swizzle mode
+    (partial boxes that the TMA fills with zeros; the shared bytes as they lie) and its box stores (clipped to the
+    tensor), and ``tma_gemm.cu``'s TMA + mbarrier + wgmma GEMM at five sizes (one tile; several; partial tiles),
+    C written from registers or by a TMA store, and its warp-specialised four-stage version (setmaxnreg, elect.sync)."""
+    out = []
+    for box, swizzle, dtype, shape in (((64, 32), "64B", "f16", (96, 128)), ((16, 16), "32B", "f16", (40, 56)),
+                                       ((64, 64), "128B", "f16", (100, 200)), ((32, 24), "none", "f32", (70, 100)),
+                                       ((64, 32), "128B", "f32", (100, 64))):
+        grid = (-(-shape[1] // box[1]), -(-shape[0] // box[0]))
+        nbytes = box[0] * box[1] * (2 if dtype == "f16" else 4)
+        words = grid[0] * grid[1] * nbytes // 4
+        spec = f"map=tensormap:{box[0]}x{box[1]}:{swizzle}:random:{dtype}:{shape[0]}x{shape[1]}"
+        out.append(("examples/hopper/tma_copy.cu", "tile_load", f"{grid[0]},{grid[1]}", 128, nbytes,
+                    [spec, f"out=zeros:u32:{words}", f"box0={box[1]}", f"box1={box[0]}", f"bytes={nbytes}"]))
+        if swizzle in ("128B", "none") and dtype == "f16" or swizzle == "none":
+            spec = spec.replace(":random:", ":zeros:")
+            out.append(("examples/hopper/tma_copy.cu", "tile_store", f"{grid[0]},{grid[1]}", 128, nbytes,
+                        [spec, f"in=random:u32:{words}", f"box0={box[1]}", f"box1={box[0]}", f"bytes={nbytes}"]))
     for kernel, M, N, K in (("gemm_tn", 64, 64, 64), ("gemm_tn", 128, 192, 256), ("gemm_tn", 100, 148, 200),
-                            ("gemm_tn_tma_store", 128, 192, 256), ("gemm_tn_tma_store", 100, 148, 200)):
+                            ("gemm_tn_tma_store", 128, 192, 256), ("gemm_tn_tma_store", 100, 148, 200),
+                            ("gemm_tn_ws", 100, 148, 456)):
         maps = [f"tma_a=tensormap:64x64:128B:random:f16:{M}x{K}", f"tma_b=tensormap:64x64:128B:random:f16:{N}x{K}"]
-        maps += ([f"c=zeros:f32:{M}x{N}"] if kernel == "gemm_tn" else [f"tma_c=tensormap:64x64:none:zeros:f32:{M}x{N}"])
-        out.append(("examples/hopper/tma_gemm.cu", kernel, f"{-(-N // 64)},{-(-M // 64)}", 256, 50176,
-                    maps + [f"M={M}", f"N={N}", f"K={K}"]))
+        maps += ([f"tma_c=tensormap:64x64:none:zeros:f32:{M}x{N}"] if kernel == "gemm_tn_tma_store"
+                 else [f"c=zeros:f32:{M}x{N}"])
+        out.append(("examples/hopper/tma_gemm.cu", kernel, f"{-(-N // 64)},{-(-M // 64)}", 256,
+                    66560 if kernel == "gemm_tn_ws" else 50176, maps + [f"M={M}", f"N={N}", f"K={K}"]))
     return tuple(out)
 
 
 # Hopper's wgmma through CuTe's SM90 GMMA atoms, directed at the descriptor's layouts (``--only hopper``)
 HOPPER_EXAMPLES = _hopper()
+# the TMA, its mbarriers and the GEMMs built on them (``--only hopper-tma``)
+HOPPER_TMA_EXAMPLES = _hopper_tma()
 # the launch bench/bench_flash.py simulates (f16, d = 64, not causal, B = 1, H = 2, N = 512), whose GPU time the
 # benchmark prints beside the simulator's once a committed report has it (its command: FLASH_BENCH_COMMAND)
 FLASH_BENCH_EXAMPLE = _flash_launch("flash_fwd.cu", "f16", 64, False, 1, 2, 512)
@@ -346,7 +370,8 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args(argv)
     try:
-        examples = (*PTX_EXAMPLES, *FLASH_EXAMPLES, *AS_COMPILED_EXAMPLES, *HOPPER_EXAMPLES)
+        examples = (*PTX_EXAMPLES, *FLASH_EXAMPLES, *AS_COMPILED_EXAMPLES, *HOPPER_EXAMPLES,
+                    *HOPPER_TMA_EXAMPLES)
         paths = export_ptx([os.path.join(ROOT, e[0]) for e in examples], args.export, args.arch)
     except Exception as e:   # CompileError, HwcheckError, a bad --arch: one line
         sys.stderr.write(f"hwcheck ptx export: {e}\n")

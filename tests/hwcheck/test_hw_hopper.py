@@ -1,6 +1,8 @@
-"""hwcheck's Hopper set (``hwcheck.runs.ptx_examples.HOPPER_EXAMPLES``, ``hwcheck acceptance --only hopper``) without a
-GPU: its arguments fit each probe kernel, one job passes with the simulator standing in for the GPU, and the H100's
-committed report (``conformance/h100/h100-80gb-hbm3-hopper-programs.json``) is whole and sound."""
+"""hwcheck's Hopper sets without a GPU: the wgmma probes (``hwcheck.runs.ptx_examples.HOPPER_EXAMPLES``, ``hwcheck
+acceptance --only hopper``) and the TMA kernels (``HOPPER_TMA_EXAMPLES``, ``--only hopper-tma``: TMA copies in every
+swizzle mode, the TMA + mbarrier + wgmma GEMMs). Their arguments fit each kernel, jobs pass with the simulator
+standing in for the GPU, and the H100's committed reports (``conformance/h100/h100-80gb-hbm3-hopper-programs.json``,
+``...-hopper-tma-programs.json``) are whole and sound."""
 
 import glob
 import json
@@ -8,13 +10,18 @@ import os
 
 import pytest
 
-from hwcheck.runs.ptx_examples import HOPPER_EXAMPLES, ROOT, ptx_jobs
+from hwcheck.runs.ptx_examples import HOPPER_EXAMPLES, HOPPER_TMA_EXAMPLES, ROOT, ptx_jobs
 from hwcheck.runs.ptx_run import SimulatorAsGpu, check_ptx
 
-REPORTS = os.path.join(ROOT, "conformance", "*", "*-hopper-programs.json")
+REPORTS = {"hopper": os.path.join(ROOT, "conformance", "*", "*-hopper-programs.json"),
+           "hopper-tma": os.path.join(ROOT, "conformance", "*", "*-hopper-tma-programs.json")}
+SETS = {"hopper": HOPPER_EXAMPLES, "hopper-tma": HOPPER_TMA_EXAMPLES}
 SEEDS = 10
-GPU_COMMAND = ("PYTHONPATH=$PWD HWCHECK_PTX_DIR=ptx-export python -m hwcheck acceptance --out OUT --only hopper "
-               f"--seeds {SEEDS} --workers 10 (PTX exported with python -m hwcheck.runs.ptx_examples --export ptx-export)")
+
+
+def _gpu_command(only):
+    return (f"PYTHONPATH=$PWD HWCHECK_PTX_DIR=ptx-export python -m hwcheck acceptance --out OUT --only {only} "
+            f"--seeds {SEEDS} --workers 13 (PTX exported with python -m hwcheck.runs.ptx_examples --export ptx-export)")
 
 
 def _nvcc():
@@ -29,7 +36,6 @@ def test_the_set_is_every_probe_kernel_with_buffers_of_its_size():
     kernels = [line.split("void ")[1].split("(")[0] for line in text.splitlines() if "__global__ void" in line]
     probes = [e for e in HOPPER_EXAMPLES if e[0].endswith("wgmma_probe.cu")]
     assert [e[1] for e in probes] == kernels and len(kernels) == 10
-    assert {e[1] for e in HOPPER_EXAMPLES if e[0].endswith("tma_gemm.cu")} == {"gemm_tn", "gemm_tn_tma_store"}
     for _source, kernel, grid, block, _smem, args in probes:
         sizes = {a.split("=")[0]: int(a.rsplit(":", 1)[1]) for a in args}
         acc = int(kernel.split("_n")[1].split("_")[0]) // (2 if "_f32_" in kernel else 4)
@@ -45,30 +51,47 @@ def test_a_job_passes_with_the_simulator_as_gpu():
     assert runs[0].seeds[0].records > 0 and runs[0].seeds[0].global_elements == 2 * 96 * 128 * 16 + 24576
 
 
-def _awaiting(report):
-    """The set's launches a report lacks because they were added after its run (the TMA GEMM's: until a device run
-    includes them, their check below is an expected failure naming the command)."""
-    have = {(os.path.basename(r["source"]), r["kernel"]) for r in report.get("runs", [])}
-    return [e for e in HOPPER_EXAMPLES if e[0].endswith("tma_gemm.cu") and (os.path.basename(e[0]), e[1]) not in have]
+def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
+    """Each TMA copy's ``bytes`` is its box's and ``out``/``in`` hold a box per CTA; the GEMMs' grids cover C in 64 x 64
+    tiles, and their dynamic shared memory holds the stages (2 x 16 KB, or 4 for the warp-specialised one)."""
+    kernels = {(os.path.basename(e[0]), e[1]) for e in HOPPER_TMA_EXAMPLES}
+    assert kernels == {("tma_copy.cu", "tile_load"), ("tma_copy.cu", "tile_store"), ("tma_gemm.cu", "gemm_tn"),
+                       ("tma_gemm.cu", "gemm_tn_tma_store"), ("tma_gemm.cu", "gemm_tn_ws")}
+    swizzles = set()
+    for source, kernel, grid, block, smem, args in HOPPER_TMA_EXAMPLES:
+        spec = {a.split("=")[0]: a.split("=", 1)[1] for a in args}
+        gx, gy = (int(v) for v in grid.split(","))
+        if source.endswith("tma_copy.cu"):
+            _, box, swizzle, _, dtype, shape = spec["map"].split(":")
+            rows, cols = (int(v) for v in box.split("x"))
+            swizzles.add(swizzle)
+            nbytes = rows * cols * (2 if dtype == "f16" else 4)
+            assert (int(spec["bytes"]), smem, int(spec["box0"]), int(spec["box1"])) == (nbytes, nbytes, cols, rows)
+            assert int(spec["out" if kernel == "tile_load" else "in"].rsplit(":", 1)[1]) == gx * gy * nbytes // 4
+            assert (gx, gy) == tuple(-(-int(n) // b) for n, b in zip(shape.split("x")[::-1], (cols, rows)))
+        else:
+            M, N = int(spec["M"]), int(spec["N"])
+            assert (gx, gy, block) == (-(-N // 64), -(-M // 64), 256)
+            assert smem >= (4 if kernel == "gemm_tn_ws" else 2) * 2 * 64 * 64 * 2
+    assert swizzles == {"none", "32B", "64B", "128B"}
 
 
-def test_committed_hopper_report_is_whole_and_sound():
+@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws"])
+def test_a_tma_job_passes_with_the_simulator_as_gpu(kernel):
+    _nvcc()
+    jobs = ptx_jobs([[e for e in HOPPER_TMA_EXAMPLES if e[1] == kernel][-1]])
+    runs, status, error, code = check_ptx(SimulatorAsGpu(shared_fill=0xA5), jobs, seeds=1, timing=False)
+    assert (status, error, code) == ("pass", None, 0)
+    assert runs[0].seeds[0].records > 0 and runs[0].seeds[0].global_elements > 0
+
+
+@pytest.mark.parametrize("only", sorted(REPORTS))
+def test_committed_hopper_report_is_whole_and_sound(only):
     from test_committed_ptx_report import ptx_report_problems
-    reports = sorted(glob.glob(REPORTS))
-    assert reports, f"run {GPU_COMMAND} on an H100 or H200 and commit the report"
+    reports = sorted(glob.glob(REPORTS[only]))
+    assert reports, f"run {_gpu_command(only)} on an H100 or H200 and commit the report"
     for path in reports:
         with open(path) as f:
             report = json.load(f)
-        examples = [e for e in HOPPER_EXAMPLES if e not in _awaiting(report)]
-        problems = ptx_report_problems(report, examples, seeds=SEEDS, gpus=("H100", "H200"))
+        problems = ptx_report_problems(report, SETS[only], seeds=SEEDS, gpus=("H100", "H200"))
         assert not problems, "\n".join(problems)
-
-
-def test_committed_hopper_report_has_the_tma_gemm():
-    reports = sorted(glob.glob(REPORTS))
-    for path in reports:
-        with open(path) as f:
-            missing = _awaiting(json.load(f))
-        if missing:
-            pytest.xfail(f"{path}: the TMA GEMM's {len(missing)} launches have not passed on a GPU yet (the first run "
-                         f"faulted: conformance/h100/hopper-tma-first-run/README.md); run {GPU_COMMAND}")
