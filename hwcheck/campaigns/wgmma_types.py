@@ -1,0 +1,218 @@
+"""wgmma's input types beyond f16/bf16 on the GPU: tf32, e4m3/e5m2 and s8/u8 (``examples/hopper/wgmma_types.cu``).
+
+Each kernel runs one ``wgmma.mma_async.m64n16k{8,32}`` per CTA on inputs of four classes, drawn here, deterministically,
+from a seed (the same bytes on any machine: :func:`inputs` hashes them into the record):
+
+- ``uniform``: every byte and accumulator bit uniform (NaN, infinities, subnormals as they come);
+- ``finite``: the same with the NaN/infinity codes of the input type moved to the largest finite one;
+- ``narrow``: exponents within a few steps of 1.0, an eighth of the elements zero and a sixteenth subnormal (for
+  tf32 also a thirty-second far out, 2**+-60), accumulators of the products' size: alignment and truncation show;
+- ``cancel``: ``narrow`` whose second half of k repeats the first with B negated, a few elements changed: sums near
+  zero, where the bits kept below the largest term decide the result.
+
+:func:`collect` runs them on the GPU and returns the accumulators (``y``) per kernel; the campaign compares them
+with warpsim's model once the model exists, and saves them for fitting where it does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+__all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect"]
+
+# kernel -> (a type, b type, accumulator type)
+KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f32"),
+           "e5m2_f32": ("e5m2", "e5m2", "f32"), "e4m3_e5m2_f32": ("e4m3", "e5m2", "f32"),
+           "e4m3_f16": ("e4m3", "e4m3", "f16"), "e5m2_f16": ("e5m2", "e5m2", "f16"),
+           "s8_s32": ("s8", "s8", "s32"), "u8_s8_s32": ("u8", "s8", "s32"), "s8_s32_satfinite": ("s8", "s8", "s32")}
+CLASSES = ("uniform", "finite", "narrow", "cancel")
+X_BYTES = 4096            # shared bytes a CTA copies from x: A (64 x 32 bytes) at 0, B (16 x 32 bytes) at 2048
+N = 16
+
+
+def regs_per_thread(kernel):
+    """Accumulator registers of one thread: N/2 for f32 and s32, N/4 for f16."""
+    return N // 4 if KERNELS[kernel][2] == "f16" else N // 2
+
+
+def _operand_offsets(rows, base):
+    """Byte offsets in a CTA's shared window of each element byte ``(row, kbyte)`` of an operand of ``rows`` x 32 bytes
+    (K-major, no swizzle, LBO 128, SBO 256): ``int64[rows, 32]``."""
+    r = np.arange(rows)[:, None]
+    kb = np.arange(32)[None, :]
+    return base + (r // 8) * 256 + (r % 8) * 16 + (kb // 16) * 128 + kb % 16
+
+
+A_OFFSETS = _operand_offsets(64, 0)
+B_OFFSETS = _operand_offsets(N, 2048)
+
+
+def _fp8_fields(t):
+    return (4, 3, 7) if t == "e4m3" else (5, 2, 15)
+
+
+def _narrow_bytes(rng, t, shape):
+    """Elements of type ``t`` (bytes) near 1.0, some zero and subnormal."""
+    e_bits, f_bits, bias = _fp8_fields(t)
+    sign = rng.integers(0, 2, shape, dtype=np.uint8)
+    exp = (bias + rng.integers(-2, 3, shape)).astype(np.uint8)
+    frac = rng.integers(0, 1 << f_bits, shape, dtype=np.uint8)
+    pick = rng.integers(0, 16, shape)
+    exp[pick < 2] = 0
+    frac[pick < 2] = 0                                   # zero
+    exp[pick == 2] = 0                                   # subnormal (or zero)
+    return (sign << 7) | (exp << f_bits) | frac
+
+
+def _narrow_words(rng, shape):
+    """f32 words near 1.0 for tf32 (random low 13 bits, which tf32 ignores), some zero, subnormal or far out."""
+    sign = rng.integers(0, 2, shape, dtype=np.uint32)
+    exp = (127 + rng.integers(-3, 4, shape)).astype(np.uint32)
+    frac = rng.integers(0, 1 << 23, shape, dtype=np.uint32)
+    pick = rng.integers(0, 32, shape)
+    exp[pick < 4] = 0
+    frac[pick < 4] = 0
+    exp[(pick >= 4) & (pick < 6)] = 0
+    exp[pick == 6] = 127 + 60
+    exp[pick == 7] = 127 - 60
+    return (sign << 31) | (exp << 23) | frac
+
+
+def _accumulators(rng, cls, acc, count):
+    if cls == "uniform":
+        return rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32)
+    if acc == "s32":
+        v = rng.integers(-(1 << 20), 1 << 20, count, dtype=np.int64)
+        edge = rng.integers(0, 8, count) == 0                 # near the ends of s32: wrap-around and saturation
+        v[edge] = np.int64(0x7FFFFFFF) - rng.integers(0, 1 << 16, int(edge.sum()))
+        v[edge & (rng.integers(0, 2, count) == 1)] *= -1
+        return (v & 0xFFFFFFFF).astype(np.uint32)
+    if acc == "f16":
+        lo = _narrow_half(rng, count, cls)
+        hi = _narrow_half(rng, count, cls)
+        return lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+    sign = rng.integers(0, 2, count, dtype=np.uint32)
+    span = 127 if cls == "finite" else 4
+    exp = (127 + rng.integers(-span, span + 1, count)).astype(np.uint32)
+    frac = rng.integers(0, 1 << 23, count, dtype=np.uint32)
+    pick = rng.integers(0, 16, count)
+    exp[pick < 2] = 0
+    frac[pick < 2] = 0
+    exp[pick == 2] = 0
+    return (sign << 31) | (exp << 23) | frac
+
+
+def _narrow_half(rng, count, cls):
+    sign = rng.integers(0, 2, count, dtype=np.uint16)
+    span = 14 if cls == "finite" else 3
+    exp = (15 + rng.integers(-span, span + 1, count)).astype(np.uint16)
+    frac = rng.integers(0, 1 << 10, count, dtype=np.uint16)
+    pick = rng.integers(0, 16, count)
+    exp[pick < 2] = 0
+    frac[pick < 2] = 0
+    return (sign << 15) | (exp << 10) | frac
+
+
+def _finite_bytes(x, t):
+    if t == "e4m3":
+        x[(x & 0x7F) == 0x7F] -= 1                          # NaN -> 448
+    elif t == "e5m2":
+        x[(x & 0x7C) == 0x7C] = (x[(x & 0x7C) == 0x7C] & 0x80) | 0x7B    # inf/NaN -> 57344
+    return x
+
+
+def _operand(rng, cls, t, rows, ctas):
+    """``uint8[ctas, rows, 32]``: the operand's bytes, row-major over k."""
+    shape = (ctas, rows, 32)
+    if t == "tf32":
+        if cls in ("uniform", "finite"):
+            w = rng.integers(0, 1 << 32, shape[:2] + (8,), dtype=np.uint64).astype(np.uint32)
+            if cls == "finite":
+                w[(w & 0x7F800000) == 0x7F800000] &= ~np.uint32(0x00800000)
+        else:
+            w = _narrow_words(rng, shape[:2] + (8,))
+        return np.ascontiguousarray(w).view(np.uint8).reshape(shape)
+    if cls == "uniform" or t in ("s8", "u8"):
+        x = rng.integers(0, 256, shape, dtype=np.uint8)
+        if t in ("s8", "u8") and cls in ("narrow", "cancel"):
+            ends = rng.integers(0, 4, shape) == 0
+            x[ends] = np.where(rng.integers(0, 2, int(ends.sum())) == 1, 0x7F, 0x80).astype(np.uint8)
+        return x
+    if cls == "finite":
+        return _finite_bytes(rng.integers(0, 256, shape, dtype=np.uint8), t)
+    return _narrow_bytes(rng, t, shape)
+
+
+def inputs(kernel, cls, ctas, seed):
+    """``(x, c, digest)`` for ``ctas`` CTAs of class ``cls``: ``x`` uint8[ctas * X_BYTES] (A and B in place, the rest
+    zero), ``c`` uint32[ctas * 128 * R], ``digest`` the sha256 of both (the same on every machine)."""
+    at, bt, acc = KERNELS[kernel]
+    rng = np.random.default_rng([seed, list(KERNELS).index(kernel), CLASSES.index(cls)])
+    a = _operand(rng, cls, at, 64, ctas)
+    b = _operand(rng, cls, bt, N, ctas)
+    if cls == "cancel":                                 # second half of k: the first, with B negated
+        a[:, :, 16:] = a[:, :, :16]
+        if bt == "tf32":
+            b[:, :, 16:] = b[:, :, :16]
+            b[:, :, 19::4] ^= 0x80
+        elif bt in ("e4m3", "e5m2"):
+            b[:, :, 16:] = b[:, :, :16] ^ 0x80
+        else:
+            b[:, :, 16:] = (-(b[:, :, :16].astype(np.int16))).astype(np.uint8)
+        change = rng.integers(0, 64, a.shape) == 0       # a few bytes of A differ
+        a[change] = rng.integers(0, 256, int(change.sum()), dtype=np.uint8)
+    x = np.zeros((ctas, X_BYTES), np.uint8)
+    x[:, A_OFFSETS] = a
+    x[:, B_OFFSETS] = b
+    c = _accumulators(rng, cls, acc, ctas * 128 * regs_per_thread(kernel))
+    digest = hashlib.sha256(x.tobytes() + c.tobytes()).hexdigest()
+    return x.reshape(-1), c, digest
+
+
+def collect(kernels, ctas, seed, module_path, stream=None):
+    """Run each kernel of ``kernels`` on the GPU (CuPy; the PTX or cubin at ``module_path``) on ``ctas`` CTAs of each
+    class; ``{kernel: {"y": uint32[classes, ctas * 128 * R], "digests": [...]}}``."""
+    import cupy as cp
+    module = cp.RawModule(path=module_path)
+    out = {}
+    for kernel in kernels:
+        fn = module.get_function(kernel)
+        ys, digests = [], []
+        for cls in CLASSES:
+            x, c, digest = inputs(kernel, cls, ctas, seed)
+            xd, cd = cp.asarray(x), cp.asarray(c)
+            yd = cp.zeros(c.size, cp.uint32)
+            fn((ctas,), (128,), (xd, cd, yd))
+            cp.cuda.runtime.deviceSynchronize()
+            ys.append(cp.asnumpy(yd))
+            digests.append(digest)
+            if stream is not None:
+                stream.write(f"{kernel} {cls}: {ctas} CTAs\n")
+        out[kernel] = {"y": np.stack(ys), "digests": digests}
+    return out
+
+
+def main(argv=None):
+    """``python -m hwcheck.campaigns.wgmma_types --module PTX --out FILE.npz [--ctas N] [--seed S]``: collect."""
+    import argparse
+    import sys
+    p = argparse.ArgumentParser(prog="python -m hwcheck.campaigns.wgmma_types")
+    p.add_argument("--module", required=True, help="the PTX (or cubin) of examples/hopper/wgmma_types.cu for sm_90a")
+    p.add_argument("--out", required=True, help="the .npz to write")
+    p.add_argument("--ctas", type=int, default=768)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kernels", default=",".join(KERNELS))
+    a = p.parse_args(argv)
+    data = collect(a.kernels.split(","), a.ctas, a.seed, a.module, sys.stdout)
+    flat = {}
+    for k, v in data.items():
+        flat[f"{k}.y"] = v["y"]
+        flat[f"{k}.digests"] = np.array(v["digests"])
+    np.savez_compressed(a.out, seed=a.seed, ctas=a.ctas, **flat)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
