@@ -19,8 +19,11 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+from numba import njit
 
-__all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect"]
+from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, dot_add, int_dot_add, model_for
+
+__all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect", "operands", "expected"]
 
 # kernel -> (a type, b type, accumulator type)
 KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f32"),
@@ -169,6 +172,56 @@ def inputs(kernel, cls, ctas, seed):
     c = _accumulators(rng, cls, acc, ctas * 128 * regs_per_thread(kernel))
     digest = hashlib.sha256(x.tobytes() + c.tobytes()).hexdigest()
     return x.reshape(-1), c, digest
+
+
+def operands(kernel, x):
+    """``(a, b)``: the element bits each CTA's wgmma reads from ``x``: ``int64[ctas, 64, K]`` and ``int64[ctas, 16, K]``
+    (K 8 for tf32, else 32), row-major over k."""
+    at, bt, _ = KERNELS[kernel]
+    x = x.reshape(-1, X_BYTES)
+
+    def elements(offsets, t):
+        raw = np.ascontiguousarray(x[:, offsets])
+        return (raw.view(np.uint32) if t == "tf32" else raw).astype(np.int64)
+    return elements(A_OFFSETS, at), elements(B_OFFSETS, bt)
+
+
+@njit(cache=True)
+def _expected(a, b, c, ta, tb, cd, satfinite, frac_bits, out_frac, zero_exp, rows, cols, per_reg, y):
+    ctas, _, k = a.shape
+    for cta in range(ctas):
+        zero_c = cta % 8 == 7
+        for t in range(128):
+            for i in range(rows.shape[1]):
+                m, n = 16 * (t // 32) + rows[t % 32, i], cols[t % 32, i]
+                r = (cta * 128 + t) * (rows.shape[1] // per_reg) + i // per_reg
+                cv = np.int64(0) if zero_c else (np.int64(c[r]) >> (16 * (i % per_reg))) & (
+                    0xFFFFFFFF if per_reg == 1 else 0xFFFF)
+                if cd == 2:
+                    v = int_dot_add(a[cta, m], b[cta, n], k, ta, tb, cv, satfinite)
+                else:
+                    v = dot_add(a[cta, m], b[cta, n], k, ta, tb, cv, cd, frac_bits, out_frac, zero_exp)
+                if per_reg == 1:
+                    y[r] = np.uint32(v & 0xFFFFFFFF)
+                else:
+                    y[r] |= np.uint32((v & 0xFFFF) << (16 * (i % per_reg)))
+
+
+def expected(kernel, x, c, model=None):
+    """What warpsim's model (:mod:`warpsim.isa.dot_add`; ``model`` a :class:`~warpsim.isa.dot_add.DotModel` to try
+    instead) gives for ``y`` on inputs ``x``, ``c`` (as :func:`inputs` draws them)."""
+    from warpsim.isa.fragments import wgmma_d_map
+    at, bt, acc = KERNELS[kernel]
+    a, b = operands(kernel, x)
+    dmap = wgmma_d_map(N, "f32")
+    rows = np.ascontiguousarray(dmap.row[:, :, 0]).astype(np.int64)
+    cols = np.ascontiguousarray(dmap.col[:, :, 0]).astype(np.int64)
+    model = model or (None if acc == "s32" else model_for(at))
+    params = (0, 0, 0) if model is None else (model.frac_bits, model.out_frac, model.zero_exp)
+    y = np.zeros(c.size, np.uint32)
+    _expected(a, b, c, DOT_TYPES[at], DOT_TYPES[bt], DOT_CD[acc], kernel.endswith("satfinite"), *params, rows, cols,
+              2 if acc == "f16" else 1, y)
+    return y
 
 
 def collect(kernels, ctas, seed, module_path, stream=None):

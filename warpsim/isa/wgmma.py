@@ -36,16 +36,22 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.arith import AB_TYPES, CD_F32, CD_TYPES, DEFAULT_ARCH, TABLE_SIZE, TILE, get_arch, mma_core
+from warpsim.isa.dot_add import DOT_TYPES, SM90_FP8, SM90_TF32, dot_add, int_dot_add
 from warpsim.isa.faults import FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.isa.fragments import WGMMA_A, WGMMA_N, wgmma_d_map
 from warpsim.isa.scratch import stack_array
 
 __all__ = ["LAYOUTS", "SWIZZLE_WIDTH", "MatrixDescriptor", "make_descriptor", "element_address",
-           "descriptor_addresses", "descriptor_text", "warp_wgmma", "wgmma", "TYPE_COMBOS", "WGMMA_N"]
+           "descriptor_addresses", "descriptor_text", "warp_wgmma", "warp_wgmma_dot", "wgmma", "TYPE_COMBOS",
+           "DOT_COMBOS", "WGMMA_N", "WGMMA_K"]
 
 LAYOUTS = {"none": 0, "128B": 1, "64B": 2, "32B": 3}          # the descriptor's layout field
 SWIZZLE_WIDTH = (1, 8, 4, 2)                                  # layout code -> W: 16-byte chunks per swizzle row
-TYPE_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))   # (ab, cd) that warpsim models
+TYPE_COMBOS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"))   # (ab, cd) through the mma model (k16)
+# (a, b, cd) through the dot-add model (warpsim.isa.dot_add): tf32 k8, fp8 k32 (mixed e4m3/e5m2), integers k32
+DOT_COMBOS = ((("tf32",), ("tf32",), ("f32",)), (("e4m3", "e5m2"), ("e4m3", "e5m2"), ("f32", "f16")),
+              (("s8", "u8"), ("s8", "u8"), ("s32",)))
+WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
 _W = np.array(SWIZZLE_WIDTH, np.int64)
 
 
@@ -170,6 +176,10 @@ def descriptor_text(desc, rows=64, mn_major=False):
 
 # value i of a warp's f32 D (per register) -> (row, col), for N = 256; a smaller N uses the first N/2 values, and
 # .f16 D the same positions with value i in register i // 2, half i % 2
+TF32_CODE = DOT_TYPES["tf32"]
+# the dot-add models' parameters as constants the compiled code can read: (frac_bits, out_frac, zero_exp)
+_TF32_MODEL = (SM90_TF32.frac_bits, SM90_TF32.out_frac, SM90_TF32.zero_exp)
+_FP8_MODEL = (SM90_FP8.frac_bits, SM90_FP8.out_frac, SM90_FP8.zero_exp)
 _D_MAP = wgmma_d_map(256, "f32")
 _D_ROW = np.ascontiguousarray(_D_MAP.row[:, :, 0])
 _D_COL = np.ascontiguousarray(_D_MAP.col[:, :, 0])
@@ -183,16 +193,17 @@ def _load16(smem, addr):
 
 
 @njit(cache=True)
-def _check_operand(desc, rows, mn0, mn_major, smem_size, fault):
-    """Whether every 16-bit element of rows ``mn0 ..`` that ``desc`` reads lies in shared memory; else a fault."""
+def _check_operand(desc, rows, mn0, mn_major, smem_size, fault, ks=16, elem_bytes=2):
+    """Whether every element (``ks`` along k, ``elem_bytes`` each) of rows ``mn0 ..`` that ``desc`` reads lies in shared
+    memory; else a fault."""
     if (desc >> 62) & 3 and (desc >> 49) & 7:
         set_fault(fault, FAULT_BAD_DESCRIPTOR, 0, desc, 1)
         return False
     for mn in range(mn0, mn0 + rows):
-        for k in range(16):
-            addr = element_address(desc, mn, k, mn_major, 2)
-            if addr < 0 or addr + 2 > smem_size:
-                set_fault(fault, FAULT_OUT_OF_RANGE, 0, addr, 2)
+        for k in range(ks):
+            addr = element_address(desc, mn, k, mn_major, elem_bytes)
+            if addr < 0 or addr + elem_bytes > smem_size:
+                set_fault(fault, FAULT_OUT_OF_RANGE, 0, addr, elem_bytes)
                 return False
     return True
 
@@ -259,6 +270,66 @@ def warp_wgmma(regs_w, quarter, smem, a_desc, a_regs, b_desc, d_regs, n, ab, cd,
                     s = 16 * (i & 1)
                     old = np.int64(regs_w[lane, d_regs[i >> 1]]) & ~(np.int64(0xFFFF) << s)
                     regs_w[lane, d_regs[i >> 1]] = np.uint32(old | ((np.int64(v) & 0xFFFF) << s))
+    return True
+
+
+@njit(cache=True, inline="always")
+def _load(smem, addr, nbytes):
+    v = np.int64(0)
+    for i in range(nbytes):
+        v |= np.int64(smem[addr + i]) << (8 * i)
+    return v
+
+
+@njit(cache=True)
+def warp_wgmma_dot(regs_w, quarter, smem, a_desc, b_desc, d_regs, n, k, ta, tb, cd, scale_d, neg_a, neg_b, satfinite,
+                   fault):
+    """One warp's part of ``wgmma.mma_async.m64n{n}k{k}`` with tf32, e4m3/e5m2 or s8/u8 inputs (``ta``/``tb``: the
+    codes of :data:`warpsim.isa.dot_add.DOT_TYPES`; ``cd`` 0 f32, 1 f16, 2 s32): its 16 rows of D, in
+    ``regs_w[:, d_regs]``. A and B from shared memory through their descriptors (K-major: these types have no
+    ``imm-trans``); ``neg_a``/``neg_b`` the ``imm-scale`` -1 of the float types; ``satfinite`` for s32. The arithmetic is
+    :mod:`warpsim.isa.dot_add`'s. Faults as :func:`warp_wgmma`. Returns True when it executed."""
+    per_reg = 2 if cd == 1 else 1
+    if n % 8 or n < 8 or n > 256 or d_regs.shape[0] * per_reg * 2 != n:
+        set_fault(fault, FAULT_BAD_OPERAND, 0, d_regs.shape[0], n // (2 * per_reg))
+        return False
+    ea = 4 if ta == TF32_CODE else 1
+    eb = 4 if tb == TF32_CODE else 1
+    if not _check_operand(a_desc, 16, 16 * quarter, False, smem.shape[0], fault, k, ea):
+        return False
+    if not _check_operand(b_desc, n, 0, False, smem.shape[0], fault, k, eb):
+        return False
+    sign_a = np.int64(neg_a) << (8 * ea - 1)
+    sign_b = np.int64(neg_b) << (8 * eb - 1)
+    a = np.empty((16, 32), np.int64)
+    b = np.empty((n, 32), np.int64)
+    for m in range(16):
+        for kk in range(k):
+            a[m, kk] = _load(smem, element_address(a_desc, 16 * quarter + m, kk, False, ea), ea) ^ sign_a
+    for j in range(n):
+        for kk in range(k):
+            b[j, kk] = _load(smem, element_address(b_desc, j, kk, False, eb), eb) ^ sign_b
+    for lane in range(32):
+        for i in range(n // 2):
+            row, col = _D_ROW[lane, i], _D_COL[lane, i]
+            if scale_d == 0:
+                c = np.int64(0)
+            elif per_reg == 1:
+                c = np.int64(regs_w[lane, d_regs[i]])
+            else:
+                c = (np.int64(regs_w[lane, d_regs[i >> 1]]) >> (16 * (i & 1))) & 0xFFFF
+            if cd == 2:
+                v = int_dot_add(a[row], b[col], k, ta, tb, c, satfinite)
+            elif ta == TF32_CODE:
+                v = dot_add(a[row], b[col], k, ta, tb, c, cd, _TF32_MODEL[0], _TF32_MODEL[1], _TF32_MODEL[2])
+            else:
+                v = dot_add(a[row], b[col], k, ta, tb, c, cd, _FP8_MODEL[0], _FP8_MODEL[1], _FP8_MODEL[2])
+            if per_reg == 1:
+                regs_w[lane, d_regs[i]] = np.uint32(v & 0xFFFFFFFF)
+            else:
+                s = 16 * (i & 1)
+                old = np.int64(regs_w[lane, d_regs[i >> 1]]) & ~(np.int64(0xFFFF) << s)
+                regs_w[lane, d_regs[i >> 1]] = np.uint32(old | ((v & 0xFFFF) << s))
     return True
 
 

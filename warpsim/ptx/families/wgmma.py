@@ -1,5 +1,6 @@
 """``wgmma`` (sm_90a): ``mma_async`` ``m64nNk16`` with f16/bf16 inputs and f32/f16 accumulators, A from a shared-memory
-descriptor or from registers, B from a descriptor; ``fence``, ``commit_group`` and ``wait_group``; decoded and executed
+descriptor or from registers, B from a descriptor; ``m64nNk8`` tf32, ``m64nNk32`` e4m3/e5m2 (f32/f16) and s8/u8 (s32,
+``.satfinite``) with both from descriptors; ``fence``, ``commit_group`` and ``wait_group``; decoded and executed
 for one warp of the warpgroup.
 
 The semantics are the isa's (:func:`warpsim.isa.wgmma.warp_wgmma`: the descriptor's canonical layouts, the warpgroup's
@@ -9,9 +10,10 @@ kernel that waits before it reads its accumulators (as it must) sees what the GP
 ``commit_group`` and ``wait_group`` only advance the warp. ``.aligned``: every lane of the warp takes part, else
 ``FAULT_DIVERGENT``.
 
-Row: ``M0`` the form (0 ``mma_async``, 1 ``fence``, 2 ``commit_group``, 3 ``wait_group``); for ``mma_async`` ``M1`` = N,
-``M2`` = ``ab | cd << 1 | a_in_registers << 2``, ``M3`` = ``neg_a | neg_b << 1 | trans_a << 2 | trans_b << 3``
-(the immediates); operands D, A, B, scale-d.
+Row: ``M0`` the form (0 ``mma_async``, 1 ``fence``, 2 ``commit_group``, 3 ``wait_group``); for ``mma_async`` ``M1`` =
+``N | K << 16``, ``M2`` = ``a | b << 4 | cd << 8 | a_in_registers << 12 | satfinite << 13`` (type codes: f16 0, bf16 1,
+then :data:`warpsim.isa.dot_add.DOT_TYPES`; cd f32 0, f16 1, s32 2), ``M3`` = ``neg_a | neg_b << 1 | trans_a << 2 |
+trans_b << 3`` (the immediates); operands D, A, B, scale-d.
 """
 
 import numpy as np
@@ -21,7 +23,8 @@ from warpsim.errors import UnsupportedType
 from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.faults import FAULT_BAD_DESCRIPTOR, FAULT_DIVERGENT, set_fault
 from warpsim.isa.scratch import stack_array
-from warpsim.isa.wgmma import TYPE_COMBOS, WGMMA_N, warp_wgmma
+from warpsim.isa.dot_add import DOT_CD, DOT_TYPES
+from warpsim.isa.wgmma import DOT_COMBOS, TYPE_COMBOS, WGMMA_K, WGMMA_N, warp_wgmma, warp_wgmma_dot
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_SHARED
 from warpsim.ptx.operands import get, isa_fault, vec_slots
@@ -52,18 +55,28 @@ class WgmmaDecoder(FamilyDecoder):
         if form != "mma_async":
             self.count(ins, ops, 0)
             return self.emit(fn, ins, op, mods=(FORMS[form], 0, 0, 0))
-        shape = mods[3] if len(mods) > 3 else ""
-        dtype, atype, btype = (list(mods[4:7]) + ["", "", ""])[:3]
-        n = int(shape[4:-3]) if shape.startswith("m64n") and shape[4:-3].isdigit() else 0
-        if (n not in WGMMA_N or not shape.endswith("k16") or atype != btype or (atype, dtype) not in TYPE_COMBOS
-                or len(mods) != 7):
+        satfinite = "satfinite" in mods
+        rest = [m for m in mods[3:] if m != "satfinite"]
+        shape = rest[0] if rest else ""
+        dtype, atype, btype = (list(rest[1:4]) + ["", "", ""])[:3]
+        n = int(shape[4:shape.index("k")]) if shape.startswith("m64n") and "k" in shape and \
+            shape[4:shape.index("k")].isdigit() else 0
+        k = int(shape[shape.index("k") + 1:]) if "k" in shape and shape[shape.index("k") + 1:].isdigit() else 0
+        dot = any(atype in a and btype in b and dtype in d for a, b, d in DOT_COMBOS)
+        if (n not in WGMMA_N or len(rest) != 4 or k != WGMMA_K.get(atype) or k != WGMMA_K.get(btype)
+                or not (dot or (atype == btype and (atype, dtype) in TYPE_COMBOS)) or (satfinite and dtype != "s32")):
             combos = ", ".join(f".{d}.{a}.{a}" for a, d in TYPE_COMBOS)
             raise self.error(ins.token, f"{name_of(ins)}: wgmma form not modelled (warpsim models m64nNk16, N = 8, "
-                                        f"16, ..., 256, with {combos}; tf32, fp8 and integer inputs not yet)",
+                                        f"16, ..., 256, with {combos}; m64nNk8 .f32.tf32.tf32; m64nNk32 .f32/.f16 "
+                                        f"with e4m3/e5m2 inputs; m64nNk32 .s32 with s8/u8 inputs, .satfinite)",
                              UnsupportedType)
         a_regs = ops[1].kind == "vec" if len(ops) > 1 else False
-        self.count(ins, ops, 7 if a_regs else 8)
-        per_reg = 1 if dtype == "f32" else 2
+        if dot and a_regs:
+            raise self.error(ops[1].token or ins.token, f"{name_of(ins)}: A from registers is modelled for f16 and bf16 "
+                                                        f"only (not yet for {atype})", UnsupportedType)
+        imm_count = 0 if dtype == "s32" else (2 if dot else (3 if a_regs else 4))
+        self.count(ins, ops, 4 + imm_count)
+        per_reg = 2 if dtype == "f16" else 1
         if ops[0].kind != "vec" or len(ops[0].items) != n // (2 * per_reg) or any(i.kind != "reg" for i in ops[0].items):
             raise self.error(ops[0].token or ins.token, f"{name_of(ins)}: D takes {n // (2 * per_reg)} registers in "
                                                         f"braces")
@@ -75,16 +88,18 @@ class WgmmaDecoder(FamilyDecoder):
                 raise self.error(o.token or ins.token, f"{name_of(ins)}: imm-scale-a, imm-scale-b and imm-trans "
                                                        f"must be integer constants")
             imms.append(o.value - (1 << 64) if o.value >= 1 << 63 else o.value)
+        imms += [1, 1, 0, 0][len(imms):] if dot else []
         scale_a, scale_b = imms[0], imms[1]
-        trans_a, trans_b = (0, imms[2]) if a_regs else (imms[2], imms[3])
+        trans_a, trans_b = (0, 0) if dot else ((0, imms[2]) if a_regs else (imms[2], imms[3]))
         if scale_a not in (1, -1) or scale_b not in (1, -1) or trans_a not in (0, 1) or trans_b not in (0, 1):
             raise self.error(ins.token, f"{name_of(ins)}: imm-scale-a/b must be 1 or -1 and imm-trans 0 or 1, got "
                                         f"{', '.join(map(str, imms))}")
         rows = [self.operand(fn, ops[0]), self.operand(fn, ops[1]), self.operand(fn, ops[2]),
                 self.operand(fn, ops[3], pred=ops[3].kind == "reg")]
         flags = int(scale_a < 0) | int(scale_b < 0) << 1 | trans_a << 2 | trans_b << 3
-        self.emit(fn, ins, op, mods=(0, n, AB_TYPES[atype] | CD_TYPES[dtype] << 1 | int(a_regs) << 2, flags),
-                  operands=rows)
+        codes = {**AB_TYPES, **DOT_TYPES}
+        types = codes[atype] | codes[btype] << 4 | DOT_CD[dtype] << 8 | int(a_regs) << 12 | int(satfinite) << 13
+        self.emit(fn, ins, op, mods=(0, n | k << 16, types, flags), operands=rows)
 
 
 DECODER = WgmmaDecoder
@@ -153,13 +168,14 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault
         regs_w = regs[w]
         o = code[p, O0:]
         types, flags = code[p, M2], code[p, M3]
-        ab, cd = types & 1, (types >> 1) & 1
+        ta, tb, cd = types & 15, (types >> 4) & 15, (types >> 8) & 15
+        n, k = code[p, M1] & 0xFFFF, code[p, M1] >> 16
         slots_d = stack_array(_MAX_D, np.int64)
         slots_a = stack_array(4, np.int64)
         d = vec_slots(opnd, o[0], slots_d)
         a_desc = np.int64(0)
         a = slots_a[:0]
-        if (types >> 2) & 1:
+        if (types >> 12) & 1:
             a = vec_slots(opnd, o[1], slots_a)
         else:
             a_desc = get(regs_w[0], opnd, o[1])
@@ -167,13 +183,17 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault
         scale_d = get(regs_w[0], opnd, o[3]) & 1
         for lane in range(1, 32):                        # one descriptor and scale-d per warp: what warpsim models
             lane_b = get(regs_w[lane], opnd, o[2])
-            lane_a = a_desc if (types >> 2) & 1 else get(regs_w[lane], opnd, o[1])
+            lane_a = a_desc if (types >> 12) & 1 else get(regs_w[lane], opnd, o[1])
             if lane_b != b_desc or lane_a != a_desc or (get(regs_w[lane], opnd, o[3]) & 1) != scale_d:
                 set_fault(fault, FAULT_BAD_DESCRIPTOR, t0 + lane, lane_a if lane_a != a_desc else lane_b, 2)
                 return False
-        ok = warp_wgmma(regs_w, w % 4, smem, a_desc, a, b_desc, d, code[p, M1], ab, cd, scale_d, flags & 1,
-                        (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1, mma_arch[cd, 0], mma_arch[cd, 1],
-                        mma_arch[cd, 2], fault)
+        if ta <= 1:                                      # f16/bf16: the mma model
+            ok = warp_wgmma(regs_w, w % 4, smem, a_desc, a, b_desc, d, n, ta, cd, scale_d, flags & 1,
+                            (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1, mma_arch[cd, 0], mma_arch[cd, 1],
+                            mma_arch[cd, 2], fault)
+        else:                                            # tf32, fp8, integers: the dot-add model
+            ok = warp_wgmma_dot(regs_w, w % 4, smem, a_desc, b_desc, d, n, k, ta, tb, cd, scale_d, flags & 1,
+                                (flags >> 1) & 1, (types >> 13) & 1, fault)
         if not ok:
             isa_fault(fault, w)
             fault[5] = SP_SHARED
