@@ -1,0 +1,128 @@
+"""warpsim.isa.dot_add, the fused dot-add of wgmma's tf32, fp8 and integer forms, against arithmetic done another way:
+every fp8 code's value (decoded here from the format's definition), tf32's ignored low bits, exact sums, the
+integers' wrap-around and saturation, the special values, and the rounding of each output."""
+
+import numpy as np
+import pytest
+
+from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, SM90_FP8, SM90_TF32, dot_add, dot_add_matrix, int_dot_add
+
+ONE = {"e4m3": 0x38, "e5m2": 0x3C}
+FIELDS = {"e4m3": (4, 3, 7), "e5m2": (5, 2, 15)}
+
+
+def _fp8_value(code, t):
+    """The value of an fp8 code from the format's definition (OCP FP8: e4m3 has no infinity, one NaN per sign)."""
+    e_bits, f_bits, bias = FIELDS[t]
+    sign = -1.0 if code & 0x80 else 1.0
+    e, f = (code >> f_bits) & ((1 << e_bits) - 1), code & ((1 << f_bits) - 1)
+    if t == "e4m3" and e == 15 and f == 7 or t == "e5m2" and e == 31 and f:
+        return float("nan")
+    if t == "e5m2" and e == 31:
+        return sign * float("inf")
+    if e == 0:
+        return sign * f / (1 << f_bits) * 2.0 ** (1 - bias)
+    return sign * (1 + f / (1 << f_bits)) * 2.0 ** (e - bias)
+
+
+def _one(a, b, ta, tb, c=0, cd="f32"):
+    fp8 = ta != "tf32"
+    model = SM90_FP8 if fp8 else SM90_TF32
+    return int(dot_add(np.array(a, np.int64), np.array(b, np.int64), len(a), DOT_TYPES[ta], DOT_TYPES[tb], c,
+                       DOT_CD[cd], model.frac_bits, model.out_frac, model.zero_exp))
+
+
+@pytest.mark.parametrize("t", ["e4m3", "e5m2"])
+def test_every_fp8_code_times_one_is_its_value(t):
+    for code in range(256):
+        got = np.array([_one([code], [ONE[t]], t, t)], np.uint32).view(np.float32)[0]
+        want = _fp8_value(code, t)
+        if np.isnan(want):
+            assert _one([code], [ONE[t]], t, t) == 0x7FFFFFFF, hex(code)
+        elif want == 0:
+            assert _one([code], [ONE[t]], t, t) == 0, hex(code)          # every zero result is +0
+        else:
+            assert got == np.float32(want), (hex(code), got, want)
+
+
+def test_tf32_ignores_the_low_13_bits():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 1 << 32, (200, 8), dtype=np.uint64).astype(np.int64)
+    b = rng.integers(0, 1 << 32, (200, 8), dtype=np.uint64).astype(np.int64)
+    c = rng.integers(0, 1 << 32, 200, dtype=np.uint64).astype(np.int64)
+    for i in range(200):
+        full = _one(a[i], b[i], "tf32", "tf32", int(c[i]))
+        masked = _one(a[i] & ~0x1FFF, b[i] & ~0x1FFF, "tf32", "tf32", int(c[i]))
+        assert full == masked
+
+
+def test_small_integer_sums_are_exact():
+    """Sums of products of small integers lose nothing: equal to numpy's f32 arithmetic on the same values."""
+    rng = np.random.default_rng(4)
+    values = np.array([s * v for v in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16) for s in (1, -1)], np.float32)
+    for t in ("e4m3", "e5m2", "tf32"):
+        k = 8 if t == "tf32" else 32
+        for _ in range(50):
+            a, b = rng.choice(values, k), rng.choice(values, k)
+            c = np.float32(rng.integers(-1000, 1000))
+            if t == "tf32":
+                ab, bb = a.view(np.uint32), b.view(np.uint32)
+            else:
+                lut = {_fp8_value(code, t): code for code in range(255, -1, -1) if not np.isnan(_fp8_value(code, t))}
+                ab, bb = [lut[float(v)] for v in a], [lut[float(v)] for v in b]
+            got = np.array([_one(ab, bb, t, t, int(c.view(np.uint32)))], np.uint32).view(np.float32)[0]
+            want = np.float32(np.dot(a.astype(np.float64), b.astype(np.float64)) + c)
+            assert got == want or (got == 0 and want == 0)
+
+
+def test_fp8_into_f32_keeps_13_fraction_bits_truncated():
+    """Each term keeps 13 fraction bits below the largest one, truncated on its magnitude: c = 2**-13 survives beside
+    1.0, +-2**-14 is lost either way; 1 + 3 * 2**-14 becomes 1 + 2**-13; tf32's f32 keeps 23 bits."""
+    one = 0x3F800000
+    assert _one([ONE["e4m3"]], [ONE["e4m3"]], "e4m3", "e4m3", 0x39000000) == 0x3F800400     # 1 + 2**-13
+    assert _one([ONE["e4m3"]], [ONE["e4m3"]], "e4m3", "e4m3", 0x38800000) == one           # 1 + 2**-14 -> 1
+    assert _one([ONE["e4m3"]], [ONE["e4m3"]], "e4m3", "e4m3", 0xB8800000) == one           # 1 - 2**-14 -> 1
+    assert _one([ONE["e4m3"]], [ONE["e4m3"]], "e4m3", "e4m3", 0x39400000) == 0x3F800400     # 1 + 3 * 2**-14
+    assert _one([0x30], [ONE["e4m3"]], "e4m3", "e4m3", 0x39400000) & 0x3FF == 0           # 0.5 + ...: 13 bits
+    tf1 = 0x3F800000
+    assert _one([tf1], [tf1], "tf32", "tf32", 0x34000000) == 0x3F800001                    # 1 + 2**-23
+
+
+def test_f16_accumulator_rounds_to_nearest_even():
+    two = 0x40
+    # 2048 + 1 (a tie between 2048 and 2050 in f16): even, 2048; 2048 + 3: 2052
+    assert _one([ONE["e4m3"]], [ONE["e4m3"]], "e4m3", "e4m3", 0x6800, "f16") == 0x6800
+    assert _one([ONE["e4m3"], two], [ONE["e4m3"], ONE["e4m3"]], "e4m3", "e4m3", 0x6800, "f16") == 0x6802
+
+
+def test_special_values():
+    inf5, ninf5, zero = 0x7C, 0xFC, 0x00
+    e5 = ONE["e5m2"]
+    assert _one([inf5], [zero], "e5m2", "e5m2") == 0x7FFFFFFF                 # inf * 0
+    assert _one([inf5, ninf5], [e5, e5], "e5m2", "e5m2") == 0x7FFFFFFF        # +inf and -inf
+    assert _one([inf5, e5], [e5, e5], "e5m2", "e5m2") == 0x7F800000
+    assert _one([ninf5], [e5], "e5m2", "e5m2", 0, "f16") == 0xFC00
+    assert _one([e5], [e5], "e5m2", "e5m2", 0x7FC00000) == 0x7FFFFFFF         # a NaN accumulator
+    assert _one([0x7F], [ONE["e4m3"]], "e4m3", "e4m3", 0, "f16") == 0x7FFF    # e4m3's NaN
+
+
+@pytest.mark.parametrize("ta,tb", [("s8", "s8"), ("u8", "s8"), ("s8", "u8"), ("u8", "u8")])
+def test_integers_wrap_or_saturate(ta, tb):
+    rng = np.random.default_rng(5)
+    for satfinite in (False, True):
+        for _ in range(200):
+            a = rng.integers(0, 256, 32)
+            b = rng.integers(0, 256, 32)
+            c = int(rng.choice([rng.integers(-100, 100), 0x7FFFFFF0, -0x7FFFFFF0]))
+            sa = [v - 256 if ta == "s8" and v >= 128 else int(v) for v in a]
+            sb = [v - 256 if tb == "s8" and v >= 128 else int(v) for v in b]
+            exact = c + sum(x * y for x, y in zip(sa, sb))
+            want = min(max(exact, -2 ** 31), 2 ** 31 - 1) if satfinite else exact
+            got = int(int_dot_add(a.astype(np.int64), b.astype(np.int64), 32, DOT_TYPES[ta], DOT_TYPES[tb],
+                                  c & 0xFFFFFFFF, satfinite))
+            assert got == want & 0xFFFFFFFF
+
+
+def test_matrix_form_names_its_types():
+    d = dot_add_matrix(np.full((2, 32), 0x40), np.full((32, 3), 0x40), None, "e4m3", "e4m3", "f32")
+    assert d.shape == (2, 3) and (d == np.float32(128.0).view(np.uint32)).all()          # 32 * 2 * 2
