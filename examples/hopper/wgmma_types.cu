@@ -6,7 +6,7 @@
 //
 // CTA i copies x[4096 i ..] (bytes) into shared memory: A (64 x 32 bytes, K-major, no swizzle: core matrices of
 // 8 rows x 16 bytes, the second 16 bytes of k at LBO 128, the next 8 rows at SBO 256) at 0, B (16 x 32 bytes, the
-// same layout) at 2048. Its threads start from their accumulators in c (R registers a thread: N/2 for f32 and s32,
+// same layout) at 2048 (the _rs kernels take A from registers, loaded from that A). Its threads start from their accumulators in c (R registers a thread: N/2 for f32 and s32,
 // N/4 for f16), scale-d is false for every eighth CTA (i % 8 == 7), and they write their final accumulators to y.
 //
 //   hwcheck run examples/hopper/wgmma_types.cu --kernel e4m3_f32 --grid 64 --block 128 \
@@ -31,7 +31,25 @@ __device__ void issue(uint64_t da, uint64_t db, C* d, ScaleOut scale, std::index
     Op::fma(da, db, d[I]..., scale);
 }
 
-template <class Op>
+template <class Op, class C, size_t... I>
+__device__ void issue(uint32_t const* a, uint64_t db, C* d, ScaleOut scale, std::index_sequence<I...>) {
+    Op::fma(a[0], a[1], a[2], a[3], db, d[I]..., scale);
+}
+
+// A's four registers of this thread, read from the same shared-memory A as the SS kernels use (CuTe's
+// GMMA::ALayout_64x8 for tf32, ALayout_64x32 for 8-bit types): register r holds row 16 w + g + 8 (r % 2) at
+// k = t + 4 (r / 2) (tf32) or k = 4 t + 16 (r / 2) .. + 3 (8-bit)
+template <int ElemBytes>
+__device__ void a_registers(unsigned char const* s, uint32_t* a) {
+    unsigned const lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    for (int r = 0; r < 4; ++r) {
+        unsigned const m = 16 * (threadIdx.x / 32) + g + 8 * (r % 2);
+        unsigned const kbyte = ElemBytes == 4 ? 4 * (t + 4 * (r / 2)) : 4 * t + 16 * (r / 2);
+        a[r] = *reinterpret_cast<uint32_t const*>(s + (m / 8) * 256 + (m % 8) * 16 + (kbyte / 16) * 128 + kbyte % 16);
+    }
+}
+
+template <class Op, int RS = 0>
 __device__ void probe(uint8_t const* x, uint32_t const* c, uint32_t* y) {
     using Regs = typename Op::CRegisters;
     using C = std::remove_extent_t<Regs>;
@@ -52,7 +70,13 @@ __device__ void probe(uint8_t const* x, uint32_t const* c, uint32_t* y) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
     cute::warpgroup_arrive();
-    issue<Op>(descriptor(base), descriptor(base + 2048), d, scale, std::make_index_sequence<R>{});
+    if constexpr (RS) {                          // RS: the element bytes of A (4: tf32, 1: 8-bit)
+        uint32_t a[4];
+        a_registers<RS>(reinterpret_cast<unsigned char const*>(s), a);
+        issue<Op>(a, descriptor(base + 2048), d, scale, std::make_index_sequence<R>{});
+    } else {
+        issue<Op>(descriptor(base), descriptor(base + 2048), d, scale, std::make_index_sequence<R>{});
+    }
     cute::warpgroup_commit_batch();
     cute::warpgroup_wait<0>();
     for (int i = 0; i < R; ++i) {
@@ -94,4 +118,16 @@ extern "C" __global__ void u8_s8_s32(uint8_t const* x, uint32_t const* c, uint32
 
 extern "C" __global__ void s8_s32_satfinite(uint8_t const* x, uint32_t const* c, uint32_t* y) {
     probe<MMA_64x16x32_S32S8S8_SS_TN_SATURATE>(x, c, y);
+}
+
+extern "C" __global__ void tf32_f32_rs(uint8_t const* x, uint32_t const* c, uint32_t* y) {
+    probe<MMA_64x16x8_F32TF32TF32_RS_TN<>, 4>(x, c, y);
+}
+
+extern "C" __global__ void e4m3_f32_rs(uint8_t const* x, uint32_t const* c, uint32_t* y) {
+    probe<MMA_64x16x32_F32E4M3E4M3_RS_TN<>, 1>(x, c, y);
+}
+
+extern "C" __global__ void s8_s32_rs(uint8_t const* x, uint32_t const* c, uint32_t* y) {
+    probe<MMA_64x16x32_S32S8S8_RS_TN, 1>(x, c, y);
 }

@@ -29,7 +29,9 @@ __all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collec
 KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f32"),
            "e5m2_f32": ("e5m2", "e5m2", "f32"), "e4m3_e5m2_f32": ("e4m3", "e5m2", "f32"),
            "e4m3_f16": ("e4m3", "e4m3", "f16"), "e5m2_f16": ("e5m2", "e5m2", "f16"),
-           "s8_s32": ("s8", "s8", "s32"), "u8_s8_s32": ("u8", "s8", "s32"), "s8_s32_satfinite": ("s8", "s8", "s32")}
+           "s8_s32": ("s8", "s8", "s32"), "u8_s8_s32": ("u8", "s8", "s32"), "s8_s32_satfinite": ("s8", "s8", "s32"),
+           "tf32_f32_rs": ("tf32", "tf32", "f32"), "e4m3_f32_rs": ("e4m3", "e4m3", "f32"),
+           "s8_s32_rs": ("s8", "s8", "s32")}       # _rs: A from registers (the same A)
 CLASSES = ("uniform", "finite", "narrow", "cancel")
 X_BYTES = 4096            # shared bytes a CTA copies from x: A (64 x 32 bytes) at 0, B (16 x 32 bytes) at 2048
 N = 16

@@ -61,8 +61,6 @@ def test_wgmma_needs_sm_90a():
 @pytest.mark.parametrize("line,message,error", [
     ("wgmma.mma_async.sync.aligned.m64n8k16.f32.tf32.tf32 {%f1, %f2, %f3, %f4}, %rd2, %rd3, %p1, 1, 1;",
      r"k\.ptx:\d+:\d+: .*tf32.*: wgmma form not modelled .*m64nNk8 \.f32\.tf32\.tf32", UnsupportedType),
-    ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, %rd3, %p1, 1, 1;",
-     r"k\.ptx:\d+:\d+: .*: A from registers is modelled for f16 and bf16 only \(not yet for e4m3\)", UnsupportedType),
     ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3.satfinite {%f1, %f2, %f3, %f4}, %rd2, %rd3, %p1, 1, 1;",
      r"wgmma form not modelled", UnsupportedType),
     ("wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%r1, %r2, %r3, %r4}, %rd2, %rd3, %p1, 1, 1;",

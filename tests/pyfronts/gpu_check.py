@@ -93,6 +93,14 @@ def run_case(name, arch, arrays, out, gpu_run, sim_run, printf=False):
     return compare(name, arch, gpu[out], host[out], gpu_lines if printf else None, sim_lines if printf else None)
 
 
+def _e4m3_bytes(rng, shape):
+    """e4m3 codes of values near 1 (exponents 5..9 of bias 7), a sixteenth zero, no NaN."""
+    sign = rng.integers(0, 2, shape, dtype=np.uint8) << 7
+    x = sign | (rng.integers(5, 10, shape).astype(np.uint8) << 3) | rng.integers(0, 8, shape, dtype=np.uint8)
+    x[rng.integers(0, 16, shape) == 0] = 0
+    return x
+
+
 def triton_cases(arch):
     import triton_kernels as tk
     rng = np.random.default_rng(0)
@@ -101,6 +109,7 @@ def triton_cases(arch):
     a, b = (rng.standard_normal((64, 80)) / 4).astype(np.float16), (rng.standard_normal((80, 48)) / 4).astype(np.float16)
     ints = rng.integers(0, 1000, 1000).astype(np.int32)
     wa, wb = (rng.standard_normal((128, 96)) / 4).astype(np.float16), (rng.standard_normal((96, 128)) / 4).astype(np.float16)
+    f8a, f8b = (_e4m3_bytes(rng, (128, 96)), _e4m3_bytes(rng, (64, 96)))
     return [  # name, run(arrays), arrays, output index, warpsim arch, printf
         ("triton add", tk.run_add, [x[0], x[1], np.zeros(100, np.float32)], 2, arch, False),
         ("triton fused softmax", tk.run_softmax, [x, np.zeros_like(x)], 1, arch, False),
@@ -110,6 +119,8 @@ def triton_cases(arch):
         ("triton matmul (tl.dot)", tk.run_matmul, [a, b, np.zeros((64, 48), np.float16)], 2, arch, False),
         ("triton matmul 64x64 tiles (wgmma on sm_90)", lambda a_, b_, c_: tk.run_matmul(a_, b_, c_, block=64),
          [wa, wb, np.zeros((128, 128), np.float16)], 2, arch, False),
+        ("triton fp8 matmul (e4m3 wgmma on sm_90)", tk.run_matmul_fp8, [f8a, f8b, np.zeros((128, 64), np.float32)], 2,
+         arch, False),
         ("triton float atomic sum", tk.run_sum_atomic,
          [rng.integers(-1000, 1000, 3000).astype(np.float32), np.zeros(1, np.float32)], 1, arch, False),
         ("triton atomic histogram", tk.run_histogram, [ints, np.zeros(16, np.int32)], 1, arch, False),

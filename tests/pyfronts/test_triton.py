@@ -232,6 +232,30 @@ def test_sm90_tl_dot_of_64_row_tiles_is_wgmma_as_the_warpgroup_reference():
     assert np.array_equal(c.view(np.uint16), acc.view(np.float32).astype(np.float16).view(np.uint16))
 
 
+def test_sm90_fp8_tl_dot_is_the_e4m3_wgmma_chained_over_k32():
+    """An FP8 GEMM (e4m3 bytes bit-cast, B K-major): Triton builds wgmma .e4m3 with A from registers for sm_90; the
+    result must be the dot-add reference chained over k32 steps, with the TMA-less masked loads' zeros (K = 80)."""
+    from warpsim.isa.dot_add import dot_add_matrix
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 256, (128, 80), dtype=np.uint8)
+    b = rng.integers(0, 256, (64, 80), dtype=np.uint8)
+    a[(a & 0x7F) == 0x7F] = 0x38                                     # no NaN codes: 1.0 instead
+    b[(b & 0x7F) == 0x7F] = 0x38
+    c = np.zeros((128, 64), np.float32)
+    kernel, _ = compile_jit(tk.matmul_fp8_kernel, (a, b, c, 128, 64, 80),
+                            {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}, "sm_90")
+    assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in kernel.ptx
+    with wt.simulate(arch="sm_90"):
+        tk.run_matmul_fp8(a, b, c)
+    ap = np.zeros((128, 96), np.uint8)
+    bp = np.zeros((64, 96), np.uint8)
+    ap[:, :80], bp[:, :80] = a, b
+    acc = None
+    for k0 in range(0, 96, 32):
+        acc = dot_add_matrix(ap[:, k0:k0 + 32], bp[:, k0:k0 + 32].T, acc, "e4m3", "e4m3", "f32")
+    assert np.array_equal(c.view(np.uint32), acc)
+
+
 def test_gpu_arrays_are_refused_in_one_line():
     class FakeCuda:                                                # what CuPy arrays and CUDA tensors carry
         __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0, False), "version": 3}

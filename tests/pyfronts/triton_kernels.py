@@ -129,6 +129,37 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
+@triton.jit
+def matmul_fp8_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr):
+    """C (f32, M x N) = A (M x K) @ B^T (B: N x K), both e4m3 stored as bytes and bit-cast: an FP8 GEMM's main loop,
+    as Triton's FP8 examples write it (B K-major, which Hopper's fp8 wgmma needs)."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kk = k * BLOCK_K + offs_k
+        a = tl.load(a_ptr + offs_m[:, None] * K + kk[None, :], mask=(offs_m[:, None] < M) & (kk[None, :] < K),
+                    other=0).to(tl.float8e4nv, bitcast=True)
+        b = tl.load(b_ptr + offs_n[None, :] * K + kk[:, None], mask=(offs_n[None, :] < N) & (kk[:, None] < K),
+                    other=0).to(tl.float8e4nv, bitcast=True)
+        acc = tl.dot(a, b, acc)
+    c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
+    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def run_matmul_fp8(a, b, c):
+    """``c = a @ b.T`` for e4m3 bytes ``a`` (M x K) and ``b`` (N x K), 64 x 64 tiles (wgmma on sm_90)."""
+    M, K = a.shape
+    N = b.shape[0]
+    matmul_fp8_kernel[(triton.cdiv(M, 64), triton.cdiv(N, 64))](a, b, c, M, N, K, BLOCK_M=64, BLOCK_N=64,
+                                                               BLOCK_K=32, num_warps=4, num_stages=2)
+    return c
+
+
 def run_matmul(a, b, c, block=32):
     M, K = a.shape
     _, N = b.shape

@@ -172,8 +172,8 @@ def _compile(triton, fn, backend, target, arch, kwargs, bound, specialization, o
         module = load(ptx, filename=f"{meta.name}.{arch}.ptx", arch=arch)
     except UnsupportedType as e:
         if "wgmma" in str(e):
-            raise TritonError(f"{WHO}: {fn.__name__} on {arch} uses wgmma (Hopper's tl.dot), which warpsim does not "
-                              f"model yet; simulate it for sm_80 (mma.sync)") from None
+            raise TritonError(f"{WHO}: {fn.__name__} on {arch} uses a form of wgmma (Hopper's tl.dot) that warpsim "
+                              f"does not model yet ({str(e).splitlines()[0]}); simulate it for sm_80 (mma.sync)") from None
         raise
     runtime = tuple(name for name, ty in signature.items() if ty != "constexpr")
     if any(isinstance(ty, tuple) for name, ty in signature.items()):

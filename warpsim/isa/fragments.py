@@ -10,7 +10,8 @@ bits 0..15). PTX states each value's position as the lane's base position plus a
 only on ``i``, which is what the tables below declare:
 
 - base ``"g,2t"``: value ``i`` of lane ``l`` is at ``(g + drow_i, 2t + dcol_i)``;
-- base ``"2t,g"``: value ``i`` of lane ``l`` is at ``(2t + drow_i, g + dcol_i)``.
+- base ``"2t,g"``: value ``i`` of lane ``l`` is at ``(2t + drow_i, g + dcol_i)``;
+- bases ``"g,4t"`` and ``"g,t"`` likewise (the 8-bit and tf32 A operands of ``wgmma``).
 
 Every map evaluates to ``row[lane, reg, half]`` and ``col[lane, reg, half]`` and to its inverse,
 ``src[row, col] = (lane * regs + reg) * halves + half``, which kernels use to gather and scatter.
@@ -35,7 +36,8 @@ __all__ = [
     "FragmentMap", "LdmatrixMap",
     "MMA_M16N8K16_A", "MMA_M16N8K16_B", "MMA_M16N8K16_C_F32", "MMA_M16N8K16_C_F16",
     "MMA_M16N8K8_A", "MMA_M16N8K8_B", "MMA_M16N8K8_C_F32", "MMA_M16N8K8_C_F16",
-    "MMA_FRAGMENTS", "MMA_REGS", "WGMMA_A", "WGMMA_N", "wgmma_d_map", "LDMATRIX_MAPS", "ldmatrix_map",
+    "MMA_FRAGMENTS", "MMA_REGS", "WGMMA_A", "WGMMA_A_TF32", "WGMMA_A_8BIT", "WGMMA_N", "wgmma_d_map",
+    "LDMATRIX_MAPS", "ldmatrix_map",
     "to_fragment", "from_fragment",
 ]
 
@@ -48,6 +50,10 @@ def _lane_base(base):
         return g, 2 * t
     if base == "2t,g":
         return 2 * t, g
+    if base == "g,4t":
+        return g, 4 * t
+    if base == "g,t":
+        return g, t
     raise ValueError(f"fragment base: unknown base {base!r} (expected 'g,2t' or '2t,g')")
 
 
@@ -154,6 +160,14 @@ MMA_REGS = {
 # n8 block i // 4, at (g + 8 * ((i % 4) // 2), 8 * (i // 4) + 2t + i % 2); f32 one value per register, f16 two.
 WGMMA_N = tuple(range(8, 257, 8))                 # the N of m64nNk*: 8, 16, ..., 256
 WGMMA_A = MMA_M16N8K16_A                          # (T32,V8) -> (M16,K16) of the warp's rows
+# A from registers for the other input types, as CuTe's GMMA::ALayout_64x8 / ALayout_64x32 state them (and PTX's
+# mma.m16n8k8 .tf32 / mma.m16n8k32 8-bit A): tf32 k8, a0..a3 at (g, t), (g+8, t), (g, t+4), (g+8, t+4), one a register;
+# 8-bit k32, a0..a15 at (g + 8 * ((i // 4) % 2), 4t + i % 4 + 16 * (i // 8)), four a register (a0 in bits 0..7).
+WGMMA_A_TF32 = FragmentMap(  # (T32,V4) -> (M16,K8)
+    "wgmma.k8.A.tf32", (16, 8), "g,t", ((0, 0), (8, 0), (0, 4), (8, 4)), per_reg=1)
+WGMMA_A_8BIT = FragmentMap(  # (T32,V16) -> (M16,K32)
+    "wgmma.k32.A.8bit", (16, 32), "g,4t",
+    tuple((8 * ((i // 4) % 2), i % 4 + 16 * (i // 8)) for i in range(16)), per_reg=4)
 
 
 def wgmma_d_map(n, cd):

@@ -38,7 +38,7 @@ from numba import njit
 from warpsim.isa.arith import AB_TYPES, CD_F32, CD_TYPES, DEFAULT_ARCH, TABLE_SIZE, TILE, get_arch, mma_core
 from warpsim.isa.dot_add import DOT_TYPES, SM90_FP8, SM90_TF32, dot_add, int_dot_add
 from warpsim.isa.faults import FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_OUT_OF_RANGE, set_fault
-from warpsim.isa.fragments import WGMMA_A, WGMMA_N, wgmma_d_map
+from warpsim.isa.fragments import WGMMA_A, WGMMA_A_8BIT, WGMMA_A_TF32, WGMMA_N, wgmma_d_map
 from warpsim.isa.scratch import stack_array
 
 __all__ = ["LAYOUTS", "SWIZZLE_WIDTH", "MatrixDescriptor", "make_descriptor", "element_address",
@@ -185,6 +185,10 @@ _D_ROW = np.ascontiguousarray(_D_MAP.row[:, :, 0])
 _D_COL = np.ascontiguousarray(_D_MAP.col[:, :, 0])
 _A_ROW = WGMMA_A.row
 _A_COL = WGMMA_A.col
+_AT_ROW = np.ascontiguousarray(WGMMA_A_TF32.row[:, :, 0])
+_AT_COL = np.ascontiguousarray(WGMMA_A_TF32.col[:, :, 0])
+_A8_ROW = WGMMA_A_8BIT.row
+_A8_COL = WGMMA_A_8BIT.col
 
 
 @njit(cache=True, inline="always")
@@ -282,12 +286,13 @@ def _load(smem, addr, nbytes):
 
 
 @njit(cache=True)
-def warp_wgmma_dot(regs_w, quarter, smem, a_desc, b_desc, d_regs, n, k, ta, tb, cd, scale_d, neg_a, neg_b, satfinite,
-                   fault):
+def warp_wgmma_dot(regs_w, quarter, smem, a_desc, a_regs, b_desc, d_regs, n, k, ta, tb, cd, scale_d, neg_a, neg_b,
+                   satfinite, fault):
     """One warp's part of ``wgmma.mma_async.m64n{n}k{k}`` with tf32, e4m3/e5m2 or s8/u8 inputs (``ta``/``tb``: the
     codes of :data:`warpsim.isa.dot_add.DOT_TYPES`; ``cd`` 0 f32, 1 f16, 2 s32): its 16 rows of D, in
-    ``regs_w[:, d_regs]``. A and B from shared memory through their descriptors (K-major: these types have no
-    ``imm-trans``); ``neg_a``/``neg_b`` the ``imm-scale`` -1 of the float types; ``satfinite`` for s32. The arithmetic is
+    ``regs_w[:, d_regs]``. A from its four registers ``a_regs`` (``WGMMA_A_TF32``, ``WGMMA_A_8BIT``) or, with ``a_regs``
+    empty, from shared memory through ``a_desc``; B through ``b_desc`` (K-major: these types have no ``imm-trans``);
+    ``neg_a``/``neg_b`` the ``imm-scale`` -1 of the float types; ``satfinite`` for s32. The arithmetic is
     :mod:`warpsim.isa.dot_add`'s. Faults as :func:`warp_wgmma`. Returns True when it executed."""
     per_reg = 2 if cd == 1 else 1
     if n % 8 or n < 8 or n > 256 or d_regs.shape[0] * per_reg * 2 != n:
@@ -295,7 +300,10 @@ def warp_wgmma_dot(regs_w, quarter, smem, a_desc, b_desc, d_regs, n, k, ta, tb, 
         return False
     ea = 4 if ta == TF32_CODE else 1
     eb = 4 if tb == TF32_CODE else 1
-    if not _check_operand(a_desc, 16, 16 * quarter, False, smem.shape[0], fault, k, ea):
+    if a_regs.shape[0] == 0 and not _check_operand(a_desc, 16, 16 * quarter, False, smem.shape[0], fault, k, ea):
+        return False
+    if a_regs.shape[0] not in (0, 4):
+        set_fault(fault, FAULT_BAD_OPERAND, 0, a_regs.shape[0], 4)
         return False
     if not _check_operand(b_desc, n, 0, False, smem.shape[0], fault, k, eb):
         return False
@@ -303,9 +311,20 @@ def warp_wgmma_dot(regs_w, quarter, smem, a_desc, b_desc, d_regs, n, k, ta, tb, 
     sign_b = np.int64(neg_b) << (8 * eb - 1)
     a = np.empty((16, 32), np.int64)
     b = np.empty((n, 32), np.int64)
-    for m in range(16):
-        for kk in range(k):
-            a[m, kk] = _load(smem, element_address(a_desc, 16 * quarter + m, kk, False, ea), ea) ^ sign_a
+    if a_regs.shape[0] == 4:
+        per = 4 // ea                                   # values a register: 1 (tf32) or 4 (8-bit)
+        for r in range(4):
+            for lane in range(32):
+                v = np.int64(regs_w[lane, a_regs[r]])
+                for h in range(per):
+                    if ea == 4:
+                        a[_AT_ROW[lane, r], _AT_COL[lane, r]] = v ^ sign_a
+                    else:
+                        a[_A8_ROW[lane, r, h], _A8_COL[lane, r, h]] = ((v >> (8 * h)) & 0xFF) ^ sign_a
+    else:
+        for m in range(16):
+            for kk in range(k):
+                a[m, kk] = _load(smem, element_address(a_desc, 16 * quarter + m, kk, False, ea), ea) ^ sign_a
     for j in range(n):
         for kk in range(k):
             b[j, kk] = _load(smem, element_address(b_desc, j, kk, False, eb), eb) ^ sign_b

@@ -1,6 +1,6 @@
 """``wgmma`` (sm_90a): ``mma_async`` ``m64nNk16`` with f16/bf16 inputs and f32/f16 accumulators, A from a shared-memory
 descriptor or from registers, B from a descriptor; ``m64nNk8`` tf32, ``m64nNk32`` e4m3/e5m2 (f32/f16) and s8/u8 (s32,
-``.satfinite``) with both from descriptors; ``fence``, ``commit_group`` and ``wait_group``; decoded and executed
+``.satfinite``), A from registers or a descriptor; ``fence``, ``commit_group`` and ``wait_group``; decoded and executed
 for one warp of the warpgroup.
 
 The semantics are the isa's (:func:`warpsim.isa.wgmma.warp_wgmma`: the descriptor's canonical layouts, the warpgroup's
@@ -71,9 +71,6 @@ class WgmmaDecoder(FamilyDecoder):
                                         f"with e4m3/e5m2 inputs; m64nNk32 .s32 with s8/u8 inputs, .satfinite)",
                              UnsupportedType)
         a_regs = ops[1].kind == "vec" if len(ops) > 1 else False
-        if dot and a_regs:
-            raise self.error(ops[1].token or ins.token, f"{name_of(ins)}: A from registers is modelled for f16 and bf16 "
-                                                        f"only (not yet for {atype})", UnsupportedType)
         imm_count = 0 if dtype == "s32" else (2 if dot else (3 if a_regs else 4))
         self.count(ins, ops, 4 + imm_count)
         per_reg = 2 if dtype == "f16" else 1
@@ -192,7 +189,7 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault
                             (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1, mma_arch[cd, 0], mma_arch[cd, 1],
                             mma_arch[cd, 2], fault)
         else:                                            # tf32, fp8, integers: the dot-add model
-            ok = warp_wgmma_dot(regs_w, w % 4, smem, a_desc, b_desc, d, n, k, ta, tb, cd, scale_d, flags & 1,
+            ok = warp_wgmma_dot(regs_w, w % 4, smem, a_desc, a, b_desc, d, n, k, ta, tb, cd, scale_d, flags & 1,
                                 (flags >> 1) & 1, (types >> 13) & 1, fault)
         if not ok:
             isa_fault(fault, w)
