@@ -23,7 +23,8 @@ from numba import njit
 
 from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, dot_add, int_dot_add, model_for
 
-__all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect", "operands", "expected"]
+__all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect", "operands", "expected", "compare",
+           "load"]
 
 # kernel -> (a type, b type, accumulator type)
 KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f32"),
@@ -249,17 +250,66 @@ def collect(kernels, ctas, seed, module_path, stream=None):
     return out
 
 
+def compare(data, model=None):
+    """``{kernel: {class: [outputs, mismatched, first mismatches]}}``: the GPU's accumulators in ``data`` (what
+    :func:`collect` returns, or :func:`load` reads) against warpsim's model on the same inputs (regenerated from the
+    seed; a digest that differs is an error: the inputs would not be the GPU's)."""
+    out = {}
+    for kernel, v in data.items():
+        rows = {}
+        for ci, cls in enumerate(CLASSES):
+            x, c, digest = inputs(kernel, cls, v["ctas"], v["seed"])
+            if digest != v["digests"][ci]:
+                raise ValueError(f"wgmma_types: {kernel} {cls}: the inputs' digest differs from the GPU run's "
+                                 f"({digest[:12]} here, {v['digests'][ci][:12]} there)")
+            want = expected(kernel, x, c, model)
+            bad = np.flatnonzero(want != v["y"][ci])
+            rows[cls] = [int(want.size), int(bad.size),
+                         [[int(i), f"{int(want[i]):#010x}", f"{int(v['y'][ci][i]):#010x}"] for i in bad[:5]]]
+        out[kernel] = rows
+    return out
+
+
+def load(paths):
+    """The runs saved by ``--out`` files: ``{kernel: {"y", "digests", "ctas", "seed"}}``."""
+    data = {}
+    for path in paths:
+        with np.load(path) as z:
+            for kernel in KERNELS:
+                if f"{kernel}.y" in z:
+                    data[kernel] = {"y": z[f"{kernel}.y"], "digests": [str(d) for d in z[f"{kernel}.digests"]],
+                                    "ctas": int(z["ctas"]), "seed": int(z["seed"])}
+    return data
+
+
 def main(argv=None):
-    """``python -m hwcheck.campaigns.wgmma_types --module PTX --out FILE.npz [--ctas N] [--seed S]``: collect."""
+    """``python -m hwcheck.campaigns.wgmma_types --module FILE --out FILE.npz [--ctas N] [--seed S]``: collect on the
+    GPU; ``--compare FILE.npz ... [--report FILE.json]``: compare saved runs with warpsim's model."""
     import argparse
+    import json
     import sys
     p = argparse.ArgumentParser(prog="python -m hwcheck.campaigns.wgmma_types")
-    p.add_argument("--module", required=True, help="the PTX (or cubin) of examples/hopper/wgmma_types.cu for sm_90a")
-    p.add_argument("--out", required=True, help="the .npz to write")
+    p.add_argument("--module", help="the PTX (or cubin) of examples/hopper/wgmma_types.cu for sm_90a")
+    p.add_argument("--out", help="the .npz to write the GPU's accumulators to")
     p.add_argument("--ctas", type=int, default=768)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kernels", default=",".join(KERNELS))
+    p.add_argument("--compare", nargs="+", metavar="NPZ", help="saved runs to compare with warpsim's model")
+    p.add_argument("--report", help="with --compare: the JSON report to write")
     a = p.parse_args(argv)
+    if a.compare:
+        result = compare(load(a.compare))
+        total = sum(r[0] for rows in result.values() for r in rows.values())
+        bad = sum(r[1] for rows in result.values() for r in rows.values())
+        for kernel, rows in result.items():
+            sys.stdout.write(f"{kernel}: " + ", ".join(f"{c} {r[1]}/{r[0]}" for c, r in rows.items()) + "\n")
+        sys.stdout.write(f"wgmma types: {total} outputs, {bad} differ from warpsim's model\n")
+        if a.report:
+            with open(a.report, "w") as f:
+                json.dump({"outputs": total, "mismatched": bad, "kernels": result}, f, indent=1)
+        return 1 if bad else 0
+    if not a.module or not a.out:
+        p.error("--module and --out are needed to collect (or --compare to compare)")
     data = collect(a.kernels.split(","), a.ctas, a.seed, a.module, sys.stdout)
     flat = {}
     for k, v in data.items():

@@ -1,0 +1,42 @@
+"""hwcheck.campaigns.wgmma_types without a GPU: a saved run that equals warpsim's model compares clean, one changed
+bit is counted where it is, and a run whose inputs were other bytes (another seed) is refused rather than compared."""
+
+import json
+
+import numpy as np
+import pytest
+
+from hwcheck.campaigns.wgmma_types import CLASSES, compare, expected, inputs, load, main
+
+
+def _saved(tmp_path, kernels=("e4m3_f16", "u8_s8_s32"), ctas=8, seed=3, flip=None):
+    flat = {}
+    for k in kernels:
+        ys, digests = [], []
+        for cls in CLASSES:
+            x, c, digest = inputs(k, cls, ctas, seed)
+            ys.append(expected(k, x, c))
+            digests.append(digest)
+        if flip == k:
+            ys[2][17] ^= 0x10
+        flat[f"{k}.y"], flat[f"{k}.digests"] = np.stack(ys), np.array(digests)
+    path = tmp_path / "run.npz"
+    np.savez_compressed(path, seed=seed, ctas=ctas, **flat)
+    return str(path)
+
+
+def test_a_run_equal_to_the_model_compares_clean_and_one_bit_is_found(tmp_path):
+    clean = compare(load([_saved(tmp_path)]))
+    assert all(r[1] == 0 for rows in clean.values() for r in rows.values())
+    report = tmp_path / "r.json"
+    assert main(["--compare", _saved(tmp_path, flip="u8_s8_s32"), "--report", str(report)]) == 1
+    got = json.loads(report.read_text())
+    assert got["mismatched"] == 1 and got["kernels"]["u8_s8_s32"]["narrow"][1] == 1
+    assert got["kernels"]["u8_s8_s32"]["narrow"][2][0][0] == 17
+
+
+def test_inputs_of_another_seed_are_refused(tmp_path):
+    data = load([_saved(tmp_path)])
+    data["e4m3_f16"]["seed"] = 4
+    with pytest.raises(ValueError, match=r"e4m3_f16 uniform: the inputs' digest differs from the GPU run's"):
+        compare(data)
