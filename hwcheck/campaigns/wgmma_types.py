@@ -36,6 +36,7 @@ KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f3
 CLASSES = ("uniform", "finite", "narrow", "cancel")
 X_BYTES = 4096            # shared bytes a CTA copies from x: A (64 x 32 bytes) at 0, B (16 x 32 bytes) at 2048
 N = 16
+MISMATCHES_KEPT = 20000
 
 
 def regs_per_thread(kernel):
@@ -250,10 +251,12 @@ def collect(kernels, ctas, seed, module_path, stream=None):
     return out
 
 
-def compare(data, model=None):
+def compare(data, model=None, mismatches=None):
     """``{kernel: {class: [outputs, mismatched, first mismatches]}}``: the GPU's accumulators in ``data`` (what
     :func:`collect` returns, or :func:`load` reads) against warpsim's model on the same inputs (regenerated from the
-    seed; a digest that differs is an error: the inputs would not be the GPU's)."""
+    seed; a digest that differs is an error: the inputs would not be the GPU's). ``mismatches``: a dict that gets,
+    per ``"kernel.class"``, every differing index and the GPU's bits there (``int64[n, 2]``): with the model's own
+    outputs that is the GPU's whole run, for fitting where the model is wrong."""
     out = {}
     for kernel, v in data.items():
         rows = {}
@@ -264,6 +267,8 @@ def compare(data, model=None):
                                  f"({digest[:12]} here, {v['digests'][ci][:12]} there)")
             want = expected(kernel, x, c, model)
             bad = np.flatnonzero(want != v["y"][ci])
+            if mismatches is not None:
+                mismatches[f"{kernel}.{cls}"] = np.stack([bad, v["y"][ci][bad].astype(np.int64)], axis=1)
             rows[cls] = [int(want.size), int(bad.size),
                          [[int(i), f"{int(want[i]):#010x}", f"{int(v['y'][ci][i]):#010x}"] for i in bad[:5]]]
         out[kernel] = rows
@@ -296,9 +301,13 @@ def main(argv=None):
     p.add_argument("--kernels", default=",".join(KERNELS))
     p.add_argument("--compare", nargs="+", metavar="NPZ", help="saved runs to compare with warpsim's model")
     p.add_argument("--report", help="with --compare: the JSON report to write")
+    p.add_argument("--mismatches", help="with --compare: an .npz of every differing index and the GPU's bits")
     a = p.parse_args(argv)
     if a.compare:
-        result = compare(load(a.compare))
+        every = {} if a.mismatches else None
+        result = compare(load(a.compare), mismatches=every)
+        if a.mismatches:                           # at most MISMATCHES_KEPT of each kernel and class
+            np.savez_compressed(a.mismatches, **{k: v[:MISMATCHES_KEPT] for k, v in every.items()})
         total = sum(r[0] for rows in result.values() for r in rows.values())
         bad = sum(r[1] for rows in result.values() for r in rows.values())
         for kernel, rows in result.items():
