@@ -50,9 +50,12 @@ class DotModel:
 
 
 SM90_TF32 = DotModel("sm90 tf32", frac_bits=25, out_frac=23, zero_exp=-126,
-                     evidence="to be pinned by hwcheck.campaigns.wgmma_types on an H100")
+                     evidence=("MMA-Sim arXiv 2511.10909 (Hopper wgmma: one fused dot-add, 25 fraction bits, tf32 "
+                               "truncated inputs); no GPU comparison yet (hwcheck.campaigns.wgmma_types)"))
 SM90_FP8 = DotModel("sm90 fp8", frac_bits=13, out_frac=13, zero_exp=-126,
-                    evidence="to be pinned by hwcheck.campaigns.wgmma_types on an H100")
+                    evidence=("MMA-Sim arXiv 2511.10909 (Hopper fp8 wgmma: 13 fraction bits, an f32 result with 13); "
+                              "Triton's e4m3 GEMM, 8,192 outputs the H100's bits (conformance/h100/"
+                              "h100-80gb-hbm3-pyfronts-gpu-check-triton.json); the campaign's classes not compared yet"))
 
 
 def model_for(t):
