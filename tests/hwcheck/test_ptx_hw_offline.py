@@ -258,6 +258,7 @@ def test_exported_ptx_is_used_where_nothing_compiles(monkeypatch, tmp_path):
     monkeypatch.setattr(hwcheck.runs.ptx_examples, "FLASH_EXAMPLES", ())
     monkeypatch.setattr(hwcheck.runs.ptx_examples, "AS_COMPILED_EXAMPLES", ())
     monkeypatch.setattr(hwcheck.runs.ptx_examples, "HOPPER_EXAMPLES", ())
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "HOPPER_TMA_EXAMPLES", ())
     assert export(["--export", str(tmp_path), "--arch", "sm_90"]) == 0
     assert sorted(os.listdir(tmp_path)) == ["directed.cu.sm_90.0.ptx", "gemm_k8_warps2x2.cu.sm_90.0.ptx"]
 
