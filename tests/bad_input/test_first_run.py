@@ -36,3 +36,29 @@ def test_mma_core_has_one_specialisation_for_the_simulator_and_the_reference():
         njit(kernel.py_func).compile(kernel.signatures[0])     # mma_core for the signature it calls
     n_counts = {sig[4] for sig in arith.mma_core.signatures}
     assert n_counts == {types.int64}, n_counts
+
+
+def test_a_long_compile_says_how_far_it_is_and_when_it_is_done():
+    """Every interval of one compile, a line with the seconds so far and the function now compiling; the outermost
+    end after such a line, the total; a compile shorter than the interval says nothing more."""
+    now, lines = [0.0], []
+    p = program_args.CompileProgress(lambda: "run", lambda: now[0], lines.append, interval=10)
+    p.started("run_cta")
+    now[0] = 4.0
+    p.tick()
+    assert lines == []
+    p.started("warp_wgmma_op")
+    now[0] = 10.5
+    p.tick()
+    p.tick()                                          # once an interval, not once a tick
+    assert lines == ["warpsim run: still compiling (10 s so far; now warp_wgmma_op)\n"]
+    p.ended()
+    now[0] = 21.0
+    p.tick()
+    p.ended()
+    assert lines[1:] == ["warpsim run: still compiling (21 s so far; now run_cta)\n", "warpsim run: compiled in 21 s\n"]
+    p.started("fresh")                                # a short one later: silent
+    now[0] = 25.0
+    p.tick()
+    p.ended()
+    assert len(lines) == 3

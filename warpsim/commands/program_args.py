@@ -21,7 +21,8 @@ from warpsim.files import dump_names, make_out_dir
 from warpsim.program.arguments import load_inputs, parse_pairs
 
 __all__ = ["arch_option", "add_program_arguments", "program_params", "program_inputs", "parse_pairs", "load_inputs",
-           "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "note", "count_option",
+           "load_program_args", "run_options", "reporting_warnings", "announce_compiling", "CompileProgress", "note",
+           "count_option",
            "dump_names",
            "make_out_dir"]
 
@@ -79,26 +80,79 @@ def run_options(args):
 
 
 _ANNOUNCE = {"verb": None, "said": False, "listening": False}   # one listener for the process
+PROGRESS_SECONDS = 10.0         # a first run's compile reports how far it is every this many seconds
+
+
+class CompileProgress:
+    """What a long first-run compile says while it lasts: ``started(name)`` / ``ended()`` as Numba begins and ends
+    compiling a function (nested: the compiled kernel's callees), ``tick()`` (from a timer) every ``interval``
+    seconds of one compile writes ``warpsim VERB: still compiling (N s so far; now NAME)``, and the outermost
+    ``ended()`` after any such line ``warpsim VERB: compiled in N s``. ``clock`` and ``write`` are injected (tests)."""
+
+    def __init__(self, verb, clock, write, interval=PROGRESS_SECONDS):
+        self.verb, self.clock, self.write, self.interval = verb, clock, write, interval
+        self.stack, self.began, self.next, self.reported = [], None, None, False
+
+    def started(self, name):
+        if not self.stack:
+            self.began = self.clock()
+            self.next = self.began + self.interval
+            self.reported = False
+        self.stack.append(name)
+
+    def ended(self):
+        if self.stack:
+            self.stack.pop()
+        if not self.stack and self.reported:
+            self.write(f"warpsim {self.verb()}: compiled in {self.clock() - self.began:.0f} s\n")
+            self.reported = False
+
+    def tick(self):
+        if self.stack and self.clock() >= self.next:
+            self.write(f"warpsim {self.verb()}: still compiling ({self.clock() - self.began:.0f} s so far; now "
+                       f"{self.stack[-1]})\n")
+            self.next = self.clock() + self.interval
+            self.reported = True
+
+
+def _stderr(text):
+    sys.stderr.write(text)
+    sys.stderr.flush()
 
 
 def announce_compiling(verb):
     """From now on, the first time Numba compiles a kernel (its cache is empty: a fresh install's first
-    run), print one line on stderr naming ``verb``, so a first run's wait is not silence."""
+    run), print one line on stderr naming ``verb``, so a first run's wait is not silence; while a compile lasts,
+    a line every :data:`PROGRESS_SECONDS` says how long so far and what it compiles (:class:`CompileProgress`)."""
     _ANNOUNCE["verb"] = verb
     if _ANNOUNCE["listening"]:
         return
+    import threading
+    import time
     from numba.core import event      # imported when used: explain and draw mma never load Numba
 
+    progress = CompileProgress(lambda: _ANNOUNCE["verb"], time.monotonic, _stderr)
+    lock = threading.Lock()
+
+    def beat():
+        while True:
+            time.sleep(1.0)
+            with lock:
+                progress.tick()
+
     class Once(event.Listener):
-        def on_start(self, _event):
+        def on_start(self, ev):
             if not _ANNOUNCE["said"]:
                 _ANNOUNCE["said"] = True
-                sys.stderr.write(f"warpsim {_ANNOUNCE['verb']}: compiling the simulator's kernels, "
-                                 f"first run only ...\n")
-                sys.stderr.flush()
+                _stderr(f"warpsim {_ANNOUNCE['verb']}: compiling the simulator's kernels, first run only ...\n")
+                threading.Thread(target=beat, name="warpsim-compile-progress", daemon=True).start()
+            dispatcher = (ev.data or {}).get("dispatcher")
+            with lock:
+                progress.started(getattr(getattr(dispatcher, "py_func", None), "__qualname__", "a kernel"))
 
         def on_end(self, _event):
-            pass
+            with lock:
+                progress.ended()
 
     event.register("numba:compile", Once())
     _ANNOUNCE["listening"] = True
