@@ -87,6 +87,20 @@ def _narrow_words(rng, shape):
     return (sign << 31) | (exp << 23) | frac
 
 
+def _narrow_float(rng, count, cls, exp_bits, frac_bits, span):
+    """Float bit patterns near 1.0 (exponents within ``span`` steps; ``finite``: the whole finite range), an eighth
+    zero and a sixteenth subnormal."""
+    bias = (1 << (exp_bits - 1)) - 1
+    span = bias if cls == "finite" else span
+    sign = rng.integers(0, 2, count, dtype=np.uint64)
+    exp = (bias + rng.integers(-span, span + 1, count)).astype(np.uint64)
+    frac = rng.integers(0, 1 << frac_bits, count, dtype=np.uint64)
+    pick = rng.integers(0, 16, count)
+    exp[pick < 3] = 0
+    frac[pick < 2] = 0
+    return (sign << (exp_bits + frac_bits)) | (exp << frac_bits) | frac
+
+
 def _accumulators(rng, cls, acc, count):
     if cls == "uniform":
         return rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32)
@@ -97,29 +111,9 @@ def _accumulators(rng, cls, acc, count):
         v[edge & (rng.integers(0, 2, count) == 1)] *= -1
         return (v & 0xFFFFFFFF).astype(np.uint32)
     if acc == "f16":
-        lo = _narrow_half(rng, count, cls)
-        hi = _narrow_half(rng, count, cls)
-        return lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
-    sign = rng.integers(0, 2, count, dtype=np.uint32)
-    span = 127 if cls == "finite" else 4
-    exp = (127 + rng.integers(-span, span + 1, count)).astype(np.uint32)
-    frac = rng.integers(0, 1 << 23, count, dtype=np.uint32)
-    pick = rng.integers(0, 16, count)
-    exp[pick < 2] = 0
-    frac[pick < 2] = 0
-    exp[pick == 2] = 0
-    return (sign << 31) | (exp << 23) | frac
-
-
-def _narrow_half(rng, count, cls):
-    sign = rng.integers(0, 2, count, dtype=np.uint16)
-    span = 14 if cls == "finite" else 3
-    exp = (15 + rng.integers(-span, span + 1, count)).astype(np.uint16)
-    frac = rng.integers(0, 1 << 10, count, dtype=np.uint16)
-    pick = rng.integers(0, 16, count)
-    exp[pick < 2] = 0
-    frac[pick < 2] = 0
-    return (sign << 15) | (exp << 10) | frac
+        lo = _narrow_float(rng, count, cls, 5, 10, 3)
+        return (lo | (_narrow_float(rng, count, cls, 5, 10, 3) << 16)).astype(np.uint32)
+    return _narrow_float(rng, count, cls, 8, 23, 4).astype(np.uint32)
 
 
 def _finite_bytes(x, t):

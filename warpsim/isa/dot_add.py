@@ -64,17 +64,9 @@ def model_for(t):
 
 
 @njit(cache=True, inline="always")
-def _decode(bits, t):
-    """``(kind, neg, sig, exp, frac)`` of an element of type ``t``: kind 0 finite, 1 inf, 2 NaN; value
-    ``sig * 2**(exp - frac)``."""
-    if t == _TF32:
-        neg, e, f, fb, bias, top = (bits >> 31) & 1, (bits >> 23) & 0xFF, (bits >> 13) & 0x3FF, 10, 127, 255
-    elif t == _E4M3:
-        neg, e, f, fb, bias, top = (bits >> 7) & 1, (bits >> 3) & 0xF, bits & 7, 3, 7, 99
-        if e == 15 and f == 7:
-            return 2, neg, 0, 0, fb
-    else:
-        neg, e, f, fb, bias, top = (bits >> 7) & 1, (bits >> 2) & 0x1F, bits & 3, 2, 15, 31
+def _fields(neg, e, f, fb, bias, top):
+    """``(kind, neg, sig, exp, frac)`` of a float's sign, biased exponent ``e`` and fraction ``f`` (``fb`` bits):
+    kind 0 finite, 1 inf, 2 NaN (``e == top``; a ``top`` the exponent never reaches: no infinity or NaN here)."""
     if e == top:
         return (2 if f else 1), neg, 0, 0, fb
     if e == 0:
@@ -83,16 +75,23 @@ def _decode(bits, t):
 
 
 @njit(cache=True, inline="always")
+def _decode(bits, t):
+    """``(kind, neg, sig, exp, frac)`` of an element of type ``t``: value ``sig * 2**(exp - frac)``."""
+    if t == _TF32:
+        return _fields((bits >> 31) & 1, (bits >> 23) & 0xFF, (bits >> 13) & 0x3FF, 10, 127, 255)
+    if t == _E4M3:
+        if bits & 0x7F == 0x7F:                          # S.1111.111: e4m3's NaN; no infinity
+            return 2, (bits >> 7) & 1, 0, 0, 3
+        return _fields((bits >> 7) & 1, (bits >> 3) & 0xF, bits & 7, 3, 7, 99)
+    return _fields((bits >> 7) & 1, (bits >> 2) & 0x1F, bits & 3, 2, 15, 31)
+
+
+@njit(cache=True, inline="always")
 def _decode_c(bits, cd):
+    """The accumulator's ``(kind, neg, sig, exp, frac)``: f32 (``cd`` 0) or f16 in the low 16 bits."""
     if cd == 0:
-        neg, e, f, fb, bias, top = (bits >> 31) & 1, (bits >> 23) & 0xFF, bits & 0x7FFFFF, 23, 127, 255
-    else:
-        neg, e, f, fb, bias, top = (bits >> 15) & 1, (bits >> 10) & 0x1F, bits & 0x3FF, 10, 15, 31
-    if e == top:
-        return (2 if f else 1), neg, 0, 0, fb
-    if e == 0:
-        return 0, neg, f, 1 - bias, fb
-    return 0, neg, f | (1 << fb), e - bias, fb
+        return _fields((bits >> 31) & 1, (bits >> 23) & 0xFF, bits & 0x7FFFFF, 23, 127, 255)
+    return _fields((bits >> 15) & 1, (bits >> 10) & 0x1F, bits & 0x3FF, 10, 15, 31)
 
 
 @njit(cache=True, inline="always")

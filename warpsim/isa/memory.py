@@ -58,6 +58,15 @@ def registers_for(size):
 _ALL_LANES = np.ones(32, np.int64)
 
 
+@njit(cache=True, inline="always")
+def read_bytes(mem, off, size):
+    """The little-endian value of ``size`` bytes of ``mem`` (uint8) at ``off``, as int64."""
+    v = np.int64(0)
+    for i in range(size):
+        v |= np.int64(mem[off + i]) << (8 * i)
+    return v
+
+
 @njit(cache=True)
 def _check(regs_w, regs, mem_bytes, addrs, size, half, pred, fault):
     if regs_w.shape[0] != 32 or addrs.shape[0] != 32:

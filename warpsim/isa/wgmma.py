@@ -39,6 +39,7 @@ from warpsim.isa.arith import AB_TYPES, CD_F32, CD_TYPES, DEFAULT_ARCH, TABLE_SI
 from warpsim.isa.dot_add import DOT_TYPES, SM90_FP8, SM90_TF32, dot_add, int_dot_add
 from warpsim.isa.faults import FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.isa.fragments import WGMMA_A, WGMMA_A_8BIT, WGMMA_A_TF32, WGMMA_N, wgmma_d_map
+from warpsim.isa.memory import read_bytes
 from warpsim.isa.scratch import stack_array
 
 __all__ = ["LAYOUTS", "SWIZZLE_WIDTH", "MatrixDescriptor", "make_descriptor", "element_address",
@@ -277,14 +278,6 @@ def warp_wgmma(regs_w, quarter, smem, a_desc, a_regs, b_desc, d_regs, n, ab, cd,
     return True
 
 
-@njit(cache=True, inline="always")
-def _load(smem, addr, nbytes):
-    v = np.int64(0)
-    for i in range(nbytes):
-        v |= np.int64(smem[addr + i]) << (8 * i)
-    return v
-
-
 @njit(cache=True)
 def warp_wgmma_dot(regs_w, quarter, smem, a_desc, a_regs, b_desc, d_regs, n, k, ta, tb, cd, scale_d, neg_a, neg_b,
                    satfinite, fault):
@@ -324,10 +317,10 @@ def warp_wgmma_dot(regs_w, quarter, smem, a_desc, a_regs, b_desc, d_regs, n, k, 
     else:
         for m in range(16):
             for kk in range(k):
-                a[m, kk] = _load(smem, element_address(a_desc, 16 * quarter + m, kk, False, ea), ea) ^ sign_a
+                a[m, kk] = read_bytes(smem, element_address(a_desc, 16 * quarter + m, kk, False, ea), ea) ^ sign_a
     for j in range(n):
         for kk in range(k):
-            b[j, kk] = _load(smem, element_address(b_desc, j, kk, False, eb), eb) ^ sign_b
+            b[j, kk] = read_bytes(smem, element_address(b_desc, j, kk, False, eb), eb) ^ sign_b
     for lane in range(32):
         for i in range(n // 2):
             row, col = _D_ROW[lane, i], _D_COL[lane, i]

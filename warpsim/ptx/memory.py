@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
+from warpsim.isa.memory import read_bytes
 from warpsim.machine import GLOBAL_ALIGN
 
 __all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM",
@@ -203,14 +204,6 @@ def _locate(space, addr, size, align, t, gmem, ends, smem, local, const, kparam,
         fault[5] = sp
         return -1, 0
     return sp, off
-
-
-@njit(cache=True, inline="always")
-def read_bytes(mem, off, size):
-    v = np.int64(0)
-    for i in range(size):
-        v |= np.int64(mem[off + i]) << (8 * i)
-    return v
 
 
 @njit(cache=True, inline="always")
