@@ -377,6 +377,7 @@ class PtxRun:
     first_register: dict | None = None   # the first seed's earliest mismatching register record, with its PTX text
     timing: dict | None = None           # kernel_timing() of the original kernel on the GPU, where it was timed
     contraction: dict | None = None      # who decided FMA contraction, and the GPU code it was checked against
+    error: str | None = None             # what stopped this job (a GPU fault, a compile error), if anything did
 
     @property
     def mismatched(self):
@@ -390,7 +391,7 @@ class PtxRun:
                          for k, v in j.specs.items()},
                 "simulator_arch": self.arch, "trace_sites": self.sites, "seeds_run": len(self.seeds),
                 "mismatched": self.mismatched, "wall_s": round(self.wall_s, 3), **(self.timing or {}),
-                "contraction": self.contraction,
+                "contraction": self.contraction, **({"error": self.error} if self.error else {}),
                 "seeds": [s.as_dict() for s in self.seeds], "first_mismatching_register": self.first_register,
                 "mismatches": self.records}
 
@@ -654,10 +655,10 @@ def _worker_job(make_gpu_ptx, job, options):
         with open(os.devnull, "w") as quiet:
             run_one(_WORKER_PTX, job, run=run, log=quiet, **options)
     except HwcheckError as e:
-        return run, str(e)
+        run.error = str(e)
     except (WarpsimError, ValueError, TypeError) as e:
-        return run, f"hwcheck run: {e}"
-    return run, None
+        run.error = f"hwcheck run: {e}"
+    return run, run.error
 
 
 def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch=DEFAULT_ARCH, trace=True, capacity=4096,
@@ -701,6 +702,8 @@ def check_ptx(gpu_ptx, jobs, *, seeds, first_seed=0, arch=DEFAULT_ARCH, trace=Tr
     except Exception as e:   # a bug: keep what finished, and the traceback, in the report
         error = f"hwcheck: internal error: {type(e).__name__}: {e}"
         settings["traceback"] = traceback.format_exc()
+    if error and runs and runs[-1].error is None and not runs[-1].seeds:
+        runs[-1].error = error                   # the job it stopped in (one process: the rest did not run)
     status = "error" if error else ("fail" if any(r.mismatched for r in runs) else "pass")
     if report is not None:
         data = new_report(command, gpu_info)

@@ -361,3 +361,26 @@ def test_workers_run_the_jobs_in_processes_and_report_them_in_order(tmp_path):
     assert [(r.job.kernel, r.seeds[0].records, r.seeds[0].global_elements) for r in one[0]] == \
            [(r.job.kernel, r.seeds[0].records, r.seeds[0].global_elements) for r in two[0]]
     assert json.loads((tmp_path / "two.json").read_text())["settings"]["workers"] == 2
+
+
+def test_each_failed_job_keeps_its_own_error_in_the_report(tmp_path):
+    """A job that stops (here: a GPU stand-in whose launch faults for one kernel) records its error in its own run of
+    the report, beside the report's first error; the other jobs run and pass."""
+    import json
+    from hwcheck.errors import HwcheckError
+    examples = [e for e in PTX_EXAMPLES if e[1] in ("warp_ops", "add_index")]
+    for e in examples:
+        _need(e)
+
+    class Faulting(SimulatorAsGpu):
+        def launch(self, module, decoded, kernel, *args, **kwargs):
+            if kernel == "add_index":
+                raise HwcheckError("hwcheck run: kernel add_index failed on a GPU: cudaErrorIllegalInstruction")
+            return super().launch(module, decoded, kernel, *args, **kwargs)
+    report = tmp_path / "r.json"
+    runs, status, error, _ = check_ptx(Faulting(), ptx_jobs(examples), seeds=1, report=str(report), timing=False)
+    data = json.loads(report.read_text())
+    by_kernel = {r["kernel"]: r for r in data["runs"]}
+    assert status == "error" and "cudaErrorIllegalInstruction" in error
+    assert "cudaErrorIllegalInstruction" in by_kernel["add_index"]["error"]
+    assert "error" not in by_kernel.get("warp_ops", {}) or not by_kernel["warp_ops"]["error"]
