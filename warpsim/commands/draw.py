@@ -18,6 +18,7 @@ debugger's ``print`` shows them: ``--at N`` after N warp instructions, ``--line 
 instruction of source line L, else at the end.
 """
 
+import argparse
 import sys
 
 from warpsim import cute
@@ -79,13 +80,24 @@ def _config_args(parser, what):
         parser.add_argument("--fragment", help=f"the fragment {what} (default: the config's first; seed: Q, K, Vt)")
 
 
+def _atom_name(text):
+    """``--atom``: a name of ``cute.MMA_OPS`` or ``cute.GMMA_OPS``; else one line naming the families (argparse prints
+    it as ``argument --atom: ...``; listing the 260 names would bury it)."""
+    if text in cute.MMA_OPS or text in cute.GMMA_OPS:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not an atom warpsim knows: SM80_16x8x{{8,16}}_<D><A><B><C>_TN (e.g. SM80_16x8x16_F32F16F16F32_TN), "
+        f"SM90_64xNx16_<D><A><B>_<SS|RS> (e.g. SM90_64x64x16_F32F16F16_SS) or SM90_64xNx{{8,32}}_<D><A><B>_<SS|RS>_TN "
+        f"(e.g. SM90_64x64x32_F32E4M3E4M3_SS_TN), N in {', '.join(map(str, cute.atoms.mma_sm90.GMMA_N))}")
+
+
 def add_arguments(parser):
     """Add ``warpsim draw``'s sub-commands (``mma``, ``copy``, ``banks``) to ``parser``."""
     sub = parser.add_subparsers(dest="what", metavar="WHAT")
     sub.required = True
     parser.verbs = {}
     mma = parser.verbs["mma"] = sub.add_parser("mma", help="TV layouts of a tiled MMA's A, B and C (as CuTe's print_svg)")
-    mma.add_argument("--atom", choices=[*cute.MMA_OPS, *cute.GMMA_OPS], metavar="NAME",
+    mma.add_argument("--atom", type=_atom_name, metavar="NAME",
                      help="MMA atom, e.g. SM80_16x8x16_F32F16F16F32_TN, or a warpgroup's SM90_64x64x16_F32F16F16_SS "
                           "(default: the --config's tiled MMA)")
     mma.add_argument("--thr", default="1,1,1", help="atom layout over (M,N,K), e.g. 4,1,1 (with --atom)")

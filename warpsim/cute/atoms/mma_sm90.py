@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from warpsim.cute.atoms.base import MMAOperation
 from warpsim.cute.layout import Layout
 
-__all__ = ["GMMA_N", "ab_layout", "c_layout_64xn", "ALAYOUT_64X16", "SM90_GMMA", "INSTANCES", "gmma_op"]
+__all__ = ["GMMA_N", "ab_layout", "c_layout_64xn", "ALAYOUT_64X16", "ALAYOUT_64X8", "ALAYOUT_64X32", "SM90_GMMA",
+           "INSTANCES", "gmma_op"]
 
 GMMA_N = (8, 16, 32, 64, 96, 128, 192, 256)         # the N of the instances registered (CuTe has every 8)
 MAJORS = ("K", "MN")
@@ -35,7 +36,15 @@ def c_layout_64xn(n):
 
 
 ALAYOUT_64X16 = Layout(((4, 8, 4), (2, 2, 2)), ((128, 1, 16), (64, 8, 512)))   # GMMA::ALayout_64x16 (16-bit A)
-_TYPES = {"F32F16F16": ("f32", "f16"), "F32BF16BF16": ("f32", "bf16"), "F16F16F16": ("f16", "f16")}
+ALAYOUT_64X8 = Layout(((4, 8, 4), (2, 2)), ((64, 1, 16), (8, 256)))             # GMMA::ALayout_64x8 (tf32 A)
+ALAYOUT_64X32 = Layout(((4, 8, 4), (4, 2, 2)), ((256, 1, 16), (64, 8, 1024)))   # GMMA::ALayout_64x32 (8-bit A)
+_A_REGS = {8: ALAYOUT_64X8, 16: ALAYOUT_64X16, 32: ALAYOUT_64X32}
+# CuTe's type names -> (D, A, B, K); the k16 ones take majors, the others are K-major ("_TN" in their names)
+_TYPES = {"F32F16F16": ("f32", "f16", "f16", 16), "F32BF16BF16": ("f32", "bf16", "bf16", 16),
+          "F16F16F16": ("f16", "f16", "f16", 16), "F32TF32TF32": ("f32", "tf32", "tf32", 8)}
+_TYPES.update({f"{d.upper()}{a.upper()}{b.upper()}": (d, a, b, 32) for d in ("f32", "f16")
+               for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")})
+_TYPES.update({f"S32{a.upper()}{b.upper()}": ("s32", a, b, 32) for a in ("s8", "u8") for b in ("s8", "u8")})
 
 
 @dataclass(frozen=True)
@@ -59,47 +68,55 @@ class SM90_GMMA(MMAOperation):
     abstract = True
 
     def __post_init__(self):
+        k16 = _TYPES.get(self.types, (0, 0, 0, 16))[3] == 16
         if self.N % 8 or not 8 <= self.N <= 256 or self.types not in _TYPES or self.tnspA not in MAJORS \
-                or self.tnspB not in MAJORS or (self.rs and self.tnspA != "K"):
+                or self.tnspB not in MAJORS or (self.rs and self.tnspA != "K") \
+                or (not k16 and (self.tnspA, self.tnspB) != ("K", "K")):
             raise ValueError(f"SM90 GMMA: N a multiple of 8 up to 256, types one of {sorted(_TYPES)}, majors K or MN "
-                             f"(A from registers: K), got N={self.N}, {self.types}, {self.tnspA}, {self.tnspB}")
-        d, ab = _TYPES[self.types]
-        values = {"ValTypeD": d, "ValTypeA": ab, "ValTypeB": ab, "ValTypeC": d, "Shape_MNK": (64, self.N, 16),
-                  "ThrID": Layout(128), "ALayout": ALAYOUT_64X16 if self.rs else ab_layout(64, 16),
-                  "BLayout": ab_layout(self.N, 16), "CLayout": c_layout_64xn(self.N)}
+                             f"(A from registers, and types other than 16-bit: K), got N={self.N}, {self.types}, "
+                             f"{self.tnspA}, {self.tnspB}")
+        d, a, b, k = _TYPES[self.types]
+        values = {"ValTypeD": d, "ValTypeA": a, "ValTypeB": b, "ValTypeC": d, "Shape_MNK": (64, self.N, k),
+                  "ThrID": Layout(128), "ALayout": _A_REGS[k] if self.rs else ab_layout(64, k),
+                  "BLayout": ab_layout(self.N, k), "CLayout": c_layout_64xn(self.N)}
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
     @property
     def name(self):
-        """CuTe's name: ``SM90_64x64x16_F32F16F16_SS`` (its template arguments are the majors)."""
-        return f"SM90_64x{self.N}x16_{self.types}_{'RS' if self.rs else 'SS'}"
+        """CuTe's name: ``SM90_64x64x16_F32F16F16_SS`` (its template arguments are the majors), or for the K-major-only
+        types ``SM90_64x64x32_F32E4M3E4M3_SS_TN``."""
+        k = self.Shape_MNK[2]
+        return f"SM90_64x{self.N}x{k}_{self.types}_{'RS' if self.rs else 'SS'}{'' if k == 16 else '_TN'}"
 
     @property
     def ptx(self):
         """The PTX instruction: ``wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16``."""
-        return (f"wgmma.mma_async.sync.aligned.m64n{self.N}k16.{self.ValTypeD}.{self.ValTypeA}."
+        return (f"wgmma.mma_async.sync.aligned.m64n{self.N}k{self.Shape_MNK[2]}.{self.ValTypeD}.{self.ValTypeA}."
                 f"{self.ValTypeB}")
 
 
 def gmma_op(name, tnspA="K", tnspB="K"):
-    """The atom CuTe names ``name`` (``SM90_64x128x16_F32BF16BF16_SS``) with the given majors."""
+    """The atom CuTe names ``name`` (``SM90_64x128x16_F32BF16BF16_SS``, ``SM90_64x64x32_F32E4M3E4M3_RS_TN``) with the
+    given majors (K only for the ``_TN`` ones)."""
     try:
         head, n, rest = name.split("x", 2)
-        k, types, kind = rest.split("_")
-        assert head == "SM90_64" and k == "16" and kind in ("SS", "RS")
-        return SM90_GMMA(int(n), types, kind == "RS", tnspA, tnspB)
+        k, types, kind, *tn = rest.split("_")
+        assert head == "SM90_64" and kind in ("SS", "RS") and tn == ([] if k == "16" else ["TN"])
+        assert types in _TYPES and _TYPES[types][3] == int(k) and n.isdigit()
     except (ValueError, AssertionError):
-        raise ValueError(f"gmma_op: {name!r} is not an SM90_64xNx16_<types>_<SS|RS> name") from None
+        raise ValueError(f"gmma_op: {name!r} is not an SM90_64xNxK_<types>_<SS|RS>[_TN] name") from None
+    return SM90_GMMA(int(n), types, kind == "RS", tnspA, tnspB)        # N or the majors wrong: its own error
 
 
 def _factory(n, types, rs):
-    cls_name = f"SM90_64x{n}x16_{types}_{'RS' if rs else 'SS'}"
+    cls_name = SM90_GMMA(n, types, rs).name
+    k = _TYPES[types][3]
 
     def make(tnspA="K", tnspB="K"):
         return SM90_GMMA(n, types, rs, tnspA, tnspB)
     make.__name__ = make.__qualname__ = cls_name
-    make.__doc__ = (f"CuTe's ``{cls_name}<tnspA, tnspB>``: ``wgmma.mma_async...m64n{n}k16`` with "
+    make.__doc__ = (f"CuTe's ``{cls_name}<tnspA, tnspB>``: ``wgmma.mma_async...m64n{n}k{k}`` with "
                     f"{'A in registers' if rs else 'A and B'} "
                     f"{'and B in shared memory' if rs else 'in shared memory'}; majors ``\"K\"`` or ``\"MN\"``.")
     return make
