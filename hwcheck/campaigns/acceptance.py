@@ -256,9 +256,10 @@ def run_acceptance(gpu, *, out: str, scale: float = 1.0, name=None, seed: int = 
                                                      ptxas=ptxas, trace=trace, **more)
         if error:
             stream.write(f"ptx programs: {error.splitlines()[0]}\n")
-        for r in runs:
+        for r in runs:                  # each row its own outcome: the set's error may be another job's
+            own = "error" if r.error else ("fail" if r.mismatched else ("pass" if r.seeds else "not run"))
             rows.append((path, f"ptx {os.path.basename(r.job.source)} {r.job.kernel}", f"{len(r.seeds)} seeds",
-                         str(r.mismatched), f"{r.wall_s:.1f}", status))
+                         str(r.mismatched), f"{r.wall_s:.1f}", own))
         worst = max(worst, code)
     if only in ("all", "programs"):
         n = seeds if seeds is not None else max(2, round(PROGRAM_SEEDS * scale))

@@ -213,6 +213,32 @@ def test_acceptance_only_ptx_writes_its_report(capsys, monkeypatch, tmp_path):
     assert "add_index.ptx --kernel add_index" in data["command"]
 
 
+def test_acceptance_rows_say_each_jobs_own_outcome(capsys, monkeypatch, tmp_path):
+    """The table's status column is each launch's own: the one that faulted "error", the one that ran "pass", not the
+    set's error copied onto every row (as the TMA set's H100 report had it)."""
+    import hwcheck.device.gpu
+    import hwcheck.runs.ptx_examples
+    import hwcheck.runs.ptx_run
+    from fake_gpu import FakeGpu
+    from hwcheck.errors import HwcheckError
+    examples = [e for e in PTX_EXAMPLES if e[1] in ("add_index", "warp_ops")]
+    for e in examples:
+        _need(e)
+
+    class Faulting(SimulatorAsGpu):
+        def launch(self, module, decoded, kernel, *args, **kwargs):
+            if kernel == examples[1][1]:
+                raise HwcheckError(f"hwcheck run: kernel {kernel} failed on a GPU: cudaErrorIllegalInstruction")
+            return super().launch(module, decoded, kernel, *args, **kwargs)
+    gpu = FakeGpu()
+    monkeypatch.setattr(hwcheck.device.gpu.Gpu, "open", classmethod(lambda cls, device=0: gpu))
+    monkeypatch.setattr(hwcheck.runs.ptx_run, "CupyPtx", lambda gpu, ptxas="auto": Faulting())
+    monkeypatch.setattr(hwcheck.runs.ptx_examples, "PTX_EXAMPLES", tuple(examples))
+    assert main(["acceptance", "--out", str(tmp_path), "--only", "ptx", "--seeds", "1"]) == 3
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if " ptx " in line]
+    assert [(r[3], r[-1]) for r in rows] == [(examples[0][1], "pass"), (examples[1][1], "error")]
+
+
 def test_printf_lines_are_compared_in_any_order():
     from hwcheck.runs.ptx_run import GpuLaunch
 
