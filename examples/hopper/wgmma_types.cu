@@ -17,6 +17,7 @@
 #include <utility>
 
 #include <cute/arch/mma_sm90_gmma.hpp>
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
 
 using namespace cute::SM90::GMMA;
 
@@ -36,15 +37,15 @@ __device__ void issue(uint32_t const* a, uint64_t db, C* d, ScaleOut scale, std:
     Op::fma(a[0], a[1], a[2], a[3], db, d[I]..., scale);
 }
 
-// A's four registers of this thread, read from the same shared-memory A as the SS kernels use (CuTe's
-// GMMA::ALayout_64x8 for tf32, ALayout_64x32 for 8-bit types): register r holds row 16 w + g + 8 (r % 2) at
-// k = t + 4 (r / 2) (tf32) or k = 4 t + 16 (r / 2) .. + 3 (8-bit)
+// A's four registers of this thread, read from the same shared-memory A as the SS kernels use: CuTe's
+// GMMA::ALayout_64x8 (tf32) / ALayout_64x32 (8-bit) map (thread, value) to the column-major index m + 64 k of A;
+// register r holds value r (tf32) or values 4 r .. 4 r + 3 (8-bit, consecutive in k)
 template <int ElemBytes>
 __device__ void a_registers(unsigned char const* s, uint32_t* a) {
-    unsigned const lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    using ALayout = std::conditional_t<ElemBytes == 4, cute::GMMA::ALayout_64x8, cute::GMMA::ALayout_64x32>;
     for (int r = 0; r < 4; ++r) {
-        unsigned const m = 16 * (threadIdx.x / 32) + g + 8 * (r % 2);
-        unsigned const kbyte = ElemBytes == 4 ? 4 * (t + 4 * (r / 2)) : 4 * t + 16 * (r / 2);
+        int const index = ALayout{}(int(threadIdx.x), ElemBytes == 4 ? r : 4 * r);
+        unsigned const m = index % 64, kbyte = (index / 64) * ElemBytes;
         a[r] = *reinterpret_cast<uint32_t const*>(s + (m / 8) * 256 + (m % 8) * 16 + (kbyte / 16) * 128 + kbyte % 16);
     }
 }

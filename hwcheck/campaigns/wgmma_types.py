@@ -299,7 +299,11 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.compare:
         every = {} if a.mismatches else None
-        result = compare(load(a.compare), mismatches=every)
+        try:
+            result = compare(load(a.compare), mismatches=every)
+        except (OSError, ValueError, KeyError) as e:       # a missing or foreign file, inputs of another seed
+            sys.stderr.write(f"wgmma_types --compare: {e}\n")
+            return 2
         if a.mismatches:                           # at most MISMATCHES_KEPT of each kernel and class
             np.savez_compressed(a.mismatches, **{k: v[:MISMATCHES_KEPT] for k, v in every.items()})
         total = sum(r[0] for rows in result.values() for r in rows.values())

@@ -40,3 +40,9 @@ def test_inputs_of_another_seed_are_refused(tmp_path):
     data["e4m3_f16"]["seed"] = 4
     with pytest.raises(ValueError, match=r"e4m3_f16 uniform: the inputs' digest differs from the GPU run's"):
         compare(data)
+
+
+def test_compare_of_a_missing_file_is_one_line(tmp_path, capsys):
+    assert main(["--compare", str(tmp_path / "none.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("wgmma_types --compare: ") and "none.npz" in err and err.count("\n") == 1
