@@ -1,6 +1,6 @@
 """wgmma's input types beyond f16/bf16 on the GPU: tf32, e4m3/e5m2 and s8/u8 (``examples/hopper/wgmma_types.cu``).
 
-Each kernel runs one ``wgmma.mma_async.m64n16k{8,32}`` per CTA on inputs of four classes, drawn here, deterministically,
+Each kernel runs one ``wgmma.mma_async.m64n16k{8,32}`` per CTA on inputs of five classes, drawn here, deterministically,
 from a seed (the same bytes on any machine: :func:`inputs` hashes them into the record):
 
 - ``uniform``: every byte and accumulator bit uniform (NaN, infinities, subnormals as they come);
@@ -8,7 +8,10 @@ from a seed (the same bytes on any machine: :func:`inputs` hashes them into the 
 - ``narrow``: exponents within a few steps of 1.0, an eighth of the elements zero and a sixteenth subnormal (for
   tf32 also a thirty-second far out, 2**+-60), accumulators of the products' size: alignment and truncation show;
 - ``cancel``: ``narrow`` whose second half of k repeats the first with B negated, a few elements changed: sums near
-  zero, where the bits kept below the largest term decide the result.
+  zero, where the bits kept below the largest term decide the result;
+- ``sparse``: A ``finite`` with seven elements in eight zero, B ``finite``, accumulators tiny (f32 below 2**-97, f16
+  below 2**-12, subnormals among them): rows whose products are all zero, where the exponent a zero input takes in
+  the alignment (``DotModel.zero_exp``) decides how many of the accumulator's bits are kept.
 
 :func:`collect` runs them on the GPU and returns the accumulators (``y``) per kernel; the campaign compares them
 with warpsim's model once the model exists, and saves them for fitting where it does not.
@@ -33,7 +36,7 @@ KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f3
            "s8_s32": ("s8", "s8", "s32"), "u8_s8_s32": ("u8", "s8", "s32"), "s8_s32_satfinite": ("s8", "s8", "s32"),
            "tf32_f32_rs": ("tf32", "tf32", "f32"), "e4m3_f32_rs": ("e4m3", "e4m3", "f32"),
            "s8_s32_rs": ("s8", "s8", "s32")}       # _rs: A from registers (the same A)
-CLASSES = ("uniform", "finite", "narrow", "cancel")
+CLASSES = ("uniform", "finite", "narrow", "cancel", "sparse")    # appended classes keep the others' inputs
 X_BYTES = 4096            # shared bytes a CTA copies from x: A (64 x 32 bytes) at 0, B (16 x 32 bytes) at 2048
 N = 16
 MISMATCHES_KEPT = 20000
@@ -102,6 +105,13 @@ def _narrow_float(rng, count, cls, exp_bits, frac_bits, span):
 
 
 def _accumulators(rng, cls, acc, count):
+    if cls == "sparse" and acc != "s32":                      # tiny: exponent fields 0..30 (f32), 0..2 (f16)
+        if acc == "f16":
+            half = lambda: (rng.integers(0, 2, count, dtype=np.uint64) << 15) | (          # noqa: E731
+                rng.integers(0, 3, count, dtype=np.uint64) << 10) | rng.integers(0, 1 << 10, count, dtype=np.uint64)
+            return (half() | (half() << 16)).astype(np.uint32)
+        return ((rng.integers(0, 2, count, dtype=np.uint64) << 31) | (rng.integers(0, 31, count, dtype=np.uint64) << 23)
+                | rng.integers(0, 1 << 23, count, dtype=np.uint64)).astype(np.uint32)
     if cls == "uniform":
         return rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32)
     if acc == "s32":
@@ -151,8 +161,12 @@ def inputs(kernel, cls, ctas, seed):
     zero), ``c`` uint32[ctas * 128 * R], ``digest`` the sha256 of both (the same on every machine)."""
     at, bt, acc = KERNELS[kernel]
     rng = np.random.default_rng([seed, list(KERNELS).index(kernel), CLASSES.index(cls)])
-    a = _operand(rng, cls, at, 64, ctas)
-    b = _operand(rng, cls, bt, N, ctas)
+    a = _operand(rng, "finite" if cls == "sparse" else cls, at, 64, ctas)
+    b = _operand(rng, "finite" if cls == "sparse" else cls, bt, N, ctas)
+    if cls == "sparse":                                 # seven A elements in eight zero
+        width = 4 if at == "tf32" else 1
+        keep = rng.integers(0, 8, (ctas, 64, 32 // width)) == 0
+        a[~np.repeat(keep, width, axis=2)] = 0
     if cls == "cancel":                                 # second half of k: the first, with B negated
         a[:, :, 16:] = a[:, :, :16]
         if bt == "tf32":
@@ -254,7 +268,7 @@ def compare(data, model=None, mismatches=None):
     out = {}
     for kernel, v in data.items():
         rows = {}
-        for ci, cls in enumerate(CLASSES):
+        for ci, cls in enumerate(CLASSES[:len(v["digests"])]):        # a run saved before a class was added
             x, c, digest = inputs(kernel, cls, v["ctas"], v["seed"])
             if digest != v["digests"][ci]:
                 raise ValueError(f"wgmma_types: {kernel} {cls}: the inputs' digest differs from the GPU run's "

@@ -2,11 +2,14 @@
 tensor in 32 x 24 boxes, the out-of-bounds part zero) straight through the CUDA driver (ctypes, no CuPy), each of
 three modules (``nvcc``: a cubin from nvcc; ``ptxas``: a cubin from another ptxas, e.g. the nvcc wheel's; ``jit``:
 the PTX, assembled by the driver) launched two ways (``args``: ``kernelParams``, as ``<<<>>>`` does; ``buffer``: one
-parameter block through ``CU_LAUNCH_PARAM_BUFFER_POINTER``, as hwcheck does). Each variant runs in its own process
-(a fault loses the CUDA context) and prints whether the GPU's bytes are the box's.
+parameter block through ``CU_LAUNCH_PARAM_BUFFER_POINTER``, as hwcheck did before this check). Each variant runs in
+its own process (a fault loses the CUDA context) and prints whether the GPU's bytes are the box's.
 
     python -m hwcheck.device.tma_check DIR     # DIR: tma_copy.nvcc.cubin, tma_copy.ptxas.cubin, tma_copy.cu.sm_90.0.ptx
 
+Made after two H100 runs faulted on every TMA launch (conformance/h100/hopper-tma-second-run/README.md). Its answer
+(conformance/h100/hopper-tma-third-run/): all three modules run with ``args`` and fault with ``buffer``, so hwcheck
+now passes ``kernelParams``.
 Made after two H100 runs faulted on every TMA launch (conformance/h100/hopper-tma-second-run/README.md).
 """
 import ctypes

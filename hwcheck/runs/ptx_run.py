@@ -92,6 +92,19 @@ def _pack_params(decoded, args, pointer, kernel="kernel", tensor_map=None):
     return bytes(data)
 
 
+def _kernel_params(params, layout):
+    """``(block, pointers)`` for ``cuLaunchKernel``'s ``kernelParams``: the packed parameter bytes in a 64-byte aligned
+    host buffer and, per parameter of ``layout`` (``decoded.params``), a pointer to its bytes there. Not
+    ``CU_LAUNCH_PARAM_BUFFER_POINTER``: given one block that way, the driver faults every TMA kernel (a
+    ``__grid_constant__ CUtensorMap`` parameter) with "an illegal instruction was encountered" on an H100
+    (``hwcheck.device.tma_check``; conformance/h100/hopper-tma-third-run/), while ``kernelParams`` runs them."""
+    raw = ctypes.create_string_buffer(len(params) + 64)
+    base = (ctypes.addressof(raw) + 63) // 64 * 64
+    ctypes.memmove(base, params, len(params))
+    pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + offset for _, _, offset, _, _ in layout])
+    return raw, pointers
+
+
 @dataclass
 class GpuLaunch:
     """What a launch leaves: ``buffers`` (name -> array, as the simulator names them), ``regions``
@@ -195,13 +208,11 @@ class CupyPtx:
         func = drv.moduleGetFunction(module, kernel)
         if smem > 48 * 1024:
             drv.funcSetAttribute(func, 8, int(smem))     # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        buf = ctypes.create_string_buffer(params, len(params))
-        size = ctypes.c_size_t(len(params))
-        extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+        block_, pointers = _kernel_params(params, decoded.params)
 
         def launch(grid, block):
-            keep = (buf, size, extra)                    # noqa: F841 -- the bytes the driver reads
-            drv.launchKernel(func, *grid, *block, int(smem), 0, 0, ctypes.addressof(extra))
+            keep = (block_, pointers)                    # noqa: F841 -- the bytes the driver reads
+            drv.launchKernel(func, *grid, *block, int(smem), 0, ctypes.addressof(pointers), 0)
         return launch, device, regions
 
     def _failed(self, kernel, e):

@@ -34,6 +34,7 @@ class FakeDriverCupy:
         self.durations = list(durations)        # milliseconds each launch takes, in order
         self.clock = 0.0
         self.launches = []                      # (grid, block, smem, parameter bytes)
+        self.layout = []                        # the kernel's parameters (decoded.params): what kernelParams points at
         self.next_ptr = 0x7000_0000_0000
         fake = self
 
@@ -59,9 +60,13 @@ class FakeDriverCupy:
 
             @staticmethod
             def launchKernel(func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):   # noqa: N802
-                words = (ctypes.c_void_p * 5).from_address(extra)
-                size = ctypes.c_size_t.from_address(words[3]).value
-                fake.launches.append(((gx, gy, gz), (bx, by, bz), smem, ctypes.string_at(words[1], size)))
+                layout = fake.layout                        # kernelParams: one pointer per parameter
+                words = (ctypes.c_void_p * len(layout)).from_address(params)
+                raw = bytearray(max(offset + size for _, _, offset, size, _ in layout))
+                for word, (_, _, offset, size, _) in zip(words, layout):
+                    raw[offset:offset + size] = ctypes.string_at(word, size)
+                assert extra == 0
+                fake.launches.append(((gx, gy, gz), (bx, by, bz), smem, bytes(raw)))
                 fake.clock += fake.durations[len(fake.launches) - 1]
 
         class Runtime:
@@ -96,6 +101,7 @@ def test_kernel_ms_times_each_launch_after_the_warm_up_with_the_simulators_param
     cp = FakeDriverCupy(durations)
     module = ptx.load(open(ADD_INDEX).read())
     decoded = module.decoded("add_index")
+    cp.layout = decoded.params
     args = {"x": np.arange(256, dtype=np.uint32), "y": np.zeros(256, np.uint32), "n": 250}
     times = CupyPtx(_gpu(cp)).kernel_ms("module", decoded, "add_index", (2, 1, 1), (128, 1, 1), 0, args, launches=4)
     assert times == [0.5, 0.25, 0.75, 0.375]                     # the warm-up's 8 ms are not among them
@@ -113,6 +119,7 @@ def test_kernel_ms_failure_is_one_hwcheck_error():
     from warpsim import ptx
     cp = FakeDriverCupy([])                                       # no duration: the first launch fails
     decoded = ptx.load(open(ADD_INDEX).read()).decoded("add_index")
+    cp.layout = decoded.params
     args = {"x": np.zeros(256, np.uint32), "y": np.zeros(256, np.uint32), "n": 1}
     with pytest.raises(HwcheckError, match=r"^hwcheck run: kernel add_index failed on Fake GPU: list index out of "
                                            r"range$"):

@@ -126,3 +126,16 @@ def test_integers_wrap_or_saturate(ta, tb):
 def test_matrix_form_names_its_types():
     d = dot_add_matrix(np.full((2, 32), 0x40), np.full((32, 3), 0x40), None, "e4m3", "e4m3", "f32")
     assert d.shape == (2, 3) and (d == np.float32(128.0).view(np.uint32)).all()          # 32 * 2 * 2
+
+
+def test_a_zero_factor_takes_no_part_in_the_tf32_alignment():
+    """The H100's bits for one row of the wgmma types campaign (conformance/h100/wgmma-types-first-compare/,
+    ``tf32_f32`` class ``cancel``, word 7884): ``-0 * -2**60`` beside products of subnormal size. A zero at exponent
+    -126 (MMA-Sim's rule, the model before that run) would align every term to ``2**(60 - 126 - 25)`` and give +0."""
+    a = [0x80000000, 0xDDC480A0, 0x8000BF00, 0x4008423C, 0x80000000, 0xDDC480A0, 0x80000000, 0x4008423C]
+    b = [0x0, 0x80000000, 0xC0DA2FE3, 0x0032EE20, 0x80000000, 0x0, 0x40DA2FE3, 0x8032EE20]
+    assert _one(a, b, "tf32", "tf32") == 0x000442A0
+    m = SM90_TF32
+    at_126 = dot_add(np.array(a, np.int64), np.array(b, np.int64), 8, DOT_TYPES["tf32"], DOT_TYPES["tf32"], 0,
+                     DOT_CD["f32"], m.frac_bits, m.out_frac, -126)
+    assert at_126 == 0
