@@ -197,7 +197,9 @@ def _hopper_tma():
     """The TMA kernels of ``examples/hopper/`` (``-arch=sm_90a``): ``tma_copy.cu``'s box loads in every swizzle mode
     (partial boxes that the TMA fills with zeros; the shared bytes as they lie) and its box stores (clipped to the
     tensor), and ``tma_gemm.cu``'s TMA + mbarrier + wgmma GEMM at five sizes (one tile; several; partial tiles),
-    C written from registers or by a TMA store, and its warp-specialised four-stage version (setmaxnreg, elect.sync)."""
+    C written from registers or by a TMA store, and its warp-specialised four-stage version (setmaxnreg, elect.sync);
+    ``tma_multicast.cu``: clusters of two CTAs sharing a tile by TMA multicast, distributed shared memory, a remote
+    mbarrier arrive and ``barrier.cluster``."""
     out = []
     for box, swizzle, dtype, shape in (((64, 32), "64B", "f16", (96, 128)), ((16, 16), "32B", "f16", (40, 56)),
                                        ((64, 64), "128B", "f16", (100, 200)), ((32, 24), "none", "f32", (70, 100)),
@@ -220,6 +222,13 @@ def _hopper_tma():
                  else [f"c=zeros:f32:{M}x{N}"])
         out.append(("examples/hopper/tma_gemm.cu", kernel, f"{-(-N // 64)},{-(-M // 64)}", 256,
                     66560 if kernel == "gemm_tn_ws" else 50176, maps + [f"M={M}", f"N={N}", f"K={K}"]))
+    for (rows, cols), (box_rows, box_cols) in (((64, 40), (16, 32)), ((48, 20), (8, 16))):
+        ctas = rows // box_rows                          # clusters of two: each CTA loads half of its cluster's tile
+        nbytes = 2 * box_rows * box_cols * 4
+        out.append(("examples/hopper/tma_multicast.cu", "tile_multicast", str(ctas), 128, nbytes,
+                    [f"map=tensormap:{box_rows}x{box_cols}:none:random:f32:{rows}x{cols}",
+                     f"out=zeros:u32:{ctas * nbytes // 4}", f"peer=zeros:u32:{ctas}", f"arrivals=zeros:u32:{ctas // 2}",
+                     f"box_rows={box_rows}", f"bytes={nbytes}"]))
     return tuple(out)
 
 

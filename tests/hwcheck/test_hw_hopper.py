@@ -56,10 +56,19 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     tiles, and their dynamic shared memory holds the stages (2 x 16 KB, or 4 for the warp-specialised one)."""
     kernels = {(os.path.basename(e[0]), e[1]) for e in HOPPER_TMA_EXAMPLES}
     assert kernels == {("tma_copy.cu", "tile_load"), ("tma_copy.cu", "tile_store"), ("tma_gemm.cu", "gemm_tn"),
-                       ("tma_gemm.cu", "gemm_tn_tma_store"), ("tma_gemm.cu", "gemm_tn_ws")}
+                       ("tma_gemm.cu", "gemm_tn_tma_store"), ("tma_gemm.cu", "gemm_tn_ws"),
+                       ("tma_multicast.cu", "tile_multicast")}
     swizzles = set()
     for source, kernel, grid, block, smem, args in HOPPER_TMA_EXAMPLES:
         spec = {a.split("=")[0]: a.split("=", 1)[1] for a in args}
+        if source.endswith("tma_multicast.cu"):          # clusters of two, each CTA half of its cluster's rows
+            _, box, _, _, _, shape = spec["map"].split(":")
+            box_rows, box_cols = (int(v) for v in box.split("x"))
+            ctas = int(grid)
+            assert ctas % 2 == 0 and ctas * box_rows == int(shape.split("x")[0]) and box_rows == int(spec["box_rows"])
+            assert smem == int(spec["bytes"]) == 2 * box_rows * box_cols * 4
+            assert int(spec["out"].rsplit(":", 1)[1]) == ctas * smem // 4
+            continue
         gx, gy = (int(v) for v in grid.split(","))
         if source.endswith("tma_copy.cu"):
             _, box, swizzle, _, dtype, shape = spec["map"].split(":")
@@ -76,7 +85,7 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     assert swizzles == {"none", "32B", "64B", "128B"}
 
 
-@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws"])
+@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws", "tile_multicast"])
 def test_a_tma_job_passes_with_the_simulator_as_gpu(kernel):
     _nvcc()
     jobs = ptx_jobs([[e for e in HOPPER_TMA_EXAMPLES if e[1] == kernel][-1]])

@@ -18,6 +18,9 @@ def add_kernel_arguments(parser):
     parser.add_argument("--kernel", required=True, help="the kernel: its name in the source, or its PTX entry name")
     parser.add_argument("--grid", default="1", help="grid dimensions X[,Y[,Z]] (default 1)")
     parser.add_argument("--block", default="128", help="block dimensions X[,Y[,Z]] (default 128)")
+    parser.add_argument("--cluster", default=None, metavar="X[,Y[,Z]]",
+                        help="cluster dimensions (sm_90; default the kernel's __cluster_dims__, else clusters of one "
+                             "CTA): the CTAs of a cluster run together")
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                         help="a kernel parameter, once each (NAME as in the source, or the position): NAME=FILE.npy "
                              "(its values: numbers, a big-endian file converted; for a scalar parameter one element "

@@ -132,6 +132,7 @@ def run(args):
     values, labels = arg_values(args.arg, args.seed)      # bad values fail before compiling
     grid, block = parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block")
     cta = None if args.cta is None else parse_cta(args.cta, grid)
+    cluster = None if getattr(args, "cluster", None) is None else parse_dim3(args.cluster, "--cluster")
     if args.ray is not None and (args.no_ray or cta is not None):
         raise ValueError("--ray: not with " + ("--no-ray" if args.no_ray else "--cta (one CTA runs in this process)"))
     kernel = open_kernel(args.source, args.kernel, arch=args.arch, nvcc_flags=tuple(args.nvcc_flags.split()),
@@ -142,11 +143,16 @@ def run(args):
     if unknown:
         raise ValueError(f"--dump {','.join(unknown)}: not a parameter of {kernel.name}; its parameters: "
                          f"{', '.join(p.source_name or p.name for p in kernel.params) or 'none'}")
+    dims, _ = kernel.module.cluster_dims(kernel.name, grid, cluster)       # a bad --cluster before the run
+    if args.ray is not None and dims != (1, 1, 1):
+        raise ValueError(f"--ray: {kernel.name} runs in clusters of {','.join(map(str, dims))} CTAs, which run "
+                         f"together in one process")
     if args.ray is not None:
         kernel.module.check_shared(kernel.name, args.smem, kernel.arch.replace("_", ""))   # before any Ray task
         result = _launch_on_ray(kernel, grid, block, values, args)
     else:
-        result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta, max_steps=args.max_steps)
+        result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta, max_steps=args.max_steps,
+                               cluster=cluster)
     buffers = kernel.buffers(result)
     if wanted is not None:
         unknown = [n for n in wanted if n not in buffers]
@@ -161,7 +167,8 @@ def run(args):
             paths.append(path)
         sys.stdout.write(f"wrote {', '.join(paths)}\n")
         return 0
-    sys.stdout.write(f"{kernel.name}: grid {grid}, block {block}, smem {args.smem} B, {kernel.arch}"
+    sys.stdout.write(f"{kernel.name}: grid {grid}, block {block}"
+                     f"{'' if dims == (1, 1, 1) else f', cluster {dims}'}, smem {args.smem} B, {kernel.arch}"
                      f"{'' if cta is None else f', CTA {cta} only'}\n")
     sys.stdout.write(f"  {kernel.module.contraction.describe()}\n")
     stats = getattr(result, "stats", None) or {}

@@ -55,7 +55,7 @@ ENTRY = re.compile(r"\.entry\s+([\w$.]+)\s*\(([^)]*)\)", re.DOTALL)
 PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+"
                    r"(?:\.(?:ptr|global|shared|const|local)\s+|\.align\s+\d+\s+)*"      # pointer attributes
                    r"([\w$.]+)(?:\s*\[(\d+)\])?")
-CUDA_KERNEL = re.compile(r"__global__\s+(?:[\w:<>,\s()]*?\s)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+CUDA_KERNEL = re.compile(r"__global__\s+(?:[\w:<>,\s()]*?\s)?void\s+(?:(?:__launch_bounds__|__cluster_dims__)\s*\([^)]*\)\s*)*"
                          r"(\w+)\s*\(([^)]*)\)", re.DOTALL)
 DSL_KERNEL = re.compile(r"@cute\.kernel[^\n]*\n\s*def\s+(\w+)\s*\((.*?)\)\s*(?:->[^:]*)?:", re.DOTALL)
 
@@ -398,15 +398,17 @@ class Kernel:
                              f"(of {len(self.params)}: {', '.join(p.source_name or p.name for p in self.params)})")
         return out
 
-    def launch(self, grid=1, block=128, args=None, smem=0, cta=None, profile=False, max_steps=DEFAULT_MAX_STEPS):
+    def launch(self, grid=1, block=128, args=None, smem=0, cta=None, profile=False, max_steps=DEFAULT_MAX_STEPS,
+               cluster=None):
         """Run the kernel; returns the core's result with ``.buffers`` keyed by PTX param name (``profile``,
-        ``max_steps``: see :meth:`warpsim.ptx.launch.PtxModule.launch`). A message of the core that names a
+        ``max_steps``, ``cluster``: see :meth:`warpsim.ptx.launch.PtxModule.launch`). A message of the core that names a
         parameter by its PTX name (nvcc's ``_Z..._param_1``) names it as the source does too."""
         args = self.core_args(args or {})
         with self.naming_params():
             return self.module.launch(self.name, grid=parse_dim3(grid, "--grid"), block=parse_dim3(block, "--block"),
                                       args=args, smem=smem, arch=self.arch.replace("_", ""), cta=cta,
-                                      profile=profile, max_steps=max_steps)
+                                      profile=profile, max_steps=max_steps,
+                                      cluster=None if cluster is None else parse_dim3(cluster, "--cluster"))
 
     @contextmanager
     def naming_params(self):

@@ -85,6 +85,8 @@ class Decoded:
     const: np.ndarray                  # the .const space, initialised
     reqntid: tuple = ()
     maxntid: tuple = ()
+    reqnctapercluster: tuple = ()       # the cluster dims the kernel requires (__cluster_dims__), if any
+    explicitcluster: bool = False       # .explicitcluster: launched with cluster dims
     reg_names: dict = field(default_factory=dict)   # name -> (slot, words, type) of the kernel
     consts: list = field(default_factory=list)      # module .const variables: (name, offset, bytes)
     shared: list = field(default_factory=list)      # .shared variables of the module and of the bodies of the
@@ -261,7 +263,7 @@ class _Decoder(InstructionDecoder):
         base = op.base
         if base is None:
             return self.add_opnd(K_ADDR, -1, 0, op.value), space
-        if base.kind == "reg":
+        if base.kind == "reg" or base.name in fn.regs:   # a register named without % (inline asm's own .reg)
             slot, nw = self.reg(fn, base)
             return self.add_opnd(K_ADDR, slot, nw, op.value), space
         sym = self.symbol(fn, base.name)
@@ -394,7 +396,9 @@ def decode_kernel(module, name, text="", fused=None):
         copies=np.array(d.copies or [(0, 0, 0)], np.int64).reshape(-1, 3),
         where=d.where, regs_per_thread=max(d.nregs, 1), params=d.params, param_bytes=d.param_bytes,
         shared_static=d.shared_static, local_bytes=d.local_top, fparam_bytes=d.fparam_top,
-        globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid, reg_names=kfn.regs,
+        globals_=d.globals_, const=d.const, reqntid=reqntid, maxntid=maxntid,
+        reqnctapercluster=f.directives.get("reqnctapercluster", ()), explicitcluster="explicitcluster" in f.directives,
+        reg_names=kfn.regs,
         consts=d.consts, shared=d.shared)
 
 

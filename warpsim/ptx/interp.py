@@ -30,8 +30,10 @@ from numba.extending import intrinsic
 
 from warpsim.isa.faults import (FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_MBARRIER_DEADLOCK, FAULT_STEP_LIMIT,
                                 FAULT_WGMMA_PENDING, set_fault)
-from warpsim.ptx.codes import ABSENT, CTX, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
-from warpsim.ptx.rows import GNEG, GUARD, OP
+from warpsim.ptx.codes import ABSENT, CTX, CTX_NRANKS, CTX_YIELD, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
+from warpsim.ptx.families.cluster import cluster_waiters, warp_bar_cluster, warp_dsmem
+from warpsim.ptx.memory import SP_DSMEM
+from warpsim.ptx.rows import GNEG, GUARD, M0, OP
 from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.families import (sync_members, thread_op, wake_mbarrier_waiters, warp_bulk_copy, warp_collective,
@@ -54,7 +56,7 @@ def host_cycles(typingctx):
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
             kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, wgpend, mbar, prbuf, prrec,
-            nprint, fault, mt, cycles, shadow, sstate, finds, order):
+            nprint, fault, mt, cycles, shadow, sstate, finds, order, csmem, cmbar, cl):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -73,12 +75,20 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     phase has not completed waits (``WAITING``, ``bar_id`` ``MBARRIER_WAIT``) until no warp can run and the phase
     has completed; one that can never go on is ``FAULT_MBARRIER_DEADLOCK``.
 
+    ``csmem``, ``cmbar``: every CTA's shared memory and mbarrier table in the cluster (``smem`` and ``mbar`` are row
+    ``ctx[CTX_RANK]`` of them); ``cl``: per thread, 1 once it arrived at ``barrier.cluster`` and until the launch
+    releases it (:mod:`warpsim.ptx.families.cluster`). When no warp can run and nothing of this CTA releases, a CTA
+    of a cluster of several (``ctx[CTX_NRANKS] > 1``) or one with threads at ``barrier.cluster.wait`` returns False
+    with ``ctx[CTX_YIELD]`` set and no fault: the launch runs the cluster's other CTAs, releases the cluster barrier,
+    and calls again.
+
     ``order``: ``int64[warps]``, the order in which the warps take turns (``arange``: the simulator's own; the
     sanitizer's schedule check runs others). ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
     each of its warp instructions' scheduling to the next one's, and how many it executed (a profile; the
     schedule and the results do not change).
     """
     warps = regs.shape[0]
+    ctx[CTX_YIELD] = 0
     bar_arrived = bars[0]
     bar_expect = bars[1]
     steps = ctx[13]
@@ -194,10 +204,20 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     continue
                 if op == Op.MBARRIER or op == Op.CP_BULK:
                     if not (warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem, ends,
-                                          local, const, kparam, fparam, mbar, pend, npend, groups, pend_map, fault)
+                                          local, const, kparam, fparam, mbar, pend, npend, groups, pend_map, fault,
+                                          cmbar, ctx)
                             if op == Op.MBARRIER else
                             warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const,
-                                           kparam, fparam, mbar, fault)):
+                                           kparam, fparam, mbar, fault, csmem, cmbar, ctx)):
+                        fault[4] = p
+                        fault[6] = w
+                        ctx[13] = steps
+                        return False
+                    continue
+                if op == Op.BAR_CLUSTER or ((op == Op.LD or op == Op.ST) and code[p, M0] == SP_DSMEM):
+                    if not (warp_bar_cluster(p, w, group, gmask, alive, code, pc, status, bar_id, cl, fault)
+                            if op == Op.BAR_CLUSTER else
+                            warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault)):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps
@@ -259,6 +279,10 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                 released = True
                 if san:
                     sstate[S_EPOCH] += 1
+        if not released and (ctx[CTX_NRANKS] > 1 or cluster_waiters(status, bar_id) > 0):
+            ctx[13] = steps                         # the cluster's other CTAs (or its barrier) may free this one
+            ctx[CTX_YIELD] = 1
+            return False
         if not released:
             ctx[13] = steps
             for t in range(status.shape[0]):

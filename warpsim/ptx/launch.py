@@ -45,6 +45,8 @@ from warpsim.isa.tma import MAP_BYTES, TensorMap
 from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
 from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
+from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK, CTX_SIZE, CTX_YIELD
+from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
 from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
@@ -71,6 +73,7 @@ _FIRST_SLICE = 1 << 15           # warp instructions: about 40 ms of bench/bench
 _CALL_DEPTH = 16
 GLOBAL_SHADOW_BYTES = 1 << 22    # the sanitizer shadows global memory up to this size (76 bytes of shadow a byte)
 _SM_COUNT = 132                  # %nsmid; %smid = linear CTA index mod this (an H200's SMs)
+MAX_CLUSTER_CTAS = 8             # CTAs in a cluster: the portable limit (16 needs a non-portable opt-in)
 
 
 @dataclass
@@ -289,7 +292,7 @@ class PtxModule:
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
                max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False,
-               max_smem_bytes=None, warp_order=None):
+               max_smem_bytes=None, warp_order=None, cluster=None):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
@@ -301,26 +304,29 @@ class PtxModule:
         which bytes a kernel wrote); ``profile``: the result's ``stats["host_cycles"]`` gives the host
         cycles spent per PTX instruction form (:meth:`PtxRun.host_cycles`); ``max_smem_bytes``: raises the
         shared memory a CTA may have above ``arch``'s (see :meth:`check_shared`); ``warp_order``: the order in
-        which each CTA's warps take turns (:meth:`PtxRun.set_warp_order`; default ``0, 1, ...``). Raises
-        ``SimulatorFault`` for a fault of the kernel.
+        which each CTA's warps take turns (:meth:`PtxRun.set_warp_order`; default ``0, 1, ...``); ``cluster``: the
+        cluster dims (an int or a 3-tuple; default the kernel's ``.reqnctapercluster``, else clusters of one CTA),
+        whose CTAs run together (:mod:`warpsim.ptx.families.cluster`; with ``cta``, that CTA's whole cluster runs).
+        Raises ``SimulatorFault`` for a fault of the kernel.
         """
         if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
                 or not 0 <= shared_fill < 256):
             raise ValueError(f"launch: shared_fill must be a byte value 0..255, got {shared_fill!r}")
-        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet, profile, max_smem_bytes)
+        run = self.start(kernel, grid, block, args, smem, arch, cta, max_steps, quiet, profile, max_smem_bytes, cluster)
         if warp_order is not None:
             run.set_warp_order(warp_order)
         run.shared = [] if keep_shared else None
         run.shared_fill = int(shared_fill)
-        run.machine.smem[...] = run.shared_fill          # the first CTA began before the fill was known
+        run.csmem[...] = run.shared_fill                 # the first cluster began before the fill was known
         return run.run()
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
-              max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False, max_smem_bytes=None):
+              max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False, max_smem_bytes=None, cluster=None):
         """A :class:`PtxRun` of ``kernel`` stopped before its first instruction (arguments as :meth:`launch`)."""
         d = self.decoded(kernel)
         grid, block = _dim3("grid", grid), _dim3("block", block)
         check_dims(grid, block)
+        cluster, explicit = self.cluster_dims(kernel, grid, cluster)
         threads = block[0] * block[1] * block[2]
         if d.reqntid and tuple(d.reqntid) + (1,) * (3 - len(d.reqntid)) != block:
             raise ValueError(f"{kernel}: .reqntid {d.reqntid} requires block {d.reqntid}, got {block}")
@@ -334,7 +340,31 @@ class PtxModule:
             raise ValueError(f"launch: max_steps must be a positive int, got {max_steps!r}")
         ctas = self._ctas(grid, cta)
         args = self._arguments(kernel, d, args)
-        return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet, profile)
+        return PtxRun(self, kernel, d, grid, block, ctas, args, int(smem), arch, int(max_steps), quiet, profile,
+                      cluster, explicit)
+
+    def cluster_dims(self, kernel, grid, cluster=None):
+        """``(dims, explicit)``: the launch's cluster dims (``cluster``: an int or up to three; default the kernel's
+        ``.reqnctapercluster``, else ``(1, 1, 1)``) and whether the launch has clusters (``%is_explicit_cluster``).
+        ``ValueError`` naming ``--cluster`` for dims that do not divide ``grid``, more than
+        :data:`MAX_CLUSTER_CTAS` CTAs, or dims other than the kernel requires."""
+        d = self.decoded(kernel)
+        required = tuple(d.reqnctapercluster) + (1,) * (3 - len(d.reqnctapercluster)) if d.reqnctapercluster else None
+        if cluster is None:
+            dims = required or (1, 1, 1)
+        else:
+            dims = _dim3("--cluster", cluster)
+            if required and dims != required:
+                raise ValueError(f"{kernel}: .reqnctapercluster {required} requires --cluster "
+                                 f"{','.join(map(str, required))}, got {','.join(map(str, dims))}")
+        n = dims[0] * dims[1] * dims[2]
+        if n > MAX_CLUSTER_CTAS:
+            raise ValueError(f"{kernel}: --cluster {','.join(map(str, dims))} has {n} CTAs; at most "
+                             f"{MAX_CLUSTER_CTAS} (the portable cluster size)")
+        if any(g % c for g, c in zip(grid, dims)):
+            raise ValueError(f"{kernel}: --cluster {','.join(map(str, dims))} does not divide the grid "
+                             f"{','.join(map(str, grid))}")
+        return dims, cluster is not None or bool(required) or d.explicitcluster
 
     def check_shared(self, kernel, smem, arch=DEFAULT_ARCH, max_smem_bytes=None):
         """Refuse, before anything is allocated, a launch whose shared memory per CTA (the kernel's static
@@ -459,13 +489,17 @@ class PtxRun:
     and ``where(thread)`` the instruction a thread executes next.
     """
 
-    def __init__(self, module, kernel, d, grid, block, ctas, args, smem, arch, max_steps, quiet, profile=False):
+    def __init__(self, module, kernel, d, grid, block, ctas, args, smem, arch, max_steps, quiet, profile=False,
+                 cluster=(1, 1, 1), explicit=False):
         self.module, self.kernel, self.decoded = module, kernel, d
         self.block, self._ctas, self._max_steps, self._quiet = block, ctas, max_steps, quiet
         threads = block[0] * block[1] * block[2]
         self._threads = threads
         warps = -(-threads // 32)
         self.warp_order = np.arange(warps, dtype=np.int64)     # the warps' turns in each CTA (set_warp_order)
+        self.cluster = tuple(cluster)
+        ranks = cluster[0] * cluster[1] * cluster[2]
+        self._clusters = _ClusterOrder(grid, self.cluster, ctas)
         m = Machine(warps=warps, regs_per_thread=d.regs_per_thread, smem_bytes=d.shared_static + smem)
         for name, off, nbytes, init in d.globals_:
             base = m.alloc_global(f".global {name}", nbytes, redzone(nbytes))
@@ -482,11 +516,20 @@ class PtxRun:
         self._arch = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
                               np.int64)
         self._mufu = kernel_mufu_tables(d.code)
-        self._state = _State(warps * 32, d, m)
-        ctx = np.zeros(16, np.int64)
+        # the cluster's CTAs: each its registers, state and context; shared memories and mbarrier tables side by side
+        self.csmem = np.zeros((ranks, m.smem.size), np.uint8)
+        self._cmbar = np.zeros((ranks,) + new_mbarriers().shape, np.int64)
+        self._rank_regs = [m.regs] + [np.zeros_like(m.regs) for _ in range(ranks - 1)]
+        self._states = [_State(warps * 32, d, m, self._cmbar[r]) for r in range(ranks)]
+        ctx = np.zeros(CTX_SIZE, np.int64)
         ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, smem
         ctx[12], ctx[14], ctx[15] = m.smem.size - SHARED_BASE, max_steps, _SM_COUNT    # static + dynamic
-        self._ctx = ctx
+        ctx[CTX_CLUSTER:CTX_CLUSTER + 3], ctx[CTX_EXPLICIT], ctx[CTX_NRANKS] = cluster, explicit, ranks
+        self._ctxs = [ctx.copy() for _ in range(ranks)]
+        self._rank = 0
+        self._done = [False] * ranks
+        self._stalled = 0
+        self._select(0)
         self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
         self._cycles = np.zeros((d.code.shape[0] if profile else 0, 2), np.int64)  # per row: cycles, executions
         self.shadow, self.sstate, self.finds = _no_shadow()
@@ -498,13 +541,31 @@ class PtxRun:
         self._next = 0
         self._begin()
 
+    def _select(self, rank):
+        """Make the cluster's CTA of rank ``rank`` the current one (``machine.regs``/``smem``, ``pc``, ``status``,
+        ...); the step count carries over."""
+        steps = self._ctx[13] if hasattr(self, "_ctx") else 0
+        self._rank = rank
+        self.machine.regs = self._rank_regs[rank]
+        self.machine.smem = self.csmem[rank]
+        self._state = self._states[rank]
+        self._ctx = self._ctxs[rank]
+        self._ctx[13] = steps
+        self.cta = self._cta_of[rank] if hasattr(self, "_cta_of") else None
+
     def _begin(self):
-        index, coords = self._ctas[self._next]
-        self._state.reset(self._threads, self.machine)
-        self.machine.smem[...] = self.shared_fill
-        self._ctx[3:6] = coords
-        self._ctx[10] = index % _SM_COUNT
-        self.cta = tuple(coords)
+        group = self._clusters[self._next]
+        self._cta_of = [tuple(coords) for _, coords in group]
+        for rank, (index, coords) in enumerate(group):
+            self._select(rank)
+            self._state.reset(self._threads, self.machine)
+            self.machine.smem[...] = self.shared_fill
+            self._ctx[3:6] = coords
+            self._ctx[10] = index % _SM_COUNT
+            self._ctx[CTX_RANK] = rank
+        self._done = [False] * len(group)
+        self._stalled = 0
+        self._select(0)
         if self.sstate[S_ON]:
             reset_shared(self.shadow, self.sstate)
             self.sstate[S_CTA] = self._next
@@ -515,6 +576,8 @@ class PtxRun:
         before the first step."""
         if self.steps or self._next:
             raise ValueError("enable_shadow: the launch has started")
+        if len(self._states) > 1:
+            raise ValueError("enable_shadow: the sanitizer does not model clusters of several CTAs yet")
         m = self.machine
         self.shadow, self.sstate, self.finds = new_shadow(m.smem.size, m.gmem.size, m.regs.shape[0], self.decoded.code.shape[0],
                                                             global_limit)
@@ -585,25 +648,35 @@ class PtxRun:
             return False
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"step: n must be a positive int, got {n!r}")
-        d, m, state, ctx = self.decoded, self.machine, self._state, self._ctx
+        d, m = self.decoded, self.machine
         target = min(self.steps + int(n), self._max_steps)
         while not self.finished and (self.steps < target or target == self._max_steps):   # at the limit: its fault
+            state, ctx = self._state, self._ctx
             ctx[14] = target
+            before = int(ctx[13])
             fault = np.zeros(8, np.int64)
             done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
                            state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
                            self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
                            state.clocks, self._counts, self._arch, state.wgpend, state.mbar, state.prbuf, state.prrec,
                            state.nprint, fault,
-                           self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order)
+                           self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order,
+                           self.csmem, self._cmbar, state.cl)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
                 if self.shared is not None:
                     self.shared.append((self.cta, m.smem.copy()))
+                self._done[self._rank] = True
+                if not all(self._done):
+                    self._next_rank(released=False, ran=True)
+                    continue
                 self._next += 1
-                self.finished = self._next == len(self._ctas)
+                self.finished = self._next == len(self._clusters)
                 if not self.finished:
                     self._begin()
+            elif int(fault[0]) == 0 and ctx[CTX_YIELD]:           # blocked: the cluster's other CTAs, its barrier
+                released, arrived, alive = cluster_release([(s.status, s.bar_id, s.cl) for s in self._states])
+                self._next_rank(released, int(ctx[13]) > before, arrived, alive)
             elif int(fault[0]) == FAULT_STEP_LIMIT and target < self._max_steps:
                 break                                          # paused: the step budget is spent
             elif int(fault[0]) == FAULT_TRAP and d.code[int(fault[4]), M0] == TRAP_ASSERT:
@@ -613,6 +686,37 @@ class PtxRun:
                 self.last_fault = fault.copy()
                 raise SimulatorFault(self.module._fault_message(self.kernel, d, fault, self.cta, self.block, m, state))
         return not self.finished
+
+    def _next_rank(self, released, ran, arrived=0, alive=0):
+        """After the current CTA finished or yielded: the next unfinished CTA of the cluster takes its turn. When every
+        one has yielded without a step or a release since (no CTA of the cluster can go on), a deadlock:
+        ``SimulatorFault`` naming the cluster barrier, or the first blocked CTA's own barrier."""
+        self._stalled = 0 if released or ran else self._stalled + 1
+        live = [r for r, done in enumerate(self._done) if not done]
+        if self._stalled >= len(live) + 1:
+            self._deadlock(live, arrived, alive)
+        after = [r for r in live if r > self._rank] + [r for r in live if r <= self._rank]
+        self._select(after[0])
+
+    def _deadlock(self, live, arrived, alive):
+        d = self.decoded
+        for r in live:
+            st = self._states[r]
+            waiting = np.flatnonzero((st.status == WAITING) & (st.bar_id == CLUSTER_WAIT))
+            if waiting.size:
+                self._select(r)
+                t = int(waiting[0])
+                where = d.where[int(d.code[int(st.pc[t]), LOC])]
+                raise SimulatorFault(
+                    f"{self.kernel}: deadlock in cluster {tuple(c // k for c, k in zip(self.cta, self.cluster))} "
+                    f"(CTAs {', '.join(map(str, self._cta_of))}): CTA {self.cta} warp {t // 32} lane {t % 32} waits "
+                    f"at barrier.cluster.wait ({where.source + ', ' if where.source else ''}{self.module.filename}:"
+                    f"{where.ptx_line}) and {arrived} of the cluster's {alive} "
+                    f"threads have arrived; the others wait elsewhere or can never arrive")
+        # an mbarrier or a CTA barrier: the first blocked CTA reports its own, as a CTA alone would
+        self._select(live[0])
+        self._ctx[CTX_NRANKS] = 1
+        self.step(1)
 
     def _assertion(self, fault):
         """The line CUDA's device ``assert`` prints for the thread of ``fault`` that called ``__assertfail``
@@ -742,10 +846,40 @@ def _c_string(addr, m, const, limit=4096):
     return bytes(mem[off:end]).decode("utf-8", "replace")
 
 
-class _State:
-    """Per-thread interpreter state of one CTA (program counters, call stacks, cp.async queues)."""
+class _ClusterOrder:
+    """The launch's clusters in order (x fastest), each the list of its CTAs' ``(index, (x, y, z))`` by rank (x
+    fastest within the cluster); a cluster of one CTA per CTA of ``ctas`` (a :class:`CtaOrder`) when ``dims`` is
+    ``(1, 1, 1)``, and with ``ctas.only`` the one cluster holding that CTA."""
 
-    def __init__(self, T, d, m):
+    def __init__(self, grid, dims, ctas):
+        self.grid, self.dims, self.ctas = tuple(grid), tuple(dims), ctas
+        self.per = [g // c for g, c in zip(self.grid, self.dims)]
+
+    def __len__(self):
+        n = self.dims[0] * self.dims[1] * self.dims[2]
+        return len(self.ctas) if n == 1 else (1 if self.ctas.only is not None else len(self.ctas) // n)
+
+    def __getitem__(self, k):
+        if self.dims == (1, 1, 1):
+            return [self.ctas[k]]
+        (cx, cy, cz), (gx, gy, _) = self.dims, self.grid
+        if self.ctas.only is not None:
+            _, (x, y, z) = self.ctas[0]
+            base = (x // cx, y // cy, z // cz)
+        else:
+            base = (k % self.per[0], (k // self.per[0]) % self.per[1], k // (self.per[0] * self.per[1]))
+        out = []
+        for r in range(cx * cy * cz):
+            x, y, z = base[0] * cx + r % cx, base[1] * cy + (r // cx) % cy, base[2] * cz + r // (cx * cy)
+            out.append((x + gx * (y + gy * z), (x, y, z)))
+        return out
+
+
+class _State:
+    """Per-thread interpreter state of one CTA (program counters, call stacks, cp.async queues); ``mbar``: the CTA's
+    row of the cluster's mbarrier tables."""
+
+    def __init__(self, T, d, m, mbar):
         self.pc = np.zeros(T, np.int64)
         self.status = np.zeros(T, np.int64)
         self.bar_id = np.zeros(T, np.int64)
@@ -760,7 +894,8 @@ class _State:
         self.pend_map = np.zeros(m.smem.size, np.int32)
         self.bars = np.zeros((2, 16), np.int64)     # per barrier: threads arrived, threads expected (0: all)
         self.wgpend = new_pending(T // 32, m.regs.shape[2])    # the registers of wgmma.mma_async in flight
-        self.mbar = new_mbarriers()                            # the CTA's mbarrier objects
+        self.mbar = mbar                                       # the CTA's mbarrier objects
+        self.cl = np.zeros(T, np.int64)                        # arrived at barrier.cluster, not yet released
         self.clocks = np.zeros(T // 32, np.int64)
         self.prbuf = np.zeros(1 << 20, np.uint8)
         self.prrec = np.zeros((1 << 14, 4), np.int64)
@@ -768,7 +903,7 @@ class _State:
 
     def reset(self, threads, m):
         for a in (self.pc, self.bar_id, self.bars, self.depth, self.ccf, self.local, self.fparam, self.npend,
-                  self.groups, self.pend_map, self.clocks, self.wgpend, self.mbar):
+                  self.groups, self.pend_map, self.clocks, self.wgpend, self.mbar, self.cl):
             a[...] = 0
         self.status[:] = RUNNING
         self.status[threads:] = ABSENT

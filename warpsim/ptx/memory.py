@@ -47,14 +47,14 @@ from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
 from warpsim.isa.memory import read_bytes
 from warpsim.machine import GLOBAL_ALIGN
 
-__all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM",
+__all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM", "SP_DSMEM",
            "SPACE_NAMES", "GLOBAL_BASE", "SHARED_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW",
            "PARAM_WINDOW", "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends",
            "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "PAGE_SHIFT",
            "REDZONE_MAX"]
 
-SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM = range(7)
-SPACE_NAMES = ("generic", "global", "shared", "local", "const", "param", "param")
+SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM, SP_DSMEM = range(8)
+SPACE_NAMES = ("generic", "global", "shared", "local", "const", "param", "param", "shared::cluster")
 GLOBAL_BASE = 1 << 32
 SHARED_BASE = 0x400       # the first shared-space address a program owns (sm_80+: 1 KB reserved per CTA)
 SHARED_WINDOW = 1 << 40

@@ -26,6 +26,8 @@ class Op(enum.IntEnum):
     POPC = 20; CLZ = 21; BREV = 22; CNOT = 23; SAD = 24; SHF = 25; LOP3 = 26; BFIND = 27
     ADDC = 28; SUBC = 29; MADC = 30     # with the carry flag: after every carry-free one
     SETP = 31; SELP = 32; SLCT = 33; MOV = 34; CVT = 35; CVTA = 36; SET = 37
+    # clusters (sm_90): mapa per thread, barrier.cluster per warp
+    MAPA = 38; BAR_CLUSTER = 39
     # memory
     LD = 40; ST = 41; ATOM = 42; RED = 43; CP_ASYNC = 44; CP_COMMIT = 45; CP_WAIT = 46; CP_WAIT_ALL = 47
     # warp-collective
@@ -50,7 +52,7 @@ OPCODES = {
     "cvta": Op.CVTA, "ld": Op.LD, "ldu": Op.LD, "st": Op.ST, "atom": Op.ATOM, "red": Op.RED,
     "cp": Op.CP_ASYNC, "shfl": Op.SHFL, "vote": Op.VOTE, "match": Op.MATCH, "bar": Op.BAR,
     "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA, "mbarrier": Op.MBARRIER,
-    "activemask": Op.ACTIVEMASK, "elect": Op.VOTE, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
+    "activemask": Op.ACTIVEMASK, "mapa": Op.MAPA, "elect": Op.VOTE, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "setmaxnreg": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }

@@ -27,6 +27,8 @@ family          instructions                                         semantics (
 ``collectives`` ``shfl vote match redux activemask`` (``.sync``)     -
 ``barriers``    ``bar barrier`` (``.sync .arrive .warp.sync``),      -
                 fences, ``membar nanosleep prefetch ...``
+``cluster``     ``mapa``, ``barrier.cluster``, ``ld``/``st``           (the cluster's CTAs: ``warpsim.ptx.launch``)
+                ``.shared::cluster``
 ``ldmatrix``    ``ldmatrix stmatrix``                                ``ldmatrix``, ``fragments``
 ``mma``         ``mma.sync``                                         ``mma``, ``fragments``, ``arith``
 ``wgmma``       ``wgmma`` (sm_90a: ``mma_async``, ``fence``,           ``wgmma``, ``fragments``, ``arith``
@@ -61,10 +63,11 @@ the interpreter's state (:mod:`warpsim.ptx.interp`, allocated by :mod:`warpsim.p
 from numba import njit
 
 from warpsim.errors import UnsupportedType
-from warpsim.ptx.families import (async_copy, barriers, bulk_copy, collectives, control, floats, integer, ldmatrix,
-                                  mbarrier, memory, mma, wgmma)
+from warpsim.ptx.families import (async_copy, barriers, bulk_copy, cluster, collectives, control, floats, integer,
+                                  ldmatrix, mbarrier, memory, mma, wgmma)
 from warpsim.ptx.families.async_copy import thread_cp_async, warp_cp_async
 from warpsim.ptx.families.barriers import warp_barrier
+from warpsim.ptx.families.cluster import thread_mapa
 from warpsim.ptx.families.collectives import sync_members, warp_collectives
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.control import thread_control, warp_branch
@@ -86,8 +89,8 @@ __all__ = ["FAMILIES", "InstructionDecoder", "thread_op", "warp_collective", "wa
            "warp_bulk_copy"]
 
 # the families, one entry each
-FAMILIES = (integer, floats, memory, async_copy, bulk_copy, mbarrier, collectives, barriers, ldmatrix, mma, wgmma,
-            control)
+FAMILIES = (integer, floats, memory, async_copy, bulk_copy, mbarrier, collectives, barriers, cluster, ldmatrix, mma,
+            wgmma, control)
 
 
 class InstructionDecoder(*(family.DECODER for family in FAMILIES), FamilyDecoder):
@@ -127,6 +130,8 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
     """One thread's instruction (not warp-collective), by its family; advances its pc. False on a fault."""
     if op <= Op.CVTA:
         return thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock)
+    if op == Op.MAPA:
+        return thread_mapa(p, t, code, opnd, r, pc, ctx, fault)
     if op >= Op.FARITH and op <= Op.FCVT:
         return thread_float(p, op, t, code, opnd, r, pc, mt)
     if op == Op.LD or op == Op.ST:

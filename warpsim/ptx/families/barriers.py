@@ -23,8 +23,8 @@ __all__ = ["BarriersDecoder", "DECODER", "warp_barrier"]
 
 
 class BarriersDecoder(FamilyDecoder):
-    """Decodes ``bar``/``barrier`` (``.sync .arrive``, ``.warp.sync``; ``.red`` and ``.cluster`` refused) and the
-    fences."""
+    """Decodes ``bar``/``barrier`` (``.sync .arrive``, ``.warp.sync``; ``.red`` refused, ``.cluster`` the cluster
+    family's) and the fences."""
 
     def do_fence(self, fn, ins, op, mods, types, ops):
         if ins.opcode == "setmaxnreg":               # a register budget: recorded by ptxas, no effect on values
@@ -43,7 +43,9 @@ class BarriersDecoder(FamilyDecoder):
         if "warp" in mods:
             self.count(ins, ops, 1)
             return self.emit(fn, ins, op, mods=(2, 1, 0, 0), operands=[self.operand(fn, ops[0])])
-        if "red" in mods or "cluster" in mods:
+        if "cluster" in mods:
+            return self.do_bar_cluster(fn, ins, mods, ops)          # the cluster family's
+        if "red" in mods:
             raise self.error(ins.token, f"{name_of(ins)} is not supported", UnsupportedType)
         kind = 1 if "arrive" in mods else 0
         aligned = ins.opcode == "bar" or "aligned" in mods

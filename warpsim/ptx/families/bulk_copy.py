@@ -15,22 +15,26 @@ only advance the thread. The forms:
   map (:mod:`warpsim.isa.tma`: the map's fields, the placement, the swizzle, the zero fill), the map read from the
   parameter (or global) bytes at its generic address.
 
-``.multicast::cluster`` and ``.im2col`` are refused (clusters and im2col are not modelled); a CTA is a cluster of one,
-so ``.shared::cluster`` addresses are the CTA's own.
+A tensor load with ``.multicast::cluster`` and a ``ctaMask`` writes the box into the shared memory of every CTA of the
+mask, at the same offset, and completes its bytes on each one's mbarrier at the offset of ``[mbar]``
+(:mod:`warpsim.ptx.families.cluster`); ``.shared::cluster`` addresses of the CTA's own rank are its own.
+``.im2col`` and a non-tensor multicast are refused.
 """
 
 import numpy as np
 from numba import njit
 
 from warpsim.errors import UnsupportedType
-from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_TENSOR_MAP, set_fault
+from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_TENSOR_MAP, set_fault
 from warpsim.isa.tma import MAP_BYTES, NFIELDS, decode_fields, tile_copy
+from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK
+from warpsim.ptx.families.cluster import cluster_split
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.mbarrier import complete_tx_at
 from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_SHARED, locate,
                                 locate_prefix)
 from warpsim.ptx.operands import get, lane_address
-from warpsim.ptx.rows import M0, M1, NOPS, O0
+from warpsim.ptx.rows import M0, M1, M2, NOPS, O0
 
 __all__ = ["BulkCopyDecoder", "DECODER", "warp_bulk_copy"]
 
@@ -42,8 +46,11 @@ class BulkCopyDecoder(FamilyDecoder):
 
     def do_cp_bulk(self, fn, ins, op, mods, types, ops):
         name = name_of(ins)
-        if any(m in mods for m in ("im2col", "im2col_no_offs")) or any(m.startswith("multicast") for m in mods):
-            raise self.error(ins.token, f"{name}: .multicast and .im2col are not modelled (clusters and im2col)",
+        multicast = any(m.startswith("multicast") for m in mods)
+        if any(m in mods for m in ("im2col", "im2col_no_offs")):
+            raise self.error(ins.token, f"{name}: .im2col is not modelled", UnsupportedType)
+        if multicast and "tensor" not in mods:
+            raise self.error(ins.token, f"{name}: .multicast::cluster of a non-tensor bulk copy is not modelled",
                              UnsupportedType)
         if "commit_group" in mods or "wait_group" in mods or "prefetch" in mods:
             return self.emit(fn, ins, op, mods=(NOTHING, 0, 0, 0))
@@ -53,7 +60,9 @@ class BulkCopyDecoder(FamilyDecoder):
             rank = int(dims[0]) if len(dims) == 2 and dims[1] == "d" and dims[0] in "12345" else 0
             if not rank:
                 raise self.error(ins.token, f"{name}: expected .1d to .5d")
-            self.count(ins, ops, *((3, 4) if to_shared else (2, 3)))
+            if multicast and not to_shared:
+                raise self.error(ins.token, f"{name}: .multicast::cluster is a load's (global -> shared)")
+            self.count(ins, ops, *((4, 5) if multicast else (3, 4) if to_shared else (2, 3)))
             tensor = ops[1] if to_shared else ops[0]
             if tensor.kind != "addr" or len(tensor.items) != rank:
                 raise self.error(tensor.token or ins.token, f"{name}: expected [map, {{c0, ...}}] with {rank} "
@@ -64,8 +73,9 @@ class BulkCopyDecoder(FamilyDecoder):
                 rows = [self.address(fn, ops[0], SP_SHARED)[0], mapaddr, self.address(fn, ops[2], SP_SHARED)[0]]
             else:
                 rows = [self.address(fn, ops[1], SP_SHARED)[0], mapaddr, -1]
-            return self.emit(fn, ins, op, mods=(TENSOR_LOAD if to_shared else TENSOR_STORE, rank, 0, 0),
-                             operands=[r for r in rows if r != -1] + coords)
+            mask = [self.operand(fn, ops[3])] if multicast else []      # the ctaMask, after the coordinates
+            return self.emit(fn, ins, op, mods=(TENSOR_LOAD if to_shared else TENSOR_STORE, rank, int(multicast), 0),
+                             operands=[r for r in rows if r != -1] + coords + mask)
         self.count(ins, ops, *((4, 5) if to_shared else (3, 4)))
         size = self.operand(fn, ops[2])
         if to_shared:
@@ -80,7 +90,7 @@ DECODER = BulkCopyDecoder
 
 
 @njit(cache=True)
-def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault):
+def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault, csmem, cmbar, ctx):
     form = code[p, M0]
     o = code[p, O0:]
     if form == NOTHING:
@@ -135,26 +145,44 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
     for d in range(rank):
         c = get(r, opnd, o[first + d])
         coords[d] = c - (1 << 32) if c >= 1 << 31 else c          # signed 32-bit coordinates
+    own = ctx[CTX_RANK]
     sh = lane_address(r, opnd, o[0])
-    ssp, soff = locate(SP_SHARED, sh, 16, t, gmem, ends, smem, local, const, kparam, fparam, fault)
+    ssp, soff = locate(SP_SHARED, cluster_split(sh, own)[1], 16, t, gmem, ends, smem, local, const, kparam, fparam,
+                       fault)
     if ssp < 0:
         return False
     if soff % 128:
         set_fault(fault, FAULT_MISALIGNED, t, sh, 128)
         return False
-    moved = tile_copy(f, coords, smem, soff, gmem, f[3] - GLOBAL_BASE, load)
-    if moved < 0:
-        set_fault(fault, FAULT_OUT_OF_RANGE, t, sh, 0)
-        return False
-    if load:
-        return complete_tx_at(lane_address(r, opnd, o[2]), moved, t, smem, gmem, ends, local, const, kparam, fparam,
-                              mbar, fault)
+    if not load:
+        if tile_copy(f, coords, smem, soff, gmem, f[3] - GLOBAL_BASE, load) < 0:
+            set_fault(fault, FAULT_OUT_OF_RANGE, t, sh, 0)
+            return False
+        return True
+    # a load: into this CTA, or with .multicast::cluster into every CTA of the ctaMask at the same offsets, each
+    # completing its bytes on its own mbarrier at the offset of [mbar]
+    targets = np.int64(1) << own
+    if code[p, M2]:
+        targets = get(r, opnd, o[3 + rank]) & 0xFFFF
+        if targets >> ctx[CTX_NRANKS]:
+            set_fault(fault, FAULT_BAD_OPERAND, t, targets, ctx[CTX_NRANKS])
+            return False
+    bar = cluster_split(lane_address(r, opnd, o[2]), own)[1]
+    for k in range(ctx[CTX_NRANKS]):
+        if not (targets >> k) & 1:
+            continue
+        moved = tile_copy(f, coords, csmem[k], soff, gmem, f[3] - GLOBAL_BASE, load)
+        if moved < 0:
+            set_fault(fault, FAULT_OUT_OF_RANGE, t, sh, 0)
+            return False
+        if not complete_tx_at(bar, moved, t, csmem[k], gmem, ends, local, const, kparam, fparam, cmbar[k], fault):
+            return False
     return True
 
 
 @njit(cache=True)
 def warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const, kparam, fparam, mbar,
-                   fault):
+                   fault, csmem, cmbar, ctx):
     """A bulk copy row for the lanes of ``group`` (those of ``gmask`` copy, in lane order); advances their pcs.
     False on a fault."""
     t0 = 32 * w
@@ -162,7 +190,7 @@ def warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, l
         if not (group >> lane) & 1:
             continue
         if (gmask >> lane) & 1 and not _bulk(p, t0 + lane, code, opnd, regs[w, lane], smem, gmem, ends, local, const,
-                                             kparam, fparam, mbar, fault):
+                                             kparam, fparam, mbar, fault, csmem, cmbar, ctx):
             return False
         pc[t0 + lane] += 1
     return True

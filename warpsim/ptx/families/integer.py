@@ -208,11 +208,19 @@ def _special(code, t, lane, w, ctx, clock):
         return ctx[11]
     if code == 27:
         return ctx[12]
-    if code <= 33:                                # %clusterid, %nclusterid: each CTA a cluster of one
-        return ctx[code - 28 + 3]
-    if code >= 37 and code <= 39 or code == 41:   # %cluster_nctaid, %cluster_nctarank
-        return np.int64(1)
-    return np.int64(0)                            # %cluster_ctaid, %cluster_ctarank, %is_explicit_cluster
+    if code <= 30:                                # %clusterid: the CTA's cluster (ctx[16:19]: its dims)
+        return ctx[3 + code - 28] // ctx[16 + code - 28]
+    if code <= 33:                                # %nclusterid
+        return ctx[6 + code - 31] // ctx[16 + code - 31]
+    if code <= 36:                                # %cluster_ctaid: the CTA's place in its cluster
+        return ctx[3 + code - 34] % ctx[16 + code - 34]
+    if code <= 39:                                # %cluster_nctaid
+        return ctx[16 + code - 37]
+    if code == 40:
+        return ctx[20]                            # %cluster_ctarank
+    if code == 41:
+        return ctx[21]                            # %cluster_nctarank
+    return ctx[19]                                # %is_explicit_cluster
 
 
 @njit(cache=True)

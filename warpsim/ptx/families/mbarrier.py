@@ -25,7 +25,9 @@ phase, transaction bytes outstanding), and leaves the 8 bytes alone. The forms (
 thread's copies land, then with ``.noinc`` it counts one arrival (without, the GPU adds one pending arrival before
 the arrive-on and takes it back, which changes nothing).
 
-``.shared::cluster`` takes the CTA's own shared addresses: a launch without clusters is a cluster of one CTA.
+``.shared::cluster``: an ``arrive``, ``expect_tx`` or ``complete_tx`` on an address that names a CTA of the cluster
+by rank (``mapa``, :mod:`warpsim.ptx.families.cluster`) acts on that CTA's table; a ``.shared::cta`` address is the
+CTA's own. A launch without clusters is a cluster of one CTA.
 """
 
 import numpy as np
@@ -33,8 +35,9 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_MBARRIER, set_fault
-from warpsim.ptx.codes import RUNNING, WAITING
+from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK, RUNNING, WAITING
 from warpsim.ptx.families.async_copy import land
+from warpsim.ptx.families.cluster import RANK_SHIFT, cluster_split
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_GENERIC, SP_SHARED, locate
 from warpsim.ptx.operands import get, lane_address, put
@@ -169,14 +172,68 @@ def mbarrier_row(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fp
 
 
 @njit(cache=True)
+def _arrive(p, form, code, opnd, r, mbar, i):
+    """``arrive``/``arrive_drop`` (``.expect_tx``: the operand is transaction bytes and one arrival) on row ``i``."""
+    o = code[p, O0:]
+    count = np.int64(1)
+    if code[p, NOPS] > 2:
+        count = get(r, opnd, o[2])
+    if code[p, M1] & 1:
+        mbar[i, TX] += count
+        count = 1
+    before = mbar[i, PHASE]
+    if form == ARRIVE_DROP:
+        mbar[i, EXPECTED] -= count
+    mbar[i, PENDING] -= count
+    put(r, opnd, o[0], (max(mbar[i, PENDING], 0) << 32) | (before & 0xFFFFFFFF))
+    _complete(mbar, i)
+
+
+@njit(cache=True)
+def _cluster_object(p, t, code, opnd, r, pc, cmbar, ctx, fault):
+    """An ``arrive``, ``expect_tx`` or ``complete_tx`` on a ``.shared::cluster`` address that names a CTA by rank (a
+    remote arrive: :mod:`warpsim.ptx.families.cluster`): on that CTA's table. None of this applies to other rows
+    (-1); True/False: done, or a fault."""
+    form = code[p, M0]
+    if code[p, M2] != SP_SHARED or not (form == ARRIVE or form == ARRIVE_DROP or form == EXPECT_TX
+                                       or form == COMPLETE_TX):
+        return -1
+    o = code[p, O0:]
+    addr = lane_address(r, opnd, o[1] if form == ARRIVE or form == ARRIVE_DROP else o[0])
+    if addr >> RANK_SHIFT == 0:
+        return -1                                        # the CTA's own .shared::cta address
+    rank, off = cluster_split(addr, ctx[CTX_RANK])
+    if rank >= ctx[CTX_NRANKS]:
+        set_fault(fault, FAULT_MBARRIER, t, addr, 1)
+        return 0
+    mbar = cmbar[rank]
+    i = _find(mbar, off)
+    if i < 0:
+        set_fault(fault, FAULT_MBARRIER, t, addr, 2)
+        return 0
+    if form == ARRIVE or form == ARRIVE_DROP:
+        _arrive(p, form, code, opnd, r, mbar, i)
+    elif form == EXPECT_TX:
+        mbar[i, TX] += get(r, opnd, o[1])
+    else:
+        mbar[i, TX] -= get(r, opnd, o[1])
+        _complete(mbar, i)
+    pc[t] += 1
+    return 1
+
+
+@njit(cache=True)
 def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, const, kparam, fparam, mbar, pend, npend,
-            groups, pend_map, fault):
+            groups, pend_map, fault, cmbar, ctx):
     form = code[p, M0]
     o = code[p, O0:]
     if form == PENDING_COUNT:
         put(r, opnd, o[0], get(r, opnd, o[1]) >> 32)
         pc[t] += 1
         return True
+    remote = _cluster_object(p, t, code, opnd, r, pc, cmbar, ctx, fault)
+    if remote >= 0:
+        return remote == 1
     i, off = _object(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault)
     if fault[0] != 0:
         return False
@@ -198,18 +255,7 @@ def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, co
     elif form == INVAL:
         mbar[i, LIVE] = 0
     elif form == ARRIVE or form == ARRIVE_DROP:
-        count = np.int64(1)
-        if code[p, NOPS] > 2:
-            count = get(r, opnd, o[2])
-        if code[p, M1] & 1:                              # .expect_tx: the operand is the bytes; one arrival
-            mbar[i, TX] += count
-            count = 1
-        before = mbar[i, PHASE]
-        if form == ARRIVE_DROP:
-            mbar[i, EXPECTED] -= count
-        mbar[i, PENDING] -= count
-        put(r, opnd, o[0], (max(mbar[i, PENDING], 0) << 32) | (before & 0xFFFFFFFF))
-        _complete(mbar, i)
+        _arrive(p, form, code, opnd, r, mbar, i)
     elif form == ASYNC_ARRIVE:                       # cp.async.mbarrier.arrive: once the thread's cp.async land
         land(t, -1, pend, npend, groups, pend_map, smem, gmem)
         if code[p, M1] & 4:                              # .noinc: the arrival counts; else the count it added
@@ -233,7 +279,7 @@ def _thread(p, t, code, opnd, r, pc, status, bar_id, smem, gmem, ends, local, co
 
 @njit(cache=True)
 def warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem, ends, local, const, kparam,
-                  fparam, mbar, pend, npend, groups, pend_map, fault):
+                  fparam, mbar, pend, npend, groups, pend_map, fault, cmbar, ctx):
     """An ``mbarrier`` row for the lanes of ``group`` (those of ``gmask`` execute it, in lane order); False on a
     fault."""
     t0 = 32 * w
@@ -244,7 +290,7 @@ def warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem
             pc[t0 + lane] += 1
             continue
         if not _thread(p, t0 + lane, code, opnd, regs[w, lane], pc, status, bar_id, smem, gmem, ends, local, const,
-                       kparam, fparam, mbar, pend, npend, groups, pend_map, fault):
+                       kparam, fparam, mbar, pend, npend, groups, pend_map, fault, cmbar, ctx):
             return False
     return True
 

@@ -14,8 +14,8 @@ from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_READ_ONLY, FAULT_SPACE, set_fault
 from warpsim.ptx.alu import mask, sext, ult
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
-from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
-                                load, locate, read_bytes, store, write_bytes)
+from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_DSMEM, SP_GENERIC, SP_GLOBAL,
+                                SP_SHARED, load, locate, read_bytes, store, write_bytes)
 from warpsim.isa.fp64 import f64_add
 from warpsim.isa.fparith import bf16x2_add, f16x2_add, f32_add
 from warpsim.isa.rounding import RN
@@ -41,6 +41,8 @@ class MemoryDecoder(FamilyDecoder):
         if (data.kind == "vec") != (vec > 1) or (vec > 1 and len(data.items) != vec):
             raise self.error(ins.token, f"{name_of(ins)}: the register operand does not match .v{vec}")
         arow, space = self.address(fn, addr, self.space_of(ins, mods))
+        if "shared::cluster" in mods:                    # any CTA of the cluster (warpsim.ptx.families.cluster)
+            space = SP_DSMEM
         drow = self.operand(fn, data)
         rows = [drow, arow] if op == Op.LD else [arow, drow]
         self.emit(fn, ins, op, (t, None), (space, vec, memory_order(mods), 0), rows)
@@ -84,6 +86,9 @@ class MemoryDecoder(FamilyDecoder):
             raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
                              UnsupportedType)
         space = self.space_of(ins, mods)
+        if "shared::cluster" in mods:
+            raise self.error(ins.token, f"{name_of(ins)}: atomics on another CTA's shared memory (.shared::cluster) "
+                                        f"are not modelled yet", UnsupportedType)
         if op == Op.RED:
             self.count(ins, ops, 2)
             arow, space = self.address(fn, ops[0], space)

@@ -1,0 +1,140 @@
+"""Thread block clusters in the core: the cluster's special registers, mapa and distributed shared memory
+(examples/hopper/cluster_probe.cu), TMA multicast into both CTAs of a cluster with a remote mbarrier arrive
+(examples/hopper/tma_multicast.cu), and the errors: a barrier.cluster that can never complete, a bad --cluster, a mapa
+of a rank outside the cluster."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from warpsim.errors import SimulatorFault
+from warpsim.isa.tma import TensorMap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HOPPER = os.path.join(ROOT, "examples", "hopper")
+
+
+def _kernel(name, source):
+    from warpsim.toolchain import find_nvcc
+    if find_nvcc() is None and os.environ.get("CI") != "true":
+        pytest.skip(f"nvcc not found on PATH or under CUDA_HOME (examples/hopper/{source} is CUDA C++)")
+    pytest.importorskip("cutlass_library", reason="the CuTe headers (pip install -e '.[cute]')")
+    from warpsim.frontends.kernel import open_kernel
+    return open_kernel(os.path.join(HOPPER, source), name, arch="sm_90")
+
+
+def test_the_cluster_registers_and_distributed_shared_memory():
+    k = _kernel("cluster_probe", "cluster_probe.cu")
+    out = k.launch(grid=4, block=32, args={"out": np.zeros(64, np.uint32)}).buffers
+    words = next(iter(out.values())).reshape(4, 16).astype(np.int64)
+    cta = np.arange(4)
+    rank = cta % 2
+    assert (words[:, 0] == rank).all() and (words[:, 1] == 2).all()              # ctarank, nctarank
+    assert (words[:, 2] == cta // 2).all() and (words[:, 3] == 2).all()          # clusterid.x, nclusterid.x
+    assert (words[:, 4] == rank).all() and (words[:, 5] == 2).all()              # cluster_ctaid.x, cluster_nctaid.x
+    assert (words[:, 6] == 1).all()                                              # __cluster_dims__: explicit
+    own = words[:, 7]
+    assert (own == own[0]).all()                                                 # every CTA's `cell`: one offset
+    assert (words[:, 8] != words[:, 9]).all()                                    # mapa: rank 0 and 1 differ
+    assert (words[:, 14] == (rank ^ 1) + 100).all()                              # the peer's st.shared::cluster
+    assert (words[:, 15] == cta).all()
+
+
+def test_tma_multicast_fills_both_ctas_and_the_remote_arrive_releases_cta_0():
+    k = _kernel("tile_multicast", "tma_multicast.cu")
+    t = np.arange(64 * 40, dtype=np.float32).reshape(64, 40) + 1
+    args = {"map": TensorMap(t, (16, 32)), "out": np.zeros(4096, np.uint32), "peer": np.zeros(4, np.uint32),
+            "arrivals": np.zeros(2, np.uint32), "box_rows": 16, "bytes": 4096}
+    res = k.launch(grid=4, block=128, smem=8192, args=args)
+    got = {p.source_name: res.buffers[p.name] for p in k.params if p.name in res.buffers}
+    tiles = got["out"].reshape(4, 32, 32)
+    for c in range(4):
+        cluster = c // 2
+        want = t[cluster * 32:cluster * 32 + 32, :32].view(np.uint32)           # both halves, in either CTA
+        assert (tiles[c] == want).all(), c
+    assert (got["peer"] == t[[0, 0, 32, 32], 0].view(np.uint32)).all()
+    assert (got["arrivals"] == 2).all()
+
+
+HANGS = r"""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry hangs()
+.reqnctapercluster 2, 1, 1
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<4>;
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %cluster_ctarank;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra ZERO;
+    mbarrier.init.shared::cta.b64 [bar], 1;           // rank 1 waits for rank 0's arrive
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+    @!%p2 bra WAIT;
+    bra DONE;
+ZERO:
+    barrier.cluster.arrive;                          // which rank 1 never reaches: rank 0 never arrives
+    barrier.cluster.wait;
+    mov.u32 %r2, bar;
+    mapa.shared::cluster.u32 %r3, %r2, 1;
+    mbarrier.arrive.shared::cluster.b64 _, [%r3];
+DONE:
+    ret;
+}
+"""
+
+
+def test_a_cluster_barrier_that_one_cta_never_arrives_at_is_a_deadlock_naming_it():
+    from warpsim import ptx
+    m = ptx.load(HANGS)
+    with pytest.raises(SimulatorFault, match=r"hangs: deadlock in cluster \(0, 0, 0\) \(CTAs \(0, 0, 0\), \(1, 0, 0\)\)"
+                                             r": CTA \(\d, 0, 0\) warp 0 lane 0 waits at barrier.cluster.wait .*"
+                                             r"32 of the cluster's 64 threads have arrived"):
+        m.launch("hangs", grid=2, block=32)
+
+
+MAPA = r"""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry far(.param .u32 r)
+{
+    .reg .b32 %r<4>;
+    .shared .align 4 .b32 cell;
+    ld.param.u32 %r1, [r];
+    mov.u32 %r2, cell;
+    mapa.shared::cluster.u32 %r3, %r2, %r1;
+    st.shared::cluster.u32 [%r3], %r1;
+    ret;
+}
+"""
+
+
+def test_a_mapa_outside_the_cluster_is_a_fault_and_a_bad_cluster_is_refused():
+    from warpsim import ptx
+    m = ptx.load(MAPA)
+    m.launch("far", grid=4, block=32, args={"r": 1}, cluster=2)
+    with pytest.raises(SimulatorFault, match=r"mapa.* bad operand 2 \(limit 2\)"):
+        m.launch("far", grid=4, block=32, args={"r": 2}, cluster=2)
+    with pytest.raises(ValueError, match=r"far: --cluster 3,1,1 does not divide the grid 4,1,1"):
+        m.launch("far", grid=4, block=32, args={"r": 0}, cluster=3)
+    with pytest.raises(ValueError, match=r"far: --cluster 4,4,1 has 16 CTAs; at most 8"):
+        m.launch("far", grid=(4, 4), block=32, args={"r": 0}, cluster=(4, 4))
+    h = ptx.load(HANGS)
+    with pytest.raises(ValueError, match=r"hangs: .reqnctapercluster \(2, 1, 1\) requires --cluster 2,1,1, got 1,1,1"):
+        h.launch("hangs", grid=2, block=32, cluster=1)
+
+
+def test_warpsim_run_refuses_a_bad_cluster_in_one_line(tmp_path):
+    path = tmp_path / "far.ptx"
+    path.write_text(MAPA)
+    p = subprocess.run([sys.executable, "-m", "warpsim", "run", str(path), "--kernel", "far", "--grid", "4",
+                        "--block", "32", "--arg", "r=0", "--cluster", "3"], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert p.stderr.strip().count("\n") == 0 and "--cluster 3,1,1 does not divide the grid 4,1,1" in p.stderr

@@ -1,0 +1,196 @@
+"""Thread block clusters (sm_90): ``mapa``, ``barrier.cluster``, and distributed shared memory (``ld``/``st``
+``.shared::cluster`` to any CTA of the cluster), decoded and executed; the cluster's special registers are the
+integer family's (:mod:`warpsim.ptx.families.integer`), its TMA multicast the bulk copies'
+(:mod:`warpsim.ptx.families.bulk_copy`), its remote ``mbarrier.arrive`` the mbarrier family's.
+
+The CTAs of one cluster run together (:mod:`warpsim.ptx.launch`): each has its own registers, shared memory and
+mbarrier table, and the interpreter reaches the others' through ``csmem`` (``uint8[ranks, bytes]``) and ``cmbar``
+(``int64[ranks, MAX_MBARRIERS, 6]``), its own being row ``ctx[CTX_RANK]``. A CTA that can go no further (every
+thread waits or has exited, and no barrier of its own releases) yields to the next CTA of the cluster
+(``ctx[CTX_YIELD]`` set, :func:`warpsim.ptx.interp.run_cta` returns); the launch releases ``barrier.cluster`` when
+every non-exited thread of the cluster has arrived (:func:`cluster_release`) and reports a deadlock when no CTA can
+go on.
+
+Addresses. A ``.shared::cluster`` address names a CTA and an offset in its shared memory. A ``.shared::cta`` address
+(the CTA's own, from 0x400) is one too, naming the executing CTA; ``mapa.shared::cluster.u32 d, a, r`` gives the
+address of ``a``'s offset in the CTA of rank ``r``: :func:`cluster_address`, whose layout (the rank's bits) is the
+H100's as ``examples/hopper/cluster_probe.cu`` read it (docs/hardware-model.md, "Clusters"). ``mapa.u64`` maps a
+generic address the same way inside the generic shared window.
+
+``barrier.cluster.arrive{.release,.relaxed}{.aligned}`` marks the thread arrived (``cl[t] = 1``);
+``barrier.cluster.wait{.acquire}{.aligned}`` waits (``WAITING``, ``bar_id`` :data:`CLUSTER_WAIT`) while the thread's
+arrival has not been released, then goes on; ``.aligned`` needs every non-exited lane of the warp.
+"""
+
+import numpy as np
+from numba import njit
+
+from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
+from warpsim.ptx.alu import sext
+from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK, RUNNING, WAITING
+from warpsim.ptx.families.common import FamilyDecoder, name_of
+from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_SHARED, read_bytes, write_bytes
+from warpsim.ptx.opcodes import TK_S, Op
+from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put
+from warpsim.ptx.rows import IMM, KIND, K_IMM, K_REG, M0, M1, NW, O0, SLOT, TB, TK
+
+__all__ = ["ClusterDecoder", "DECODER", "CLUSTER_WAIT", "RANK_SHIFT", "cluster_address", "cluster_split",
+           "thread_mapa", "warp_bar_cluster", "warp_dsmem", "cluster_release", "cluster_waiters"]
+
+CLUSTER_WAIT = -3             # bar_id of a thread waiting at barrier.cluster.wait
+RANK_SHIFT = 24               # a .shared::cluster address: the rank above bit 24, the offset below
+_OFFSET = (1 << RANK_SHIFT) - 1
+ARRIVE, WAIT = 0, 1
+
+
+@njit(cache=True, inline="always")
+def cluster_address(rank, off):
+    """The ``.shared::cluster`` address of shared offset ``off`` in the CTA of rank ``rank``."""
+    return (np.int64(rank + 1) << RANK_SHIFT) | (off & _OFFSET)
+
+
+@njit(cache=True, inline="always")
+def cluster_split(addr, own):
+    """``(rank, offset)`` of a ``.shared::cluster`` address (a ``.shared::cta`` one names the rank ``own``); rank -1
+    for an address of no rank."""
+    hi = addr >> RANK_SHIFT
+    if hi == 0:
+        return own, addr
+    return hi - 1, addr & _OFFSET
+
+
+class ClusterDecoder(FamilyDecoder):
+    """Decodes ``mapa`` and ``barrier.cluster`` (``do_bar`` of the barriers family sends the latter here)."""
+
+    def do_mapa(self, fn, ins, op, mods, types, ops):
+        shared = any(m.startswith("shared") for m in mods)
+        t = types[-1] if types else None
+        if t not in ("u32", "u64") or (not shared and t != "u64"):
+            raise self.error(ins.token, f"{name_of(ins)}: expected mapa.shared::cluster.u32|u64 or mapa.u64 (generic)")
+        self.count(ins, ops, 3)
+        self.emit(fn, ins, op, (t, None), (int(shared), 0, 0, 0), [self.operand(fn, o) for o in ops])
+
+    def do_bar_cluster(self, fn, ins, mods, ops):
+        form = ARRIVE if "arrive" in mods else WAIT if "wait" in mods else -1
+        if form < 0 or ops:
+            raise self.error(ins.token, f"{name_of(ins)}: expected barrier.cluster.arrive or barrier.cluster.wait "
+                                        f"(no operands)")
+        self.emit(fn, ins, Op.BAR_CLUSTER, mods=(form, int("aligned" in mods), 0, 0))
+
+
+DECODER = ClusterDecoder
+
+
+@njit(cache=True)
+def thread_mapa(p, t, code, opnd, r, pc, ctx, fault):
+    """``mapa``: the address of ``a``'s shared offset in the CTA of rank ``b`` (a ``.shared::cluster`` address, or
+    for the generic form a generic one). A rank outside the cluster is ``FAULT_BAD_OPERAND``."""
+    o = code[p, O0:]
+    a = get(r, opnd, o[1])
+    rank = get(r, opnd, o[2]) & 0xFFFFFFFF
+    if rank >= ctx[CTX_NRANKS]:
+        set_fault(fault, FAULT_BAD_OPERAND, t, rank, ctx[CTX_NRANKS])
+        return False
+    if code[p, M0]:
+        _, off = cluster_split(a, ctx[CTX_RANK])
+        put(r, opnd, o[0], cluster_address(rank, off))
+    else:
+        _, off = cluster_split(a - SHARED_WINDOW, ctx[CTX_RANK])
+        put(r, opnd, o[0], SHARED_WINDOW + cluster_address(rank, off))
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_bar_cluster(p, w, group, gmask, alive, code, pc, status, bar_id, cl, fault):
+    """``barrier.cluster.arrive``/``wait`` for the lanes of ``gmask``; False on a fault (``.aligned`` with lanes
+    missing)."""
+    t0 = 32 * w
+    if code[p, M1] and gmask != alive:
+        set_fault(fault, FAULT_DIVERGENT, t0, gmask, alive)
+        return False
+    for lane in range(32):
+        if not (group >> lane) & 1:
+            continue
+        t = t0 + lane
+        if not (gmask >> lane) & 1:
+            pc[t] += 1
+        elif code[p, M0] == ARRIVE:
+            cl[t] = 1
+            pc[t] += 1
+        elif cl[t]:                                  # arrived, not yet released: wait (the pc stays)
+            status[t] = WAITING
+            bar_id[t] = CLUSTER_WAIT
+        else:
+            pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
+    """``ld``/``st`` ``.shared::cluster``: each lane's address names a CTA of the cluster and an offset in its shared
+    memory (:func:`cluster_split`); the bytes are that CTA's. Every lane is checked before any access (a fault
+    changes nothing)."""
+    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    esize = max(tb // 8, 1)
+    size = esize * n
+    o = code[p, O0:O0 + 2]
+    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    own, ranks, nbytes = ctx[CTX_RANK], ctx[CTX_NRANKS], csmem.shape[1]
+    t0 = 32 * w
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        addr = lane_address(regs[w, lane], opnd, arow)
+        rank, off = cluster_split(addr, own)
+        if rank < 0 or rank >= ranks or off < SHARED_BASE or off > nbytes - size:
+            set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
+            fault[5] = SP_SHARED
+            return False
+        if off % size:
+            set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
+            fault[5] = SP_SHARED
+            return False
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        rank, off = cluster_split(lane_address(regs[w, lane], opnd, arow), own)
+        mem = csmem[rank]
+        for j in range(n):
+            row = opnd[drow, SLOT] + j if n > 1 else drow
+            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
+            if op == Op.LD:
+                v = read_bytes(mem, off + j * esize, esize)
+                if tk == TK_S:
+                    v = sext(v, tb)
+                lane_put(regs, w, lane, k, sl, nw, v)
+            elif k == K_REG or k == K_IMM:
+                write_bytes(mem, off + j * esize, esize, lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0))
+    advance(pc, t0, group)
+    return True
+
+
+@njit(cache=True)
+def cluster_waiters(status, bar_id):
+    """How many threads wait at ``barrier.cluster.wait``."""
+    n = 0
+    for t in range(status.shape[0]):
+        if status[t] == WAITING and bar_id[t] == CLUSTER_WAIT:
+            n += 1
+    return n
+
+
+def cluster_release(states):
+    """Release ``barrier.cluster`` when every non-exited thread of the cluster (``states``: each CTA's
+    ``(status, bar_id, cl)``) has arrived: arrivals cleared, waiters running. ``(released, arrived, alive)``."""
+    alive = sum(int(((s == RUNNING) | (s == WAITING)).sum()) for s, _, _ in states)
+    arrived = sum(int((cl[(s == RUNNING) | (s == WAITING)] != 0).sum()) for s, _, cl in states)
+    if alive == 0 or arrived < alive:
+        return False, arrived, alive
+    for s, b, cl in states:
+        woken = (s == WAITING) & (b == CLUSTER_WAIT)
+        s[woken] = RUNNING
+        b[woken] = 0
+        cl[:] = 0
+    return True, arrived, alive
+
