@@ -70,6 +70,7 @@ def test_bench_debug_quick():
     assert re.search(r"target: 50 ms per step including the view: (under|OVER)", text)
 
 
+@pytest.mark.slow            # starts its own Ray cluster (16 s on CI's two cores); tests/hwcheck/test_hw_ray.py covers Ray
 def test_bench_ray_quick():
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'warpsim[ray]')")
     text = run_quick("bench_ray.py")

@@ -9,7 +9,7 @@
 //   - barrier.cluster (cute::cluster_sync) before the loads (every mbarrier initialised) and at the end (no CTA
 //     leaves while its peer may still touch its shared memory).
 //
-//   warpsim run examples/hopper/tma_multicast.cu --kernel tile_multicast --grid 4 --block 128 --smem 8192 \
+//   warpsim run examples/hopper/tma_multicast.cu --kernel tile_multicast --grid 4 --block 128 --smem 4096 \
 //       --arg map=tensormap:16x32:none:random:f32:64x40 --arg out=zeros:u32:4096 --arg peer=zeros:u32:4 \
 //       --arg arrivals=zeros:u32:2 --arg box_rows=16 --arg bytes=4096
 

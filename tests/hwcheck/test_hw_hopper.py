@@ -57,10 +57,14 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     kernels = {(os.path.basename(e[0]), e[1]) for e in HOPPER_TMA_EXAMPLES}
     assert kernels == {("tma_copy.cu", "tile_load"), ("tma_copy.cu", "tile_store"), ("tma_gemm.cu", "gemm_tn"),
                        ("tma_gemm.cu", "gemm_tn_tma_store"), ("tma_gemm.cu", "gemm_tn_ws"),
-                       ("tma_multicast.cu", "tile_multicast")}
+                       ("tma_multicast.cu", "tile_multicast"), ("wgmma_gemm_dsl.py", "wgmma_kernel")}
     swizzles = set()
     for source, kernel, grid, block, smem, args in HOPPER_TMA_EXAMPLES:
         spec = {a.split("=")[0]: a.split("=", 1)[1] for a in args}
+        if source.endswith("wgmma_gemm_dsl.py"):         # one 64 x 64 tile; K a multiple of 64, A and B (64, K)
+            depth = int(spec["a"].split(";")[1].split(":")[1])
+            assert (grid, block, smem, depth % 64) == (1, 128, 16384, 0) and f"64x{depth}" in spec["b"]
+            continue
         if source.endswith("tma_multicast.cu"):          # clusters of two, each CTA half of its cluster's rows
             _, box, _, _, _, shape = spec["map"].split(":")
             box_rows, box_cols = (int(v) for v in box.split("x"))

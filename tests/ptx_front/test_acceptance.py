@@ -124,3 +124,24 @@ def test_dsl_tile_cp_async_runtime_k(arch):
         want = gemm_reference(a, b, ab="f16", cd="f32", arch=arch.replace("_", ""), k_block=16)
         assert_bits_equal(k.buffers(res)["c"].view(np.uint32).reshape(64, 64), want, dtype="f32",
                           name=f"tile_kernel {arch} K={depth}")
+
+
+@pytest.mark.usefixtures("need_dsl")
+def test_dsl_wgmma_gemm_is_the_reference_wgmma_chain():
+    """examples/cute_dsl/wgmma_gemm_dsl.py (CuTe DSL's warpgroup MMA, K_SW128 shared memory, compiled for sm_90a): C
+    is the reference wgmma over k16 steps of K, bit for bit, for K of one to three k-tiles."""
+    from warpsim.isa.wgmma import wgmma
+    k = kernel("examples/cute_dsl/wgmma_gemm_dsl.py", "wgmma_kernel", "sm_90")
+    assert ".target sm_90a" in k.module.text
+    for seed in SEEDS[:3]:
+        rng = np.random.default_rng(seed)
+        depth = 64 * (1 + seed)
+        a, b = f16_bits(rng, (64, depth)), f16_bits(rng, (64, depth))
+        args = {"a": [("u64", a), ("s32", depth), ("s32", depth)], "b": [("u64", b), ("s32", depth), ("s32", depth)],
+                "c": np.zeros((64, 64), np.float32)}
+        res = k.launch(grid=1, block=128, smem=16384, args=args)
+        acc = None
+        for k0 in range(0, depth, 16):
+            acc = wgmma(a.view(np.uint16)[:, k0:k0 + 16], b.view(np.uint16)[:, k0:k0 + 16].T.copy(), acc)
+        assert_bits_equal(k.buffers(res)["c"].view(np.uint32).reshape(64, 64), acc, dtype="f32",
+                          name=f"wgmma_kernel K={depth}")

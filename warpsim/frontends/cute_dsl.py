@@ -38,6 +38,11 @@ __all__ = ["compile_dsl", "is_dsl_source"]
 DSL_ASSIGNMENT = re.compile(r"^WARPSIM\s*(:[^=]*)?=", re.MULTILINE)
 
 
+# a file's line "# warpsim: arch sm_90a" compiles it for the arch-specific target when warpsim's arch is sm_90, as
+# "// warpsim: nvcc-flags -arch=sm_90a" does for a .cu (Hopper's wgmma, TMA and setmaxnreg exist only there)
+ARCH_SPECIFIC = re.compile(r"^#\s*warpsim:\s*arch\s+(sm_\d+a)\s*$", re.MULTILINE)
+
+
 def is_dsl_source(path):
     """Whether a ``.py`` file follows the CuTe DSL convention: it assigns a module-level ``WARPSIM``."""
     try:
@@ -54,8 +59,11 @@ def compile_dsl(path, arch="sm_80", cache=True):
     if importlib.util.find_spec("cutlass") is None or importlib.util.find_spec("cutlass.cute") is None:
         raise CompileError(f"{path.name}: CuTe DSL is not installed (pip install 'warpsim[dsl]', "
                            "which brings nvidia-cutlass-dsl)")
-    key = cache_key("dsl", package_version("nvidia-cutlass-dsl"), arch,
-                    path.read_text(encoding="utf-8", errors="replace"))
+    text = path.read_text(encoding="utf-8", errors="replace")
+    special = ARCH_SPECIFIC.search(text)                 # "# warpsim: arch sm_90a": wgmma, TMA need the a-target
+    if special and special.group(1).removesuffix("a") == arch:
+        arch = special.group(1)
+    key = cache_key("dsl", package_version("nvidia-cutlass-dsl"), arch, text)
     with cache_lock(key) if cache else contextlib.nullcontext():   # one compile of a source at a time
         cached = cached_ptx(key) if cache else None
         if cached is not None:
