@@ -26,7 +26,7 @@ __all__ = [
     "FAULT_NONE", "FAULT_MISALIGNED", "FAULT_OUT_OF_RANGE", "FAULT_BAD_REGISTER", "FAULT_BAD_TYPES",
     "FAULT_BAD_OPERAND", "FAULT_BAD_DESCRIPTOR", "FAULT_RACE", "FAULT_DIVERGENT", "FAULT_STEP_LIMIT", "FAULT_TRAP", "FAULT_DEADLOCK",
     "FAULT_SHFL_SOURCE", "FAULT_CALL_DEPTH", "FAULT_PENDING", "FAULT_READ_ONLY", "FAULT_SPACE", "FAULT_WGMMA_PENDING",
-    "FAULT_MBARRIER", "FAULT_MBARRIER_DEADLOCK", "FAULT_TENSOR_MAP",
+    "FAULT_MBARRIER", "FAULT_MBARRIER_DEADLOCK", "FAULT_TENSOR_MAP", "FAULT_WGMMA_SMEM",
     "new_fault", "set_fault", "clear_fault", "fault_message", "descriptor_problem", "raise_fault",
 ]
 
@@ -53,6 +53,7 @@ FAULT_WGMMA_PENDING = 30  # value: a register slot a wgmma.mma_async not yet wai
 FAULT_MBARRIER = 31      # value: the address; extra: 1 not shared memory, 2 no mbarrier there, 3 too many mbarriers
 FAULT_MBARRIER_DEADLOCK = 32  # value: the mbarrier's row in the CTA's table a thread waits at for ever
 FAULT_TENSOR_MAP = 33    # value: the address of a TMA tensor map warpsim did not build, or of another rank (extra)
+FAULT_WGMMA_SMEM = 34    # a write to shared bytes a wgmma.mma_async not yet waited for reads: address, bytes
 
 
 def new_fault():

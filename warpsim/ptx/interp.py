@@ -170,8 +170,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     set_fault(fault, FAULT_STEP_LIMIT, t0, max_steps, 0)
                     fault[4] = p
                     return False
-                if wgpend[w, wgpend.shape[1] - 1] > 0 and op != Op.WGMMA:
-                    s_ = wgmma_touch(p, code, opnd, wgpend[w], wgpend.shape[1] - 2)
+                if wgpend[w, regs.shape[2] + 1] > 0 and op != Op.WGMMA:
+                    s_ = wgmma_touch(p, code, opnd, wgpend[w], regs.shape[2])
                     if s_ >= 0:
                         lane0 = 0
                         while not (group >> lane0) & 1:
@@ -208,7 +208,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                                           cmbar, ctx)
                             if op == Op.MBARRIER else
                             warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const,
-                                           kparam, fparam, mbar, fault, csmem, cmbar, ctx)):
+                                           kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map)):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps

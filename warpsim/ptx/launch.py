@@ -35,7 +35,7 @@ import numpy as np
 
 from warpsim.errors import DeviceAssertion, SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH, get_arch
-from warpsim.isa.faults import (FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
+from warpsim.isa.faults import (FAULT_WGMMA_SMEM, FAULT_BAD_DESCRIPTOR, FAULT_BAD_OPERAND, FAULT_BAD_REGISTER, FAULT_CALL_DEPTH, FAULT_DEADLOCK,
                                 FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_PENDING, FAULT_RACE,
                                 FAULT_READ_ONLY, FAULT_SHFL_SOURCE, FAULT_SPACE, FAULT_STEP_LIMIT, FAULT_TRAP,
                                 FAULT_WGMMA_PENDING, FAULT_MBARRIER, FAULT_MBARRIER_DEADLOCK, FAULT_TENSOR_MAP,
@@ -471,6 +471,9 @@ class PtxModule:
             why = {1: "is not in shared memory", 2: "holds no mbarrier (mbarrier.init it first)",
                    3: "cannot hold one more mbarrier: too many in one CTA"}.get(extra, "is not an mbarrier")
             return f"{head}: address {value:#x} {why}"
+        if code == FAULT_WGMMA_SMEM:
+            return (f"{head}: writes shared {value:#x} ({extra} bytes), which a wgmma.mma_async not yet waited for "
+                    f"reads (the tensor cores may read it after the write: wgmma.wait_group first)")
         if code == FAULT_WGMMA_PENDING:
             names = [n for n, (slot, words, _) in d.reg_names.items() if slot <= value < slot + words]
             return (f"{head}: touches {names[0] if names else f'register slot {value}'}, which a wgmma.mma_async owns "
@@ -613,7 +616,7 @@ class PtxRun:
     @property
     def wgmma_in_flight(self):
         """Per warp, the register slots a ``wgmma.mma_async`` not yet waited for owns (:mod:`warpsim.ptx.families.wgmma`)."""
-        return self._state.wgpend
+        return self._state.wgpend[:, :self.machine.regs.shape[2] + 2]
 
     @property
     def status(self):

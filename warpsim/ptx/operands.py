@@ -9,10 +9,10 @@ register slots; :func:`advance` moves a group's pcs; :func:`raced` and :func:`is
 import numpy as np
 from numba import njit
 
-from warpsim.isa.faults import FAULT_RACE, set_fault
+from warpsim.isa.faults import FAULT_RACE, FAULT_WGMMA_SMEM, set_fault
 from warpsim.ptx.rows import IMM, K_IMM, K_NONE, K_REG, KIND, NEG, NOPS, NW, O0, SLOT
 
-__all__ = ["get", "put", "lane_address", "advance", "raced", "operand_fields", "lane_get", "lane_put", "vec_slots",
+__all__ = ["get", "put", "lane_address", "advance", "raced", "overwritten", "wgmma_reads", "WGMMA_READ", "operand_fields", "lane_get", "lane_put", "vec_slots",
            "isa_fault", "MAX_VEC"]
 
 MAX_VEC = 32    # the scratch for a vector operand's register slots (mma and ldmatrix take at most 4)
@@ -70,14 +70,39 @@ def advance(pc, t0, group):
             pc[t0 + lane] += 1
 
 
+WGMMA_READ = 1 << 16      # pend_map per shared byte: cp.async copies pending in the low 16 bits, in-flight wgmma
+                          # reads of it (mma_async not yet waited for) counted in units of WGMMA_READ above
+
+
 @njit(cache=True)
 def raced(pend_map, off, size, t, addr, fault):
     """Whether one of the ``size`` shared bytes at ``off`` has a ``cp.async`` copy still pending (``pend_map``): then
     ``FAULT_RACE`` for thread ``t`` at ``addr``."""
     for i in range(size):
-        if pend_map[off + i] != 0:
+        if pend_map[off + i] & (WGMMA_READ - 1):
             set_fault(fault, FAULT_RACE, t, addr, size)
             return True
+    return False
+
+
+@njit(cache=True)
+def wgmma_reads(pend_map, off, size):
+    """Whether a ``wgmma.mma_async`` not yet waited for reads one of the ``size`` shared bytes at ``off``."""
+    for i in range(size):
+        if pend_map[off + i] >= WGMMA_READ:
+            return True
+    return False
+
+
+@njit(cache=True)
+def overwritten(pend_map, off, size, t, addr, fault):
+    """:func:`raced` for a write, which also must not touch a byte a ``wgmma.mma_async`` not yet waited for reads
+    (``FAULT_WGMMA_SMEM``: the GPU's tensor cores may read it after the write)."""
+    if raced(pend_map, off, size, t, addr, fault):
+        return True
+    if wgmma_reads(pend_map, off, size):
+        set_fault(fault, FAULT_WGMMA_SMEM, t, addr, size)
+        return True
     return False
 
 

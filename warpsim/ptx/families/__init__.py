@@ -159,7 +159,7 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
     if op == Op.MMA:
         return warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault)
     if op == Op.WGMMA:
-        return warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, wgpend, fault)
+        return warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, wgpend, fault, pend_map)
     if op == Op.LDMATRIX or op == Op.STMATRIX:
         return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds)
     return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds)

@@ -22,13 +22,13 @@ import numpy as np
 from numba import njit
 
 from warpsim.errors import UnsupportedType
-from warpsim.isa.faults import FAULT_PENDING, FAULT_SPACE, set_fault
+from warpsim.isa.faults import FAULT_PENDING, FAULT_SPACE, FAULT_WGMMA_SMEM, set_fault
 from warpsim.ptx.codes import MAX_PENDING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
                                 locate, locate_prefix)
 from warpsim.ptx.opcodes import Op
-from warpsim.ptx.operands import advance, get, lane_address
+from warpsim.ptx.operands import advance, get, lane_address, wgmma_reads
 from warpsim.ptx.rows import M0, MBAR_ASYNC_ARRIVE, NOPS, O0
 from warpsim.ptx.shadow import S_ON, shadow_access
 
@@ -122,6 +122,9 @@ def thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const,
         if npend[t] >= MAX_PENDING:
             set_fault(fault, FAULT_PENDING, t, MAX_PENDING, 0)
             return False
+        if wgmma_reads(pend_map, doff, size):             # a stage the tensor cores still read
+            set_fault(fault, FAULT_WGMMA_SMEM, t, dst, size)
+            return False
         k = npend[t]
         pend[t, k, 0], pend[t, k, 1], pend[t, k, 2] = doff, soff, size
         pend[t, k, 3], pend[t, k, 4], pend[t, k, 5] = srcsize, groups[t], p
@@ -163,7 +166,8 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
             if not (gmask >> lane) & 1:
                 continue
             dst, src, srcsize = _copy(regs_w[lane], opnd, rows, size)
-            if dst < SHARED_BASE or dst > smem.shape[0] - size or dst % size != 0 or npend[t0 + lane] >= MAX_PENDING:
+            if (dst < SHARED_BASE or dst > smem.shape[0] - size or dst % size != 0 or npend[t0 + lane] >= MAX_PENDING
+                    or wgmma_reads(pend_map, dst, size)):
                 return False
             if srcsize > 0:
                 off = src - GLOBAL_BASE

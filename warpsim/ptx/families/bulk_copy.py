@@ -25,15 +25,16 @@ import numpy as np
 from numba import njit
 
 from warpsim.errors import UnsupportedType
-from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_TENSOR_MAP, set_fault
-from warpsim.isa.tma import MAP_BYTES, NFIELDS, decode_fields, tile_copy
+from warpsim.isa.faults import (FAULT_BAD_OPERAND, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_TENSOR_MAP,
+                                FAULT_WGMMA_SMEM, set_fault)
+from warpsim.isa.tma import F_BOX, F_BYTES, MAP_BYTES, NFIELDS, decode_fields, tile_copy
 from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK
 from warpsim.ptx.families.cluster import cluster_split
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.mbarrier import complete_tx_at
 from warpsim.ptx.memory import (GLOBAL_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM, SP_SHARED, locate,
                                 locate_prefix)
-from warpsim.ptx.operands import get, lane_address
+from warpsim.ptx.operands import get, lane_address, wgmma_reads
 from warpsim.ptx.rows import M0, M1, M2, NOPS, O0
 
 __all__ = ["BulkCopyDecoder", "DECODER", "warp_bulk_copy"]
@@ -90,7 +91,8 @@ DECODER = BulkCopyDecoder
 
 
 @njit(cache=True)
-def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault, csmem, cmbar, ctx):
+def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault, csmem, cmbar, ctx,
+          pend_map):
     form = code[p, M0]
     o = code[p, O0:]
     if form == NOTHING:
@@ -111,6 +113,9 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
         if ssp < 0:
             return False
         if form == G2S:
+            if wgmma_reads(pend_map, doff, size):         # a stage the tensor cores still read
+                set_fault(fault, FAULT_WGMMA_SMEM, t, dst, size)
+                return False
             smem[doff:doff + size] = gmem[soff:soff + size]
             return complete_tx_at(lane_address(r, opnd, o[3]), size, t, smem, gmem, ends, local, const, kparam,
                                   fparam, mbar, fault)
@@ -168,6 +173,12 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
             set_fault(fault, FAULT_BAD_OPERAND, t, targets, ctx[CTX_NRANKS])
             return False
     bar = cluster_split(lane_address(r, opnd, o[2]), own)[1]
+    box = f[F_BYTES]
+    for d in range(rank):
+        box *= f[F_BOX + d]
+    if (targets >> own) & 1 and soff + box <= smem.shape[0] and wgmma_reads(pend_map, soff, box):
+        set_fault(fault, FAULT_WGMMA_SMEM, t, sh, box)                  # the CTA's own stage, still read by wgmma
+        return False
     for k in range(ctx[CTX_NRANKS]):
         if not (targets >> k) & 1:
             continue
@@ -182,7 +193,7 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
 
 @njit(cache=True)
 def warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const, kparam, fparam, mbar,
-                   fault, csmem, cmbar, ctx):
+                   fault, csmem, cmbar, ctx, pend_map):
     """A bulk copy row for the lanes of ``group`` (those of ``gmask`` copy, in lane order); advances their pcs.
     False on a fault."""
     t0 = 32 * w
@@ -190,7 +201,7 @@ def warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, l
         if not (group >> lane) & 1:
             continue
         if (gmask >> lane) & 1 and not _bulk(p, t0 + lane, code, opnd, regs[w, lane], smem, gmem, ends, local, const,
-                                             kparam, fparam, mbar, fault, csmem, cmbar, ctx):
+                                             kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map):
             return False
         pc[t0 + lane] += 1
     return True

@@ -17,7 +17,7 @@ from warpsim.isa.scratch import stack_array
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED
 from warpsim.ptx.opcodes import Op
-from warpsim.ptx.operands import MAX_VEC, isa_fault, lane_address, raced, vec_slots
+from warpsim.ptx.operands import MAX_VEC, isa_fault, lane_address, overwritten, raced, vec_slots
 from warpsim.ptx.memory import read_bytes
 from warpsim.ptx.rows import M0, M1, M2, O0
 from warpsim.ptx.shadow import S_ON, shadow_access
@@ -88,7 +88,8 @@ def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, sh
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, a, 16)
             fault[5] = SP_SHARED
             return False
-        if a + 16 <= smem.shape[0] and raced(pend_map, a, 16, t0 + lane, a, fault):
+        if a + 16 <= smem.shape[0] and (raced(pend_map, a, 16, t0 + lane, a, fault) if op == Op.LDMATRIX else
+                                        overwritten(pend_map, a, 16, t0 + lane, a, fault)):
             return False
     if sstate[S_ON]:
         for lane in range(8 * code[p, M2]):

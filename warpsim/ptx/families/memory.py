@@ -20,7 +20,7 @@ from warpsim.isa.fp64 import f64_add
 from warpsim.isa.fparith import bf16x2_add, f16x2_add, f32_add
 from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, TYPES, Op
-from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put, raced
+from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, overwritten, put, raced
 from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, M2, NW, O0, SLOT, TB, TK
 from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, S_ON, shadow_access
 
@@ -136,7 +136,8 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
     sp, off = locate(code[p, M0], addr, esize * n, t, gmem, ends, smem, local, const, kparam, fparam, fault)
     if sp < 0:
         return False
-    if sp == SP_SHARED and raced(pend_map, off, esize * n, t, addr, fault):
+    if sp == SP_SHARED and (overwritten(pend_map, off, esize * n, t, addr, fault) if op == Op.ST else
+                            raced(pend_map, off, esize * n, t, addr, fault)):
         return False
     san = sstate[S_ON] != 0 and (sp == SP_SHARED or sp == SP_GLOBAL)
     if san and op == Op.LD:
@@ -183,7 +184,7 @@ def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fpa
     if sp != SP_GLOBAL and sp != SP_SHARED:
         set_fault(fault, FAULT_SPACE, t, addr, SP_GLOBAL)
         return False
-    if sp == SP_SHARED and raced(pend_map, off, size, t, addr, fault):
+    if sp == SP_SHARED and overwritten(pend_map, off, size, t, addr, fault):
         return False
     if sstate[S_ON]:
         shadow_access(shadow, sstate, finds, sp, off, size, t, p, 2, code[p, M2], 0, smem if sp == SP_SHARED else gmem)
@@ -279,7 +280,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
             fault[5] = space
             return False
-        if space == SP_SHARED and raced(pend_map, off, size, t0 + lane, addr, fault):
+        if space == SP_SHARED and (overwritten(pend_map, off, size, t0 + lane, addr, fault) if op == Op.ST else
+                                   raced(pend_map, off, size, t0 + lane, addr, fault)):
             return False
     san = sstate[S_ON] != 0
     flags = code[p, M2]

@@ -24,16 +24,17 @@ from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.faults import FAULT_BAD_DESCRIPTOR, FAULT_DIVERGENT, set_fault
 from warpsim.isa.scratch import stack_array
 from warpsim.isa.dot_add import DOT_CD, DOT_TYPES
-from warpsim.isa.wgmma import DOT_COMBOS, TYPE_COMBOS, WGMMA_K, WGMMA_N, warp_wgmma, warp_wgmma_dot
+from warpsim.isa.wgmma import DOT_COMBOS, TYPE_COMBOS, WGMMA_K, WGMMA_N, element_address, warp_wgmma, warp_wgmma_dot
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_SHARED
-from warpsim.ptx.operands import get, isa_fault, vec_slots
+from warpsim.ptx.operands import WGMMA_READ, get, isa_fault, vec_slots
 from warpsim.ptx.rows import K_ADDR, K_REG, K_VEC, KIND, M0, M1, M2, M3, NOPS, NW, O0, SLOT
 
-__all__ = ["WgmmaDecoder", "DECODER", "warp_wgmma_op", "wgmma_touch", "new_pending"]
+__all__ = ["WgmmaDecoder", "DECODER", "warp_wgmma_op", "wgmma_touch", "new_pending", "RECORDS"]
 
 FORMS = {"mma_async": 0, "fence": 1, "commit_group": 2, "wait_group": 3}
 _MAX_D = 128                      # registers of the largest D (m64n256, f32)
+_TF32 = DOT_TYPES["tf32"]
 
 
 class WgmmaDecoder(FamilyDecoder):
@@ -102,10 +103,61 @@ class WgmmaDecoder(FamilyDecoder):
 DECODER = WgmmaDecoder
 
 
+RECORDS = 64                      # shared-memory operands of mma_async in flight tracked per warp
+_REC = 8                          # a record: group (0 free, -1 open, g committed), A's descriptor (-1: registers),
+                                  # B's descriptor, N, K, element bytes, trans-a, trans-b
+
+
 def new_pending(warps, regs_per_thread):
-    """The in-flight table: ``int64[warps, R + 2]``; per register slot 0 (free), -1 (owned by the open group) or ``g``
-    (owned by committed group ``g``, from 1); column ``R`` the groups committed so far, ``R + 1`` the slots owned."""
-    return np.zeros((warps, regs_per_thread + 2), np.int64)
+    """The in-flight table: ``int64[warps, R + 2 + RECORDS * 8]``; per register slot 0 (free), -1 (owned by the open
+    group) or ``g`` (owned by committed group ``g``, from 1); column ``R`` the groups committed so far, ``R + 1`` the
+    slots owned; then per ``mma_async`` in flight the record of the shared bytes it reads (its descriptors), which
+    ``pend_map`` counts (:data:`warpsim.ptx.operands.WGMMA_READ`) until its ``wait_group``: a write to them before is
+    ``FAULT_WGMMA_SMEM``. More than ``RECORDS`` in flight in one warp are not tracked (no error of warpsim's own)."""
+    return np.zeros((warps, regs_per_thread + 2 + RECORDS * _REC), np.int64)
+
+
+@njit(cache=True)
+def _operand_bytes(pend_map, rec, quarter, delta):
+    """Add ``delta`` to ``pend_map`` over every shared byte the ``mma_async`` of record ``rec`` reads in this warp:
+    A's 16 rows of the warp (from its descriptor) and B's N rows."""
+    n, k, eb = rec[3], rec[4], rec[5]
+    if rec[1] >= 0:
+        for m in range(16 * quarter, 16 * quarter + 16):
+            for kk in range(k):
+                a = element_address(rec[1], m, kk, rec[6], eb)
+                for b in range(eb):
+                    pend_map[a + b] += delta
+    for j in range(n):
+        for kk in range(k):
+            a = element_address(rec[2], j, kk, rec[7], eb)
+            for b in range(eb):
+                pend_map[a + b] += delta
+
+
+@njit(cache=True)
+def _track(pend_w, nregs, pend_map, quarter, a_desc, b_desc, n, k, eb, trans_a, trans_b):
+    base = nregs + 2
+    for i in range(RECORDS):
+        rec = pend_w[base + i * _REC:base + (i + 1) * _REC]
+        if rec[0] == 0:
+            rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7] = -1, a_desc, b_desc, n, k, eb, trans_a, trans_b
+            _operand_bytes(pend_map, rec, quarter, WGMMA_READ)
+            return
+
+
+@njit(cache=True)
+def _retire(pend_w, nregs, pend_map, quarter, form, done):
+    """``commit_group`` (form 2): the open records join the new group; ``wait_group`` (form 3): the records of groups
+    ``1 .. done`` are complete, their bytes free."""
+    base = nregs + 2
+    for i in range(RECORDS):
+        rec = pend_w[base + i * _REC:base + (i + 1) * _REC]
+        if form == 2 and rec[0] == -1:
+            rec[0] = pend_w[nregs]
+        elif form == 3 and rec[0] > 0 and rec[0] <= done:
+            _operand_bytes(pend_map, rec, quarter, -WGMMA_READ)
+            rec[0] = 0
 
 
 @njit(cache=True)
@@ -117,19 +169,21 @@ def _own(pend_w, slots, nregs):
 
 
 @njit(cache=True)
-def _settle(pend_w, form, n, nregs):
+def _settle(pend_w, form, n, nregs, pend_map, quarter):
     """``commit_group`` (form 2) or ``wait_group n`` (form 3) on one warp's table."""
     if form == 2:
         pend_w[nregs] += 1
         for s in range(nregs):
             if pend_w[s] == -1:
                 pend_w[s] = pend_w[nregs]
+        _retire(pend_w, nregs, pend_map, quarter, 2, 0)
     elif form == 3:
         done = pend_w[nregs] - n                    # groups 1 .. done are complete
         for s in range(nregs):
             if pend_w[s] > 0 and pend_w[s] <= done:
                 pend_w[s] = 0
                 pend_w[nregs + 1] -= 1
+        _retire(pend_w, nregs, pend_map, quarter, 3, done)
 
 
 @njit(cache=True)
@@ -151,7 +205,7 @@ def wgmma_touch(p, code, opnd, pend_w, nregs):
 
 
 @njit(cache=True)
-def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault):
+def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault, pend_map):
     """A ``wgmma`` row for the whole warp (``gmask``: the lanes whose guard holds, all 32 or a fault); advances the
     pcs and keeps the warp's in-flight table ``pend[w]``. False on a fault."""
     t0 = 32 * w
@@ -160,7 +214,7 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault
         set_fault(fault, FAULT_DIVERGENT, t0, gmask, 0xFFFFFFFF)
         return False
     if code[p, M0] != 0:
-        _settle(pend[w], code[p, M0], code[p, M1], nregs)
+        _settle(pend[w], code[p, M0], code[p, M1], nregs, pend_map, w % 4)
     else:
         regs_w = regs[w]
         o = code[p, O0:]
@@ -197,6 +251,9 @@ def warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, pend, fault
             return False
         _own(pend[w], d, nregs)
         _own(pend[w], a, nregs)
+        eb = 2 if ta <= 1 else (4 if ta == _TF32 else 1)
+        _track(pend[w], nregs, pend_map, w % 4, -1 if (types >> 12) & 1 else a_desc, b_desc, n, 32 // eb, eb,
+               (flags >> 2) & 1, (flags >> 3) & 1)
     for lane in range(32):
         pc[t0 + lane] += 1
     return True
