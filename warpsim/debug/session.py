@@ -292,20 +292,11 @@ class Session:
 
     # -- checkpoints --------------------------------------------------------------------------------
     def _snapshot(self):
-        run, m = self.run, self.run.machine
-        arrays = {k: v.copy() for k, v in vars(run._state).items() if k not in ("prbuf", "prrec")}
-        return (arrays, m.regs.copy(), m.smem.copy(), m.gmem.copy(), run._ctx.copy(), run._counts.copy(),
-                len(run.printf), run._next, run.cta, run.finished, self.last, dict(self.last_of_warp))
+        return self.run.checkpoint(), self.last, dict(self.last_of_warp)
 
     def _restore(self, snap):
-        run, m = self.run, self.run.machine
-        arrays, regs, smem, gmem, ctx, counts, nprinted, nxt, cta, finished, last, last_of_warp = snap
-        for k, v in arrays.items():
-            getattr(run._state, k)[...] = v
-        m.regs[...], m.smem[...], m.gmem[...] = regs, smem, gmem
-        run._ctx[...], run._counts[...] = ctx, counts
-        del run.printf[nprinted:]
-        run._next, run.cta, run.finished = nxt, cta, finished
+        saved, last, last_of_warp = snap
+        self.run.restore(saved)
         self.last, self.last_of_warp, self.fault, self.fault_at = last, dict(last_of_warp), "", None
 
     def _checkpoint(self):

@@ -690,6 +690,30 @@ class PtxRun:
                 raise SimulatorFault(self.module._fault_message(self.kernel, d, fault, self.cta, self.block, m, state))
         return not self.finished
 
+    def checkpoint(self):
+        """Everything a later :meth:`restore` needs to put the launch back here: every CTA of the current cluster
+        (state, registers, shared memory, context), global memory, counts, printf lines, the schedule's place."""
+        states = [{k: v.copy() for k, v in vars(st).items() if k not in ("prbuf", "prrec")} for st in self._states]
+        return (states, [r.copy() for r in self._rank_regs], self.csmem.copy(), self.machine.gmem.copy(),
+                [c.copy() for c in self._ctxs], self._counts.copy(), len(self.printf), self._next, self._rank,
+                list(self._done), self._stalled, getattr(self, "_cta_of", None), self.finished)
+
+    def restore(self, saved):
+        """Put the launch back where :meth:`checkpoint` was taken (its arrays written in place)."""
+        (states, regs, csmem, gmem, ctxs, counts, nprinted, nxt, rank, done, stalled, cta_of, finished) = saved
+        for st, arrays in zip(self._states, states):
+            for k, v in arrays.items():
+                getattr(st, k)[...] = v
+        for mine, r in zip(self._rank_regs, regs):
+            mine[...] = r
+        self.csmem[...], self.machine.gmem[...], self._counts[...] = csmem, gmem, counts
+        for mine, c in zip(self._ctxs, ctxs):
+            mine[...] = c
+        del self.printf[nprinted:]
+        self._next, self._done, self._stalled, self._cta_of, self.finished = nxt, list(done), stalled, cta_of, finished
+        self._select(rank)
+        self._ctx[...] = ctxs[rank]
+
     def _next_rank(self, released, ran, arrived=0, alive=0):
         """After the current CTA finished or yielded: the next unfinished CTA of the cluster takes its turn. When every
         one has yielded without a step or a release since (no CTA of the cluster can go on), a deadlock:
