@@ -53,8 +53,36 @@ def stop():
     _children.clear()
 
 
+_TINY = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry tiny(.param .u64 out)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"""
+
+
+def numba_core():
+    """Compile the PTX interpreter's core into Numba's cache (``python tests/prewarm.py --numba``): what the first
+    test that launches a kernel would otherwise compile (some two minutes of one core on CI's machine). CI runs it
+    while pip installs the extras."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    from warpsim import ptx
+    ptx.load(_TINY).launch("tiny", grid=1, block=32, args={"out": np.zeros(1, np.uint32)})
+
+
 def _main():
     import os
+    if sys.argv[1:] == ["--numba"]:
+        return numba_core()
     os.nice(10)
     sys.path.insert(0, str(ROOT))
     from warpsim.frontends.source import compile_source

@@ -145,3 +145,11 @@ def test_dsl_wgmma_gemm_is_the_reference_wgmma_chain():
             acc = wgmma(a.view(np.uint16)[:, k0:k0 + 16], b.view(np.uint16)[:, k0:k0 + 16].T.copy(), acc)
         assert_bits_equal(k.buffers(res)["c"].view(np.uint32).reshape(64, 64), acc, dtype="f32",
                           name=f"wgmma_kernel K={depth}")
+
+
+@pytest.mark.usefixtures("need_dsl")
+def test_a_dsl_file_for_sm_90a_refuses_another_arch_in_one_line():
+    from warpsim.frontends.compiled import CompileError
+    with pytest.raises(CompileError, match=r"^wgmma_gemm_dsl.py: compiles only for --arch sm_90 \(its line "
+                                           r"'# warpsim: arch sm_90a'\), not sm_80$"):
+        open_kernel(ROOT / "examples/cute_dsl/wgmma_gemm_dsl.py", "wgmma_kernel", arch="sm_80")

@@ -61,7 +61,10 @@ def compile_dsl(path, arch="sm_80", cache=True):
                            "which brings nvidia-cutlass-dsl)")
     text = path.read_text(encoding="utf-8", errors="replace")
     special = ARCH_SPECIFIC.search(text)                 # "# warpsim: arch sm_90a": wgmma, TMA need the a-target
-    if special and special.group(1).removesuffix("a") == arch:
+    if special:
+        if special.group(1).removesuffix("a") != arch:
+            raise CompileError(f"{path.name}: compiles only for --arch {special.group(1).removesuffix('a')} (its line "
+                               f"'# warpsim: arch {special.group(1)}'), not {arch}")
         arch = special.group(1)
     key = cache_key("dsl", package_version("nvidia-cutlass-dsl"), arch, text)
     with cache_lock(key) if cache else contextlib.nullcontext():   # one compile of a source at a time
