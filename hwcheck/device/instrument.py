@@ -74,6 +74,8 @@ __all__ = ["TRACE_PARAM", "HEADER_BYTES", "RECORD_BYTES", "Site", "Instrumented"
 TRACE_PARAM = "__warpsim_trace"
 TRACE_POINTER = "__warpsim_trace_ptr"     # a .global .u64: the trace buffer, for the called .func bodies
 HEADER_BYTES = 32
+PARAM_OFFSET = 8          # header bytes 8..15: the generic address of the kernel's first parameter, where it takes
+                          # parameters' generic addresses (cvta.param); else 0
 RECORD_BYTES = 16
 NO_DESTINATION = {"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "call", "cp", "membar", "fence",
                   "prefetch", "prefetchu", "stmatrix", "trap", "nanosleep", "griddepcontrol", "brkpt", "pmevent",
@@ -206,9 +208,12 @@ def _thread_base(thread_bytes: int) -> list:
     ]
 
 
-def _prologue(thread_bytes: int, shared, depot, capture, kernel: str) -> list:
+def _prologue(thread_bytes: int, shared, depot, capture, kernel: str, param=None) -> list:
     addresses = [f"mov.u64 %__wx0, {name}; st.global.u64 [%__wbase+{HEADER_BYTES + 8 * k}], %__wx0;"
                  for k, (name, _) in enumerate(shared)]
+    if param:
+        addresses.append(f"mov.u64 %__wx0, {param}; cvta.param.u64 %__wx0, %__wx0; "
+                         f"st.global.u64 [%__wbase+{PARAM_OFFSET}], %__wx0;")
     if depot:
         at = HEADER_BYTES + 8 * len(shared)
         addresses.append(f"mov.u64 %__wx0, {depot[0]}; cvta.local.u64 %__wx1, %__wx0; "
@@ -437,7 +442,10 @@ def instrument(text: str, kernel: str, *, capacity: int = 4096, window: tuple = 
         # the prologue goes where the body's first statement starts
         stok = start.token
         col = _statement_start(rw.lines[stok.line - 1], stok.col) if isinstance(start, Instruction) else stok.col - 1
-        pro = (_prologue(thread_bytes, shared, depot, capture, kernel) if g is f
+        # a kernel that takes a parameter's generic address (cvta.param: a __grid_constant__ CUtensorMap) records
+        # the generic address of its first parameter in the header, for relating such addresses across machines
+        param = f.params[0].name if f.params and "cvta.param" in text else None
+        pro = (_prologue(thread_bytes, shared, depot, capture, kernel, param) if g is f
                else _func_prologue(thread_bytes, capture, name))
         rw.at(stok.line, col, " ".join(pro) + " ")
     declare, define = exit_function(capture)

@@ -10,7 +10,8 @@ words of one offset into the region. Local memory is relocated too: where each m
 stack (nvcc's ``__local_depotN``) in the local window is the driver's choice (an H200 puts it near
 16 MB, the simulator at 0), so a local-space address, or a generic one ``cvta.local`` made of it, is
 relocated when it is the same offset from the entry's depot (its address in the trace header) on
-both machines.
+both machines. So is a parameter's generic address (``cvta.param`` of a ``__grid_constant__`` parameter, which the
+driver places per launch): the same offset from the first parameter's generic address, in the header too.
 
 >>> want = {"y": np.array([1, 2, 3], np.uint32)}; got = {"y": np.array([1, 2, 7], np.uint32)}
 >>> c = compare_buffers(want, got)
@@ -26,6 +27,8 @@ import numpy as np
 
 from hwcheck.compare import decode_register
 from hwcheck.device.instrument import RECORD_BYTES
+
+PARAM_SPACE = 32764        # bytes of kernel parameters at most (sm_70+ with CUDA 12.1+)
 
 __all__ = ["BufferComparison", "compare_buffers", "Regions", "TraceComparison", "compare_traces", "SLACK"]
 
@@ -114,6 +117,10 @@ def _pairs(ins, regions, sim_head, gpu_head):
     win_s = sim_head[:, 4].astype(np.uint64) | (sim_head[:, 5].astype(np.uint64) << np.uint64(32))
     win_g = gpu_head[:, 4].astype(np.uint64) | (gpu_head[:, 5].astype(np.uint64) << np.uint64(32))
     out.append((win_s, win_g, max(shared_total, 1)))
+    par_s = sim_head[:, 2].astype(np.uint64) | (sim_head[:, 3].astype(np.uint64) << np.uint64(32))
+    par_g = gpu_head[:, 2].astype(np.uint64) | (gpu_head[:, 3].astype(np.uint64) << np.uint64(32))
+    if par_s.any() and par_g.any():
+        out.append((par_s, par_g, PARAM_SPACE))           # a parameter's generic address (cvta.param)
     loc_s = sim_head[:, 6].astype(np.uint64) | (sim_head[:, 7].astype(np.uint64) << np.uint64(32))
     loc_g = gpu_head[:, 6].astype(np.uint64) | (gpu_head[:, 7].astype(np.uint64) << np.uint64(32))
     out.append((loc_s, loc_g, 1 << 20))

@@ -139,3 +139,16 @@ def test_a_zero_factor_takes_no_part_in_the_tf32_alignment():
     at_126 = dot_add(np.array(a, np.int64), np.array(b, np.int64), 8, DOT_TYPES["tf32"], DOT_TYPES["tf32"], 0,
                      DOT_CD["f32"], m.frac_bits, m.out_frac, -126)
     assert at_126 == 0
+
+
+def test_zeros_take_no_part_in_the_fp8_alignment():
+    """The H100's bits for a row of the campaign's class ``sparse`` (conformance/h100/wgmma-types-second-compare/,
+    ``e4m3_f32`` word 743): every A element zero, B up to 448 (2**8), a tiny accumulator. The GPU keeps c's 13
+    fraction bits (0x01746c00); zeros at exponent -126 (MMA-Sim's rule) would align c to 2**(-118 - 13): 0x01740000."""
+    b = [0x3F, 0x59, 0x2C, 0x96, 0xBD, 0x15, 0x0D, 0xEC, 0xF8, 0x57, 0x3B, 0x73, 0x7E, 0xDB, 0x6F, 0xE3,
+         0xBB, 0xEE, 0x1C, 0x0F, 0x09, 0x40, 0x31, 0x54, 0x9C, 0xD4, 0xF3, 0x48, 0xAC, 0xAC, 0x8D, 0x77]
+    assert _one([0] * 32, b, "e4m3", "e4m3", 0x01746C76) == 0x01746C00
+    m = SM90_FP8
+    at_126 = dot_add(np.zeros(32, np.int64), np.array(b, np.int64), 32, DOT_TYPES["e4m3"], DOT_TYPES["e4m3"],
+                     0x01746C76, DOT_CD["f32"], m.frac_bits, m.out_frac, -126)
+    assert at_126 == 0x01740000

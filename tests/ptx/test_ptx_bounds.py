@@ -175,9 +175,10 @@ def test_const_and_param_reads_stay_inside_one_variable_or_parameter():
         run("  mov.u64 %rd30, d;\n  ld.const.u32 %r5, [%rd30+-4];\n", np.zeros(4, np.uint32), extra=extra)
     text = (f"{HEADER}\n.visible .entry k(.param .u32 n, .param .u64 x)\n{{\n  .reg .b64 %rd<40>;\n"
             f"  ld.param.u64 %rd30, [x+4];\n  ret;\n}}\n")
-    with pytest.raises(SimulatorFault, match=r"ld\.param\.u64 %rd30, \[x\+4\].*param address 0xc \+ 8 bytes is not "
-                                             r"inside one kernel parameter: 0xc \+ 8 bytes runs 4 bytes past the end "
-                                             r"of parameter x \[0x8, 0x10\)"):
+    # parameters are numbered from 0x70 in the param space, as an H100 numbers them (warpsim.ptx.memory.KPARAM_BASE)
+    with pytest.raises(SimulatorFault, match=r"ld\.param\.u64 %rd30, \[x\+4\].*param address 0x7c \+ 8 bytes is not "
+                                             r"inside one kernel parameter: 0x7c \+ 8 bytes runs 4 bytes past the end "
+                                             r"of parameter x \[0x78, 0x80\)"):
         warpsim.ptx.load(text).launch("k", block=1, args={"n": 1, "x": 2})
 
 

@@ -5,8 +5,8 @@ integers), in one step:
 
 1. Decoding: tf32 is an f32 bit pattern whose 13 low fraction bits are ignored; e4m3 has no infinity and one NaN
    code (``S.1111.111``), its exponent 15 otherwise normal; e5m2 is IEEE-like. A normal input is ``1.f * 2**e``, a
-   subnormal ``0.f * 2**emin`` (no flush to zero). A zero takes the exponent ``zero_exp`` (``DotModel``; tf32:
-   :data:`NO_PART`, a zero takes no part in the largest exponent).
+   subnormal ``0.f * 2**emin`` (no flush to zero). A zero takes the exponent ``zero_exp`` (``DotModel``; on
+   Hopper :data:`NO_PART` for both families: a zero takes no part in the largest exponent).
 2. Products are exact: significand product, exponent ``ea + eb`` (not renormalised; a product with a zero factor
    keeps ``zero_exp + e_other`` and a zero significand).
 3. The products and ``c`` are aligned to the largest exponent ``emax`` among them, each keeping ``frac_bits`` fraction
@@ -57,13 +57,13 @@ SM90_TF32 = DotModel("sm90 tf32", frac_bits=25, out_frac=23, zero_exp=NO_PART,
                                "2,097,152 tf32 accumulator words (SS and RS, four classes) the GPU's bits; 26 fraction bits "
                                "differ on 92,858 of them, a zero at exponent -126 (MMA-Sim's rule) on 107, at -232 "
                                "on 1, at -245 or below on none. MMA-Sim arXiv 2511.10909 for the 25 bits"))
-SM90_FP8 = DotModel("sm90 fp8", frac_bits=13, out_frac=13, zero_exp=-126,
-                    evidence=("hwcheck.campaigns.wgmma_types on an H100 (conformance/h100/wgmma-types-first-compare/): "
-                              "5,242,880 fp8 accumulator words (e4m3, e5m2, mixed; f32 and f16; SS and RS; four classes) the "
-                              "GPU's bits. Triton's e4m3 GEMM, 8,192 outputs the H100's bits (conformance/h100/"
-                              "h100-80gb-hbm3-pyfronts-gpu-check-triton.json). MMA-Sim arXiv 2511.10909 for 13 bits "
-                              "and the zero exponent -126, which those inputs do not test (any value from -100 to "
-                              "NO_PART fits them; the campaign's class 'sparse' does)"))
+SM90_FP8 = DotModel("sm90 fp8", frac_bits=13, out_frac=13, zero_exp=NO_PART,
+                    evidence=("hwcheck.campaigns.wgmma_types on an H100: 5,242,880 fp8 accumulator words (e4m3, e5m2, "
+                              "mixed; f32 and f16; SS and RS; four classes) the GPU's bits (conformance/h100/"
+                              "wgmma-types-first-compare/); then 512 CTAs of five classes, the class 'sparse' made to "
+                              "pin the zero exponent: a zero at -126 (MMA-Sim's rule) differs on 10,083 words, at -140 "
+                              "on 404, at -150 or below on none (conformance/h100/wgmma-types-second-compare/). Triton's "
+                              "e4m3 GEMM, 8,192 outputs the H100's bits. MMA-Sim arXiv 2511.10909 for the 13 bits"))
 
 
 def model_for(t):

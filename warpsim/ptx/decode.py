@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from warpsim.errors import PtxSyntaxError
-from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM,
+from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, SHARED_BASE, SP_CONST, SP_FPARAM, SP_GENERIC, SP_GLOBAL, SP_KPARAM,
                                 SP_LOCAL, SP_SHARED, SPACE_NAMES, global_layout, redzone, round_up, to_generic)
 from warpsim.ptx.constants import known_constants, segment_constants
 from warpsim.ptx.contraction import Rewrite
@@ -181,7 +181,7 @@ class _Decoder(InstructionDecoder):
                 size = self.var_bytes(p)
                 align = max(p.align, type_bytes(p.type))
                 top = round_up(top, align)
-                fn.symbols[p.name] = (SP_KPARAM, top)
+                fn.symbols[p.name] = (SP_KPARAM, KPARAM_BASE + top)
                 self.params.append((p.name, p.type, top, size, bool(p.array)))
                 top += size
             self.param_bytes = top

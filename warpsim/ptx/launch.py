@@ -48,7 +48,7 @@ from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
 from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK, CTX_SIZE, CTX_YIELD
 from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
-from warpsim.ptx.memory import (GLOBAL_BASE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
+from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
 from warpsim.ptx.families.mbarrier import ADDR, EXPECTED, PENDING, PHASE, TX, new_mbarriers
@@ -318,6 +318,7 @@ class PtxModule:
         run.shared = [] if keep_shared else None
         run.shared_fill = int(shared_fill)
         run.csmem[...] = run.shared_fill                 # the first cluster began before the fill was known
+        run.csmem[:, RANK_BYTE] = np.arange(run.csmem.shape[0])
         return run.run()
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
@@ -563,6 +564,7 @@ class PtxRun:
             self._select(rank)
             self._state.reset(self._threads, self.machine)
             self.machine.smem[...] = self.shared_fill
+            self.machine.smem[RANK_BYTE] = rank              # the CTA's rank, in its reserved bytes (shared_offset)
             self._ctx[3:6] = coords
             self._ctx[10] = index % _SM_COUNT
             self._ctx[CTX_RANK] = rank
@@ -820,7 +822,7 @@ def _objects(space, d, m):
     if space == SP_CONST:
         return ".const variable", [(n, off, off + s) for n, off, s in d.consts]
     if space == SP_KPARAM:
-        return "kernel parameter", [(n, off, off + s) for n, _, off, s, _ in d.params]
+        return "kernel parameter", [(n, KPARAM_BASE + off, KPARAM_BASE + off + s) for n, _, off, s, _ in d.params]
     return None
 
 

@@ -9,7 +9,7 @@ global      ``gmem`` (the Machine's)            ``GLOBAL_BASE + offset`` (the sa
 shared      ``smem`` (reserved, static, dynamic) ``offset`` → ``SHARED_WINDOW + offset``
 local       ``local[thread]``                   ``offset`` → ``LOCAL_WINDOW + offset``
 const       ``const``                           ``offset`` → ``CONST_WINDOW + offset``
-param       ``kparam`` (kernel parameters)      ``offset`` → ``PARAM_WINDOW + offset``
+param       ``kparam`` (kernel parameters)      ``KPARAM_BASE + offset`` → ``PARAM_WINDOW + that``
 (func)      ``fparam[thread]`` (.func params)   no generic address
 ==========  ==================================  =============================================
 
@@ -48,7 +48,7 @@ from warpsim.isa.memory import read_bytes
 from warpsim.machine import GLOBAL_ALIGN
 
 __all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM", "SP_DSMEM",
-           "SPACE_NAMES", "GLOBAL_BASE", "SHARED_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW",
+           "SPACE_NAMES", "GLOBAL_BASE", "SHARED_BASE", "KPARAM_BASE", "RANK_BYTE", "shared_offset", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW",
            "PARAM_WINDOW", "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends",
            "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "PAGE_SHIFT",
            "REDZONE_MAX"]
@@ -57,6 +57,9 @@ SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM, SP_D
 SPACE_NAMES = ("generic", "global", "shared", "local", "const", "param", "param", "shared::cluster")
 GLOBAL_BASE = 1 << 32
 SHARED_BASE = 0x400       # the first shared-space address a program owns (sm_80+: 1 KB reserved per CTA)
+RANK_BYTE = 0             # the reserved shared byte that holds the CTA's rank in its cluster (no program reaches it)
+KPARAM_BASE = 0x70        # the param-space address of a kernel's first parameter byte, as an H100 gives it to
+                          # ``mov.b64 %rd, param`` (conformance/h100/hopper-tma-fourth-run/)
 SHARED_WINDOW = 1 << 40
 LOCAL_WINDOW = 2 << 40
 CONST_WINDOW = 3 << 40
@@ -149,6 +152,17 @@ def from_generic(addr):
 
 
 @njit(cache=True, inline="always")
+def shared_offset(addr, smem):
+    """The offset into ``smem`` of a CTA's shared address: in a cluster launch it may carry the CTA's rank above bit
+    24 (``smem[RANK_BYTE]``; :mod:`warpsim.ptx.families.cluster`); an address of another rank is left as it is (out
+    of range: a ``.shared::cta`` access does not reach another CTA)."""
+    hi = addr >> 24
+    if hi != 0 and hi == smem[RANK_BYTE]:
+        return addr & 0xFFFFFF
+    return addr
+
+
+@njit(cache=True, inline="always")
 def _space_bytes(sp, gmem, smem, local, const, kparam, fparam):
     if sp == SP_GLOBAL:
         return gmem.shape[0]
@@ -193,6 +207,10 @@ def _locate(space, addr, size, align, t, gmem, ends, smem, local, const, kparam,
             off = addr - (addr >> 40 << 40)
     if sp == SP_GLOBAL:
         off = off - GLOBAL_BASE
+    elif sp == SP_SHARED:
+        off = shared_offset(off, smem)
+    elif sp == SP_KPARAM:
+        off = off - KPARAM_BASE
     n = _space_bytes(sp, gmem, smem, local, const, kparam, fparam)
     if (off < 0 or off > n - size or (sp == SP_SHARED and off < SHARED_BASE)
             or off + size > _object_end(sp, off, ends, gmem, const)):

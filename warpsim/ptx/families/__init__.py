@@ -67,7 +67,7 @@ from warpsim.ptx.families import (async_copy, barriers, bulk_copy, cluster, coll
                                   ldmatrix, mbarrier, memory, mma, wgmma)
 from warpsim.ptx.families.async_copy import thread_cp_async, warp_cp_async
 from warpsim.ptx.families.barriers import warp_barrier
-from warpsim.ptx.families.cluster import thread_mapa
+from warpsim.ptx.families.cluster import thread_mapa, thread_own_shared
 from warpsim.ptx.families.collectives import sync_members, warp_collectives
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.control import thread_control, warp_branch
@@ -131,6 +131,8 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
     if op <= Op.CVTA:
         return thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock)
     if op == Op.MAPA:
+        if code[p, M0] == 2:
+            return thread_own_shared(p, t, code, opnd, r, pc, ctx)
         return thread_mapa(p, t, code, opnd, r, pc, ctx, fault)
     if op >= Op.FARITH and op <= Op.FCVT:
         return thread_float(p, op, t, code, opnd, r, pc, mt)

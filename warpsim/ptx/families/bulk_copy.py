@@ -152,8 +152,7 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
         coords[d] = c - (1 << 32) if c >= 1 << 31 else c          # signed 32-bit coordinates
     own = ctx[CTX_RANK]
     sh = lane_address(r, opnd, o[0])
-    ssp, soff = locate(SP_SHARED, cluster_split(sh, own)[1], 16, t, gmem, ends, smem, local, const, kparam, fparam,
-                       fault)
+    ssp, soff = locate(SP_SHARED, cluster_split(sh)[1], 16, t, gmem, ends, smem, local, const, kparam, fparam, fault)
     if ssp < 0:
         return False
     if soff % 128:
@@ -172,7 +171,7 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
         if targets >> ctx[CTX_NRANKS]:
             set_fault(fault, FAULT_BAD_OPERAND, t, targets, ctx[CTX_NRANKS])
             return False
-    bar = cluster_split(lane_address(r, opnd, o[2]), own)[1]
+    bar = cluster_split(lane_address(r, opnd, o[2]))[1]
     box = f[F_BYTES]
     for d in range(rank):
         box *= f[F_BOX + d]

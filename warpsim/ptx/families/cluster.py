@@ -11,11 +11,13 @@ thread waits or has exited, and no barrier of its own releases) yields to the ne
 every non-exited thread of the cluster has arrived (:func:`cluster_release`) and reports a deadlock when no CTA can
 go on.
 
-Addresses. A ``.shared::cluster`` address names a CTA and an offset in its shared memory. A ``.shared::cta`` address
-(the CTA's own, from 0x400) is one too, naming the executing CTA; ``mapa.shared::cluster.u32 d, a, r`` gives the
-address of ``a``'s offset in the CTA of rank ``r``: :func:`cluster_address`, whose layout (the rank's bits) is the
-H100's as ``examples/hopper/cluster_probe.cu`` read it (docs/hardware-model.md, "Clusters"). ``mapa.u64`` maps a
-generic address the same way inside the generic shared window.
+Addresses, as an H100 gives them (``examples/hopper/cluster_probe.cu``, conformance/h100/hopper-tma-fourth-run/): a
+``.shared::cluster`` address is ``rank << 24 | offset``; in a launch of clusters of several CTAs every CTA's own
+shared addresses carry its rank the same way (a ``.shared`` variable at 0x400 is 0x1000400 in the CTA of rank 1:
+``mov`` of its address runs :func:`thread_own_shared`), and ``mapa.shared::cluster.u32 d, a, r`` puts ``r`` there
+(:func:`cluster_address`). ``mapa.u64`` does the same inside the generic shared window. A shared access of the CTA
+takes addresses with its own rank or none (:func:`warpsim.ptx.memory.shared_offset`: the rank is kept in the CTA's
+reserved shared bytes).
 
 ``barrier.cluster.arrive{.release,.relaxed}{.aligned}`` marks the thread arrived (``cl[t] = 1``);
 ``barrier.cluster.wait{.acquire}{.aligned}`` waits (``WAITING``, ``bar_id`` :data:`CLUSTER_WAIT`) while the thread's
@@ -35,7 +37,8 @@ from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put,
 from warpsim.ptx.rows import IMM, KIND, K_IMM, K_REG, M0, M1, NW, O0, SLOT, TB, TK
 
 __all__ = ["ClusterDecoder", "DECODER", "CLUSTER_WAIT", "RANK_SHIFT", "cluster_address", "cluster_split",
-           "thread_mapa", "warp_bar_cluster", "warp_dsmem", "cluster_release", "cluster_waiters"]
+           "operand_cluster_address",
+           "thread_mapa", "thread_own_shared", "warp_bar_cluster", "warp_dsmem", "cluster_release", "cluster_waiters"]
 
 CLUSTER_WAIT = -3             # bar_id of a thread waiting at barrier.cluster.wait
 RANK_SHIFT = 24               # a .shared::cluster address: the rank above bit 24, the offset below
@@ -45,18 +48,26 @@ ARRIVE, WAIT = 0, 1
 
 @njit(cache=True, inline="always")
 def cluster_address(rank, off):
-    """The ``.shared::cluster`` address of shared offset ``off`` in the CTA of rank ``rank``."""
-    return (np.int64(rank + 1) << RANK_SHIFT) | (off & _OFFSET)
+    """The ``.shared::cluster`` address of shared offset ``off`` in the CTA of rank ``rank``: the rank above bit 24,
+    as an H100 gives it (``mapa``, and every CTA's own shared addresses in a cluster launch)."""
+    return (np.int64(rank) << RANK_SHIFT) | (off & _OFFSET)
 
 
 @njit(cache=True, inline="always")
-def cluster_split(addr, own):
-    """``(rank, offset)`` of a ``.shared::cluster`` address (a ``.shared::cta`` one names the rank ``own``); rank -1
-    for an address of no rank."""
-    hi = addr >> RANK_SHIFT
-    if hi == 0:
-        return own, addr
-    return hi - 1, addr & _OFFSET
+def cluster_split(addr):
+    """``(rank, offset)`` of a ``.shared::cluster`` address."""
+    return addr >> RANK_SHIFT, addr & _OFFSET
+
+
+@njit(cache=True, inline="always")
+def operand_cluster_address(r, opnd, row, own):
+    """``(rank, offset, address)`` of a ``.shared::cluster`` address operand of one thread (registers ``r``): a
+    ``.shared`` variable's address written into the instruction (no base register) is the executing CTA's,
+    ``own``, as its symbol is in that CTA's window on the GPU."""
+    addr = lane_address(r, opnd, row)
+    if opnd[row, SLOT] < 0:
+        return own, addr & _OFFSET, addr
+    return addr >> RANK_SHIFT, addr & _OFFSET, addr
 
 
 class ClusterDecoder(FamilyDecoder):
@@ -91,12 +102,22 @@ def thread_mapa(p, t, code, opnd, r, pc, ctx, fault):
     if rank >= ctx[CTX_NRANKS]:
         set_fault(fault, FAULT_BAD_OPERAND, t, rank, ctx[CTX_NRANKS])
         return False
-    if code[p, M0]:
-        _, off = cluster_split(a, ctx[CTX_RANK])
-        put(r, opnd, o[0], cluster_address(rank, off))
+    if code[p, M0] == 1:
+        put(r, opnd, o[0], cluster_address(rank, cluster_split(a)[1]))
     else:
-        _, off = cluster_split(a - SHARED_WINDOW, ctx[CTX_RANK])
-        put(r, opnd, o[0], SHARED_WINDOW + cluster_address(rank, off))
+        put(r, opnd, o[0], SHARED_WINDOW + cluster_address(rank, cluster_split(a - SHARED_WINDOW)[1]))
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def thread_own_shared(p, t, code, opnd, r, pc, ctx):
+    """``mov`` of a ``.shared`` variable's address (a ``MAPA`` row of form 2): the address in the executing CTA's
+    shared window, which in a launch of clusters of several CTAs carries the CTA's rank above bit 24 (as the H100's
+    ``cvta.to.shared`` of it does); the variable's plain offset otherwise."""
+    o = code[p, O0:]
+    a = get(r, opnd, o[1])
+    put(r, opnd, o[0], cluster_address(ctx[CTX_RANK], a) if ctx[CTX_NRANKS] > 1 else a)
     pc[t] += 1
     return True
 
@@ -141,9 +162,8 @@ def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
-        addr = lane_address(regs[w, lane], opnd, arow)
-        rank, off = cluster_split(addr, own)
-        if rank < 0 or rank >= ranks or off < SHARED_BASE or off > nbytes - size:
+        rank, off, addr = operand_cluster_address(regs[w, lane], opnd, arow, own)
+        if rank >= ranks or off < SHARED_BASE or off > nbytes - size:
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = SP_SHARED
             return False
@@ -154,7 +174,7 @@ def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
-        rank, off = cluster_split(lane_address(regs[w, lane], opnd, arow), own)
+        rank, off, _ = operand_cluster_address(regs[w, lane], opnd, arow, own)
         mem = csmem[rank]
         for j in range(n):
             row = opnd[drow, SLOT] + j if n > 1 else drow

@@ -15,7 +15,7 @@ from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import CVT_TYPES, cvt_pack_bits
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED, alu, compare, mask, sext, ult, zext
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
-from warpsim.ptx.memory import SP_GLOBAL
+from warpsim.ptx.memory import SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import BOOL, CMP, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_get, lane_put, operand_fields, put
 from warpsim.ptx.rows import (IMM, K_NONE, K_SREG, KIND, M0, M1, M2, NOPS, NW, O0, PRMT_MODES, SB, SK, SLOT,
@@ -139,6 +139,10 @@ class IntegerDecoder(FamilyDecoder):
         t = self.one_type(ins, types, allow_float=True)
         self.count(ins, ops, 2)
         ops = [scalar_operand(o) for o in ops]
+        sym = self.symbol(fn, ops[1].name) if ops[1].kind == "sym" and ops[1].name not in fn.regs else None
+        if sym is not None and sym[0] == SP_SHARED and t in ("u32", "b32", "s32", "u64", "b64", "s64"):
+            # a .shared variable's address: in the executing CTA's window (its rank in a cluster: families.cluster)
+            return self.emit(fn, ins, Op.MAPA, (t, None), (2, 0, 0, 0), [self.operand(fn, o) for o in ops])
         mode = 1 if ops[1].kind == "vec" else 2 if ops[0].kind == "vec" else 0
         self.emit(fn, ins, op, (t, None), (mode, 0, 0, 0), [self.operand(fn, o) for o in ops])
 

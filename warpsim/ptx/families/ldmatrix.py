@@ -15,7 +15,7 @@ from warpsim.isa.faults import FAULT_DIVERGENT, FAULT_OUT_OF_RANGE, FAULT_SPACE,
 from warpsim.isa.ldmatrix import ldmatrix_variant, warp_ldmatrix, warp_stmatrix
 from warpsim.isa.scratch import stack_array
 from warpsim.ptx.families.common import FamilyDecoder, name_of
-from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED
+from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, shared_offset
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import MAX_VEC, isa_fault, lane_address, overwritten, raced, vec_slots
 from warpsim.ptx.memory import read_bytes
@@ -53,7 +53,7 @@ DECODER = LdmatrixDecoder
 
 
 @njit(cache=True)
-def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
+def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault, smem):
     """Each lane's shared-space offset of an ldmatrix/stmatrix address operand."""
     for lane in range(32):
         a = lane_address(regs_w[lane], opnd, row)
@@ -62,7 +62,7 @@ def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault):
                 set_fault(fault, FAULT_SPACE, t0 + lane, a, SP_SHARED)
                 return False
             a -= SHARED_WINDOW
-        addrs[lane] = a
+        addrs[lane] = shared_offset(a, smem)
     return True
 
 
@@ -80,7 +80,7 @@ def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, sh
         return False
     vec, arow = (o[0], o[1]) if op == Op.LDMATRIX else (o[1], o[0])
     addrs = stack_array(32, np.int64)
-    if not _shared_addresses(regs_w, opnd, arow, code[p, M1], addrs, t0, fault):
+    if not _shared_addresses(regs_w, opnd, arow, code[p, M1], addrs, t0, fault, smem):
         return False
     for lane in range(8 * code[p, M2]):
         a = addrs[lane]

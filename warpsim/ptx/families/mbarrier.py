@@ -37,7 +37,7 @@ from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_MBARRIER, set_fault
 from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK, RUNNING, WAITING
 from warpsim.ptx.families.async_copy import land
-from warpsim.ptx.families.cluster import RANK_SHIFT, cluster_split
+from warpsim.ptx.families.cluster import operand_cluster_address
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_GENERIC, SP_SHARED, locate
 from warpsim.ptx.operands import get, lane_address, put
@@ -199,10 +199,10 @@ def _cluster_object(p, t, code, opnd, r, pc, cmbar, ctx, fault):
                                        or form == COMPLETE_TX):
         return -1
     o = code[p, O0:]
-    addr = lane_address(r, opnd, o[1] if form == ARRIVE or form == ARRIVE_DROP else o[0])
-    if addr >> RANK_SHIFT == 0:
-        return -1                                        # the CTA's own .shared::cta address
-    rank, off = cluster_split(addr, ctx[CTX_RANK])
+    rank, off, addr = operand_cluster_address(r, opnd, o[1] if form == ARRIVE or form == ARRIVE_DROP else o[0],
+                                              ctx[CTX_RANK])
+    if rank == ctx[CTX_RANK]:
+        return -1                                        # the CTA's own (shared_offset takes its rank bits)
     if rank >= ctx[CTX_NRANKS]:
         set_fault(fault, FAULT_MBARRIER, t, addr, 1)
         return 0

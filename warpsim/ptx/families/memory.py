@@ -15,7 +15,7 @@ from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_READ_
 from warpsim.ptx.alu import mask, sext, ult
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_DSMEM, SP_GENERIC, SP_GLOBAL,
-                                SP_SHARED, load, locate, read_bytes, store, write_bytes)
+                                SP_SHARED, load, shared_offset, locate, read_bytes, store, write_bytes)
 from warpsim.isa.fp64 import f64_add
 from warpsim.isa.fparith import bf16x2_add, f16x2_add, f32_add
 from warpsim.isa.rounding import RN
@@ -271,6 +271,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             continue
         addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
+        if space == SP_SHARED:
+            off = shared_offset(off, smem)
         if (off < lowest or off > mem.shape[0] - size
                 or (space == SP_GLOBAL and off + size > ends[off >> PAGE_SHIFT])):
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
@@ -290,6 +292,8 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             continue
         addr = lane_address(regs[w, lane], opnd, arow)
         off = addr - bias
+        if space == SP_SHARED:
+            off = shared_offset(off, smem)
         if san and op == Op.LD:
             shadow_access(shadow, sstate, finds, space, off, size, t0 + lane, p, 0, flags, 0, mem)
         for j in range(n):
