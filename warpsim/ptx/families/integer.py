@@ -14,6 +14,7 @@ from numba import njit
 from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import CVT_TYPES, cvt_pack_bits
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED, alu, compare, mask, sext, ult, zext
+from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
 from warpsim.ptx.memory import SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import BOOL, CMP, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op
@@ -212,19 +213,19 @@ def _special(code, t, lane, w, ctx, clock):
         return ctx[11]
     if code == 27:
         return ctx[12]
-    if code <= 30:                                # %clusterid: the CTA's cluster (ctx[16:19]: its dims)
-        return ctx[3 + code - 28] // ctx[16 + code - 28]
+    if code <= 30:                                # %clusterid: the CTA's cluster
+        return ctx[3 + code - 28] // ctx[CTX_CLUSTER + code - 28]
     if code <= 33:                                # %nclusterid
-        return ctx[6 + code - 31] // ctx[16 + code - 31]
+        return ctx[6 + code - 31] // ctx[CTX_CLUSTER + code - 31]
     if code <= 36:                                # %cluster_ctaid: the CTA's place in its cluster
-        return ctx[3 + code - 34] % ctx[16 + code - 34]
+        return ctx[3 + code - 34] % ctx[CTX_CLUSTER + code - 34]
     if code <= 39:                                # %cluster_nctaid
-        return ctx[16 + code - 37]
+        return ctx[CTX_CLUSTER + code - 37]
     if code == 40:
-        return ctx[20]                            # %cluster_ctarank
+        return ctx[CTX_RANK]                      # %cluster_ctarank
     if code == 41:
-        return ctx[21]                            # %cluster_nctarank
-    return ctx[19]                                # %is_explicit_cluster
+        return ctx[CTX_NRANKS]                    # %cluster_nctarank
+    return ctx[CTX_EXPLICIT]                      # %is_explicit_cluster
 
 
 @njit(cache=True)
