@@ -28,6 +28,8 @@
 # Issue 28 (Hopper; needs HWCHECK_PTX_DIR: python -m hwcheck.runs.ptx_examples --export ptx-export --arch sm_90):
 #   hopper     the Hopper set (examples/hopper: wgmma probes, the TMA GEMM), 10 seeds: split it over two device calls
 #              (the probes' ten kernels take ~250 s with 10 workers; the set with 15 workers did not finish in 300 s)
+#   issue28 [SECONDS] [FIRST] [SEED]  the re-run after the address fixes: cluster probe, hopper-tma (10 seeds), the wgmma
+#              types campaign on seed SEED compared with the fitted model, then float fuzz chunks from FIRST (issue 26)
 #   corpus-94  the corpus with Triton's sm_90 files (PTX ISA 9.4): put the nvidia-cuda-nvcc wheel's ptxas (13.4+) at
 #              SITE/nvidia/cu13/bin/ptxas and run with PYTHONPATH=$PWD:SITE (auto picks the first ptxas that takes
 #              the PTX; carry it xz-compressed: the device call carries at most 64 MiB with the tracked files)
@@ -163,6 +165,36 @@ fuzz-float)
 hopper)
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
     step "hopper" "$py" -m hwcheck acceptance --out "$out" --only hopper --seeds 10 --workers 10
+    ;;
+issue28)
+    # the Hopper re-run of issue 28 in one device call of SECONDS (default 560): the cluster probe, the TMA set
+    # (hopper-tma, 10 seeds), the wgmma types campaign on a fresh seed against the fitted model, then float fuzz
+    # chunks of 1,000 from FIRST (issue 26) while time is left. Needs, in HWCHECK_PTX_DIR, the exported PTX and
+    # cluster_probe.sm_90a.cubin, wgmma_types.sm_90a.cubin (nvcc -arch=sm_90a -cubin examples/hopper/NAME.cu).
+    : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
+    budget="${3:-560}" first="${4:-253000}" seed="${5:-1}"
+    left() { echo $(( budget - ($(date +%s) - start) )); }
+    probe() {
+        "$py" -m hwcheck.device.cluster_check "$HWCHECK_PTX_DIR/cluster_probe.sm_90a.cubin" > "$out/cluster-check.txt" 2>&1
+        local rc=$?
+        cat "$out/cluster-check.txt"
+        return $rc
+    }
+    step "cluster probe" probe
+    step "hopper-tma, 10 seeds" "$py" -m hwcheck acceptance --out "$out" --only hopper-tma --seeds 10 --workers 15
+    step "wgmma types, seed $seed" "$py" -m hwcheck.campaigns.wgmma_types \
+        --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" --out "$out/wgmma-seed$seed.npz" --ctas 512 --seed "$seed"
+    step "wgmma types, compared" "$py" -m hwcheck.campaigns.wgmma_types --compare "$out/wgmma-seed$seed.npz" \
+        --report "$out/wgmma-types-compare.json" --mismatches "$out/wgmma-types-mismatches.npz"
+    rm -f "$out/wgmma-seed$seed.npz"
+    s="$first"
+    while [ "$(left)" -gt 130 ]; do
+        timeout $(( $(left) - 15 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \
+            --workers 15 --report "$out/$gpu-fuzz-float-$s.json" > "$out/fuzz-float-$s.log" 2>&1
+        rc=$?; echo "== float fuzz $s+1000: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 1)"
+        [ "$rc" -le 1 ] || status=1
+        s=$(( s + 1000 ))
+    done
     ;;
 corpus-94|corpus)
     step "corpus" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 15
