@@ -20,6 +20,7 @@ with warpsim's model once the model exists, and saves them for fitting where it 
 from __future__ import annotations
 
 import hashlib
+import os
 
 import numpy as np
 from numba import njit
@@ -27,7 +28,7 @@ from numba import njit
 from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, dot_add, int_dot_add, model_for
 
 __all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect", "operands", "expected", "compare",
-           "load"]
+           "load", "plan", "check_chunk", "summarise", "stream", "neighbours", "input_types"]
 
 # kernel -> (a type, b type, accumulator type)
 KERNELS = {"tf32_f32": ("tf32", "tf32", "f32"), "e4m3_f32": ("e4m3", "e4m3", "f32"),
@@ -156,11 +157,13 @@ def _operand(rng, cls, t, rows, ctas):
     return _narrow_bytes(rng, t, shape)
 
 
-def inputs(kernel, cls, ctas, seed):
+def inputs(kernel, cls, ctas, seed, part=None):
     """``(x, c, digest)`` for ``ctas`` CTAs of class ``cls``: ``x`` uint8[ctas * X_BYTES] (A and B in place, the rest
-    zero), ``c`` uint32[ctas * 128 * R], ``digest`` the sha256 of both (the same on every machine)."""
+    zero), ``c`` uint32[ctas * 128 * R], ``digest`` the sha256 of both (the same on every machine). ``part``: the
+    chunk of a streamed campaign (:func:`stream`), drawn from its own generator."""
     at, bt, acc = KERNELS[kernel]
-    rng = np.random.default_rng([seed, list(KERNELS).index(kernel), CLASSES.index(cls)])
+    key = [seed, list(KERNELS).index(kernel), CLASSES.index(cls)]
+    rng = np.random.default_rng(key if part is None else key + [part])
     a = _operand(rng, "finite" if cls == "sparse" else cls, at, 64, ctas)
     b = _operand(rng, "finite" if cls == "sparse" else cls, bt, N, ctas)
     if cls == "sparse":                                 # seven A elements in eight zero
@@ -283,6 +286,146 @@ def compare(data, model=None, mismatches=None):
     return out
 
 
+def input_types(kernel):
+    """The input types a kernel's instructions count for (A's and B's, once each)."""
+    at, bt, _ = KERNELS[kernel]
+    return (at,) if at == bt else (at, bt)
+
+
+def neighbours(t):
+    """The models next to input type ``t``'s (:func:`~warpsim.isa.dot_add.model_for`), each one parameter moved: the
+    fraction bits kept one more or fewer, the f32 result's fraction bits one more or fewer, a zero at MMA-Sim's
+    exponent -126. A streamed campaign counts, on a sample of its chunks, the words each would get wrong: a
+    neighbour the GPU rules out has a nonzero count."""
+    from dataclasses import replace
+    m = model_for(t)
+    return {"frac_bits-1": replace(m, frac_bits=m.frac_bits - 1), "frac_bits+1": replace(m, frac_bits=m.frac_bits + 1),
+            "out_frac-1": replace(m, out_frac=m.out_frac - 1), "out_frac+1": replace(m, out_frac=m.out_frac + 1),
+            "zero_exp=-126": replace(m, zero_exp=-126)}
+
+
+def plan(per_type, chunk, kernels=None):
+    """The chunks of a streamed campaign of at least ``per_type`` instructions (one per CTA) for every input type:
+    ``[(kernel, class, part, ctas)]``. A type's instructions are shared among the kernels that read it; a kernel reads
+    chunks of at most ``chunk`` CTAs (at least one chunk of every class), the classes in turn (chunk ``j`` has class
+    ``j % 5``).
+
+    >>> tasks = plan(40, 4, ["s8_s32", "u8_s8_s32"])
+    >>> [(k, c, j, n) for k, c, j, n in tasks][:3], len(tasks)
+    ([('s8_s32', 'uniform', 0, 4), ('s8_s32', 'finite', 1, 4), ('s8_s32', 'narrow', 2, 4)], 15)
+    """
+    kernels = list(kernels or KERNELS)
+    readers = {}
+    for k in kernels:
+        for t in input_types(k):
+            readers[t] = readers.get(t, 0) + 1
+    tasks = []
+    for k in kernels:
+        ctas = max(-(-per_type // readers[t]) for t in input_types(k))
+        size = min(chunk, -(-ctas // len(CLASSES)))       # at least one chunk of every class
+        for j in range(-(-ctas // size)):
+            tasks.append((k, CLASSES[j % len(CLASSES)], j, min(size, ctas - j * size)))
+    return tasks
+
+
+def sampled(part):
+    """Whether chunk ``part`` also runs the model's neighbours (every class, one round of five in four)."""
+    return (part // len(CLASSES)) % 4 == 0
+
+
+def check_chunk(task, seed, run_gpu, kept=8):
+    """One chunk of a streamed campaign: its inputs, the GPU's accumulators (``run_gpu(kernel, x, c)``: uint32 like
+    ``c``), warpsim's model; ``{"task", "outputs", "mismatched", "first": [[part, index, model, gpu]],
+    "neighbours": {name: mismatched} (sampled chunks of float kernels)}``."""
+    kernel, cls, part, ctas = task
+    x, c, _ = inputs(kernel, cls, ctas, seed, part)
+    y = run_gpu(kernel, x, c)
+    want = expected(kernel, x, c)
+    bad = np.flatnonzero(want != y)
+    out = {"task": list(task), "outputs": int(want.size), "mismatched": int(bad.size),
+           "first": [[part, int(i), f"{int(want[i]):#010x}", f"{int(y[i]):#010x}"] for i in bad[:kept]],
+           "neighbours": {}}
+    at = KERNELS[kernel][0]
+    if KERNELS[kernel][2] != "s32" and sampled(part):
+        for name, m in neighbours(at).items():
+            out["neighbours"][name] = int(np.count_nonzero(expected(kernel, x, c, m) != y))
+    return out
+
+
+_GPU = {}
+
+
+def _worker_start(module_path):
+    """A pool worker's CUDA context and module (each worker its own; the parent never touches CUDA); ``None``: no
+    GPU, the model stands in for it (``--simulate-only``: checks the plumbing, not the hardware)."""
+    if module_path is not None:
+        import cupy as cp
+        _GPU["module"] = cp.RawModule(path=module_path)
+
+
+def run_on_gpu(kernel, x, c):
+    """``y`` of ``kernel`` on the GPU for inputs ``x``, ``c`` (the worker's module)."""
+    import cupy as cp
+    fn = _GPU["module"].get_function(kernel)
+    xd, cd = cp.asarray(x), cp.asarray(c)
+    yd = cp.zeros(c.size, cp.uint32)
+    fn((x.size // X_BYTES,), (128,), (xd, cd, yd))
+    return cp.asnumpy(yd)
+
+
+def _gpu_chunk(args):
+    return check_chunk(args[0], args[1], run_on_gpu if _GPU else expected)
+
+
+def summarise(results, per_type, seed):
+    """The streamed campaign's totals from its chunks' results: per kernel and class, per input type, the neighbours'
+    counts per type."""
+    kernels, types, near = {}, {}, {}
+    for r in results:
+        kernel, cls, _, ctas = r["task"]
+        row = kernels.setdefault(kernel, {}).setdefault(cls, {"instructions": 0, "outputs": 0, "mismatched": 0,
+                                                               "first": []})
+        row["instructions"] += ctas
+        row["outputs"] += r["outputs"]
+        row["mismatched"] += r["mismatched"]
+        row["first"] = (row["first"] + r["first"])[:8]
+        for t in input_types(kernel):
+            tt = types.setdefault(t, {"instructions": 0, "outputs": 0, "mismatched": 0})
+            tt["instructions"] += ctas
+            tt["outputs"] += r["outputs"]
+            tt["mismatched"] += r["mismatched"]
+        at = KERNELS[kernel][0]
+        for name, n in r["neighbours"].items():
+            cell = near.setdefault(at, {}).setdefault(name, {"outputs": 0, "mismatched": 0})
+            cell["outputs"] += r["outputs"]
+            cell["mismatched"] += n
+    return {"per_type": per_type, "seed": seed, "instructions": sum(r["task"][3] for r in results),
+            "outputs": sum(r["outputs"] for r in results), "mismatched": sum(r["mismatched"] for r in results),
+            "types": types, "neighbours": near, "kernels": kernels}
+
+
+def stream(per_type, seed, module_path, workers, chunk=4096, out=None, kernels=None):
+    """The streamed campaign on the GPU: :func:`plan`'s chunks over ``workers`` processes (each with its CUDA context;
+    inputs, GPU run, model and comparison in the worker), progress on ``out``; :func:`summarise`'s dict.
+    ``module_path`` None: the model in place of the GPU (no CUDA)."""
+    import multiprocessing
+    import time
+    tasks = plan(per_type, chunk, kernels)
+    for k in {t[0] for t in tasks}:                   # Numba's code compiled once, here, before the workers load it
+        x, c, _ = inputs(k, "narrow", 1, seed, 0)
+        expected(k, x, c)
+    start, results, done = time.time(), [], 0
+    with multiprocessing.get_context("spawn").Pool(workers, _worker_start, (module_path,)) as pool:
+        for r in pool.imap_unordered(_gpu_chunk, [(t, seed) for t in tasks]):
+            results.append(r)
+            done += r["task"][3]
+            if out is not None and (len(results) % 20 == 0 or len(results) == len(tasks)):
+                out.write(f"wgmma: {len(results)}/{len(tasks)} chunks, {done:,} instructions, "
+                          f"{sum(x['mismatched'] for x in results):,} words differ, {time.time() - start:.0f} s\n")
+                out.flush()
+    return summarise(results, per_type, seed)
+
+
 def load(paths):
     """The runs saved by ``--out`` files: ``{kernel: {"y", "digests", "ctas", "seed"}}``."""
     data = {}
@@ -295,7 +438,7 @@ def load(paths):
     return data
 
 
-def main(argv=None):
+def main(argv=None, command=None):
     """``python -m hwcheck.campaigns.wgmma_types --module FILE --out FILE.npz [--ctas N] [--seed S]``: collect on the
     GPU; ``--compare FILE.npz ... [--report FILE.json]``: compare saved runs with warpsim's model."""
     import argparse
@@ -310,7 +453,15 @@ def main(argv=None):
     p.add_argument("--compare", nargs="+", metavar="NPZ", help="saved runs to compare with warpsim's model")
     p.add_argument("--report", help="with --compare: the JSON report to write")
     p.add_argument("--mismatches", help="with --compare: an .npz of every differing index and the GPU's bits")
+    p.add_argument("--per-type", type=int, metavar="N", help="stream: at least N instructions per input type, compared "
+                   "in the workers as they run (with --module and --report; no .npz)")
+    p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1), help="with --per-type: processes")
+    p.add_argument("--chunk", type=int, default=4096, help="with --per-type: CTAs per chunk")
+    p.add_argument("--simulate-only", action="store_true",
+                   help="with --per-type: no GPU, the model in its place (checks the plumbing, not the hardware)")
     a = p.parse_args(argv)
+    if a.per_type is not None:
+        return _stream_main(a, argv, command)
     if a.compare:
         every = {} if a.mismatches else None
         try:
@@ -338,6 +489,49 @@ def main(argv=None):
         flat[f"{k}.digests"] = np.array(v["digests"])
     np.savez_compressed(a.out, seed=a.seed, ctas=a.ctas, **flat)
     return 0
+
+
+def _stream_main(a, argv, command):
+    import sys
+    from hwcheck.report import command_line, new_report, write_json_atomic
+    kernels = a.kernels.split(",")
+    unknown = [k for k in kernels if k not in KERNELS]
+    problem = ("--per-type needs --module (or --simulate-only) and --report"
+               if not (a.module or a.simulate_only) or not a.report else
+               "--per-type, --workers and --chunk must be positive" if min(a.per_type, a.workers, a.chunk) < 1 else
+               f"--module: no such file: {a.module}" if a.module and not os.path.isfile(a.module) else
+               f"--kernels: unknown {', '.join(unknown)} (known: {', '.join(KERNELS)})" if unknown else None)
+    if problem:
+        sys.stderr.write(f"wgmma_types {problem}\n")
+        return 2
+    result = stream(a.per_type, a.seed, None if a.simulate_only else a.module, a.workers, a.chunk, sys.stdout, kernels)
+    if command is None:
+        command = "python -m hwcheck.campaigns.wgmma_types " + command_line(argv)[len("hwcheck "):]
+    report = new_report(command,
+                        None if a.simulate_only else _gpu_info())
+    report["simulate_only"] = a.simulate_only
+    report.update(kind="wgmma-types-stream", status="pass" if result["mismatched"] == 0 else "fail", **result)
+    write_json_atomic(a.report, report)
+    for t, v in result["types"].items():
+        sys.stdout.write(f"{t}: {v['instructions']:,} instructions, {v['outputs']:,} words, {v['mismatched']:,} differ\n")
+    for t, rows in result["neighbours"].items():
+        sys.stdout.write(f"{t} neighbours: " + ", ".join(f"{n} {v['mismatched']:,}/{v['outputs']:,}"
+                                                          for n, v in rows.items()) + "\n")
+    sys.stdout.write(f"wgmma types: {result['instructions']:,} instructions, {result['outputs']:,} words, "
+                     f"{result['mismatched']:,} differ from warpsim's model; report {a.report}\n")
+    return 1 if result["mismatched"] else 0
+
+
+def _gpu_info():
+    """The GPU's name, compute capability and driver (CuPy), or None; the parent touches CUDA only here, after the
+    workers are done."""
+    try:
+        import cupy as cp
+        props = cp.cuda.runtime.getDeviceProperties(0)
+        return {"name": props["name"].decode(), "cc": f"{props['major']}.{props['minor']}",
+                "driver": cp.cuda.runtime.driverGetVersion()}
+    except Exception:                                   # noqa: BLE001 -- a report without the GPU's name still stands
+        return None
 
 
 if __name__ == "__main__":

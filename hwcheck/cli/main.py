@@ -2,12 +2,13 @@
 
 Subcommands:
 
-- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int [--shapes ...] [--types ...] [--variants ...]
+- ``hwcheck campaign --instr mma|ldmatrix|cvt|float|f64|int|wgmma [--shapes ...] [--types ...] [--variants ...]
   [--forms GLOB,...] [--classes ...] --count N [--seed S] [--chunk C] [--arch sm_80|sm_90] [--report FILE]
   [--ray [ADDRESS] [--workers N] [--simulate-only]]``: raw-instruction conformance against the GPU
   (:mod:`hwcheck.campaigns.campaign`), on one machine or on a Ray cluster (:mod:`hwcheck.campaigns.cluster`);
   ``--instr int`` runs every integer PTX form (:mod:`hwcheck.campaigns.int_cases`) as raw PTX on the GPU and in
-  the PTX interpreter;
+  the PTX interpreter; ``--instr wgmma --module FILE`` streams ``--count`` wgmma instructions per input type (tf32,
+  e4m3, e5m2, s8, u8) through :mod:`hwcheck.campaigns.wgmma_types`, the model's neighbours counted beside;
 - ``hwcheck collect [--variants ...] [--start S] [--count N] [--stride K] --out FILE.npz``: the GPU's
   results of the MUFU approximations (not modelled yet) over a sweep of inputs (:mod:`hwcheck.campaigns.mufu`);
 - ``hwcheck acceptance --out DIR [--scale F] [--only
@@ -99,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
     c = sub.add_parser("campaign", help="raw-instruction conformance with generated inputs")
-    c.add_argument("--instr", required=True, choices=INSTRS)
+    c.add_argument("--instr", required=True, choices=(*INSTRS, "wgmma"))
+    c.add_argument("--module", metavar="FILE", help="wgmma: examples/hopper/wgmma_types.cu built for sm_90a (a cubin "
+                   "or PTX; nvcc -arch=sm_90a -cubin)")
     c.add_argument("--shapes", type=_csv, help="mma shapes: m16n8k16,m16n8k8 (default both)")
     c.add_argument("--types", type=_csv, help="mma: f16.f32,bf16.f32,f16.f16 (ab.cd); cvt: f16,bf16")
     c.add_argument("--variants", type=_csv, help="ldmatrix: x1,x2,x4,x1.trans,x2.trans,x4.trans; "
@@ -231,7 +234,29 @@ def _campaign_options(args) -> dict:
     return {k: v for k, v in options.items() if v is not None}
 
 
+def _wgmma_campaign(args, argv) -> int:
+    """``--instr wgmma``: the streamed campaign of :mod:`hwcheck.campaigns.wgmma_types` (``--count`` instructions per
+    input type, ``--chunk`` CTAs a chunk, ``--workers`` processes, each with the GPU)."""
+    from hwcheck.campaigns import wgmma_types
+    for name in ("shapes", "types", "variants", "forms", "classes", "arch", "ray"):
+        if getattr(args, name) is not None:
+            raise _UsageError(f"hwcheck campaign: --{name} does not apply to --instr wgmma")
+    if args.count is None or args.report is None or (args.module is None and not args.simulate_only):
+        raise _UsageError("hwcheck campaign --instr wgmma: --count, --report and --module (or --simulate-only) "
+                          "are required")
+    forwarded = ["--per-type", str(args.count), "--seed", str(args.seed), "--chunk", str(args.chunk),
+            "--report", args.report, *(["--module", args.module] if args.module else []),
+            *(["--workers", str(args.workers)] if args.workers else []),
+            *(["--simulate-only"] if args.simulate_only else [])]
+    from hwcheck.report import command_line
+    return wgmma_types.main(forwarded, command_line(argv))
+
+
 def _cmd_campaign(args, argv) -> int:
+    if args.instr == "wgmma":
+        return _wgmma_campaign(args, argv)
+    if args.module is not None:
+        raise _UsageError("hwcheck campaign: --module applies to --instr wgmma only")
     from hwcheck.campaigns.acceptance import run_one
     from hwcheck.campaigns.campaign import build_cases
     from hwcheck.device.gpu import Gpu
