@@ -199,7 +199,8 @@ def _hopper_tma():
     tensor), and ``tma_gemm.cu``'s TMA + mbarrier + wgmma GEMM at five sizes (one tile; several; partial tiles),
     C written from registers or by a TMA store, and its warp-specialised four-stage version (setmaxnreg, elect.sync);
     ``tma_multicast.cu``: clusters of two CTAs sharing a tile by TMA multicast, distributed shared memory, a remote
-    mbarrier arrive and ``barrier.cluster``; and ``examples/cute_dsl/wgmma_gemm_dsl.py``, a CuTe DSL GEMM tile on
+    mbarrier arrive and ``barrier.cluster``; ``cluster_histogram.cu``: cooperative_groups' distributed shared memory
+    (``map_shared_rank`` + ``atomicAdd``, ``query_shared_rank``); and ``examples/cute_dsl/wgmma_gemm_dsl.py``, a CuTe DSL GEMM tile on
     the warpgroup MMA."""
     out = []
     for box, swizzle, dtype, shape in (((64, 32), "64B", "f16", (96, 128)), ((16, 16), "32B", "f16", (40, 56)),
@@ -230,6 +231,10 @@ def _hopper_tma():
                     [f"map=tensormap:{box_rows}x{box_cols}:none:random:f32:{rows}x{cols}",
                      f"out=zeros:u32:{ctas * nbytes // 4}", f"peer=zeros:u32:{ctas}", f"arrivals=zeros:u32:{ctas // 2}",
                      f"box_rows={box_rows}", f"bytes={nbytes}"]))
+    for ctas, n, nbins in ((4, 3000, 256), (8, 10000, 1024)):   # cooperative_groups: map_shared_rank + atomicAdd
+        out.append(("examples/hopper/cluster_histogram.cu", "cluster_histogram", str(ctas), 128, 2 * nbins,
+                    [f"input=random:i32:{n}", f"bins=zeros:i32:{ctas // 2}x{nbins}", f"ranks=zeros:u32:{2 * ctas}",
+                     f"n={n}", f"nbins={nbins}"]))
     for depth in (64, 192):                              # CuTe DSL's warpgroup MMA: one k-tile, three
         out.append(("examples/cute_dsl/wgmma_gemm_dsl.py", "wgmma_kernel", 1, 128, 16384,
                     [f"a=random:f16:64x{depth};s32:{depth};s32:{depth}",

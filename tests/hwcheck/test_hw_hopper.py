@@ -57,7 +57,8 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     kernels = {(os.path.basename(e[0]), e[1]) for e in HOPPER_TMA_EXAMPLES}
     assert kernels == {("tma_copy.cu", "tile_load"), ("tma_copy.cu", "tile_store"), ("tma_gemm.cu", "gemm_tn"),
                        ("tma_gemm.cu", "gemm_tn_tma_store"), ("tma_gemm.cu", "gemm_tn_ws"),
-                       ("tma_multicast.cu", "tile_multicast"), ("wgmma_gemm_dsl.py", "wgmma_kernel")}
+                       ("tma_multicast.cu", "tile_multicast"), ("wgmma_gemm_dsl.py", "wgmma_kernel"),
+                       ("cluster_histogram.cu", "cluster_histogram")}
     swizzles = set()
     for source, kernel, grid, block, smem, args in HOPPER_TMA_EXAMPLES:
         spec = {a.split("=")[0]: a.split("=", 1)[1] for a in args}
@@ -72,6 +73,11 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
             assert ctas % 2 == 0 and ctas * box_rows == int(shape.split("x")[0]) and box_rows == int(spec["box_rows"])
             assert smem == int(spec["bytes"]) == 2 * box_rows * box_cols * 4
             assert int(spec["out"].rsplit(":", 1)[1]) == ctas * smem // 4
+            continue
+        if source.endswith("cluster_histogram.cu"):      # clusters of two, each CTA half of the bins
+            ctas, nbins = int(grid), int(spec["nbins"])
+            assert ctas % 2 == 0 and smem == 4 * nbins // 2 and spec["bins"] == f"zeros:i32:{ctas // 2}x{nbins}"
+            assert int(spec["input"].rsplit(":", 1)[1]) == int(spec["n"]) and spec["ranks"] == f"zeros:u32:{2 * ctas}"
             continue
         gx, gy = (int(v) for v in grid.split(","))
         if source.endswith("tma_copy.cu"):
@@ -89,7 +95,7 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     assert swizzles == {"none", "32B", "64B", "128B"}
 
 
-@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws", "tile_multicast"])
+@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws", "tile_multicast", "cluster_histogram"])
 def test_a_tma_job_passes_with_the_simulator_as_gpu(kernel):
     _nvcc()
     jobs = ptx_jobs([[e for e in HOPPER_TMA_EXAMPLES if e[1] == kernel][-1]])

@@ -31,8 +31,8 @@ from numba.extending import intrinsic
 from warpsim.isa.faults import (FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_MBARRIER_DEADLOCK, FAULT_STEP_LIMIT,
                                 FAULT_WGMMA_PENDING, set_fault)
 from warpsim.ptx.codes import ABSENT, CTX, CTX_NRANKS, CTX_YIELD, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
-from warpsim.ptx.families.cluster import cluster_waiters, warp_bar_cluster, warp_dsmem
-from warpsim.ptx.memory import SP_DSMEM
+from warpsim.ptx.families.cluster import cluster_waiters, generic_dsmem, warp_bar_cluster, warp_dsmem
+from warpsim.ptx.memory import SP_DSMEM, SP_GENERIC
 from warpsim.ptx.rows import GNEG, GUARD, M0, OP
 from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
@@ -214,7 +214,9 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         ctx[13] = steps
                         return False
                     continue
-                if op == Op.BAR_CLUSTER or ((op == Op.LD or op == Op.ST) and code[p, M0] == SP_DSMEM):
+                if op == Op.BAR_CLUSTER or ((op == Op.LD or op == Op.ST or op == Op.ATOM) and (
+                        code[p, M0] == SP_DSMEM or code[p, M0] == SP_GENERIC and ctx[CTX_NRANKS] > 1
+                        and generic_dsmem(p, w, gmask, code, opnd, regs, ctx))):
                     if not (warp_bar_cluster(p, w, group, gmask, alive, code, pc, status, bar_id, cl, fault)
                             if op == Op.BAR_CLUSTER else
                             warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault)):

@@ -52,7 +52,7 @@ OPCODES = {
     "cvta": Op.CVTA, "ld": Op.LD, "ldu": Op.LD, "st": Op.ST, "atom": Op.ATOM, "red": Op.RED,
     "cp": Op.CP_ASYNC, "shfl": Op.SHFL, "vote": Op.VOTE, "match": Op.MATCH, "bar": Op.BAR,
     "barrier": Op.BAR, "ldmatrix": Op.LDMATRIX, "stmatrix": Op.STMATRIX, "mma": Op.MMA, "wgmma": Op.WGMMA, "mbarrier": Op.MBARRIER,
-    "activemask": Op.ACTIVEMASK, "mapa": Op.MAPA, "elect": Op.VOTE, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
+    "activemask": Op.ACTIVEMASK, "mapa": Op.MAPA, "getctarank": Op.MAPA, "elect": Op.VOTE, "redux": Op.REDUX, "bra": Op.BRA, "call": Op.CALL, "ret": Op.RET, "exit": Op.EXIT,
     "trap": Op.TRAP, "membar": Op.FENCE, "fence": Op.FENCE, "nanosleep": Op.FENCE,
     "prefetch": Op.FENCE, "prefetchu": Op.FENCE, "setmaxnreg": Op.FENCE, "griddepcontrol": Op.FENCE, "pmevent": Op.FENCE,
 }

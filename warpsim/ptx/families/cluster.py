@@ -1,5 +1,5 @@
-"""Thread block clusters (sm_90): ``mapa``, ``barrier.cluster``, and distributed shared memory (``ld``/``st``
-``.shared::cluster`` to any CTA of the cluster), decoded and executed; the cluster's special registers are the
+"""Thread block clusters (sm_90): ``mapa``, ``getctarank``, ``barrier.cluster``, and distributed shared memory
+(``ld``/``st``/``atom``/``red`` ``.shared::cluster`` to any CTA of the cluster), decoded and executed; the cluster's special registers are the
 integer family's (:mod:`warpsim.ptx.families.integer`), its TMA multicast the bulk copies'
 (:mod:`warpsim.ptx.families.bulk_copy`), its remote ``mbarrier.arrive`` the mbarrier family's.
 
@@ -28,16 +28,17 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
-from warpsim.ptx.alu import sext
+from warpsim.ptx.alu import mask, sext
 from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK, RUNNING, WAITING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
-from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_SHARED, read_bytes, write_bytes
+from warpsim.ptx.families.memory import ATOM_CAS, atomic_value
+from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, read_bytes, write_bytes
 from warpsim.ptx.opcodes import TK_S, Op
 from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put
-from warpsim.ptx.rows import IMM, KIND, K_IMM, K_REG, M0, M1, NW, O0, SLOT, TB, TK
+from warpsim.ptx.rows import IMM, KIND, K_IMM, K_REG, M0, M1, NW, O0, OP, SLOT, TB, TK
 
 __all__ = ["ClusterDecoder", "DECODER", "CLUSTER_WAIT", "RANK_SHIFT", "cluster_address", "cluster_split",
-           "operand_cluster_address",
+           "operand_cluster_address", "generic_dsmem",
            "thread_mapa", "thread_own_shared", "warp_bar_cluster", "warp_dsmem", "cluster_release", "cluster_waiters"]
 
 CLUSTER_WAIT = -3             # bar_id of a thread waiting at barrier.cluster.wait
@@ -60,14 +61,34 @@ def cluster_split(addr):
 
 
 @njit(cache=True, inline="always")
-def operand_cluster_address(r, opnd, row, own):
+def operand_cluster_address(r, opnd, row, own, window=0):
     """``(rank, offset, address)`` of a ``.shared::cluster`` address operand of one thread (registers ``r``): a
     ``.shared`` variable's address written into the instruction (no base register) is the executing CTA's,
-    ``own``, as its symbol is in that CTA's window on the GPU."""
+    ``own``, as its symbol is in that CTA's window on the GPU. ``window``: a generic address, the shared window's
+    base (:data:`~warpsim.ptx.memory.SHARED_WINDOW`) taken off first."""
     addr = lane_address(r, opnd, row)
     if opnd[row, SLOT] < 0:
-        return own, addr & _OFFSET, addr
-    return addr >> RANK_SHIFT, addr & _OFFSET, addr
+        return own, (addr - window) & _OFFSET, addr
+    return (addr - window) >> RANK_SHIFT, (addr - window) & _OFFSET, addr
+
+
+@njit(cache=True)
+def generic_dsmem(p, w, gmask, code, opnd, regs, ctx):
+    """Whether a generic ``ld``/``st``/``atom`` of a CTA in a cluster of several reaches another CTA's shared memory
+    (a ``mapa.u64`` address, as ``cluster.map_shared_rank`` gives it): every lane of ``gmask`` in the shared window,
+    one at least with another rank. Then it runs as :func:`warp_dsmem`; a warp whose lanes mix such addresses with
+    other spaces runs thread by thread, where another CTA's shared address is out of range."""
+    own = ctx[CTX_RANK]
+    arow = code[p, O0] if code[p, OP] == Op.ST else code[p, O0 + 1]
+    remote = False
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            addr = lane_address(regs[w, lane], opnd, arow)
+            if addr < SHARED_WINDOW or addr >= 2 * SHARED_WINDOW:
+                return False
+            if (addr - SHARED_WINDOW) >> RANK_SHIFT != own:
+                remote = True
+    return remote
 
 
 class ClusterDecoder(FamilyDecoder):
@@ -76,6 +97,13 @@ class ClusterDecoder(FamilyDecoder):
     def do_mapa(self, fn, ins, op, mods, types, ops):
         shared = any(m.startswith("shared") for m in mods)
         t = types[-1] if types else None
+        if ins.opcode == "getctarank":                   # the rank of the CTA an address is in: forms 3 and 4
+            if t not in ("u32", "u64") or (shared and "shared::cluster" not in mods):
+                raise self.error(ins.token, f"{name_of(ins)}: expected getctarank.shared::cluster.u32|u64 or "
+                                            f"getctarank.u32|u64 (generic)")
+            self.count(ins, ops, 2)
+            self.emit(fn, ins, op, (t, None), (3 if shared else 4, 0, 0, 0), [self.operand(fn, o) for o in ops])
+            return
         if t not in ("u32", "u64") or (not shared and t != "u64"):
             raise self.error(ins.token, f"{name_of(ins)}: expected mapa.shared::cluster.u32|u64 or mapa.u64 (generic)")
         self.count(ins, ops, 3)
@@ -95,9 +123,17 @@ DECODER = ClusterDecoder
 @njit(cache=True)
 def thread_mapa(p, t, code, opnd, r, pc, ctx, fault):
     """``mapa``: the address of ``a``'s shared offset in the CTA of rank ``b`` (a ``.shared::cluster`` address, or
-    for the generic form a generic one). A rank outside the cluster is ``FAULT_BAD_OPERAND``."""
+    for the generic form a generic one). A rank outside the cluster is ``FAULT_BAD_OPERAND``. ``getctarank`` (forms 3
+    and 4): the rank of the CTA whose shared memory ``a`` is in, as :func:`cluster_split` reads it."""
     o = code[p, O0:]
     a = get(r, opnd, o[1])
+    if code[p, M0] >= 3:                             # getctarank: a .shared::cluster (3) or generic (4) address
+        if opnd[o[1], KIND] == K_IMM:                # a .shared variable: the executing CTA's
+            put(r, opnd, o[0], ctx[CTX_RANK])
+        else:
+            put(r, opnd, o[0], cluster_split(a - (SHARED_WINDOW if code[p, M0] == 4 else 0))[0] & 0xFFFFFFFF)
+        pc[t] += 1
+        return True
     rank = get(r, opnd, o[2]) & 0xFFFFFFFF
     if rank >= ctx[CTX_NRANKS]:
         set_fault(fault, FAULT_BAD_OPERAND, t, rank, ctx[CTX_NRANKS])
@@ -149,20 +185,24 @@ def warp_bar_cluster(p, w, group, gmask, alive, code, pc, status, bar_id, cl, fa
 
 @njit(cache=True)
 def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
-    """``ld``/``st`` ``.shared::cluster``: each lane's address names a CTA of the cluster and an offset in its shared
-    memory (:func:`cluster_split`); the bytes are that CTA's. Every lane is checked before any access (a fault
-    changes nothing)."""
-    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    """``ld``/``st``/``atom``/``red`` ``.shared::cluster``: each lane's address names a CTA of the cluster and an
+    offset in its shared memory (:func:`cluster_split`); the bytes are that CTA's. Every lane is checked before any
+    access (a fault changes nothing). The atomics run lane after lane, each on what the one before left (as
+    :func:`~warpsim.ptx.families.memory.thread_atom` does on the CTA's own memory; a ``.f32`` add keeps subnormals,
+    as on shared memory)."""
+    tk, tb = code[p, TK], code[p, TB]
+    n = 1 if op == Op.ATOM else code[p, M1]
     esize = max(tb // 8, 1)
     size = esize * n
-    o = code[p, O0:O0 + 2]
-    arow, drow = (o[1], o[0]) if op == Op.LD else (o[0], o[1])
+    o = code[p, O0:O0 + 4]
+    arow, drow = (o[0], o[1]) if op == Op.ST else (o[1], o[0])
     own, ranks, nbytes = ctx[CTX_RANK], ctx[CTX_NRANKS], csmem.shape[1]
+    window = SHARED_WINDOW if code[p, M0] == SP_GENERIC else np.int64(0)
     t0 = 32 * w
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
-        rank, off, addr = operand_cluster_address(regs[w, lane], opnd, arow, own)
+        rank, off, addr = operand_cluster_address(regs[w, lane], opnd, arow, own, window)
         if rank >= ranks or off < SHARED_BASE or off > nbytes - size:
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = SP_SHARED
@@ -174,8 +214,16 @@ def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
     for lane in range(32):
         if not (gmask >> lane) & 1:
             continue
-        rank, off, _ = operand_cluster_address(regs[w, lane], opnd, arow, own)
+        rank, off, _ = operand_cluster_address(regs[w, lane], opnd, arow, own, window)
         mem = csmem[rank]
+        if op == Op.ATOM:
+            r = regs[w, lane]
+            old = read_bytes(mem, off, esize)
+            c = get(r, opnd, o[3]) & mask(tb) if code[p, M1] == ATOM_CAS else np.int64(0)
+            write_bytes(mem, off, esize, atomic_value(code[p, M1], tk, tb, old, get(r, opnd, o[2]) & mask(tb), c,
+                                                      False))
+            put(r, opnd, o[0], old)
+            continue
         for j in range(n):
             row = opnd[drow, SLOT] + j if n > 1 else drow
             k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]

@@ -24,7 +24,9 @@ from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put,
 from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, M2, NW, O0, SLOT, TB, TK
 from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, S_ON, shadow_access
 
-__all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "warp_shared_global"]
+ATOM_CAS = ATOM_OPS["cas"]
+
+__all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "atomic_value", "warp_shared_global"]
 
 
 class MemoryDecoder(FamilyDecoder):
@@ -86,9 +88,6 @@ class MemoryDecoder(FamilyDecoder):
             raise self.error(ins.token, f"{name_of(ins)}: only 32- and 64-bit atomics are supported",
                              UnsupportedType)
         space = self.space_of(ins, mods)
-        if "shared::cluster" in mods:
-            raise self.error(ins.token, f"{name_of(ins)}: atomics on another CTA's shared memory (.shared::cluster) "
-                                        f"are not modelled yet", UnsupportedType)
         if op == Op.RED:
             self.count(ins, ops, 2)
             arow, space = self.address(fn, ops[0], space)
@@ -97,7 +96,9 @@ class MemoryDecoder(FamilyDecoder):
             self.count(ins, ops, 4 if aop == "cas" else 3)
             arow, space = self.address(fn, ops[1], space)
             rows = [self.operand(fn, ops[0]), arow] + [self.operand(fn, o) for o in ops[2:]]
-        if space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
+        if "shared::cluster" in mods:                    # any CTA of the cluster (warpsim.ptx.families.cluster)
+            space = SP_DSMEM
+        elif space not in (SP_GLOBAL, SP_SHARED, SP_GENERIC):
             raise self.error(ins.token, f"{name_of(ins)}: atomics work on .global and .shared")
         self.emit(fn, ins, Op.ATOM, (t, None), (space, ATOM_OPS[aop], memory_order(mods) | FL_STRONG | FL_ATOMIC, 0),
                   rows)
@@ -191,10 +192,22 @@ def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fpa
     m = mask(tb)
     old = load(sp, off, size, t, gmem, smem, local, const, kparam, fparam)
     b = get(r, opnd, o[2]) & m
-    kind = code[p, M1]
+    c = get(r, opnd, o[3]) & m if code[p, M1] == ATOM_CAS else np.int64(0)
+    store(sp, off, size, atomic_value(code[p, M1], code[p, TK], tb, old, b, c, sp == SP_GLOBAL), t, gmem, smem, local,
+          kparam, fparam)
+    put(r, opnd, o[0], old)
+    pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def atomic_value(kind, tk, tb, old, b, c, ftz):
+    """The value an ``atom``/``red`` of operation ``kind`` (the ``ATOM_OPS`` code) leaves in memory holding ``old``,
+    with operands ``b`` (and ``c`` for ``.cas``), all masked to ``tb`` bits; ``ftz``: the ``.f32`` add flushes
+    subnormals (global memory). See :func:`thread_atom`."""
     signed = tk == TK_S
     if kind == 0 and tk == TK_F:
-        new = np.int64(f32_add(old, b, RN, sp == SP_GLOBAL, False)) if tb == 32 else np.int64(f64_add(old, b, RN))
+        new = np.int64(f32_add(old, b, RN, ftz, False)) if tb == 32 else np.int64(f64_add(old, b, RN))
     elif kind == 0 and tk == TK_F16X2:
         new = np.int64(f16x2_add(old, b, RN, False, False))
     elif kind == 0 and tk == TK_BF16X2:
@@ -220,11 +233,8 @@ def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fpa
     elif kind == 8:
         new = b
     else:
-        new = (get(r, opnd, o[3]) & m) if old == b else old
-    store(sp, off, size, new & m, t, gmem, smem, local, kparam, fparam)
-    put(r, opnd, o[0], old)
-    pc[t] += 1
-    return True
+        new = c if old == b else old
+    return new & mask(tb)
 
 
 @njit(cache=True)
