@@ -6,7 +6,8 @@
 // tile_load: CTA (x, y) loads the box at element coordinates (x * box0, y * box1) into shared memory (an mbarrier
 // counts its bytes), then copies the shared bytes as they lie, swizzled, to its slice of `out` (`bytes` a CTA).
 // tile_store: CTA (x, y) fills shared memory with its slice of `in` and stores it through the map as the box at
-// (x * box0, y * box1); the TMA clips what lies outside the tensor.
+// (x * box0, y * box1); the TMA clips what lies outside the tensor. tile_reduce_add: the same, but the box is added
+// into the tensor element by element (CuTe's SM90_TMA_REDUCE_ADD: cp.reduce.async.bulk.tensor).
 //
 //   warpsim run examples/hopper/tma_copy.cu --kernel tile_load --grid 2,3 --block 128 --smem 8192 \
 //       --arg map=tensormap:64x32:64B:random:f16:96x128 --arg out=zeros:u32:12288 \
@@ -54,6 +55,23 @@ extern "C" __global__ void tile_store(const __grid_constant__ CUtensorMap map, u
     __syncthreads();
     if (threadIdx.x == 0) {
         cute::SM90_TMA_STORE_2D::copy(&map, raw, blockIdx.x * box0, blockIdx.y * box1);
+        cute::tma_store_arrive();
+        cute::tma_store_wait<0>();
+    }
+}
+
+extern "C" __global__ void tile_reduce_add(const __grid_constant__ CUtensorMap map, uint32_t const* in, int box0,
+                                           int box1, int bytes) {
+    extern __shared__ __align__(1024) unsigned char raw[];
+    uint32_t* words = reinterpret_cast<uint32_t*>(raw);
+    size_t const cta = blockIdx.y * gridDim.x + blockIdx.x;
+    for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x) {
+        words[i] = in[cta * (bytes / 4) + i];
+    }
+    cutlass::arch::fence_view_async_shared();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cute::SM90_TMA_REDUCE_ADD_2D::copy(&map, raw, blockIdx.x * box0, blockIdx.y * box1);
         cute::tma_store_arrive();
         cute::tma_store_wait<0>();
     }

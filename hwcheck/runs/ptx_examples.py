@@ -200,7 +200,9 @@ def _hopper_tma():
     C written from registers or by a TMA store, and its warp-specialised four-stage version (setmaxnreg, elect.sync);
     ``tma_multicast.cu``: clusters of two CTAs sharing a tile by TMA multicast, distributed shared memory, a remote
     mbarrier arrive and ``barrier.cluster``; ``cluster_histogram.cu``: cooperative_groups' distributed shared memory
-    (``map_shared_rank`` + ``atomicAdd``, ``query_shared_rank``); and ``examples/cute_dsl/wgmma_gemm_dsl.py``, a CuTe DSL GEMM tile on
+    (``map_shared_rank`` + ``atomicAdd``, ``query_shared_rank``); the bulk reductions (``tma_copy.cu``'s
+    ``tile_reduce_add``, ``bulk_reduce.cu``: ``cp.reduce.async.bulk`` on every bit pattern, into global memory and
+    into the peer CTA); and ``examples/cute_dsl/wgmma_gemm_dsl.py``, a CuTe DSL GEMM tile on
     the warpgroup MMA."""
     out = []
     for box, swizzle, dtype, shape in (((64, 32), "64B", "f16", (96, 128)), ((16, 16), "32B", "f16", (40, 56)),
@@ -231,6 +233,19 @@ def _hopper_tma():
                     [f"map=tensormap:{box_rows}x{box_cols}:none:random:f32:{rows}x{cols}",
                      f"out=zeros:u32:{ctas * nbytes // 4}", f"peer=zeros:u32:{ctas}", f"arrivals=zeros:u32:{ctas // 2}",
                      f"box_rows={box_rows}", f"bytes={nbytes}"]))
+    for shape, box, swizzle in (((40, 56), (16, 32), "none"), ((100, 64), (64, 32), "128B")):   # TMA reduce-add
+        grid = (-(-shape[1] // box[1]), -(-shape[0] // box[0]))
+        nbytes = box[0] * box[1] * 4
+        out.append(("examples/hopper/tma_copy.cu", "tile_reduce_add", f"{grid[0]},{grid[1]}", 128, nbytes,
+                    [f"map=tensormap:{box[0]}x{box[1]}:{swizzle}:random:f32:{shape[0]}x{shape[1]}",
+                     f"in=random:u32:{grid[0] * grid[1] * nbytes // 4}", f"box0={box[1]}", f"box1={box[0]}",
+                     f"bytes={nbytes}"]))
+    for kernel, bits in (("reduce_add_f32", 32), ("reduce_add_f64", 64), ("reduce_add_f16", 16),
+                         ("reduce_add_u32", 32), ("reduce_min_s32", 32), ("reduce_max_u64", 64),
+                         ("reduce_inc_u32", 32), ("reduce_xor_b64", 64), ("reduce_add_peer", 32)):
+        n = 256                                          # every bit pattern: NaNs, infinities, subnormals among them
+        out.append(("examples/hopper/bulk_reduce.cu", kernel, "4", 64, (2 if kernel.endswith("peer") else 1) * n * bits // 8,
+                    [f"out=random:u{bits}:{4 * n}", f"in=random:u{bits}:{4 * n}", f"n={n}"]))
     for ctas, n, nbins in ((4, 3000, 256), (8, 10000, 1024)):   # cooperative_groups: map_shared_rank + atomicAdd
         out.append(("examples/hopper/cluster_histogram.cu", "cluster_histogram", str(ctas), 128, 2 * nbins,
                     [f"input=random:i32:{n}", f"bins=zeros:i32:{ctas // 2}x{nbins}", f"ranks=zeros:u32:{2 * ctas}",

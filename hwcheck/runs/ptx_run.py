@@ -623,14 +623,14 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             run.records.extend({"seed": seed, **r} for r in tc.records)
             if tc.first is not None and run.first_register is None:
                 run.first_register = {"seed": seed, **tc.first, "ptx": _ptx_line(text, tc.first.get("ptx_line"))}
-            finals, mask = [w for _, w in want.shared], None
+            finals, mask = _in_cta_order(want.shared), None
             expected = expected_capture(ins.capture, d0.shared, finals, job.smem, per_cta)
             if ins.capture.regions:                 # which bytes the kernel writes: a run from other bytes
                 t = time.perf_counter()
                 other = sim0.launch(name, grid=job.grid, block=job.block, args=args, smem=job.smem, arch=arch,
                                     quiet=True, keep_shared=True, shared_fill=0xFF)
                 result.sim_s += time.perf_counter() - t
-                mask = written_mask(ins.capture, d0.shared, finals, [w for _, w in other.shared], job.smem)
+                mask = written_mask(ins.capture, d0.shared, finals, _in_cta_order(other.shared), job.smem)
             for what, captured in (("the simulator's capture of its own final shared memory differs (an "
                                     "instrumentation error)", want1.buffers[SHARED_PARAM]),
                                    ("final shared memory differs", got1.buffers[SHARED_PARAM])):
@@ -651,6 +651,12 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             log.write(f"{job.label}: GPU {run.timing['gpu_kernel_ms']:.4f} ms per launch (median of {len(times)})\n")
     run.wall_s = time.perf_counter() - start
     return run
+
+
+def _in_cta_order(shared):
+    """Each CTA's final shared window (``LaunchResult.shared``: in the order the CTAs finished, which in a cluster
+    launch need not be theirs) in linear CTA order, as the GPU's capture lays them out."""
+    return [w for _, w in sorted(shared, key=lambda cw: (cw[0][2], cw[0][1], cw[0][0]))]
 
 
 _WORKER_PTX = None

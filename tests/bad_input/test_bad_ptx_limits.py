@@ -255,8 +255,6 @@ def test_a_byte_that_is_not_utf8(workdir, inputs, capsys):
 # ------------------------------------------------------------------------------------------------ Hopper forms
 
 HOPPER = [                          # the Hopper forms still refused (wgmma, mbarrier, TMA and elect run since issue 28)
-    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd1], [%r1], 16;", "cp.reduce.async.bulk",
-     "bulk asynchronous reduction"),
     ("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;", "tensormap", "TMA descriptors"),
 ]
 
@@ -271,6 +269,22 @@ def test_hopper_forms_are_refused_by_name(workdir, inputs, capsys, line, form, w
         f"h.ptx:{lineno}:3: `{form}` is not supported yet (", what, "see docs/ptx.md"])
     with pytest.raises(UnsupportedType, match=rf"^h.ptx:{lineno}:3: `{form}` is not supported yet"):
         warpsim.ptx.load(path, ptxas="none")
+
+
+@pytest.mark.parametrize("line,named", [
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.s32 [%rd1], [%r1], 16;",
+     ".inc into global takes u32 (ptxas rejects .s32)"),
+    ("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u64 [%r1], [%r1], 16, [%r1];",
+     ".min into shared::cluster takes u32, s32 (ptxas rejects .u64)"),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [%rd1], [%r1], 16;",
+     ".add.f16 needs .noftz (ptxas rejects it without)"),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 [%rd1], [%r1], 16;", ".max.bf16 is not modelled yet"),
+])
+def test_bulk_reductions_ptxas_rejects_are_refused_in_one_line(workdir, inputs, capsys, line, named):
+    path = _ptx(inputs, "r.ptx", line=line)
+    lineno = _line_of(path, line.split()[0])
+    status, out, err = _run(capsys, path)
+    assert_one_line_error(status, err, "warpsim run", [f"r.ptx:{lineno}:3: cp.reduce.async.bulk.", named])
 
 
 def test_cp_async_of_ampere_still_runs(inputs):

@@ -58,7 +58,10 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     assert kernels == {("tma_copy.cu", "tile_load"), ("tma_copy.cu", "tile_store"), ("tma_gemm.cu", "gemm_tn"),
                        ("tma_gemm.cu", "gemm_tn_tma_store"), ("tma_gemm.cu", "gemm_tn_ws"),
                        ("tma_multicast.cu", "tile_multicast"), ("wgmma_gemm_dsl.py", "wgmma_kernel"),
-                       ("cluster_histogram.cu", "cluster_histogram")}
+                       ("cluster_histogram.cu", "cluster_histogram"), ("tma_copy.cu", "tile_reduce_add")} | {
+                       ("bulk_reduce.cu", k) for k in ("reduce_add_f32", "reduce_add_f64", "reduce_add_f16",
+                                                       "reduce_add_u32", "reduce_min_s32", "reduce_max_u64",
+                                                       "reduce_inc_u32", "reduce_xor_b64", "reduce_add_peer")}
     swizzles = set()
     for source, kernel, grid, block, smem, args in HOPPER_TMA_EXAMPLES:
         spec = {a.split("=")[0]: a.split("=", 1)[1] for a in args}
@@ -79,7 +82,19 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
             assert ctas % 2 == 0 and smem == 4 * nbins // 2 and spec["bins"] == f"zeros:i32:{ctas // 2}x{nbins}"
             assert int(spec["input"].rsplit(":", 1)[1]) == int(spec["n"]) and spec["ranks"] == f"zeros:u32:{2 * ctas}"
             continue
+        if source.endswith("bulk_reduce.cu"):            # a slice of n elements a CTA (two for the peer's)
+            bits, n = int(spec["out"].split(":")[1][1:]), int(spec["n"])
+            assert spec["in"] == spec["out"] == f"random:u{bits}:{int(grid) * n}" and block == 64
+            assert smem == (2 if kernel.endswith("peer") else 1) * n * bits // 8 and n * bits // 8 % 16 == 0
+            continue
         gx, gy = (int(v) for v in grid.split(","))
+        if source.endswith("tma_copy.cu") and kernel == "tile_reduce_add":
+            _, box, _, _, dtype, shape = spec["map"].split(":")
+            rows, cols = (int(v) for v in box.split("x"))
+            assert dtype == "f32" and smem == int(spec["bytes"]) == rows * cols * 4
+            assert (gx, gy) == tuple(-(-int(n) // b) for n, b in zip(shape.split("x")[::-1], (cols, rows)))
+            assert int(spec["in"].rsplit(":", 1)[1]) == gx * gy * smem // 4
+            continue
         if source.endswith("tma_copy.cu"):
             _, box, swizzle, _, dtype, shape = spec["map"].split(":")
             rows, cols = (int(v) for v in box.split("x"))
@@ -95,7 +110,8 @@ def test_the_tma_set_is_every_tma_kernel_with_buffers_of_its_launch():
     assert swizzles == {"none", "32B", "64B", "128B"}
 
 
-@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws", "tile_multicast", "cluster_histogram"])
+@pytest.mark.parametrize("kernel", ["tile_load", "gemm_tn_ws", "tile_multicast", "cluster_histogram", "tile_reduce_add",
+                                    "reduce_add_f32", "reduce_add_peer"])
 def test_a_tma_job_passes_with_the_simulator_as_gpu(kernel):
     _nvcc()
     jobs = ptx_jobs([[e for e in HOPPER_TMA_EXAMPLES if e[1] == kernel][-1]])

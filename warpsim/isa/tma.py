@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-__all__ = ["TensorMap", "DTYPES", "SWIZZLES", "MAP_BYTES", "MAGIC", "decode_fields", "tile_copy", "F_BYTES", "F_RANK",
-           "F_SWIZZLE", "F_ADDR", "F_DIMS", "F_STRIDES", "F_BOX", "NFIELDS"]
+__all__ = ["TensorMap", "DTYPES", "SWIZZLES", "MAP_BYTES", "MAGIC", "decode_fields", "tile_copy", "tile_offsets",
+           "box_elements", "F_BYTES", "F_RANK", "F_SWIZZLE", "F_ADDR", "F_DIMS", "F_STRIDES", "F_BOX", "F_DTYPE",
+           "NFIELDS"]
 
 MAP_BYTES = 128
 MAGIC = 0x314D5457                 # "WTM1", little-endian, in the map's first word
@@ -42,9 +43,9 @@ _NUMPY = {np.dtype(np.uint8): "u8", np.dtype(np.int8): "u8", np.dtype(np.uint16)
 SWIZZLES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}       # CUtensorMapSwizzle
 _SPAN = (0, 32, 64, 128)
 # decoded fields (int64[NFIELDS]): element bytes, rank, swizzle, global address, dims[5], byte strides[5] (dim 0's
-# is the element size), box[5]
-F_BYTES, F_RANK, F_SWIZZLE, F_ADDR, F_DIMS, F_STRIDES, F_BOX = 0, 1, 2, 3, 4, 9, 14
-NFIELDS = 19
+# is the element size), box[5], the element type (the code of DTYPES)
+F_BYTES, F_RANK, F_SWIZZLE, F_ADDR, F_DIMS, F_STRIDES, F_BOX, F_DTYPE = 0, 1, 2, 3, 4, 9, 14, 19
+NFIELDS = 20
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ def decode_fields(raw, out):
     code = (head >> 32) & 0xFFFFFFFF
     sizes = (1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4)
     out[F_BYTES] = sizes[code] if 0 <= code < 13 else 1
+    out[F_DTYPE] = code
     second = word(1)
     out[F_RANK] = second & 0xFFFFFFFF
     out[F_SWIZZLE] = (second >> 32) & 0xFFFFFFFF
@@ -166,40 +168,66 @@ def decode_fields(raw, out):
 
 
 @njit(cache=True)
+def box_elements(f):
+    """How many elements the box of map fields ``f`` holds."""
+    n = 1
+    for d in range(f[F_RANK]):
+        n *= f[F_BOX + d]
+    return n
+
+
+@njit(cache=True)
+def tile_offsets(f, coords, dst, goff, out):
+    """Where each element of the box of map fields ``f`` at ``coords`` (int64[5], innermost first) lies: ``out``
+    (int64[box_elements(f), 2]) gets, per element in box order, its shared byte (from ``dst``, swizzled as the map
+    says) and its global byte (from ``goff``, the global buffer offset of the map's address), or -1 where the element
+    lies outside the tensor. False when an element inside the tensor has a negative global byte (a map whose address
+    lies below the buffer). The one statement of the TMA's placement: :func:`tile_copy` and the bulk reductions read
+    it."""
+    size, rank = f[F_BYTES], f[F_RANK]
+    w = (1, 2, 4, 8)[f[F_SWIZZLE]]
+    i = np.zeros(5, np.int64)
+    for e in range(out.shape[0]):
+        rest = e
+        inside = True
+        g = goff
+        for d in range(rank):
+            b = f[F_BOX + d]
+            i[d] = rest % b
+            rest //= b
+            c = coords[d] + i[d]
+            if c < 0 or c >= f[F_DIMS + d]:
+                inside = False
+            g += c * f[F_STRIDES + d]
+        s = dst + e * size
+        if w > 1:
+            s ^= ((s >> 7) & (w - 1)) << 4
+        if inside and g < 0:
+            return False
+        out[e, 0] = s
+        out[e, 1] = g if inside else -1
+    return True
+
+
+@njit(cache=True)
 def tile_copy(f, coords, smem, dst, gmem, goff, load):
     """One tile copy of map fields ``f`` at box ``coords`` (int64[5], innermost first): ``load`` global -> shared at
     shared byte ``dst``, else shared -> global. ``goff``: the global buffer offset of the map's address. Returns the
     bytes of the box, or -1 when an element's global or shared byte lies outside memory (nothing is checked for
     elements a load fills)."""
-    size, rank = f[F_BYTES], f[F_RANK]
-    w = (1, 2, 4, 8)[f[F_SWIZZLE]]
-    n = 1
-    for d in range(5):
-        n *= f[F_BOX + d] if d < rank else 1
-    i = np.zeros(5, np.int64)
-    for e in range(n):
-        rest = e
-        inside = True
-        g = goff
-        for d in range(5):
-            b = f[F_BOX + d] if d < rank else 1
-            i[d] = rest % b
-            rest //= b
-            if d < rank:
-                c = coords[d] + i[d]
-                if c < 0 or c >= f[F_DIMS + d]:
-                    inside = False
-                g += c * f[F_STRIDES + d]
-        s = dst + e * size
-        if w > 1:
-            s ^= ((s >> 7) & (w - 1)) << 4
+    size = f[F_BYTES]
+    at = np.empty((box_elements(f), 2), np.int64)
+    if not tile_offsets(f, coords, dst, goff, at):
+        return -1
+    for e in range(at.shape[0]):
+        s, g = at[e, 0], at[e, 1]
         if s < 0 or s + size > smem.shape[0]:
             return -1
-        if inside and (g < 0 or g + size > gmem.shape[0]):
+        if g >= 0 and g + size > gmem.shape[0]:
             return -1
         for k in range(size):
             if load:
-                smem[s + k] = gmem[g + k] if inside else np.uint8(0)
-            elif inside:
+                smem[s + k] = gmem[g + k] if g >= 0 else np.uint8(0)
+            elif g >= 0:
                 gmem[g + k] = smem[s + k]
-    return n * size
+    return at.shape[0] * size

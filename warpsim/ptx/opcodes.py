@@ -67,7 +67,6 @@ FLOAT_OPS = {"fma": Op.FARITH, "sqrt": Op.FARITH, "rcp": Op.FARITH, "copysign": 
 # the decoder look here first, so such an instruction is refused by name (not by the operand syntax it happens to
 # use: TMA's ``[%rd1, {%r1, %r2}]``) wherever it stands; the longest matching prefix names it.
 NOT_YET = {
-    "cp.reduce.async.bulk": "Hopper bulk asynchronous reduction",
     "tensormap": "Hopper TMA descriptors",
 }
 
@@ -76,8 +75,8 @@ def not_supported_yet(name):
     """Why the instruction ``name`` (opcode and modifiers, dotted) is refused, or None: one phrase naming the
     family of :data:`NOT_YET` it belongs to.
 
-    >>> not_supported_yet("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32")
-    '`cp.reduce.async.bulk` is not supported yet (Hopper bulk asynchronous reduction; see docs/ptx.md, "Not supported yet")'
+    >>> not_supported_yet("tensormap.replace.tile.global_address.global.b1024.b64")
+    '`tensormap` is not supported yet (Hopper TMA descriptors; see docs/ptx.md, "Not supported yet")'
     >>> not_supported_yet("cp.async.ca.shared.global") is None
     True
     """

@@ -41,6 +41,8 @@ class AsyncCopyDecoder(FamilyDecoder):
     def do_cp_async(self, fn, ins, op, mods, types, ops):
         if len(mods) > 1 and mods[0] == "async" and mods[1] == "bulk":
             return self.do_cp_bulk(fn, ins, Op.CP_BULK, mods, types, ops)     # warpsim.ptx.families.bulk_copy
+        if mods[:3] == ("reduce", "async", "bulk"):
+            return self.do_cp_reduce_bulk(fn, ins, Op.CP_BULK, mods, types, ops)
         if not mods or mods[0] != "async":
             raise self.error(ins.token, f"{name_of(ins)}: only cp.async is supported", UnsupportedType)
         if len(mods) > 2 and mods[1] == "mbarrier" and mods[2] == "arrive":   # the mbarrier family runs it
