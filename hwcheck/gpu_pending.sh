@@ -29,7 +29,8 @@
 #   hopper     the Hopper set (examples/hopper: wgmma probes, the TMA GEMM), 10 seeds: split it over two device calls
 #              (the probes' ten kernels take ~250 s with 10 workers; the set with 15 workers did not finish in 300 s)
 #   issue28 [SECONDS] [FIRST] [SEED]  the re-run after the address fixes: cluster probe, hopper-tma (10 seeds), the wgmma
-#              types campaign on seed SEED compared with the fitted model, then float fuzz chunks from FIRST (issue 26)
+#              campaign (hwcheck campaign --instr wgmma, 10^6 per input type, seed SEED), then float fuzz chunks from
+#              FIRST (issue 26)
 #   corpus-94  the corpus with Triton's sm_90 files (PTX ISA 9.4): put the nvidia-cuda-nvcc wheel's ptxas (13.4+) at
 #              SITE/nvidia/cu13/bin/ptxas and run with PYTHONPATH=$PWD:SITE (auto picks the first ptxas that takes
 #              the PTX; carry it xz-compressed: the device call carries at most 64 MiB with the tracked files)
@@ -168,8 +169,8 @@ hopper)
     ;;
 issue28)
     # the Hopper re-run of issue 28 in one device call of SECONDS (default 560): the cluster probe, the TMA set
-    # (hopper-tma, 10 seeds), the wgmma types campaign on a fresh seed against the fitted model, then float fuzz
-    # chunks of 1,000 from FIRST (issue 26) while time is left. Needs, in HWCHECK_PTX_DIR, the exported PTX and
+    # (hopper-tma, 10 seeds), the streamed wgmma campaign (10^6 instructions per input type, seed SEED: inputs the
+    # model was not fitted on), then float fuzz chunks of 1,000 from FIRST (issue 26) while time is left. Needs, in HWCHECK_PTX_DIR, the exported PTX and
     # cluster_probe.sm_90a.cubin, wgmma_types.sm_90a.cubin (nvcc -arch=sm_90a -cubin examples/hopper/NAME.cu).
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
     budget="${3:-560}" first="${4:-253000}" seed="${5:-1}"
@@ -182,11 +183,9 @@ issue28)
     }
     step "cluster probe" probe
     step "hopper-tma, 10 seeds" "$py" -m hwcheck acceptance --out "$out" --only hopper-tma --seeds 10 --workers 15
-    step "wgmma types, seed $seed" "$py" -m hwcheck.campaigns.wgmma_types \
-        --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" --out "$out/wgmma-seed$seed.npz" --ctas 512 --seed "$seed"
-    step "wgmma types, compared" "$py" -m hwcheck.campaigns.wgmma_types --compare "$out/wgmma-seed$seed.npz" \
-        --report "$out/wgmma-types-compare.json" --mismatches "$out/wgmma-types-mismatches.npz"
-    rm -f "$out/wgmma-seed$seed.npz"
+    step "wgmma, 10^6 instructions per input type, seed $seed" timeout $(( $(left) - 20 )) "$py" -m hwcheck campaign \
+        --instr wgmma --count 1000000 --seed "$seed" --workers 15 --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" \
+        --report "$out/$gpu-wgmma-types.json"
     s="$first"
     while [ "$(left)" -gt 130 ]; do
         timeout $(( $(left) - 15 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \

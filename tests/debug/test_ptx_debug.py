@@ -352,3 +352,31 @@ def test_info_mbarriers_and_info_wgmma_show_the_asynchronous_state():
     parts = text.split("(warpsim) info wgmma\n")
     assert re.search(r"warp 0: 0 groups committed; in flight: open group: 4 registers \(%f1 \.\. %f4\)", parts[1])
     assert "no wgmma in flight" in parts[2] or "warp 0" not in parts[2]
+
+
+def test_a_warp_specialised_kernel_is_stepped_by_role():
+    """examples/hopper/tma_gemm.cu's gemm_tn_ws: warps 4-7 give registers back (setmaxnreg.dec: the producer), warps
+    0-3 take them (.inc: the consumers). Past the split, ``info cuda warps`` shows each warp's role and ``cuda role``
+    focuses the first warp of one, which ``step`` then follows."""
+    from tests.ptx.test_cluster import HOPPER, _kernel
+    from warpsim.isa.tma import TensorMap
+    _kernel("gemm_tn_ws", "tma_gemm.cu")                       # skips without nvcc and the CuTe headers
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((64, 128)).astype(np.float16) for _ in range(2))
+    args = {"tma_a": TensorMap(a, (64, 64), swizzle="128B"), "tma_b": TensorMap(b, (64, 64), swizzle="128B"),
+            "c": np.zeros((64, 64), np.float32), "M": 64, "N": 64, "K": 128}
+    session = Session.open(f"{HOPPER}/tma_gemm.cu", "gemm_tn_ws", block=256, args=args, smem=66560, arch="sm_90")
+    assert session.roles and {session.role_of(w) for w in range(8)} == {None}
+    status, text = run_script(session, ["cuda role producer"])
+    assert status == 1 and "cuda role: no warp of CTA (0, 0, 0) is a producer yet" in text
+    status, text = run_script(session, ["break setmaxnreg"] + ["cont"] * 5 + ["delete", "stepi", "info cuda warps",
+                                        "cuda role producer", "step", "cuda role consumer"])
+    assert status == 0, text
+    warps = text.split("(warpsim) info cuda warps\n")[1].split("(warpsim)")[0]
+    roles = {int(m.group(1)): m.group(2) for m in re.finditer(r"warp\s+(\d+)\s+\S+(?: \S+)*?\s+(producer|consumer|-)\s",
+                                                              warps)}
+    assert roles == {0: "consumer", 1: "consumer", 2: "consumer", 3: "consumer", 4: "producer", 5: "-", 6: "-",
+                     7: "-"}, warps                           # 5-7 have not reached their setmaxnreg.dec
+    assert re.search(r"focus warp 4 \(pinned\), the first producer of warps 4\n", text), text
+    assert re.search(r"=> #\d+, CTA \(0, 0, 0\), warp 4 ", text.split("(warpsim) step\n")[1]), text
+    assert re.search(r"focus warp 0 \(pinned\), the first consumer of warps 0, 1, 2, 3", text), text

@@ -15,7 +15,7 @@ added in the same style (``back``, ``who``, ``from``, ``banks``, fragment views 
                             shared tensor (tile; `banks`: its bank map)   p
     x/[N][FMT] [shared|global] ADDR                      memory words
     info cuda warps|lanes / info warps|lanes|breakpoints|registers [REGS]|mbarriers|wgmma
-    cuda warp W | cuda cta I                             focus warp / CTA
+    cuda warp W | cuda cta I | cuda role producer        focus warp / CTA / a warp-specialised role
     where, list [LINE], who, from, banks, pred, printf, help, quit
 
 An empty line repeats the last command at a terminal (as in gdb). Old spellings stay as aliases
@@ -83,8 +83,9 @@ COMMANDS = {   # name: (usage, help)
                                              "d, f (f32), h (f16), s (u16), b (bytes), g (f64)"),
     "info": ("info [cuda] warps | lanes | breakpoints | registers [REGS] | mbarriers | wgmma",
              "every warp of the CTA, the focus warp's lanes and pcs, the breakpoints, or registers (as print)"),
-    "cuda": ("cuda warp [W | auto] | cuda cta [I]",
-             "focus warp W for step and the views (auto: the warp that runs next); run (or replay) to CTA I"),
+    "cuda": ("cuda warp [W | auto] | cuda cta [I] | cuda role producer|consumer",
+             "focus warp W for step and the views (auto: the warp that runs next); run (or replay) to CTA I; focus "
+             "the first warp of a role in a warp-specialised kernel (from its setmaxnreg)"),
     "where": ("where", "the next instruction: warp, lanes, source line, PTX line"),
     "list": ("list [LINE]", "the source around the focus warp's line, with the PTX of that line beside it"),
     "banks": ("banks [last | next | done | all] [warp W] [each] [detail]",
@@ -335,7 +336,23 @@ class Repl:
             return self._cmd_warp(args[1:])
         if args[:1] == ["cta"]:
             return self._cmd_cta(args[1:])
+        if args[:1] == ["role"]:
+            return self._cmd_role(args[1:])
         raise _UserError(f"cuda: usage: {COMMANDS['cuda'][0]}")
+
+    def _cmd_role(self, args):
+        s = self.session
+        if len(args) != 1 or args[0] not in ("producer", "consumer"):
+            raise _UserError("cuda role: expected producer or consumer")
+        if not s.roles:
+            raise _UserError("cuda role: this kernel has no setmaxnreg, so its warps have no producer/consumer roles")
+        warps = [w for w in range(s.warps) if s.role_of(w) == args[0]]
+        if not warps:
+            raise _UserError(f"cuda role: no warp of CTA {s.cta} is a {args[0]} yet (a warp takes its role at its "
+                             f"setmaxnreg: step on)")
+        s.pinned_warp = warps[0]
+        self.write(f"focus warp {s.warp} (pinned), the first {args[0]} of warps "
+                   f"{', '.join(str(w) for w in warps)}")
 
     def _cmd_cta(self, args):
         s = self.session

@@ -50,7 +50,9 @@ from warpsim.debug.traced import Traced
 from warpsim.errors import SimulatorFault
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.ptx.codes import RUNNING, WAITING
-from warpsim.ptx.decode import IMM, K_ADDR, KIND, LOC, NOPS, NW, O0, SLOT
+from warpsim.ptx.decode import IMM, K_ADDR, KIND, LOC, M0, NOPS, NW, O0, OP, SLOT
+from warpsim.ptx.families.barriers import SETMAXNREG
+from warpsim.ptx.opcodes import Op
 from warpsim.ptx.launch import DEFAULT_MAX_STEPS
 from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW
 from warpsim.program.lower import KERNEL
@@ -154,6 +156,7 @@ class Session:
         self.user = [user_line(c) for c in self.chain]
         self.ptx_line = [d.where[int(d.code[pc, LOC])].ptx_line for pc in range(d.code.shape[0])]
         self.text = [" ".join(d.where[int(d.code[pc, LOC])].text.split()) for pc in range(d.code.shape[0])]
+        self.roles = bool(np.any((d.code[:, OP] == Op.FENCE) & (d.code[:, M0] == SETMAXNREG)))   # warp-specialised
         self.pinned_warp = None
         self.last = None                 # the last Executed
         self.last_of_warp = {}           # warp -> its last Executed
@@ -264,6 +267,13 @@ class Session:
             return int(pcs[running].min())
         waiting = status == WAITING
         return int(pcs[waiting].min()) - 1 if waiting.any() else None
+
+    def role_of(self, warp):
+        """``"producer"``, ``"consumer"`` or None: the role of ``warp`` in a warp-specialised kernel, by the
+        ``setmaxnreg`` it ran last (CUTLASS's and FlashAttention-3's producers give registers back with ``.dec``, their
+        consumers take them with ``.inc``); None before it ran one, or in a kernel without any."""
+        budget = int(self.run.register_budgets[warp]) if self.roles else 0
+        return "consumer" if budget > 0 else "producer" if budget < 0 else None
 
     def line_of(self, pc):
         """``(file, line)`` of the user's source line of instruction ``pc``, or None."""

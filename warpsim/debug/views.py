@@ -397,7 +397,9 @@ def lanes_text(session, warp=None):
 
 
 def warps_text(session):
-    """Every warp of the current CTA (cuda-gdb's ``info cuda warps``): its state, the pc and source line it
+    """Every warp of the current CTA (cuda-gdb's ``info cuda warps``): its state, its role in a warp-specialised
+    kernel (producer or consumer, by its last ``setmaxnreg``: :meth:`~warpsim.debug.session.Session.role_of`), the
+    pc and source line it
     runs next, and its last instruction; ``*`` marks the focus warp, ``=>`` the warp the schedule runs next."""
     s = session
     nxt = s.next_instruction()
@@ -412,7 +414,8 @@ def warps_text(session):
         last = s.last_of_warp.get(w)
         done = f" (last #{last.position})" if last is not None else ""
         mark = ("=>" if nxt is not None and nxt[0] == w else "  ") + ("*" if w == s.warp else " ")
-        lines.append(f"{mark} warp {w:3d}  {state:<12s} lanes {lane_ranges(bits[RUNNING] | bits[WAITING]):<6s} "
+        role = f"{s.role_of(w) or '-':<9s}" if s.roles else ""
+        lines.append(f"{mark} warp {w:3d}  {state:<12s} {role}lanes {lane_ranges(bits[RUNNING] | bits[WAITING]):<6s} "
                      f"{here}{done}")
     return "\n".join(lines)
 

@@ -31,9 +31,10 @@ from numba.extending import intrinsic
 from warpsim.isa.faults import (FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_MBARRIER_DEADLOCK, FAULT_STEP_LIMIT,
                                 FAULT_WGMMA_PENDING, set_fault)
 from warpsim.ptx.codes import ABSENT, CTX, CTX_NRANKS, CTX_YIELD, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
+from warpsim.ptx.families.barriers import SETMAXNREG
 from warpsim.ptx.families.cluster import cluster_waiters, generic_dsmem, warp_bar_cluster, warp_dsmem
 from warpsim.ptx.memory import SP_DSMEM, SP_GENERIC
-from warpsim.ptx.rows import GNEG, GUARD, M0, OP
+from warpsim.ptx.rows import GNEG, GUARD, M0, M1, OP
 from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.families import (sync_members, thread_op, wake_mbarrier_waiters, warp_bulk_copy, warp_collective,
@@ -225,6 +226,8 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         ctx[13] = steps
                         return False
                     continue
+                if op == Op.FENCE and code[p, M0] == SETMAXNREG:   # the warp's register budget, kept for its role
+                    wgpend[w, wgpend.shape[1] - 1] = code[p, M1]
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
                     continue
                 if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(

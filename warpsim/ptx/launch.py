@@ -52,7 +52,7 @@ from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
 from warpsim.ptx.families.mbarrier import ADDR, EXPECTED, PENDING, PHASE, TX, new_mbarriers
-from warpsim.ptx.families.wgmma import new_pending
+from warpsim.ptx.families.wgmma import BUDGET, new_pending
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.rows import TRAP_ASSERT
@@ -619,6 +619,12 @@ class PtxRun:
     def wgmma_in_flight(self):
         """Per warp, the register slots a ``wgmma.mma_async`` not yet waited for owns (:mod:`warpsim.ptx.families.wgmma`)."""
         return self._state.wgpend[:, :self.machine.regs.shape[2] + 2]
+
+    @property
+    def register_budgets(self):
+        """Per warp of the current CTA, its register budget as its last ``setmaxnreg`` set it: +N after ``.inc``, -N
+        after ``.dec``, 0 before any (:func:`warpsim.ptx.families.wgmma.new_pending`, column ``BUDGET``)."""
+        return self._state.wgpend[:, BUDGET].copy()
 
     @property
     def status(self):

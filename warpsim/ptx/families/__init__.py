@@ -176,7 +176,7 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
     if op >= Op.FARITH and op <= Op.FCVT:
         return warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt)
     if op == Op.FENCE or op == Op.NOP:
-        if sstate[S_ON] and op == Op.FENCE and code[p, M0]:
+        if sstate[S_ON] and op == Op.FENCE and code[p, M0] == 1:         # a fence that orders memory
             for lane in range(32):
                 if (gmask >> lane) & 1:
                     shadow_fence(sstate, 32 * w + lane)

@@ -19,7 +19,9 @@ from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import get
 from warpsim.ptx.rows import M0, M1, NOPS, O0
 
-__all__ = ["BarriersDecoder", "DECODER", "warp_barrier"]
+SETMAXNREG = 2                # a FENCE row's M0 for setmaxnreg (0: a fence that orders nothing, 1: one that does)
+
+__all__ = ["BarriersDecoder", "DECODER", "SETMAXNREG", "warp_barrier"]
 
 
 class BarriersDecoder(FamilyDecoder):
@@ -27,14 +29,15 @@ class BarriersDecoder(FamilyDecoder):
     family's) and the fences."""
 
     def do_fence(self, fn, ins, op, mods, types, ops):
-        if ins.opcode == "setmaxnreg":               # a register budget: recorded by ptxas, no effect on values
+        if ins.opcode == "setmaxnreg":               # a register budget: no effect on values; the row keeps it for the
+                                                     # debugger's roles (M0 SETMAXNREG, M1 +N .inc / -N .dec)
             self.count(ins, ops, 1)
             n = ops[0].value if ops[0].kind == "imm" else -1
             if not ({"inc", "dec"} & set(mods) and "sync" in mods and "aligned" in mods) or not (
                     24 <= n <= 256 and n % 8 == 0):
                 raise self.error(ins.token, f"{name_of(ins)}: expected setmaxnreg.{{inc,dec}}.sync.aligned.u32 N with "
                                             f"N a multiple of 8 from 24 to 256")
-            return self.emit(fn, ins, Op.FENCE, mods=(0, 0, 0, 0))
+            return self.emit(fn, ins, Op.FENCE, mods=(SETMAXNREG, n if "inc" in mods else -n, 0, 0))
         # M0: 1 for a memory fence (membar, fence other than .proxy), which the sanitizer counts as release + acquire
         ordering = ins.opcode in ("membar", "fence") and "proxy" not in mods
         return self.emit(fn, ins, Op.FENCE, mods=(int(ordering), 0, 0, 0))

@@ -108,13 +108,18 @@ _REC = 8                          # a record: group (0 free, -1 open, g committe
                                   # B's descriptor, N, K, element bytes, trans-a, trans-b
 
 
+BUDGET = -1                   # the column of new_pending's table that keeps the warp's setmaxnreg
+
+
 def new_pending(warps, regs_per_thread):
     """The in-flight table: ``int64[warps, R + 2 + RECORDS * 8]``; per register slot 0 (free), -1 (owned by the open
     group) or ``g`` (owned by committed group ``g``, from 1); column ``R`` the groups committed so far, ``R + 1`` the
     slots owned; then per ``mma_async`` in flight the record of the shared bytes it reads (its descriptors), which
     ``pend_map`` counts (:data:`warpsim.ptx.operands.WGMMA_READ`) until its ``wait_group``: a write to them before is
-    ``FAULT_WGMMA_SMEM``. More than ``RECORDS`` in flight in one warp are not tracked (no error of warpsim's own)."""
-    return np.zeros((warps, regs_per_thread + 2 + RECORDS * _REC), np.int64)
+    ``FAULT_WGMMA_SMEM``. More than ``RECORDS`` in flight in one warp are not tracked (no error of warpsim's own).
+    The last column (:data:`BUDGET`) is the warp's register budget as its last ``setmaxnreg`` set it: +N after
+    ``.inc``, -N after ``.dec``, 0 before any (the debugger's producer and consumer roles)."""
+    return np.zeros((warps, regs_per_thread + 2 + RECORDS * _REC + 1), np.int64)
 
 
 @njit(cache=True)
