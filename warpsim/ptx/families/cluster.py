@@ -28,14 +28,14 @@ import numpy as np
 from numba import njit
 
 from warpsim.isa.faults import FAULT_BAD_OPERAND, FAULT_DIVERGENT, FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, set_fault
-from warpsim.ptx.alu import mask, sext
+from warpsim.ptx.alu import mask
 from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK, RUNNING, WAITING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
-from warpsim.ptx.families.memory import ATOM_CAS, atomic_value
+from warpsim.ptx.families.memory import ATOM_CAS, atomic_value, lane_transfer
 from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, read_bytes, write_bytes
-from warpsim.ptx.opcodes import TK_S, Op
-from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, put
-from warpsim.ptx.rows import IMM, KIND, K_IMM, K_REG, M0, M1, NW, O0, OP, SLOT, TB, TK
+from warpsim.ptx.opcodes import Op
+from warpsim.ptx.operands import advance, get, lane_address, put
+from warpsim.ptx.rows import KIND, K_IMM, M0, M1, O0, OP, SLOT, TB, TK
 
 __all__ = ["ClusterDecoder", "DECODER", "CLUSTER_WAIT", "RANK_SHIFT", "cluster_address", "cluster_split",
            "operand_cluster_address", "generic_dsmem",
@@ -223,17 +223,8 @@ def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
             write_bytes(mem, off, esize, atomic_value(code[p, M1], tk, tb, old, get(r, opnd, o[2]) & mask(tb), c,
                                                       False))
             put(r, opnd, o[0], old)
-            continue
-        for j in range(n):
-            row = opnd[drow, SLOT] + j if n > 1 else drow
-            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
-            if op == Op.LD:
-                v = read_bytes(mem, off + j * esize, esize)
-                if tk == TK_S:
-                    v = sext(v, tb)
-                lane_put(regs, w, lane, k, sl, nw, v)
-            elif k == K_REG or k == K_IMM:
-                write_bytes(mem, off + j * esize, esize, lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0))
+        else:
+            lane_transfer(op, regs, w, lane, opnd, drow, n, esize, tk, tb, mem, off)
     advance(pc, t0, group)
     return True
 

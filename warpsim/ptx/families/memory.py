@@ -26,7 +26,8 @@ from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, S_O
 
 ATOM_CAS = ATOM_OPS["cas"]
 
-__all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "atomic_value", "warp_shared_global"]
+__all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "atomic_value", "warp_shared_global",
+           "lane_transfer"]
 
 
 class MemoryDecoder(FamilyDecoder):
@@ -306,18 +307,31 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             off = shared_offset(off, smem)
         if san and op == Op.LD:
             shadow_access(shadow, sstate, finds, space, off, size, t0 + lane, p, 0, flags, 0, mem)
-        for j in range(n):
-            row = opnd[drow, SLOT] + j if n > 1 else drow
-            k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
-            if op == Op.LD:
-                v = read_bytes(mem, off + j * esize, esize)
-                if tk == TK_S:
-                    v = sext(v, tb)
-                lane_put(regs, w, lane, k, sl, nw, v)
-            elif k == K_REG or k == K_IMM:
-                v = lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0)
-                if san:
-                    shadow_access(shadow, sstate, finds, space, off + j * esize, esize, t0 + lane, p, 1, flags, v, mem)
-                write_bytes(mem, off + j * esize, esize, v)
+        elif san:                               # each element's write, recorded before the bytes change
+            for j in range(n):
+                row = opnd[drow, SLOT] + j if n > 1 else drow
+                if opnd[row, KIND] == K_REG or opnd[row, KIND] == K_IMM:
+                    shadow_access(shadow, sstate, finds, space, off + j * esize, esize, t0 + lane, p, 1, flags,
+                                  lane_get(regs, w, lane, opnd[row, KIND], opnd[row, SLOT], opnd[row, NW],
+                                           opnd[row, IMM], 0), mem)
+        lane_transfer(op, regs, w, lane, opnd, drow, n, esize, tk, tb, mem, off)
     advance(pc, t0, group)
     return True
+
+
+@njit(cache=True, inline="always")
+def lane_transfer(op, regs, w, lane, opnd, drow, n, esize, tk, tb, mem, off):
+    """One lane's ``ld``/``st`` of ``n`` elements of ``esize`` bytes between its registers (operand row ``drow``, a
+    vector's rows after it) and ``mem`` from byte ``off``, checked already; a load sign-extends ``.s`` types, a store
+    skips ``_`` elements. Shared by the CTA's own spaces (:func:`warp_shared_global`) and distributed shared memory
+    (:func:`warpsim.ptx.families.cluster.warp_dsmem`)."""
+    for j in range(n):
+        row = opnd[drow, SLOT] + j if n > 1 else drow
+        k, sl, nw = opnd[row, KIND], opnd[row, SLOT], opnd[row, NW]
+        if op == Op.LD:
+            v = read_bytes(mem, off + j * esize, esize)
+            if tk == TK_S:
+                v = sext(v, tb)
+            lane_put(regs, w, lane, k, sl, nw, v)
+        elif k == K_REG or k == K_IMM:
+            write_bytes(mem, off + j * esize, esize, lane_get(regs, w, lane, k, sl, nw, opnd[row, IMM], 0))
