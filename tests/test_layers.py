@@ -54,6 +54,7 @@ LAYER_OF = {
     "warpsim.errors": "errors",
     "warpsim.files": "errors",
     "warpsim.warp": "errors",
+    "warpsim.numba_cache": "errors",
     "warpsim.toolchain": "toolchain",
     "warpsim.cute": "cute",
     "warpsim.isa": "isa",

@@ -1,8 +1,14 @@
 """warpsim: a bit-accurate warp simulator for tensor-core programs written with CuTe's concepts."""
 
-from warpsim.errors import ProgramError, ProgramWarning, SimulatorFault, WarpsimError
-from warpsim.explain import explain
-from warpsim.program.program import Program, load_program
+__version__ = "0.1.0"
+
+from warpsim.numba_cache import use_user_cache  # noqa: E402
+
+use_user_cache(__version__)  # before any @njit of warpsim is defined: compiled code in a user cache, keyed by the sources
+
+from warpsim.errors import ProgramError, ProgramWarning, SimulatorFault, WarpsimError  # noqa: E402
+from warpsim.explain import explain  # noqa: E402
+from warpsim.program.program import Program, load_program  # noqa: E402
 
 __all__ = ["WarpsimError", "SimulatorFault", "ProgramError", "ProgramWarning", "explain", "Program",
            "load_program", "run_program", "TensorMap"]
@@ -16,4 +22,3 @@ def __getattr__(name):
         from warpsim.isa.tma import TensorMap
         return TensorMap
     raise AttributeError(f"module 'warpsim' has no attribute {name!r}")
-__version__ = "0.1.0"

@@ -22,8 +22,8 @@ Scalar models (``@njit``, register bits in, result bits out, 16-bit values in th
 ``f16_tanh_approx``, ``f16x2_tanh_approx``, ``bf16_tanh_approx``, ``bf16x2_tanh_approx``. Numba
 freezes the tables into the machine code of every function that calls them; these are not cached
 on disk, but their cached callers are (the PTX interpreter's ``warpsim.ptx.families.floats.fpu``), and Numba does
-not notice a changed data file: after rebuilding it, remove the ``__pycache__`` Numba files
-(``*.nbi``, ``*.nbc``) of ``warpsim/ptx``.
+not notice a changed data file: after rebuilding it, remove warpsim's Numba cache (:mod:`warpsim.numba_cache`, a
+changed ``.py`` file gets a new one by itself).
 Batched: ``float_mufu16(op, a, *, type, ftz=False)``.
 
 >>> hex(f16_ex2_approx(0x3C00)), hex(bf16_ex2_approx_ftz(0xFF80))   # 2**1; 2**-inf

@@ -25,8 +25,8 @@ instruction that faulted (``fault`` filled, nothing written by it), or ``stop``.
 warp, the lane, the value and the program's source line. A single step costs microseconds (the
 debugger calls it with ``stop = start + 1``).
 
-Numba's cache does not notice changes in the ISA functions compiled into ``run``: after editing
-``warpsim/isa/*.py`` delete the ``__pycache__`` folders.
+Numba's cache would not notice changes in the ISA functions compiled into ``run``; warpsim's cache directory is named
+after every source file (:mod:`warpsim.numba_cache`), so an edit compiles afresh.
 """
 
 from __future__ import annotations
