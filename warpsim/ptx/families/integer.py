@@ -19,7 +19,7 @@ from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
 from warpsim.ptx.memory import SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import BOOL, CMP, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_get, lane_put, operand_fields, put
-from warpsim.ptx.rows import (IMM, K_NONE, K_SREG, KIND, M0, M1, M2, NOPS, NW, O0, PRMT_MODES, SB, SK, SLOT,
+from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NOPS, NW, O0, PRMT_MODES, SB, SK, SLOT,
                               SPACE_CODES, TB, TK)
 from warpsim.ptx.syntax import type_bytes
 
@@ -367,6 +367,76 @@ def thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock):
     return True
 
 
+@njit(cache=True, inline="always")
+def _word(regs, w, lane, s, two):
+    """A lane's 32- or 64-bit register value (``two``: the pair ``s``, ``s + 1``)."""
+    v = np.int64(regs[w, lane, s])
+    if two:
+        v |= np.int64(regs[w, lane, s + 1]) << 32
+    return v
+
+
+@njit(cache=True, inline="always")
+def _set_word(regs, w, lane, s, two, v):
+    regs[w, lane, s] = np.uint32(v & 0xFFFFFFFF)
+    if two:
+        regs[w, lane, s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _hoisted(op, unsigned, tb, gmask, regs, w, s0, s1, k2, s2, imm):
+    """The commonest integer forms on registers of one width (``tb`` 32 or 64; ``b`` a register or an immediate),
+    one loop over the lanes of ``gmask`` per operation, so that the operation is decided once per warp instruction
+    (a loop deciding it per lane ran at about half the speed): ``add sub xor and or mul.lo shl`` and unsigned ``shr``,
+    each :func:`warpsim.ptx.alu.alu`'s result masked to ``tb`` bits. False for any other."""
+    two = tb == 64
+    b_reg = k2 == K_REG
+    if op == Op.ADD:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                b = _word(regs, w, lane, s2, two) if b_reg else imm
+                _set_word(regs, w, lane, s0, two, _word(regs, w, lane, s1, two) + b)
+    elif op == Op.SUB:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                b = _word(regs, w, lane, s2, two) if b_reg else imm
+                _set_word(regs, w, lane, s0, two, _word(regs, w, lane, s1, two) - b)
+    elif op == Op.XOR:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                b = _word(regs, w, lane, s2, two) if b_reg else imm
+                _set_word(regs, w, lane, s0, two, _word(regs, w, lane, s1, two) ^ b)
+    elif op == Op.AND:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                b = _word(regs, w, lane, s2, two) if b_reg else imm
+                _set_word(regs, w, lane, s0, two, _word(regs, w, lane, s1, two) & b)
+    elif op == Op.OR:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                b = _word(regs, w, lane, s2, two) if b_reg else imm
+                _set_word(regs, w, lane, s0, two, _word(regs, w, lane, s1, two) | b)
+    elif op == Op.MUL:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                b = _word(regs, w, lane, s2, two) if b_reg else imm
+                _set_word(regs, w, lane, s0, two, _word(regs, w, lane, s1, two) * b)
+    elif op == Op.SHL:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                n = (_word(regs, w, lane, s2, False) if b_reg else imm) & 0xFFFFFFFF
+                _set_word(regs, w, lane, s0, two, np.int64(0) if n >= tb else _word(regs, w, lane, s1, two) << n)
+    elif op == Op.SHR and unsigned:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                n = (_word(regs, w, lane, s2, False) if b_reg else imm) & 0xFFFFFFFF
+                a = np.uint64(_word(regs, w, lane, s1, two))
+                _set_word(regs, w, lane, s0, two, np.int64(0) if n >= tb else np.int64(a >> np.uint64(n)))
+    else:
+        return False
+    return True
+
+
 @njit(cache=True)
 def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
     """The common integer-family forms for a whole group at once (ALU without carries or ``.sat``, ``setp``, ``selp``,
@@ -379,7 +449,13 @@ def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
     k2, s2, n2, i2, g2 = operand_fields(code, opnd, p, 2)
     k3, s3, n3, i3, g3 = operand_fields(code, opnd, p, 3)
     k4, s4, n4, i4, g4 = operand_fields(code, opnd, p, 4)
-    if op <= Op.BFIND and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
+    words = tb // 32
+    if op <= Op.SHR and tk != TK_PRED and m0 == 0 and code[p, M1] == 0 and code[p, M2] == 0 and (tb == 32 or tb == 64) \
+            and k0 == K_REG and n0 == words and k1 == K_REG and n1 == words and g1 == 0 \
+            and (k2 == K_REG and g2 == 0 and (n2 == words or op == Op.SHL or op == Op.SHR) or k2 == K_IMM) \
+            and _hoisted(op, tk != TK_S, tb, gmask, regs, w, s0, s1, k2, s2, i2):
+        pass
+    elif op <= Op.BFIND and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
         width = tb * 2 if m0 == 2 and (op == Op.MUL or op == Op.MAD) else tb
         if op == Op.POPC or op == Op.CLZ or op == Op.BFIND:
             width = 32
