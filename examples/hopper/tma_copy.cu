@@ -43,10 +43,12 @@ extern "C" __global__ void tile_load(const __grid_constant__ CUtensorMap map, ui
     }
 }
 
-extern "C" __global__ void tile_store(const __grid_constant__ CUtensorMap map, uint32_t const* in, int box0,
-                                      int box1, int bytes) {
-    extern __shared__ __align__(1024) unsigned char raw[];
-    uint32_t* words = reinterpret_cast<uint32_t*>(raw);
+// CTA (x, y) stages its slice of `in` in shared memory and hands the box at (x * box0, y * box1) to the TMA: Copy is
+// SM90_TMA_STORE_2D (the box written) or SM90_TMA_REDUCE_ADD_2D (added into the tensor)
+template <class Copy>
+__device__ void box_out(CUtensorMap const& map, uint32_t const* in, int box0, int box1, int bytes) {
+    extern __shared__ __align__(1024) unsigned char staged[];
+    uint32_t* words = reinterpret_cast<uint32_t*>(staged);
     size_t const cta = blockIdx.y * gridDim.x + blockIdx.x;
     for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x) {
         words[i] = in[cta * (bytes / 4) + i];
@@ -54,25 +56,18 @@ extern "C" __global__ void tile_store(const __grid_constant__ CUtensorMap map, u
     cutlass::arch::fence_view_async_shared();
     __syncthreads();
     if (threadIdx.x == 0) {
-        cute::SM90_TMA_STORE_2D::copy(&map, raw, blockIdx.x * box0, blockIdx.y * box1);
+        Copy::copy(&map, staged, blockIdx.x * box0, blockIdx.y * box1);
         cute::tma_store_arrive();
         cute::tma_store_wait<0>();
     }
 }
 
+extern "C" __global__ void tile_store(const __grid_constant__ CUtensorMap map, uint32_t const* in, int box0,
+                                      int box1, int bytes) {
+    box_out<cute::SM90_TMA_STORE_2D>(map, in, box0, box1, bytes);
+}
+
 extern "C" __global__ void tile_reduce_add(const __grid_constant__ CUtensorMap map, uint32_t const* in, int box0,
                                            int box1, int bytes) {
-    extern __shared__ __align__(1024) unsigned char raw[];
-    uint32_t* words = reinterpret_cast<uint32_t*>(raw);
-    size_t const cta = blockIdx.y * gridDim.x + blockIdx.x;
-    for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x) {
-        words[i] = in[cta * (bytes / 4) + i];
-    }
-    cutlass::arch::fence_view_async_shared();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        cute::SM90_TMA_REDUCE_ADD_2D::copy(&map, raw, blockIdx.x * box0, blockIdx.y * box1);
-        cute::tma_store_arrive();
-        cute::tma_store_wait<0>();
-    }
+    box_out<cute::SM90_TMA_REDUCE_ADD_2D>(map, in, box0, box1, bytes);
 }

@@ -222,12 +222,8 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
         return False
     coords = _coords(r, opnd, o, 3 if load else 2, rank)
     own = ctx[CTX_RANK]
-    sh = lane_address(r, opnd, o[0])
-    ssp, soff = locate(SP_SHARED, cluster_split(sh)[1], 16, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-    if ssp < 0:
-        return False
-    if soff % 128:
-        set_fault(fault, FAULT_MISALIGNED, t, sh, 128)
+    sh, soff = _box_shared(r, opnd, o[0], t, smem, gmem, ends, local, const, kparam, fparam, fault)
+    if soff < 0:
         return False
     if not load:
         if tile_copy(f, coords, smem, soff, gmem, f[3] - GLOBAL_BASE, load) < 0:
@@ -288,6 +284,20 @@ def _map_fields(maddr, rank, t, smem, gmem, ends, local, const, kparam, fparam, 
 
 
 @njit(cache=True)
+def _box_shared(r, opnd, row, t, smem, gmem, ends, local, const, kparam, fparam, fault):
+    """``(address, offset)`` of a TMA box's shared memory (operand ``row``; a ``.shared::cluster`` address of the
+    CTA's own rank is its own): the offset -1 and a fault when it lies outside or is not 128-byte aligned."""
+    sh = lane_address(r, opnd, row)
+    ssp, soff = locate(SP_SHARED, cluster_split(sh)[1], 16, t, gmem, ends, smem, local, const, kparam, fparam, fault)
+    if ssp < 0:
+        return sh, np.int64(-1)
+    if soff % 128:
+        set_fault(fault, FAULT_MISALIGNED, t, sh, 128)
+        return sh, np.int64(-1)
+    return sh, soff
+
+
+@njit(cache=True)
 def _coords(r, opnd, o, first, rank):
     """The box coordinates of a tensor copy (signed 32-bit), from operand ``first`` on: int64[5]."""
     coords = np.zeros(5, np.int64)
@@ -312,12 +322,8 @@ def _reduce_tensor(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, 
     if dtype < 0 or dtype >= _TENSOR_OK.shape[1] or not _TENSOR_OK[kind, dtype]:
         set_fault(fault, FAULT_TENSOR_MAP, t, maddr, dtype)
         return False
-    sh = lane_address(r, opnd, o[0])
-    ssp, soff = locate(SP_SHARED, cluster_split(sh)[1], 16, t, gmem, ends, smem, local, const, kparam, fparam, fault)
-    if ssp < 0:
-        return False
-    if soff % 128:
-        set_fault(fault, FAULT_MISALIGNED, t, sh, 128)
+    sh, soff = _box_shared(r, opnd, o[0], t, smem, gmem, ends, local, const, kparam, fparam, fault)
+    if soff < 0:
         return False
     at = np.empty((box_elements(f), 2), np.int64)
     size = f[F_BYTES]
