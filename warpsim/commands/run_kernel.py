@@ -152,7 +152,7 @@ def run(args):
         result = _launch_on_ray(kernel, grid, block, values, args)
     else:
         result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta, max_steps=args.max_steps,
-                               cluster=cluster)
+                               cluster=cluster, progress=note("run"))
     buffers = kernel.buffers(result)
     if wanted is not None:
         unknown = [n for n in wanted if n not in buffers]

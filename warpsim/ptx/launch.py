@@ -69,6 +69,8 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_BLOCK_THREADS = 1024
 SLICE_SECONDS = 0.1              # a launch's slice of interpretation between two looks at Ctrl-C
+PROGRESS_AFTER = 2.0             # seconds: a launch running longer says how far it is (``progress``) ...
+PROGRESS_EVERY = 5.0             # ... and again this often
 _FIRST_SLICE = 1 << 15           # warp instructions: about 40 ms of bench/bench_ptx.py's integer loop
 _CALL_DEPTH = 16
 GLOBAL_SHADOW_BYTES = 1 << 22    # the sanitizer shadows global memory up to this size (76 bytes of shadow a byte)
@@ -292,7 +294,7 @@ class PtxModule:
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
                max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False,
-               max_smem_bytes=None, warp_order=None, cluster=None):
+               max_smem_bytes=None, warp_order=None, cluster=None, progress=None):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
@@ -306,7 +308,8 @@ class PtxModule:
         shared memory a CTA may have above ``arch``'s (see :meth:`check_shared`); ``warp_order``: the order in
         which each CTA's warps take turns (:meth:`PtxRun.set_warp_order`; default ``0, 1, ...``); ``cluster``: the
         cluster dims (an int or a 3-tuple; default the kernel's ``.reqnctapercluster``, else clusters of one CTA),
-        whose CTAs run together (:mod:`warpsim.ptx.families.cluster`; with ``cta``, that CTA's whole cluster runs).
+        whose CTAs run together (:mod:`warpsim.ptx.families.cluster`; with ``cta``, that CTA's whole cluster runs);
+        ``progress``: a callable given a line on how far a long launch is (:meth:`PtxRun.run`).
         Raises ``SimulatorFault`` for a fault of the kernel.
         """
         if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
@@ -319,7 +322,7 @@ class PtxModule:
         run.shared_fill = int(shared_fill)
         run.csmem[...] = run.shared_fill                 # the first cluster began before the fill was known
         run.csmem[:, RANK_BYTE] = np.arange(run.csmem.shape[0])
-        return run.run()
+        return run.run(progress)
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
               max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False, max_smem_bytes=None, cluster=None):
@@ -768,19 +771,36 @@ class PtxRun:
         return (f"{text[1]}:{line}: {text[2]}: block: [{','.join(map(str, self.cta))}], thread: "
                 f"[{','.join(map(str, tid))}] Assertion `{text[0]}` failed.")
 
-    def run(self):
+    def run(self, progress=None):
         """Run to the end; the :class:`LaunchResult`.
 
         The compiled interpreter does not look at signals, so it runs in slices of about :data:`SLICE_SECONDS`
-        (the same schedule as one call: see :meth:`step`), and Ctrl-C's ``KeyboardInterrupt`` comes between two."""
+        (the same schedule as one call: see :meth:`step`), and Ctrl-C's ``KeyboardInterrupt`` comes between two.
+        ``progress``: called with one line (:meth:`progress_line`) once the launch has run :data:`PROGRESS_AFTER`
+        seconds, then every :data:`PROGRESS_EVERY`."""
         n = _FIRST_SLICE
+        start = time.perf_counter()
+        due = start + PROGRESS_AFTER
         while True:
             began = time.perf_counter()
             if not self.step(n):
                 break
-            took = max(time.perf_counter() - began, 1e-6)
+            now = time.perf_counter()
+            took = max(now - began, 1e-6)
             n = max(1024, min(4 * n, int(n * SLICE_SECONDS / took)))
+            if progress is not None and now >= due:
+                progress(self.progress_line(now - start))
+                due = now + PROGRESS_EVERY
         return self.result()
+
+    def progress_line(self, elapsed):
+        """How far the launch is: CTAs finished of the launch's, warp instructions so far and per second.
+
+        ``"12 of 128 CTAs done, 3,400,120 warp instructions, 0.91 M/s, 3.7 s"``"""
+        per = int(np.prod(self.cluster))
+        rate = self.steps / max(elapsed, 1e-9) / 1e6
+        return (f"{self._next * per} of {len(self._clusters) * per} CTAs done, {self.steps:,} warp instructions, "
+                f"{rate:.2f} M/s, {elapsed:.1f} s")
 
     def result(self):
         """The :class:`LaunchResult` as things stand (buffers, printf lines and statistics so far)."""
