@@ -11,7 +11,10 @@ stack (nvcc's ``__local_depotN``) in the local window is the driver's choice (an
 16 MB, the simulator at 0), so a local-space address, or a generic one ``cvta.local`` made of it, is
 relocated when it is the same offset from the entry's depot (its address in the trace header) on
 both machines. So is a parameter's generic address (``cvta.param`` of a ``__grid_constant__`` parameter, which the
-driver places per launch): the same offset from the first parameter's generic address, in the header too.
+driver places per launch): the same offset from the first parameter's generic address, in the header too. In a
+cluster launch a generic shared address may name another CTA's shared memory (``mapa.u64``: the rank times 2**24
+above the window, :data:`CLUSTER_WINDOW`), so the whole of that span is one region on both machines (an H100 puts
+the window at ``0x7fa6_0000_0000``, the simulator at ``2**40``; conformance/h100/hopper-tma-fifth-run/).
 
 >>> want = {"y": np.array([1, 2, 3], np.uint32)}; got = {"y": np.array([1, 2, 7], np.uint32)}
 >>> c = compare_buffers(want, got)
@@ -27,6 +30,7 @@ import numpy as np
 
 from hwcheck.compare import decode_register
 from hwcheck.device.instrument import RECORD_BYTES
+from warpsim.ptx.families.cluster import RANK_SHIFT
 
 PARAM_SPACE = 32764        # bytes of kernel parameters at most (sm_70+ with CUDA 12.1+)
 
@@ -35,6 +39,8 @@ __all__ = ["BufferComparison", "compare_buffers", "Regions", "TraceComparison", 
 SLACK = 1 << 16           # an address may point this far before or past its region (loop bounds, end pointers)
 _KIND = {"f32": "f32", "f16x2": "f16x2", "bf16x2": "bf16x2"}
 
+
+CLUSTER_WINDOW = 16 << RANK_SHIFT   # bytes of the generic shared window a cluster's CTAs (at most 16) reach
 
 @dataclass(frozen=True)
 class BufferComparison:
@@ -116,7 +122,7 @@ def _pairs(ins, regions, sim_head, gpu_head):
         out.append((win_s + ws, win_g + wg, nbytes))       # generic
     win_s = sim_head[:, 4].astype(np.uint64) | (sim_head[:, 5].astype(np.uint64) << np.uint64(32))
     win_g = gpu_head[:, 4].astype(np.uint64) | (gpu_head[:, 5].astype(np.uint64) << np.uint64(32))
-    out.append((win_s, win_g, max(shared_total, 1)))
+    out.append((win_s, win_g, CLUSTER_WINDOW))              # the window: any CTA of a cluster (mapa.u64)
     par_s = sim_head[:, 2].astype(np.uint64) | (sim_head[:, 3].astype(np.uint64) << np.uint64(32))
     par_g = gpu_head[:, 2].astype(np.uint64) | (gpu_head[:, 3].astype(np.uint64) << np.uint64(32))
     if par_s.any() and par_g.any():

@@ -125,13 +125,25 @@ def test_committed_hopper_report_is_whole_and_sound(only):
     from test_committed_ptx_report import ptx_report_problems
     reports = sorted(glob.glob(REPORTS[only]))
     if not reports and only == "hopper-tma":
-        pytest.xfail(f"no H100/H200 run of the TMA kernels has passed yet: the first two faulted (the parameter "
-                     f"block), the fourth had every byte equal but registers holding parameter and cluster addresses "
-                     f"differed, fixed since and not re-run (conformance/h100/hopper-tma-*-run/); run "
-                     f"{_gpu_command(only)}")
+        pytest.xfail(f"no H100/H200 run of the whole TMA set has passed yet: the fifth (conformance/h100/hopper-tma-"
+                     f"fifth-run/) passed every launch of the fourth with 0 differences, and taught the bulk add's float "
+                     f"rules and the cluster's generic window, fixed since and not re-run; run {_gpu_command(only)}")
     assert reports, f"run {_gpu_command(only)} on an H100 or H200 and commit the report"
     for path in reports:
         with open(path) as f:
             report = json.load(f)
         problems = ptx_report_problems(report, SETS[only], seeds=SEEDS, gpus=("H100", "H200"))
         assert not problems, "\n".join(problems)
+
+
+def test_a_generic_address_into_another_ctas_shared_memory_is_relocated():
+    """The fifth H100 run: ``mapa.u64`` gave 0x7fa601000410 where the simulator gives 2**40 + 0x1000410 (rank 1,
+    offset 0x410 above each machine's shared window): the same place, so relocated; one byte further is not."""
+    import numpy as np
+    from hwcheck.runs.trace_compare import CLUSTER_WINDOW, _relocated
+    sim_win, gpu_win = np.uint64(1 << 40), np.uint64(0x7FA600000000)
+    pairs = [(np.full(1, sim_win), np.full(1, gpu_win), CLUSTER_WINDOW)]
+    vs = np.array([(1 << 40) + 0x1000410, (1 << 40) + 0x1000410], np.uint64)
+    vg = np.array([0x7FA601000410, 0x7FA601000411], np.uint64)
+    ok = _relocated(vs, vg, np.array([True, True]), pairs, np.zeros(2, np.int64))
+    assert ok.tolist() == [True, False]

@@ -93,3 +93,24 @@ def test_a_tma_reduction_of_a_type_it_does_not_take_is_a_fault_naming_the_map():
     with pytest.raises(SimulatorFault, match=r"cp.reduce.async.bulk.tensor.*tensor map"):
         k.launch(grid=1, block=128, smem=4096, args={"map": TensorMap(t, (16, 16)), "in": np.zeros(1024, np.uint32),
                                                      "box0": 16, "box1": 16, "bytes": 2048})
+
+
+def test_the_h100s_float_rules_of_the_bulk_add():
+    """conformance/h100/hopper-tma-fifth-run/: on every bit pattern the H100's bulk f32 add kept subnormal operands and
+    results where red.global.add.f32 flushes them (4 words of 10 seeds), and its f64 add passed signalling NaNs through
+    unquieted (5 words: 0xfff24ff89b0fa287 where add.f64 gives 0xfffa...)."""
+    out32 = np.zeros(4 * N, np.uint32)
+    in32 = np.zeros(4 * N, np.uint32)
+    out32[:3] = [0x00800000, 0x00000001, 0x030C8440]             # the smallest normal, a subnormal, a tiny normal
+    in32[:3] = [0x80400000, 0x00000002, 0x000135A6]              # -half of it, another subnormal, a subnormal
+    got = _run(_kernel("reduce_add_f32", "bulk_reduce.cu"), 4, N * 4, {"out": out32.view(np.float32).copy(),
+                                                                        "in": in32.view(np.float32), "n": N})["out"]
+    want = out32.view(np.float32) + in32.view(np.float32)        # numpy: IEEE, subnormals kept
+    assert (got.view(np.uint32)[:3] == want.view(np.uint32)[:3]).all() and got.view(np.uint32)[0] == 0x00400000
+    out64 = np.zeros(4 * N, np.uint64)
+    in64 = np.zeros(4 * N, np.uint64)
+    out64[:2] = [0xFFF24FF89B0FA287, 0x3FF0000000000000]
+    in64[:2] = [0x3FF0000000000000, 0x7FF59EB026C60114]          # 1.0 beside each signalling NaN
+    got = _run(_kernel("reduce_add_f64", "bulk_reduce.cu"), 4, N * 8, {"out": out64.view(np.float64).copy(),
+                                                                        "in": in64.view(np.float64), "n": N})["out"]
+    assert got.view(np.uint64)[:2].tolist() == [0xFFF24FF89B0FA287, 0x7FF59EB026C60114]

@@ -339,27 +339,39 @@ def _reduce_tensor(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, 
     for e in range(at.shape[0]):
         s_, g = at[e, 0], at[e, 1]
         if g >= 0:
-            new = _reduced(kind, tk, tb, read_bytes(gmem, g, size), read_bytes(smem, s_, size), True)
+            new = _reduced(kind, tk, tb, read_bytes(gmem, g, size), read_bytes(smem, s_, size))
             write_bytes(gmem, g, size, new)
     return True
 
 
 @njit(cache=True)
-def _reduced(kind, tk, tb, old, v, ftz):
-    """One element of a bulk reduction: the ``red`` of operation ``kind`` and type ``(tk, tb)`` on ``old`` and
-    ``v`` (:func:`~warpsim.ptx.families.memory.atomic_value`; an f16/bf16 element as the low half of the packed add,
-    which does not flush), masked to ``tb`` bits."""
+def _reduced(kind, tk, tb, old, v):
+    """One element of a bulk reduction: the ``red`` of operation ``kind`` and type ``(tk, tb)`` on ``old`` and ``v``
+    (:func:`~warpsim.ptx.families.memory.atomic_value`), masked to ``tb`` bits, as an H100 computes it
+    (conformance/h100/hopper-tma-fifth-run/: every bit pattern of both operands):
+
+    - an ``.f32`` add keeps subnormal operands and results (``red.global.add.f32`` flushes them; the bulk unit does
+      not), and gives the canonical NaN as ``add.f32`` does;
+    - an ``.f64`` add passes a NaN operand through as it is, a signalling one too (``add.f64`` quiets it), ``v``'s
+      before ``old``'s, as ``add.f64`` orders two NaNs;
+    - an f16/bf16 element is the low half of the packed add (``.noftz``)."""
     if tb == 16 and (tk == TK_F or tk == TK_BF):
         return atomic_value(kind, TK_F16X2 if tk == TK_F else TK_BF16X2, 32, old, v, np.int64(0), False) & 0xFFFF
-    return atomic_value(kind, tk, tb, old, v, np.int64(0), ftz) & mask(tb)
+    if kind == 0 and tk == TK_F and tb == 64 and (_nan64(v) or _nan64(old)):
+        return v if _nan64(v) else old
+    return atomic_value(kind, tk, tb, old, v, np.int64(0), False) & mask(tb)
+
+
+@njit(cache=True, inline="always")
+def _nan64(x):
+    return (x >> 52) & 0x7FF == 0x7FF and x & ((np.int64(1) << 52) - 1) != 0
 
 
 @njit(cache=True)
 def _reduce(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, fault, csmem, cmbar, ctx, pend_map):
-    """``cp.reduce.async.bulk``: ``dst[i] = OP(dst[i], src[i])`` for every element of ``size`` bytes, in order, each the
-    ``red`` of the same operation and type (:func:`~warpsim.ptx.families.memory.atomic_value`; an f32 add into global
-    memory flushes subnormals as ``red.global.add.f32`` does, f16/bf16 adds do not); into a CTA's shared memory it then
-    completes ``size`` bytes on that CTA's mbarrier at ``[mbar]``. ``size`` a multiple of 16, both addresses
+    """``cp.reduce.async.bulk``: ``dst[i] = OP(dst[i], src[i])`` for every element of ``size`` bytes, in order, each as
+    :func:`_reduced` computes it; into a CTA's shared memory it then completes ``size`` bytes on that CTA's mbarrier
+    at ``[mbar]``. ``size`` a multiple of 16, both addresses
     16-byte aligned."""
     form = code[p, M0]
     o = code[p, O0:]
@@ -389,8 +401,7 @@ def _reduce(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam,
             set_fault(fault, FAULT_WGMMA_SMEM, t, dst, size)
             return False
     for i in range(0, size, esize):
-        new = _reduced(code[p, M1], tk, tb, read_bytes(mem, doff + i, esize), read_bytes(smem, soff + i, esize),
-                       form == REDUCE_GLOBAL)
+        new = _reduced(code[p, M1], tk, tb, read_bytes(mem, doff + i, esize), read_bytes(smem, soff + i, esize))
         write_bytes(mem, doff + i, esize, new)
     if form == REDUCE_CLUSTER:
         return complete_tx_at(cluster_split(lane_address(r, opnd, o[3]))[1], size, t, mem, gmem, ends, local, const,
