@@ -64,6 +64,18 @@ step() {   # step NAME COMMAND...: run, say how it ended and how long it took
     [ "$rc" -eq 0 ] || status=1
 }
 
+fuzz_chunks() {   # fuzz_chunks FIRST MIN_LEFT MARGIN WORKERS: float fuzz chunks of 1,000 from seed FIRST while more
+                  # than MIN_LEFT seconds of the part's budget are left (left() of the part), each stopped MARGIN early
+    local s="$1" rc
+    while [ "$(left)" -gt "$2" ]; do
+        timeout $(( $(left) - $3 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \
+            --workers "$4" --report "$out/$gpu-fuzz-float-$s.json" > "$out/fuzz-float-$s.log" 2>&1
+        rc=$?; echo "== float fuzz $s+1000: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 1)"
+        [ "$rc" -le 1 ] || status=1
+        s=$(( s + 1000 ))
+    done
+}
+
 case "$part" in
 sfu)
     step "sweep, default forms" "$py" -m hwcheck sweep --exhaustive --report "$out/h200-mufu32-sweep.json"
@@ -141,14 +153,7 @@ issue26)
     timeout "$(left)" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 4 \
         > "$out/corpus.log" 2>&1 &
     corpus=$!
-    s="$first"
-    while [ "$(left)" -gt 100 ]; do
-        timeout $(( $(left) - 20 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \
-            --workers 10 --report "$out/$gpu-fuzz-float-$s.json" > "$out/fuzz-float-$s.log" 2>&1
-        rc=$?; echo "== float fuzz $s+1000: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 1)"
-        [ "$rc" -le 1 ] || status=1
-        s=$(( s + 1000 ))
-    done
+    fuzz_chunks "$first" 100 20 10
     wait "$kernels"; rc=$?; echo "== as-compiled: exit $rc"; tail -n 8 "$out/as-compiled.log"
     [ "$rc" -eq 0 ] || status=1
     wait "$corpus"; rc=$?; echo "== corpus: exit $rc"; tail -n 4 "$out/corpus.log"
@@ -186,14 +191,7 @@ issue28)
     step "wgmma, 10^6 instructions per input type, seed $seed" timeout $(( $(left) - 20 )) "$py" -m hwcheck campaign \
         --instr wgmma --count 1000000 --seed "$seed" --workers 15 --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" \
         --report "$out/$gpu-wgmma-types.json"
-    s="$first"
-    while [ "$(left)" -gt 130 ]; do
-        timeout $(( $(left) - 15 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \
-            --workers 15 --report "$out/$gpu-fuzz-float-$s.json" > "$out/fuzz-float-$s.log" 2>&1
-        rc=$?; echo "== float fuzz $s+1000: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 1)"
-        [ "$rc" -le 1 ] || status=1
-        s=$(( s + 1000 ))
-    done
+    fuzz_chunks "$first" 130 15 15
     ;;
 corpus-94|corpus)
     step "corpus" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 15

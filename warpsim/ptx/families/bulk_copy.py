@@ -179,6 +179,19 @@ for _op, _names in REDUCE_TENSOR_TYPES.items():
 
 
 @njit(cache=True)
+def _span(r, opnd, o, t, fault):
+    """``(size, dst, src)`` of a non-tensor bulk copy or reduction (operands 0, 1, 2): ``size`` a positive multiple of
+    16 and both addresses 16-byte aligned, else size -1 and ``FAULT_MISALIGNED``."""
+    size = get(r, opnd, o[2])
+    dst = lane_address(r, opnd, o[0])
+    src = lane_address(r, opnd, o[1])
+    if size % 16 or size <= 0 or dst % 16 or src % 16:
+        set_fault(fault, FAULT_MISALIGNED, t, dst if dst % 16 else src if src % 16 else size, 16)
+        return np.int64(-1), dst, src
+    return size, dst, src
+
+
+@njit(cache=True)
 def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, mbar, fault, csmem, cmbar, ctx,
           pend_map):
     form = code[p, M0]
@@ -191,11 +204,8 @@ def _bulk(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, m
         return _reduce(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, fault, csmem, cmbar, ctx,
                        pend_map)
     if form == G2S or form == S2G:
-        size = get(r, opnd, o[2])
-        dst = lane_address(r, opnd, o[0])
-        src = lane_address(r, opnd, o[1])
-        if size % 16 or size <= 0 or dst % 16 or src % 16:
-            set_fault(fault, FAULT_MISALIGNED, t, dst if dst % 16 else src if src % 16 else size, 16)
+        size, dst, src = _span(r, opnd, o, t, fault)
+        if size < 0:
             return False
         dsp, doff = locate_prefix(SP_SHARED if form == G2S else SP_GLOBAL, dst, 16, size, t, gmem, ends, smem, local,
                                   const, kparam, fparam, fault)
@@ -377,11 +387,8 @@ def _reduce(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam,
     o = code[p, O0:]
     tk, tb = code[p, TK], code[p, TB]
     esize = tb // 8
-    size = get(r, opnd, o[2])
-    dst = lane_address(r, opnd, o[0])
-    src = lane_address(r, opnd, o[1])
-    if size % 16 or size <= 0 or dst % 16 or src % 16:
-        set_fault(fault, FAULT_MISALIGNED, t, dst if dst % 16 else src if src % 16 else size, 16)
+    size, dst, src = _span(r, opnd, o, t, fault)
+    if size < 0:
         return False
     ssp, soff = locate_prefix(SP_SHARED, src, 16, size, t, gmem, ends, smem, local, const, kparam, fparam, fault)
     if ssp < 0:
