@@ -60,3 +60,11 @@ def test_a_changed_source_file_gets_a_new_directory_and_stale_ones_go(tmp_path, 
     second.mkdir()
     nc._prune(second)
     assert not stale.exists() and fresh.exists() and second.exists()
+
+
+def test_an_import_marks_its_directory_used(tmp_path):
+    first = _python("import os, warpsim; print(os.environ['NUMBA_CACHE_DIR'])", {"HOME": str(tmp_path)})[0]
+    old = time.time() - nc.STALE_S - 60
+    os.utime(first, (old, old))
+    _python("import warpsim", {"HOME": str(tmp_path)})
+    assert time.time() - os.stat(first).st_mtime < nc.STALE_S

@@ -6,8 +6,8 @@ warpsim could run yesterday's arithmetic with no error. warpsim therefore points
 ``$XDG_CACHE_HOME/warpsim/numba/<version>-<fingerprint>`` (``~/.cache`` without ``XDG_CACHE_HOME``), the fingerprint
 a hash of the path, size and modification time of every Python file of ``warpsim/`` (and ``hwcheck/`` beside it):
 any change to them compiles into a fresh directory, the same sources always find their code, and the installed
-package's own folder is never written. Directories of other sources untouched for a day are removed when a new one
-is made. A ``NUMBA_CACHE_DIR`` set by the user is left as it is.
+package's own folder is never written. Directories of other sources not used for a day (each import of warpsim
+touches its own) are removed when a new one is made. A ``NUMBA_CACHE_DIR`` set by the user is left as it is.
 
 >>> d = cache_dir("0.1.0", {})
 >>> d.parent.name == "numba" and d.name.startswith("0.1.0-")
@@ -63,6 +63,11 @@ def use_user_cache(version: str) -> None:
         except OSError:
             return                                   # no writable home: Numba's own choice stands
         _prune(target)
+    else:
+        try:
+            os.utime(target)                         # in use: what _prune measures "unused for a day" by
+        except OSError:
+            pass
     os.environ["NUMBA_CACHE_DIR"] = str(target)
     config = sys.modules.get("numba.core.config")
     if config is not None:                           # Numba read its environment already
