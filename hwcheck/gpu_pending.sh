@@ -31,6 +31,9 @@
 #   issue28 [SECONDS] [FIRST] [SEED]  the re-run after the address fixes: cluster probe, hopper-tma (10 seeds), the wgmma
 #              campaign (hwcheck campaign --instr wgmma, 10^6 per input type, seed SEED), then float fuzz chunks from
 #              FIRST (issue 26)
+#   hopper-tma [SECONDS] [FIRST]  the first half of issue28 in its own call: cluster probe, hopper-tma (10 seeds), then
+#              float fuzz chunks from FIRST while time is left
+#   wgmma [SECONDS] [SEED]  the second half: the wgmma campaign alone (it needs ~300-400 s with 15 workers)
 #   corpus-94  the corpus with Triton's sm_90 files (PTX ISA 9.4): put the nvidia-cuda-nvcc wheel's ptxas (13.4+) at
 #              SITE/nvidia/cu13/bin/ptxas and run with PYTHONPATH=$PWD:SITE (auto picks the first ptxas that takes
 #              the PTX; carry it xz-compressed: the device call carries at most 64 MiB with the tracked files)
@@ -172,13 +175,15 @@ hopper)
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
     step "hopper" "$py" -m hwcheck acceptance --out "$out" --only hopper --seeds 10 --workers 10
     ;;
-issue28)
-    # the Hopper re-run of issue 28 in one device call of SECONDS (default 560): the cluster probe, the TMA set
-    # (hopper-tma, 10 seeds), the streamed wgmma campaign (10^6 instructions per input type, seed SEED: inputs the
-    # model was not fitted on), then float fuzz chunks of 1,000 from FIRST (issue 26) while time is left. Needs, in HWCHECK_PTX_DIR, the exported PTX and
-    # cluster_probe.sm_90a.cubin, wgmma_types.sm_90a.cubin (nvcc -arch=sm_90a -cubin examples/hopper/NAME.cu).
+issue28|hopper-tma|wgmma)
+    # the Hopper re-run of issue 28 in one device call of SECONDS (default 560), or in two (hopper-tma, wgmma): the
+    # cluster probe, the TMA set (hopper-tma, 10 seeds), the streamed wgmma campaign (10^6 instructions per input type,
+    # seed SEED: inputs the model was not fitted on), then float fuzz chunks of 1,000 from FIRST (issue 26) while time
+    # is left. Needs, in HWCHECK_PTX_DIR, the exported PTX and cluster_probe.sm_90a.cubin, wgmma_types.sm_90a.cubin
+    # (nvcc -arch=sm_90a -cubin examples/hopper/NAME.cu).
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
-    budget="${3:-560}" first="${4:-253000}" seed="${5:-1}"
+    budget="${3:-560}"
+    if [ "$part" = wgmma ]; then first=""; seed="${4:-1}"; else first="${4:-253000}"; seed="${5:-1}"; fi
     left() { echo $(( budget - ($(date +%s) - start) )); }
     probe() {
         "$py" -m hwcheck.device.cluster_check "$HWCHECK_PTX_DIR/cluster_probe.sm_90a.cubin" > "$out/cluster-check.txt" 2>&1
@@ -186,12 +191,16 @@ issue28)
         cat "$out/cluster-check.txt"
         return $rc
     }
-    step "cluster probe" probe
-    step "hopper-tma, 10 seeds" "$py" -m hwcheck acceptance --out "$out" --only hopper-tma --seeds 10 --workers 15
-    step "wgmma, 10^6 instructions per input type, seed $seed" timeout $(( $(left) - 20 )) "$py" -m hwcheck campaign \
-        --instr wgmma --count 1000000 --seed "$seed" --workers 15 --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" \
-        --report "$out/$gpu-wgmma-types.json"
-    fuzz_chunks "$first" 130 15 15
+    if [ "$part" != wgmma ]; then
+        step "cluster probe" probe
+        step "hopper-tma, 10 seeds" "$py" -m hwcheck acceptance --out "$out" --only hopper-tma --seeds 10 --workers 15
+    fi
+    if [ "$part" != hopper-tma ]; then
+        step "wgmma, 10^6 instructions per input type, seed $seed" timeout $(( $(left) - 20 )) "$py" -m hwcheck \
+            campaign --instr wgmma --count 1000000 --seed "$seed" --workers 15 \
+            --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" --report "$out/$gpu-wgmma-types.json"
+    fi
+    [ -z "$first" ] || fuzz_chunks "$first" 130 15 15
     ;;
 corpus-94|corpus)
     step "corpus" "$py" -m hwcheck acceptance --out "$out" --only corpus --seeds 10 --workers 15

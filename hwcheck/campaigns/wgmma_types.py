@@ -414,16 +414,30 @@ def stream(per_type, seed, module_path, workers, chunk=4096, out=None, kernels=N
     for k in {t[0] for t in tasks}:                   # Numba's code compiled once, here, before the workers load it
         x, c, _ = inputs(k, "narrow", 1, seed, 0)
         expected(k, x, c)
-    start, results, done = time.time(), [], 0
+    start, results, done, stopped = time.time(), [], 0, False
     with multiprocessing.get_context("spawn").Pool(workers, _worker_start, (module_path,)) as pool:
-        for r in pool.imap_unordered(_gpu_chunk, [(t, seed) for t in tasks]):
-            results.append(r)
-            done += r["task"][3]
-            if out is not None and (len(results) % 20 == 0 or len(results) == len(tasks)):
-                out.write(f"wgmma: {len(results)}/{len(tasks)} chunks, {done:,} instructions, "
-                          f"{sum(x['mismatched'] for x in results):,} words differ, {time.time() - start:.0f} s\n")
-                out.flush()
-    return summarise(results, per_type, seed)
+        try:
+            for r in pool.imap_unordered(_gpu_chunk, [(t, seed) for t in tasks]):
+                results.append(r)
+                done += r["task"][3]
+                if out is not None and (len(results) % 20 == 0 or len(results) == len(tasks)):
+                    out.write(f"wgmma: {len(results)}/{len(tasks)} chunks, {done:,} instructions, "
+                              f"{sum(x['mismatched'] for x in results):,} words differ, {time.time() - start:.0f} s\n")
+                    out.flush()
+        except Stopped:                                # SIGTERM (a time limit): report the chunks that are done
+            stopped = True
+            pool.terminate()
+    result = summarise(results, per_type, seed)
+    result["complete"] = not stopped and len(results) == len(tasks)
+    return result
+
+
+class Stopped(Exception):
+    """Raised in the parent by SIGTERM while a streamed campaign runs: the chunks done so far are still reported."""
+
+
+def _stop(signum, frame):
+    raise Stopped()
 
 
 def load(paths):
@@ -504,13 +518,17 @@ def _stream_main(a, argv, command):
     if problem:
         sys.stderr.write(f"wgmma_types {problem}\n")
         return 2
+    import signal
+    signal.signal(signal.SIGTERM, _stop)
     result = stream(a.per_type, a.seed, None if a.simulate_only else a.module, a.workers, a.chunk, sys.stdout, kernels)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if command is None:
         command = "python -m hwcheck.campaigns.wgmma_types " + command_line(argv)[len("hwcheck "):]
     report = new_report(command,
                         None if a.simulate_only else _gpu_info())
     report["simulate_only"] = a.simulate_only
-    report.update(kind="wgmma-types-stream", status="pass" if result["mismatched"] == 0 else "fail", **result)
+    status = "fail" if result["mismatched"] else "pass" if result["complete"] else "partial"
+    report.update(kind="wgmma-types-stream", status=status, **result)
     write_json_atomic(a.report, report)
     for t, v in result["types"].items():
         sys.stdout.write(f"{t}: {v['instructions']:,} instructions, {v['outputs']:,} words, {v['mismatched']:,} differ\n")
@@ -518,8 +536,9 @@ def _stream_main(a, argv, command):
         sys.stdout.write(f"{t} neighbours: " + ", ".join(f"{n} {v['mismatched']:,}/{v['outputs']:,}"
                                                           for n, v in rows.items()) + "\n")
     sys.stdout.write(f"wgmma types: {result['instructions']:,} instructions, {result['outputs']:,} words, "
-                     f"{result['mismatched']:,} differ from warpsim's model; report {a.report}\n")
-    return 1 if result["mismatched"] else 0
+                     f"{result['mismatched']:,} differ from warpsim's model"
+                     f"{'' if result['complete'] else ' (stopped before the end)'}; report {a.report}\n")
+    return 0 if status == "pass" else 1
 
 
 def _gpu_info():

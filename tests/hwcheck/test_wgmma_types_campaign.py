@@ -164,3 +164,24 @@ def test_hwcheck_campaign_instr_wgmma_streams_it_and_names_what_it_lacks(tmp_pat
     assert err == ["hwcheck campaign --instr wgmma: --count, --report and --module (or --simulate-only) are required",
                    "hwcheck campaign: --types does not apply to --instr wgmma",
                    "hwcheck campaign: --module applies to --instr wgmma only"]
+
+
+def test_a_stream_stopped_by_sigterm_reports_the_chunks_it_finished(tmp_path):
+    """A device call's time limit sends SIGTERM: the report still comes, marked partial, with what was compared."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    report = tmp_path / "cut.json"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen([sys.executable, "-m", "hwcheck.campaigns.wgmma_types", "--per-type", "100000", "--chunk",
+                             "16", "--workers", "1", "--simulate-only", "--kernels", "s8_s32", "--report", str(report)],
+                            cwd=root, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": root})
+    line = proc.stdout.readline()                  # the first progress line: 20 chunks are done
+    assert line.startswith("wgmma: 20/"), line
+    proc.send_signal(signal.SIGTERM)
+    rest = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 1 and "(stopped before the end)" in rest
+    data = json.loads(report.read_text())
+    assert data["status"] == "partial" and not data["complete"] and data["mismatched"] == 0
+    assert 320 <= data["instructions"] < 100000
