@@ -11,8 +11,8 @@ entry is found as ``warpsim run --kernel`` finds it, :func:`warpsim.frontends.ke
 dynamic shared bytes, and its parameters in PTX order:
 
 - :class:`In` an input array drawn from ``numpy.random.default_rng(seed)`` (floats uniform in ``[-2, 2]`` then
-  rounded to the dtype; integers uniform bits, or uniform in ``[low, high)``), :class:`InOut` one that the
-  kernel also writes, :class:`Out` an output filled with zeros;
+  rounded to the dtype, e4m3/e5m2 to the nearest code; integers uniform bits, or uniform in ``[low, high)``),
+  :class:`InOut` one that the kernel also writes, :class:`Out` an output filled with zeros;
 - :class:`Scalar` a number (a Triton kernel's two trailing scratch pointers are ``Scalar(0)``: the null pointer
   Triton's launcher passes when the kernel needs no scratch);
 - :class:`NumbaArray` one array as Numba passes it: ``meminfo, parent, nitems, itemsize, data, shape..., strides...``
@@ -45,6 +45,8 @@ import numpy as np
 
 import references as ref
 
+from warpsim.isa.floats import FP8, fp8_values, nearest_fp8
+
 __all__ = ["CORPUS", "CorpusFile", "Launch", "In", "InOut", "Out", "Scalar", "NumbaArray", "Tolerance", "PTX_DIR",
            "SRC_DIR", "TOOLS", "KNOWN_FAILURES", "Known", "by_name", "concrete_args", "expected", "parameters",
            "known_failure", "LOW", "HIGH"]
@@ -57,7 +59,7 @@ LOW, HIGH = -2.0, 2.0                     # float inputs are uniform in [LOW, HI
 MADE_BY = re.compile(r"^// warpsim corpus: (.*)$", re.MULTILINE)
 
 DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "u32": np.uint32, "i32": np.int32,
-          "u64": np.uint64}
+          "u64": np.uint64, "e4m3": np.uint8, "e5m2": np.uint8}      # fp8 held as its codes
 
 
 # ------------------------------------------------------------------------------------------------ parameters
@@ -204,6 +206,8 @@ def _draw(rng, spec):
         return np.zeros(spec.shape, dtype)
     if np.issubdtype(dtype, np.floating):
         return rng.uniform(LOW, HIGH, spec.shape).astype(dtype)
+    if spec.dtype in FP8:
+        return nearest_fp8(rng.uniform(LOW, HIGH, spec.shape), spec.dtype)
     if spec.low is not None:
         return rng.integers(spec.low, spec.high, spec.shape).astype(dtype)
     info = np.iinfo(dtype)
@@ -225,8 +229,12 @@ def concrete_args(launch, seed):
 
 
 def expected(launch, values):
-    """The reference's outputs for ``values`` (the inputs as :func:`concrete_args` drew them, before the launch)."""
-    as64 = {k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v)
+    """The reference's outputs for ``values`` (the inputs as :func:`concrete_args` drew them, before the launch);
+    the reference sees every float array, fp8 codes decoded, as float64."""
+    fp8 = {s.name: s.dtype for s in (a.array if isinstance(a, NumbaArray) else a for a in launch.args)
+           if not isinstance(s, Scalar) and s.dtype in FP8}
+    as64 = {k: (fp8_values(fp8[k])[v] if k in fp8 else
+                v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v)
             for k, v in values.items()}
     return launch.reference(as64)
 
@@ -239,6 +247,9 @@ LN_ROWS, LN_COLS = 8, 300                   # the layer norms': 300 = 2 x 128 + 
 SOFTMAX_TOL = Tolerance(1e-5, 1e-7)
 SOFTMAX_FAST_TOL = Tolerance(1e-4, 1e-6)    # ex2.approx and an approximate division
 LN_TOL = Tolerance(1e-4, 1e-5)
+# wgmma's fp8 dot keeps 13 fraction bits below the largest term of each block of 32 (isa.dot_add): an f32 sum of 80
+# products of magnitude up to 4 may lose ~2**-13 of each block's largest, far more than f16's rounding of the result
+FP8_DOT_TOL = Tolerance(2e-2, 1e-3)
 
 
 def _saxpy(v):
@@ -358,6 +369,15 @@ def _triton():
                      Scalar("stride_bk", N), Scalar("stride_bn", 1), Scalar("stride_cm", N), Scalar("stride_cn", 1),
                      *SCRATCH),
                     lambda v: {"c": v["a"] @ v["b"]}, Tolerance(1e-3, 1e-3), smem=8192)
+    K8 = 80                                                             # fp8: the tutorial's pre-transposed B
+    mm8_build = _triton_build("matmul_kernel", {**mm_build["signature"], "a_ptr": ptr("fp8e5"), "b_ptr": ptr("fp8e5")},
+                              {**mm_build["constexprs"], "BLOCK_SIZE_K": 64}, num_stages=3)
+    matmul8 = Launch("matmul_kernel", (2, 1, 1), (128, 1, 1),
+                     (In("a", "e5m2", (M, K8)), In("b", "e5m2", (N, K8)), Out("c", "f16", (M, N)), Scalar("M", M),
+                      Scalar("N", N), Scalar("K", K8), Scalar("stride_am", K8), Scalar("stride_ak", 1),
+                      Scalar("stride_bk", 1), Scalar("stride_bn", K8), Scalar("stride_cm", N), Scalar("stride_cn", 1),
+                      *SCRATCH),
+                     lambda v: {"c": v["a"] @ v["b"].T}, FP8_DOT_TOL, smem=8192)
     Z, H, n, d = 1, 2, 80, 64
     strides = [H * n * d, n * d, d, 1]
     attn_build = _triton_build("_attn_fwd", {
@@ -378,6 +398,7 @@ def _triton():
                                                ("softmax", "softmax.py", softmax_build, softmax, (80, 90)),
                                                ("layer_norm", "layer_norm.py", ln_build, layer_norm, (80,)),
                                                ("matmul", "matmul.py", mm_build, matmul, (80, 90)),
+                                               ("matmul_fp8", "matmul.py", mm8_build, matmul8, (90,)),
                                                ("attention", "attention.py", attn_build, attention, (80, 90))):
         out += [CorpusFile(f"triton_{stem}_sm{a}.ptx", "triton", f"triton/{source}", f"sm_{a}", (launch,), build)
                 for a in archs]

@@ -142,6 +142,17 @@ def test_random_arguments_are_per_seed_and_repeatable():
     assert one["s"][0][0] == "u64" and one["s"][1:] == [("s32", 8), ("s32", 8)] and not one["b"].any()
 
 
+def test_random_fp8_arguments_are_finite_codes_within_the_bound():
+    from warpsim.isa.floats import fp8_values
+    specs = dict(parse_arg(a) for a in ["a=random:e4m3:64x32:2", "b=random:e5m2:1000", "c=zeros:e4m3:8"])
+    one, other = concrete_args(specs, 0), concrete_args(specs, 1)
+    assert one["a"].dtype == np.uint8 and one["c"].dtype == np.uint8 and not one["c"].any()
+    for name, t, bound in (("a", "e4m3", 2), ("b", "e5m2", 1)):
+        values = fp8_values(t)[one[name]]
+        assert np.all(np.isfinite(values)) and np.all(np.abs(values) <= bound) and len(np.unique(one[name])) > 20
+        assert not np.array_equal(one[name], other[name])
+
+
 def test_cli_without_gpu_and_bad_arguments_exit_2(capsys):
     source = os.path.join(ROOT, "examples/ptx/add_index.ptx")
     assert main(["run", source, "--kernel", "add_index", "--arg", "x=random:q:4"]) == 2

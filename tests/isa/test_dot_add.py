@@ -152,3 +152,17 @@ def test_zeros_take_no_part_in_the_fp8_alignment():
     at_126 = dot_add(np.zeros(32, np.int64), np.array(b, np.int64), 32, DOT_TYPES["e4m3"], DOT_TYPES["e4m3"],
                      0x01746C76, DOT_CD["f32"], m.frac_bits, m.out_frac, -126)
     assert at_126 == 0x01740000
+
+
+@pytest.mark.parametrize("t", ["e4m3", "e5m2"])
+def test_the_host_fp8_table_is_the_dot_adds_decoding(t):
+    """floats.fp8_values (inputs and references) and dot_add's decoder (the tensor core's model) agree on every code."""
+    from warpsim.isa.dot_add import _decode
+    from warpsim.isa.floats import fp8_values, nearest_fp8
+    table = fp8_values(t)
+    for code in range(256):
+        kind, neg, sig, exp, frac = _decode(code, DOT_TYPES[t])
+        want = np.nan if kind == 2 else (-1.0) ** neg * (np.inf if kind == 1 else sig * 2.0 ** (exp - frac))
+        assert np.array_equal(table[code], want, equal_nan=True), hex(code)
+    codes = np.flatnonzero(np.isfinite(table) & (np.arange(256) != 0x80))
+    assert np.array_equal(nearest_fp8(table[codes], t), codes)        # every finite code is its own nearest

@@ -14,12 +14,13 @@ from warpsim.files import load_npy
 from warpsim.frontends.cute_dsl import is_dsl_source
 from warpsim.frontends.kernel import NUMERIC_KINDS
 from warpsim.frontends.nvcc import CUDA_SUFFIXES
+from warpsim.isa.floats import FP8, nearest_fp8
 
 __all__ = ["routes_here", "parse_arg_value", "parse_arg", "concrete_args", "arg_values", "parse_cta", "DTYPES"]
 
-DTYPES = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64, "u8": np.uint8,
-          "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
-          "u64": np.uint64, "i64": np.int64}
+DTYPES = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64, "e4m3": np.uint8,
+          "e5m2": np.uint8, "u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32,
+          "i32": np.int32, "u64": np.uint64, "i64": np.int64}     # bf16, e4m3 and e5m2 held as their bits
 
 
 def routes_here(argv):
@@ -100,6 +101,7 @@ def arg_values(pairs, seed=0):
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _INTS = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
          "u64": np.uint64, "i64": np.int64, "bf16": np.uint16}
+_BITS_FLOATS = ("bf16", *FP8)          # float formats numpy lacks: drawn as floats, held as their bits
 
 
 def parse_arg(pair: str):
@@ -123,9 +125,9 @@ def parse_arg(pair: str):
     first, *fields = value.split(";")
     if first.startswith("random:"):
         parts = first.split(":")
-        if len(parts) not in (3, 4) or (parts[1] not in _FLOATS and parts[1] not in _INTS):
+        if len(parts) not in (3, 4) or parts[1] not in DTYPES:
             raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE[:BOUND] with DTYPE one of "
-                             f"{', '.join([*_FLOATS, *_INTS])}")
+                             f"{', '.join(DTYPES)}")
         try:
             spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
         except ValueError:
@@ -135,7 +137,7 @@ def parse_arg(pair: str):
                 bound = float(parts[3])
             except ValueError:
                 bound = -1.0
-            if not (0 < bound < float("inf")) or parts[1] not in (*_FLOATS, "bf16"):
+            if not (0 < bound < float("inf")) or parts[1] not in (*_FLOATS, *_BITS_FLOATS):
                 raise ValueError(f"--arg {name}={first}: BOUND is a positive number, for a float DTYPE "
                                  "(values uniform in [-BOUND, BOUND))")
             spec = (*spec, bound)
@@ -180,13 +182,16 @@ def _random(rng, dtype, shape, bound=1.0):
         return rng.uniform(-bound, bound, shape).astype(_FLOATS[dtype])
     if dtype == "bf16":
         return (rng.uniform(-bound, bound, shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    if dtype in FP8:                   # uniform values, each the nearest code's
+        return nearest_fp8(rng.uniform(-bound, bound, shape), dtype)
     bits = np.dtype(_INTS[dtype]).itemsize * 8
     return rng.integers(0, 1 << bits, shape, dtype=np.uint64).astype(_INTS[dtype])
 
 
 def concrete_args(specs: dict, seed: int) -> dict:
     """Concrete arguments for one seed: ``random`` arrays drawn in order from ``numpy.random.default_rng(seed)``
-    (floats uniform in ``[-BOUND, BOUND)``, default 1; integers uniform over their bits), fresh copies of the others."""
+    (floats uniform in ``[-BOUND, BOUND)``, default 1, bf16 truncated and e4m3/e5m2 rounded to the nearest code;
+    integers uniform over their bits), fresh copies of the others."""
     rng = np.random.default_rng(seed)
 
     def one(spec):

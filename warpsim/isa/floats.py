@@ -37,7 +37,7 @@ __all__ = [
     "bit_length", "decode", "decode_fields", "round_rz", "round_rne", "round_u32",
     "decode_f16", "decode_bf16", "decode_f32",
     "decode_table",
-    "f32_bits_to_float", "f16_bits_to_float", "bf16_bits_to_float",
+    "f32_bits_to_float", "f16_bits_to_float", "bf16_bits_to_float", "FP8", "fp8_values", "nearest_fp8",
 ]
 
 FINITE = 0
@@ -395,3 +395,59 @@ def bf16_bits_to_float(bits):
     True
     """
     return f32_bits_to_float((int(bits) & 0xFFFF) << 16)
+
+
+FP8 = ("e4m3", "e5m2")     # the 8-bit formats of sm_89+/sm_90 (wgmma, cvt): OCP FP8 E4M3 and E5M2
+
+
+def fp8_values(name):
+    """The value of each of the 256 codes of ``name`` (``"e4m3"`` or ``"e5m2"``): ``float64[256]``, NaN at the NaN codes.
+
+    e4m3 has a bias of 7, subnormals, no infinity and one NaN per sign (``S.1111.111``), so its largest finite value is
+    448; e5m2 is IEEE-style: bias 15, infinities at ``S.11111.00`` and NaNs above them, largest finite value 57344.
+
+    >>> v = fp8_values("e4m3")
+    >>> float(v[0x38]), float(v[0x7E]), float(v[0x01]), bool(np.isnan(v[0x7F]))
+    (1.0, 448.0, 0.001953125, True)
+    >>> v = fp8_values("e5m2")
+    >>> float(v[0x3C]), float(v[0x7B]), float(v[0x7C]), bool(np.isnan(v[0x7D]))
+    (1.0, 57344.0, inf, True)
+    """
+    if name not in FP8:
+        raise ValueError(f"fp8_values: name must be one of {', '.join(FP8)}, got {name!r}")
+    exp_bits, frac_bits = (4, 3) if name == "e4m3" else (5, 2)
+    bias = (1 << (exp_bits - 1)) - 1
+    top = (1 << exp_bits) - 1
+    out = np.empty(256, np.float64)
+    for code in range(256):
+        e, f = (code >> frac_bits) & top, code & ((1 << frac_bits) - 1)
+        if name == "e4m3" and e == top and f == (1 << frac_bits) - 1 or name == "e5m2" and e == top and f:
+            value = np.nan
+        elif name == "e5m2" and e == top:
+            value = np.inf
+        elif e == 0:
+            value = f * 2.0 ** (1 - bias - frac_bits)
+        else:
+            value = (f + (1 << frac_bits)) * 2.0 ** (e - bias - frac_bits)
+        out[code] = -value if code & 0x80 else value
+    return out
+
+
+def nearest_fp8(values, name):
+    """The ``name`` code (``uint8``) of the finite value nearest each of ``values`` (an input generator's rounding,
+    ties to the code of smaller magnitude, values beyond the largest finite one to it; not a conversion
+    instruction's model).
+
+    >>> nearest_fp8(np.array([1.0, -0.3, 1000.0]), "e4m3").tolist()
+    [56, 170, 126]
+    """
+    table = fp8_values(name)
+    codes = np.flatnonzero(np.isfinite(table) & (np.arange(256) != 0x80))     # -0 left out: +0 stands for zero
+    order = np.argsort(table[codes], kind="stable")
+    sorted_values, sorted_codes = table[codes][order], codes[order]
+    x = np.asarray(values, np.float64)
+    hi = np.clip(np.searchsorted(sorted_values, x), 1, sorted_values.size - 1)
+    lo = hi - 1
+    up, down = np.abs(sorted_values[hi] - x), np.abs(x - sorted_values[lo])
+    pick_hi = (up < down) | (up == down) & (np.abs(sorted_values[hi]) < np.abs(sorted_values[lo]))
+    return np.where(pick_hi, sorted_codes[hi], sorted_codes[lo]).astype(np.uint8)
