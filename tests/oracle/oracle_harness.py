@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 # Modules (in this folder) whose groups() are compiled into the oracle.
-CASE_MODULES = ["gen_cases", "tv_cases", "partition_cases", "gmma_cases"]
+CASE_MODULES = ["gen_cases", "tv_cases", "partition_cases", "gmma_cases", "tma_cases"]
 
 # Hand-written C++ sources linked into every oracle binary.
 FIXED_SOURCES = ["cute_oracle.cpp", "dynamic_layouts.cpp"]

@@ -51,7 +51,8 @@ from warpsim.cute.basis import (
 )
 from warpsim.cute.numeric import DTYPES, dtype_bits
 from warpsim.cute.atoms import (
-    MMA_OPS, GMMA_OPS, COPY_OPS, MMAOperation, CopyOperation, UniversalCopy, SM90_GMMA, gmma_op,
+    MMA_OPS, GMMA_OPS, COPY_OPS, MMAOperation, CopyOperation, UniversalCopy, SM90_GMMA, gmma_op, gmma_smem_atom,
+    TMA_OPS, SM90_TMA_LOAD, SM90_TMA_LOAD_MULTICAST, SM90_TMA_STORE, SM90_TMA_REDUCE_ADD,
     SM80_16x8x8_F16F16F16F16_TN, SM80_16x8x8_F32F16F16F32_TN, SM80_16x8x8_F32BF16BF16F32_TN,
     SM80_16x8x16_F16F16F16F16_TN, SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x16_F32BF16BF16F32_TN,
     SM75_U32x1_LDSM_N, SM75_U32x2_LDSM_N, SM75_U32x4_LDSM_N,
@@ -74,6 +75,7 @@ from warpsim.cute.tiled_copy import (
     TiledCopy, ThrCopy, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C,
 )
 from warpsim.cute.partition import X, inner_partition, outer_partition, local_tile, local_partition
+from warpsim.cute.tma_copy import TmaCopy, make_tma_copy
 
 __all__ = [
     # integers
@@ -109,7 +111,8 @@ __all__ = [
     "as_arithmetic_tuple",
     # atoms
     "DTYPES", "dtype_bits", "MMA_OPS", "GMMA_OPS", "COPY_OPS", "MMAOperation", "CopyOperation", "UniversalCopy",
-    "SM90_GMMA", "gmma_op",
+    "SM90_GMMA", "gmma_op", "gmma_smem_atom", "TMA_OPS", "SM90_TMA_LOAD", "SM90_TMA_LOAD_MULTICAST", "SM90_TMA_STORE",
+    "SM90_TMA_REDUCE_ADD",
     "SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x8_F32F16F16F32_TN", "SM80_16x8x8_F32BF16BF16F32_TN",
     "SM80_16x8x16_F16F16F16F16_TN", "SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x16_F32BF16BF16F32_TN",
     "SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N",
@@ -121,7 +124,7 @@ __all__ = [
     "TiledMMA", "ThrMMA", "make_tiled_mma", "partition_fragment_C", "partition_shape_A",
     "partition_shape_B", "partition_shape_C", "tile_size", "tile_shape", "thr_size",
     "TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
-    "make_tiled_copy_C",
+    "make_tiled_copy_C", "TmaCopy", "make_tma_copy",
     # tensor partitioning
     "X", "inner_partition", "outer_partition", "local_tile", "local_partition",
 ]

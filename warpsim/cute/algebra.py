@@ -21,6 +21,7 @@ from warpsim.cute.integers import (
     mod, signum,
 )
 from warpsim.cute import int_tuple as it
+from warpsim.cute.basis import ArithmeticTuple, ScaledBasis, as_arithmetic_tuple, basis_get, basis_value
 from warpsim.cute.layout import (
     Layout, coalesce, coalesce_x, cosize, filter, get, is_composed, make_layout, rank, shape,
 )
@@ -70,7 +71,7 @@ def composition(lhs, rhs, *more):
             flat = coalesce_x(lhs)
             return _composition_impl(flat.shape, flat.stride, rhs, 1, where)
         if isinstance(rhs, Layout):
-            flat = coalesce_x(lhs)
+            flat = coalesce_x(lhs, _coprofile(rhs))
             return _composition_impl(flat.shape, flat.stride, rhs.shape, rhs.stride, where)
     except ZeroDivisionError as e:
         raise ValueError(f"composition: division by zero: {where}") from e
@@ -83,11 +84,26 @@ def _tiler_str(t):
     return cute_str(t)
 
 
+def _coprofile(layout):
+    """CuTe ``coprofile``: ``_0``s congruent with the codomain (a tuple where the strides are scaled bases, which
+    keeps the modes of the left operand that they select apart when it is coalesced)."""
+    total = 0
+    for d in it.flatten_to_tuple(layout.stride):
+        total = total + d
+    return it.repeat_like(_plain_profile(as_arithmetic_tuple(total)), 0)
+
+
+def _plain_profile(x):
+    return tuple(_plain_profile(v) for v in x.values) if isinstance(x, ArithmeticTuple) else x
+
+
 def _composition_impl(ls, ld, rs, rd, where):
     if is_tuple(rs):
         if not is_tuple(rd) or len(rs) != len(rd):
             raise ValueError(f"composition: right shape and stride are not congruent: {where}")
         return make_layout(*[_composition_impl(ls, ld, s, d, where) for s, d in zip(rs, rd)])
+    if isinstance(rd, ScaledBasis):                 # a stride that selects a mode of the left operand
+        return _composition_impl(basis_get(rd, ls), basis_get(rd, ld), rs, basis_value(rd), where)
     if is_constant(0, rd):
         return Layout(rs, rd)
     if not is_tuple(ls):

@@ -2,7 +2,7 @@
 
 ``MMA_OPS`` and ``COPY_OPS`` map CuTe's names to atom instances, and ``GMMA_OPS`` the SM90 warpgroup atoms (with
 K-major A and B; ``gmma_op(name, tnspA, tnspB)`` for others); they are built by walking the modules below, never by
-hand.
+hand. ``TMA_OPS`` names the TMA operation classes, which ``make_tma_copy`` sizes to their box.
 
 >>> sorted(MMA_OPS)[:2]
 ['SM80_16x8x16_F16F16F16F16_TN', 'SM80_16x8x16_F32BF16BF16F32_TN']
@@ -17,7 +17,10 @@ from warpsim.cute.atoms.copy_sm75 import (
     SM75_U32x2_LDSM_N, SM75_U32x4_LDSM_N,
 )
 from warpsim.cute.atoms.copy_universal import UniversalCopy
-from warpsim.cute.atoms.mma_sm90 import SM90_GMMA, gmma_op
+from warpsim.cute.atoms.copy_sm90_tma import (
+    SM90_TMA, SM90_TMA_LOAD, SM90_TMA_LOAD_MULTICAST, SM90_TMA_REDUCE_ADD, SM90_TMA_STORE, TMA_OPS,
+)
+from warpsim.cute.atoms.mma_sm90 import SM90_GMMA, gmma_op, gmma_smem_atom
 from warpsim.cute.atoms.mma_sm80 import (
     SM80_16x8x8_F16F16F16F16_TN, SM80_16x8x8_F32BF16BF16F32_TN, SM80_16x8x8_F32F16F16F32_TN,
     SM80_16x8x16_F16F16F16F16_TN, SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN,
@@ -25,6 +28,8 @@ from warpsim.cute.atoms.mma_sm80 import (
 
 __all__ = [
     "MMAOperation", "CopyOperation", "MMA_OPS", "GMMA_OPS", "COPY_OPS", "LDSM", "UniversalCopy", "SM90_GMMA", "gmma_op",
+    "gmma_smem_atom", "SM90_TMA", "SM90_TMA_LOAD", "SM90_TMA_LOAD_MULTICAST", "SM90_TMA_STORE", "SM90_TMA_REDUCE_ADD",
+    "TMA_OPS",
     "SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x8_F32F16F16F32_TN", "SM80_16x8x8_F32BF16BF16F32_TN",
     "SM80_16x8x16_F16F16F16F16_TN", "SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x16_F32BF16BF16F32_TN",
     "SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from warpsim.cute.atoms.base import MMAOperation
 from warpsim.cute.layout import Layout
 
-__all__ = ["GMMA_N", "ab_layout", "c_layout_64xn", "ALAYOUT_64X16", "ALAYOUT_64X8", "ALAYOUT_64X32", "SM90_GMMA",
+__all__ = ["GMMA_N", "gmma_smem_atom", "GMMA_SMEM_SWIZZLES", "ab_layout", "c_layout_64xn", "ALAYOUT_64X16", "ALAYOUT_64X8", "ALAYOUT_64X32", "SM90_GMMA",
            "INSTANCES", "gmma_op"]
 
 GMMA_N = (8, 16, 32, 64, 96, 128, 192, 256)         # the N of the instances registered (CuTe has every 8)
@@ -107,6 +107,31 @@ def gmma_op(name, tnspA="K", tnspB="K"):
     except (ValueError, AssertionError):
         raise ValueError(f"gmma_op: {name!r} is not an SM90_64xNxK_<types>_<SS|RS>[_TN] name") from None
     return SM90_GMMA(int(n), types, kind == "RS", tnspA, tnspB)        # N or the majors wrong: its own error
+
+
+# CuTe's GMMA::Layout_{K,MN}_{INTER,SW32,SW64,SW128}_Atom_Bits: the swizzle's bits and the atom's extent in bits
+# along the contiguous mode, 8 rows (K-major) or columns (MN-major) of it
+GMMA_SMEM_SWIZZLES = {"INTER": (0, 128), "SW32": (1, 256), "SW64": (2, 512), "SW128": (3, 1024)}
+
+
+def gmma_smem_atom(major, swizzle, dtype):
+    """CuTe's ``GMMA::Layout_{major}_{swizzle}_Atom<T>`` (``mma_traits_sm90_gmma.hpp``): the shared-memory layout
+    atom a wgmma descriptor reads, ``Sw<B,4,3> o (8, W/bits):(W/bits, 1)`` for K-major, ``(W/bits, 8):(1, W/bits)`` for
+    MN-major (``W`` the swizzle's width in bits), to tile with ``tile_to_shape``.
+
+    >>> str(gmma_smem_atom("K", "SW128", "f16")), str(gmma_smem_atom("MN", "SW64", "f32"))
+    ('Sw<3,4,3> o _0 o (_8,_64):(_64,_1)', 'Sw<2,4,3> o _0 o (_16,_8):(_1,_16)')
+    """
+    from warpsim.cute.algebra import composition
+    from warpsim.cute.numeric import dtype_bits
+    from warpsim.cute.swizzle import Swizzle
+    if major not in MAJORS or swizzle not in GMMA_SMEM_SWIZZLES:
+        raise ValueError(f"gmma_smem_atom: major K or MN and swizzle one of {', '.join(GMMA_SMEM_SWIZZLES)}, got "
+                         f"{major!r}, {swizzle!r}")
+    b, width = GMMA_SMEM_SWIZZLES[swizzle]
+    w = width // dtype_bits(dtype)
+    layout = Layout((8, w), (w, 1)) if major == "K" else Layout((w, 8), (1, w))
+    return composition(Swizzle(b, 4, 3), layout)
 
 
 def _factory(n, types, rs):
