@@ -4,6 +4,7 @@ naming the layouts). tests/oracle/test_tma_oracle.py checks its layouts and enco
 import numpy as np
 import pytest
 
+from warpsim.isa.tma import TensorMap
 from warpsim.cute import (DInt, GenRowMajor, Layout, SM90_TMA_LOAD, SM90_TMA_LOAD_MULTICAST, SM90_TMA_STORE,
                           gmma_smem_atom, make_gmem_ptr, make_layout, make_smem_ptr, make_tensor, make_tma_copy,
                           tile_to_shape)
@@ -16,11 +17,12 @@ def _gmem(shape, dtype="f16", order=GenRowMajor):
 def test_the_tensor_map_of_a_gmma_tile_is_the_one_the_launch_takes():
     tma = make_tma_copy(SM90_TMA_LOAD, _gmem((256, 512)), tile_to_shape(gmma_smem_atom("K", "SW128", "f16"), (64, 64)))
     array = np.zeros((256, 512), np.float16)
-    m = tma.tensor_map(array)
+    m = TensorMap.encoded(array, tma.encode_args())
     assert (m.dims, m.box_dims, m.swizzle) == ((512, 256), (64, 64), "128B")
+    assert m.encode(0x1000) == TensorMap(array, box=(64, 64), swizzle="128B").encode(0x1000)
     assert tma.ptx == "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
     with pytest.raises(ValueError, match=r"the array's dims \(256, 512\) .* not the encoded \(512, 256\)"):
-        tma.tensor_map(np.zeros((512, 256), np.float16))
+        TensorMap.encoded(np.zeros((512, 256), np.float16), tma.encode_args())
 
 
 def test_multicast_splits_the_box_over_the_cluster():

@@ -40,7 +40,6 @@ __all__ = ["make_tma_copy", "TmaCopy", "TMA_DATA_TYPES", "construct_tma_gbasis",
 # CuTe's TMA::to_CUtensorMapDataType: element type -> CUtensorMapDataType (cuda.h)
 TMA_DATA_TYPES = {"u16": 1, "u32": 2, "f16": 6, "f32": 7, "bf16": 9}
 L2_PROMOTION_128B = 2                      # CU_TENSOR_MAP_L2_PROMOTION_L2_128B, what CuTe asks for
-SWIZZLE_NAMES = ("none", "32B", "64B", "128B")
 
 
 def coalesce_256(layout):
@@ -106,8 +105,8 @@ class TmaCopy(TiledCopy):
     count.
 
     ``encode_args()`` are the arguments CuTe passes to ``cuTensorMapEncodeTiled`` (``encode_text()`` the same as one
-    line); ``tensor_map(array)`` builds warpsim's :class:`~warpsim.isa.tma.TensorMap` over a numpy array with those
-    fields (the array's shape and strides must be the ones the map describes).
+    line); ``warpsim.isa.tma.TensorMap.encoded(array, copy.encode_args())`` is the tensor map a launch takes for a numpy
+    array with those fields.
     """
 
     __slots__ = ("op", "tma_gbasis", "g_layout", "dtype", "swizzle", "num_multicast")
@@ -192,19 +191,6 @@ class TmaCopy(TiledCopy):
     def ptx(self):
         """The PTX instruction the copy issues (without operands)."""
         return self.op.ptx(self.rank)
-
-    def tensor_map(self, array):
-        """warpsim's :class:`~warpsim.isa.tma.TensorMap` over ``array`` with this copy's box and swizzle, after
-        checking that the array's shape and strides are the dims and strides CuTe encodes (``ValueError`` naming
-        both otherwise: then the map describes another view of the memory than the array's)."""
-        from warpsim.isa.tma import TensorMap
-        a = self.encode_args()
-        m = TensorMap(array, box=a["box"][::-1], swizzle=SWIZZLE_NAMES[a["swizzle"]],
-                      dtype="bf16" if self.dtype == "bf16" else "")
-        if (m.dims, m.strides[1:]) != (a["dims"], a["strides"]):
-            raise ValueError(f"TmaCopy.tensor_map: the array's dims {m.dims} and byte strides {m.strides[1:]} "
-                             f"(innermost first) are not the encoded {a['dims']} and {a['strides']}")
-        return m
 
 
 def make_tma_copy(op, gtensor, slayout, cta_tiler=None, cluster_size=1):

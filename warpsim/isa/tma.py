@@ -122,6 +122,23 @@ class TensorMap:
                              f"(warpsim models that placement), got {inner}")
         return self
 
+    @classmethod
+    def encoded(cls, array, fields):
+        """The map over ``array`` with the fields of a ``cuTensorMapEncodeTiled`` call (a dict as
+        ``warpsim.cute.TmaCopy.encode_args()`` gives: ``dims``, ``strides`` from the second dimension, ``box``, all
+        innermost first, ``swizzle`` as CUtensorMapSwizzle, element strides of 1). ``ValueError`` when the array's shape
+        and strides are not the ones encoded (the map would describe another view of the memory than the array)."""
+        names = {code: name for name, code in SWIZZLES.items()}
+        if set(fields.get("element_strides", ())) - {1} or fields.get("swizzle") not in names:
+            raise ValueError(f"TensorMap.encoded: element strides of 1 and a swizzle of {sorted(names)} are modelled, "
+                             f"got {fields.get('element_strides')}, {fields.get('swizzle')}")
+        m = cls(array, box=tuple(fields["box"])[::-1], swizzle=names[fields["swizzle"]],
+                dtype="bf16" if fields.get("dtype") == DTYPES["bf16"][0] else "")
+        if (m.dims, m.strides[1:]) != (tuple(fields["dims"]), tuple(fields["strides"])):
+            raise ValueError(f"TensorMap.encoded: the array's dims {m.dims} and byte strides {m.strides[1:]} (innermost "
+                             f"first) are not the encoded {tuple(fields['dims'])} and {tuple(fields['strides'])}")
+        return m.check()
+
     def encode(self, address):
         """The 128 parameter bytes of this map with the tensor at global ``address``."""
         self.check()

@@ -15,8 +15,11 @@ The majorness of A and B (``"K"`` or ``"MN"``, CuTe's ``GMMA::Major``) changes t
 
 from dataclasses import dataclass, field
 
+from warpsim.cute.algebra import composition
 from warpsim.cute.atoms.base import MMAOperation
 from warpsim.cute.layout import Layout
+from warpsim.cute.numeric import dtype_bits
+from warpsim.cute.swizzle import Swizzle
 
 __all__ = ["GMMA_N", "gmma_smem_atom", "GMMA_SMEM_SWIZZLES", "ab_layout", "c_layout_64xn", "ALAYOUT_64X16", "ALAYOUT_64X8", "ALAYOUT_64X32", "SM90_GMMA",
            "INSTANCES", "gmma_op"]
@@ -122,9 +125,6 @@ def gmma_smem_atom(major, swizzle, dtype):
     >>> str(gmma_smem_atom("K", "SW128", "f16")), str(gmma_smem_atom("MN", "SW64", "f32"))
     ('Sw<3,4,3> o _0 o (_8,_64):(_64,_1)', 'Sw<2,4,3> o _0 o (_16,_8):(_1,_16)')
     """
-    from warpsim.cute.algebra import composition
-    from warpsim.cute.numeric import dtype_bits
-    from warpsim.cute.swizzle import Swizzle
     if major not in MAJORS or swizzle not in GMMA_SMEM_SWIZZLES:
         raise ValueError(f"gmma_smem_atom: major K or MN and swizzle one of {', '.join(GMMA_SMEM_SWIZZLES)}, got "
                          f"{major!r}, {swizzle!r}")
