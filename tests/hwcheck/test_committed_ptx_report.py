@@ -31,27 +31,33 @@ def ptx_report_problems(report, examples=PTX_EXAMPLES, seeds=SEEDS, gpus=("H200"
     name = (report.get("gpu") or {}).get("name", "")
     if not any(g in name for g in gpus):
         problems.append(f"gpu {name!r} is not an {' or '.join(gpus)}")
-    runs = {(os.path.basename(r["source"]), r["kernel"]): r for r in report.get("runs", [])}
+    runs = {}                          # (source, kernel) -> its launches, in the report's order
+    for r in report.get("runs", []):
+        runs.setdefault((os.path.basename(r["source"]), r["kernel"]), []).append(r)
+    wanted = {}
     for source, kernel, *_ in examples:
-        run = runs.get((os.path.basename(source), kernel))
-        if run is None:
-            problems.append(f"{source} {kernel}: not in the report")
-            continue
-        if run["seeds_run"] < seeds or len(run["seeds"]) != run["seeds_run"]:
-            problems.append(f"{source} {kernel}: {run['seeds_run']} seeds, {seeds} wanted")
-        if run["mismatched"] or run["mismatches"]:
-            problems.append(f"{source} {kernel}: {run['mismatched']} mismatches")
-        for seed in run["seeds"]:
-            if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
-                problems.append(f"{source} {kernel} seed {seed['seed']}: nothing compared")
-            if any(seed.get(k) for k in ("mismatched_global_elements", "mismatched_trace_records",
-                                         "instrumented_vs_original_mismatches", "mismatched_printf_lines",
-                                         "mismatched_shared_words")):
-                problems.append(f"{source} {kernel} seed {seed['seed']}: a mismatch in its counts")
+        key = (os.path.basename(source), kernel)
+        wanted[key] = wanted.get(key, 0) + 1
+    for (source, kernel), count in wanted.items():
+        launches = runs.get((source, kernel), [])
+        if len(launches) < count:
+            problems.append(f"{source} {kernel}: {len(launches)} launches in the report, {count} in the set")
+        for run in launches:
+            if run["seeds_run"] < seeds or len(run["seeds"]) != run["seeds_run"]:
+                problems.append(f"{source} {kernel}: {run['seeds_run']} seeds, {seeds} wanted")
+            if run["mismatched"] or run["mismatches"]:
+                problems.append(f"{source} {kernel}: {run['mismatched']} mismatches")
+            for seed in run["seeds"]:
+                if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
+                    problems.append(f"{source} {kernel} seed {seed['seed']}: nothing compared")
+                if any(seed.get(k) for k in ("mismatched_global_elements", "mismatched_trace_records",
+                                             "instrumented_vs_original_mismatches", "mismatched_printf_lines",
+                                             "mismatched_shared_words")):
+                    problems.append(f"{source} {kernel} seed {seed['seed']}: a mismatch in its counts")
     totals = report.get("totals", {})
     if not totals.get("shared_words_compared"):
         problems.append("no final shared memory compared (the report predates its capture, or is empty)")
-    if totals.get("mismatched") != 0 or totals.get("seeds") != sum(len(r["seeds"]) for r in runs.values()):
+    if totals.get("mismatched") != 0 or totals.get("seeds") != sum(len(r["seeds"]) for r in report.get("runs", [])):
         problems.append(f"totals {totals} do not add up to a pass")
     return problems
 

@@ -124,10 +124,6 @@ def test_a_tma_job_passes_with_the_simulator_as_gpu(kernel):
 def test_committed_hopper_report_is_whole_and_sound(only):
     from test_committed_ptx_report import ptx_report_problems
     reports = sorted(glob.glob(REPORTS[only]))
-    if not reports and only == "hopper-tma":
-        pytest.xfail(f"no H100/H200 run of the whole TMA set has passed yet: the fifth (conformance/h100/hopper-tma-"
-                     f"fifth-run/) passed every launch of the fourth with 0 differences, and taught the bulk add's float "
-                     f"rules and the cluster's generic window, fixed since and not re-run; run {_gpu_command(only)}")
     assert reports, f"run {_gpu_command(only)} on an H100 or H200 and commit the report"
     for path in reports:
         with open(path) as f:

@@ -512,3 +512,16 @@ def test_more_folds_ptxas_makes_with_nans_infinities_and_saturation():
     assert np.all(out[:, 3] == 0x3F800000)
     _, plain = _run(text, "none", x)
     assert np.isnan(plain[:, 0]).all() and np.all(plain.view(np.uint32)[::4, 3] == 0)
+
+
+def test_a_saturated_sum_of_a_nan_is_the_constant_zero():
+    """``.sat`` flushes a NaN result to +0, so what ptxas may take for a constant after ``add.sat`` of a NaN is 0, not
+    the canonical NaN (H100 seed 255743: a later ``mul.ftz`` of it, computed once with a twin, ran as a fold to NaN)."""
+    from warpsim.ptx import contraction as C
+    from warpsim.ptx.syntax import parse_module
+    m = parse_module(".entry k()\n{\n.reg .f32 %f<6>;\nmul.ftz.f32 %f1, %f0, 0f7FFFFFFF;\nadd.sat.f32 %f2, %f1, %f3;\n"
+                     "add.f32 %f4, %f1, %f3;\nmul.ftz.f32 %f5, %f2, 0f41C9539D;\n}")
+    (f, body), = C._bodies(m)
+    fn = C._Function(f)
+    assert [C._constant(fn, 3, r) for r in ("%f1", "%f2", "%f4")] == [0x7FFFFFFF, 0, 0x7FFFFFFF]
+    assert C.ftz_folds(m, []) == ((7, 0),)

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "45"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "46"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -806,10 +806,10 @@ def _merged_by_fsel(fn, k, ins, texts):
 def _constant(fn, k, reg, depth=8):
     """The 32-bit value ptxas knows ``reg`` to hold before instruction ``k`` of ``fn``, or None: its one reaching
     definition an unguarded ``mov`` of an immediate or of such a register, or an f32 ``add``/``sub``/``mul``/``fma``/
-    ``mad`` with a constant NaN operand (folded to the canonical ``0x7FFFFFFF``) or of constants alone (folded as
-    IEEE 754 rounds them, the instruction's own model: ``mul.f32 %f4, %f9, 0f3DB63AC1`` of ``%f9 = 0`` is ``0``,
-    H200 seed 217915), a ``selp`` of one constant either way, or an f32 ``neg``/``abs`` of a constant (its sign
-    bit; of a NaN, a NaN: H200 seed 228108's
+    ``mad`` with a constant NaN operand (the canonical ``0x7FFFFFFF``; ``+0`` with ``.sat``, which flushes a NaN
+    result: H100 seed 255743) or of constants alone (folded as IEEE 754 rounds them, the instruction's own model:
+    ``mul.f32 %f4, %f9, 0f3DB63AC1`` of ``%f9 = 0`` is ``0``, H200 seed 217915), a ``selp`` of one constant either
+    way, or an f32 ``neg``/``abs`` of a constant (its sign bit; of a NaN, a NaN: H200 seed 228108's
     ``neg.f32 %f2, %f10; mul.sat.f32 %f9, %f2, 0f4386B3CE`` is ``1.0``)."""
     m = fn.single_def(k, reg) if depth else None
     return _def_value(fn, m, depth) if m is not None else None
@@ -846,7 +846,7 @@ def _def_value(fn, m, depth):
             return 0x7FFFFFFF if _is_nan(v) else None
         return v ^ 0x80000000 if ins.opcode == "neg" else v & 0x7FFFFFFF
     if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and any(v is not None and _is_nan(v) for v in values):
-        return 0x7FFFFFFF
+        return 0 if "sat" in ins.mods else 0x7FFFFFFF      # .sat flushes a NaN result to +0 (H100 seed 255743)
     if ins.opcode in _NAN_ARITH and _float_type(ins) == "f32" and values and None not in values:
         return _fold(ins, values)
     return None
