@@ -354,6 +354,26 @@ def test_info_mbarriers_and_info_wgmma_show_the_asynchronous_state():
     assert "no wgmma in flight" in parts[2] or "warp 0" not in parts[2]
 
 
+def test_info_tma_lists_the_bulk_copies_issued():
+    """tests/ptx/test_mbarrier.py's bulk copy: before it ``info tma`` says none; after, the copy's step, warp and lane,
+    PTX line, form, size and addresses (the destination the CTA's shared window, the source global memory)."""
+    from tests.ptx.test_mbarrier import BULK
+    mod = load(BULK, filename="b.ptx")
+    session = Session(mod, "k", block=32, args={"out": np.zeros(32, np.uint32),
+                                                "src": np.arange(100, 132, dtype=np.uint32), "size": 128})
+    line = next(n for n, t in enumerate(mod.text.splitlines(), 1) if "cp.async.bulk" in t)
+    status, text = run_script(session, ["info tma", f"break ptx {line}", "cont", "stepi", "info tma"])
+    first, later = text.split("(warpsim) info tma\n")[1:3]
+    assert status == 0 and "no bulk copy (TMA) issued yet" in first, text
+    found = re.search(r"CTA \(0, 0, 0\): 1 bulk copy issued\n  #(\d+) warp 0 lane 0, PTX line (\d+): global -> shared: "
+                      r"128 bytes to (0x[0-9a-f]+) from (0x[0-9a-f]+)", later)
+    assert found, later
+    at = int(re.search(r"executed (\d+) warp instructions", text.split("(warpsim) cont\n")[1]).group(1))
+    assert int(found.group(2)) == line and int(found.group(1)) == at       # the step the breakpoint stopped before
+    (copy,) = session.run.bulk_transfers()
+    assert (copy["size"], copy["thread"], hex(copy["dst"]), hex(copy["src"])) == (128, 0, found.group(3), found.group(4))
+
+
 def test_a_warp_specialised_kernel_is_stepped_by_role():
     """examples/hopper/tma_gemm.cu's gemm_tn_ws: warps 4-7 give registers back (setmaxnreg.dec: the producer), warps
     0-3 take them (.inc: the consumers). Past the split, ``info cuda warps`` shows each warp's role and ``cuda role``

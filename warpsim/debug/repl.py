@@ -14,7 +14,7 @@ added in the same style (``back``, ``who``, ``from``, ``banks``, fragment views 
     print[/x|/f] EXPR ...   registers (%r5, $r5, %r1..%r8), a register tensor (fragment view), a
                             shared tensor (tile; `banks`: its bank map)   p
     x/[N][FMT] [shared|global] ADDR                      memory words
-    info cuda warps|lanes / info warps|lanes|breakpoints|registers [REGS]|mbarriers|wgmma
+    info cuda warps|lanes / info warps|lanes|breakpoints|registers [REGS]|mbarriers|wgmma|tma
     cuda warp W | cuda cta I | cuda role producer        focus warp / CTA / a warp-specialised role
     where, list [LINE], who, from, banks, pred, printf, help, quit
 
@@ -81,8 +81,9 @@ COMMANDS = {   # name: (usage, help)
               "the swizzle, `banks` its bank map"),
     "x": ("x/[N][FMT] [shared|global] ADDR", "N words of memory (default 16, shared) from ADDR; FMT x (hex), u, "
                                              "d, f (f32), h (f16), s (u16), b (bytes), g (f64)"),
-    "info": ("info [cuda] warps | lanes | breakpoints | registers [REGS] | mbarriers | wgmma",
-             "every warp of the CTA, the focus warp's lanes and pcs, the breakpoints, or registers (as print)"),
+    "info": ("info [cuda] warps | lanes | breakpoints | registers [REGS] | mbarriers | wgmma | tma",
+             "every warp of the CTA, the focus warp's lanes and pcs, the breakpoints, registers (as print), the "
+             "mbarriers, the wgmma registers in flight, or the bulk copies (TMA) issued"),
     "cuda": ("cuda warp [W | auto] | cuda cta [I] | cuda role producer|consumer",
              "focus warp W for step and the views (auto: the warp that runs next); run (or replay) to CTA I; focus "
              "the first warp of a role in a warp-specialised kernel (from its setmaxnreg)"),
@@ -455,6 +456,8 @@ class Repl:
             self.write(views.mbarriers_text(self.session))
         elif what == "wgmma" and not rest:
             self.write(views.wgmma_text(self.session))
+        elif what in ("tma", "bulk") and not rest:
+            self.write(views.tma_text(self.session))
         else:
             raise _UserError(f"info: usage: {COMMANDS['info'][0]}")
 

@@ -444,6 +444,32 @@ def mbarriers_text(session):
     return "\n".join(lines)
 
 
+def tma_text(session, last=16):
+    """The current CTA's bulk copies (``info tma``): the ``last`` ones its threads issued, oldest first -- the step
+    (``#N``, as ``back``/``where`` count), warp and lane, the PTX line, the form and its operands (a tensor box: its
+    shared address, map and coordinates, a load's mbarrier; contiguous bytes: size, destination and source). warpsim
+    moves the bytes when the copy is issued and completes a load's bytes on its mbarrier then (``info mbarriers``
+    shows what a phase still waits for)."""
+    s = session
+    moves = s.run.bulk_transfers()
+    if not moves:
+        return f"CTA {s.cta}: no bulk copy (TMA) issued yet"
+    shown = moves[-last:]
+    lines = [f"CTA {s.cta}: {len(moves)} bulk cop{'ies' if len(moves) != 1 else 'y'} issued"
+             + (f", the last {len(shown)}" if len(shown) < len(moves) else "")]
+    for m in shown:
+        t = m["thread"]
+        head = f"  #{m['step']} warp {t // 32} lane {t % 32}, PTX line {s.ptx_line[m['row']]}: {m['form']}"
+        if "map" in m:
+            what = f"shared {m['shared']:#x}, map {m['map']:#x} at ({', '.join(str(c) for c in m['coords'])})"
+            if "mbarrier" in m:
+                what += f", mbarrier {m['mbarrier']:#x}"
+        else:
+            what = f"{m['size']} bytes to {m['dst']:#x} from {m['src']:#x}"
+        lines.append(f"{head}: {what}")
+    return "\n".join(lines)
+
+
 def wgmma_text(session):
     """The registers each warp's ``wgmma.mma_async`` in flight own (``info wgmma``): by commit group, the open one
     (not committed yet) first; reading or writing one before its ``wgmma.wait_group`` stops the run."""

@@ -9,11 +9,12 @@ code (the core's ``FAULT_DIVERGENT``, ``FAULT_RACE``, ... as well as an instruct
 """
 
 __all__ = ["RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS", "CTX", "CTX_SIZE", "CTX_CLUSTER",
-           "CTX_EXPLICIT", "CTX_RANK", "CTX_NRANKS", "CTX_YIELD"]
+           "CTX_EXPLICIT", "CTX_RANK", "CTX_NRANKS", "CTX_YIELD", "BULK_LOG"]
 
 RUNNING, EXITED, WAITING, ABSENT = 0, 1, 2, 3     # thread states (ABSENT: past the block's last thread)
 MAX_PENDING = 64          # cp.async copies outstanding per thread
 PRINT_ARGS = 256          # bytes of a printf argument buffer copied
+BULK_LOG = 256            # bulk copies (TMA) a CTA keeps for the debugger: the last ones (families.bulk_copy.log_bulk)
 # ctx: ntid(3) ctaid(3) nctaid(3) threads smid dyn_smem total_smem steps max_steps nsmid, then the cluster: its
 # dims (3), whether the launch named them (%is_explicit_cluster), the CTA's rank in it, its CTAs, and the flag a CTA
 # sets when it yields to the others of its cluster (every thread waits, no barrier of its own releases)

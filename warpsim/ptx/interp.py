@@ -57,7 +57,7 @@ def host_cycles(typingctx):
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
             kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, wgpend, mbar, prbuf, prrec,
-            nprint, fault, mt, cycles, shadow, sstate, finds, order, csmem, cmbar, cl):
+            nprint, fault, mt, cycles, shadow, sstate, finds, order, csmem, cmbar, cl, blog):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -82,6 +82,9 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     of a cluster of several (``ctx[CTX_NRANKS] > 1``) or one with threads at ``barrier.cluster.wait`` returns False
     with ``ctx[CTX_YIELD]`` set and no fault: the launch runs the cluster's other CTAs, releases the cluster barrier,
     and calls again.
+
+    ``blog``: the CTA's log of the bulk copies (TMA) its threads issued (:func:`warpsim.ptx.families.bulk_copy.log_bulk`;
+    zero rows: none kept).
 
     ``order``: ``int64[warps]``, the order in which the warps take turns (``arange``: the simulator's own; the
     sanitizer's schedule check runs others). ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
@@ -209,7 +212,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                                           cmbar, ctx)
                             if op == Op.MBARRIER else
                             warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const,
-                                           kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map)):
+                                           kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map, blog, steps - 1)):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps

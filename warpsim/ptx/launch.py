@@ -45,7 +45,9 @@ from warpsim.isa.tma import MAP_BYTES, TensorMap
 from warpsim.machine import MAX_SMEM_BYTES, Machine
 from warpsim.ptx.contraction import NONE, fused_instructions
 from warpsim.ptx.decode import IMM, LOC, M0, O0, decode_kernel
-from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK, CTX_SIZE, CTX_YIELD
+from warpsim.ptx.codes import BULK_LOG, CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK, CTX_SIZE, CTX_YIELD
+from warpsim.ptx.families.bulk_copy import (BULK_A, BULK_B, BULK_C, BULK_COORDS, BULK_FIELDS, BULK_FORM, BULK_ROW,
+                                           BULK_STEP, BULK_THREAD, FORM_NAMES, REDUCE_TENSOR, TENSOR_LOAD, TENSOR_STORE)
 from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
 from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
@@ -55,7 +57,7 @@ from warpsim.ptx.families.mbarrier import ADDR, EXPECTED, PENDING, PHASE, TX, ne
 from warpsim.ptx.families.wgmma import BUDGET, new_pending
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
-from warpsim.ptx.rows import TRAP_ASSERT
+from warpsim.ptx.rows import M1, TRAP_ASSERT
 from warpsim.ptx.shadow import NFC, NFIELDS, NSCALARS, S_CTA, S_ON, new_shadow, reset_shared
 from warpsim.ptx.syntax import type_bytes
 
@@ -623,6 +625,31 @@ class PtxRun:
         """Per warp, the register slots a ``wgmma.mma_async`` not yet waited for owns (:mod:`warpsim.ptx.families.wgmma`)."""
         return self._state.wgpend[:, :self.machine.regs.shape[2] + 2]
 
+    def bulk_transfers(self):
+        """The current CTA's bulk copies (TMA) in the order issued, at most the last ``BULK_LOG``: dicts of ``step``
+        (the warp instruction, counted from the launch's start), ``row`` (of ``decoded.code``), ``thread``, ``form``
+        (:data:`~warpsim.ptx.families.bulk_copy.FORM_NAMES`), and the operands: ``size``, ``dst``, ``src`` (generic or
+        window addresses as the thread gave them), or for a tensor box ``shared``, ``map``, ``mbarrier`` (loads) and
+        ``coords``."""
+        log = self._state.blog
+        n, total = log.shape[0] - 1, int(log[0, 0])
+        out = []
+        for i in range(max(0, total - n), total):
+            row = log[1 + i % n]
+            form = int(row[BULK_FORM])
+            entry = {"step": int(row[BULK_STEP]), "row": int(row[BULK_ROW]), "thread": int(row[BULK_THREAD]),
+                     "form": FORM_NAMES[form]}
+            if form in (TENSOR_LOAD, TENSOR_STORE, REDUCE_TENSOR):
+                rank = min(int(self.decoded.code[entry["row"], M1]), len(row) - BULK_COORDS)
+                entry.update(shared=int(row[BULK_A]), map=int(row[BULK_B]),
+                             coords=tuple(int(c) for c in row[BULK_COORDS:BULK_COORDS + rank]))
+                if form == TENSOR_LOAD:
+                    entry["mbarrier"] = int(row[BULK_C])
+            else:
+                entry.update(size=int(row[BULK_A]), dst=int(row[BULK_B]), src=int(row[BULK_C]))
+            out.append(entry)
+        return out
+
     @property
     def register_budgets(self):
         """Per warp of the current CTA, its register budget as its last ``setmaxnreg`` set it: +N after ``.inc``, -N
@@ -675,7 +702,7 @@ class PtxRun:
                            state.clocks, self._counts, self._arch, state.wgpend, state.mbar, state.prbuf, state.prrec,
                            state.nprint, fault,
                            self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order,
-                           self.csmem, self._cmbar, state.cl)
+                           self.csmem, self._cmbar, state.cl, state.blog)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
                 if self.shared is not None:
@@ -951,6 +978,7 @@ class _State:
         self.wgpend = new_pending(T // 32, m.regs.shape[2])    # the registers of wgmma.mma_async in flight
         self.mbar = mbar                                       # the CTA's mbarrier objects
         self.cl = np.zeros(T, np.int64)                        # arrived at barrier.cluster, not yet released
+        self.blog = np.zeros((BULK_LOG + 1, BULK_FIELDS), np.int64)   # the last bulk copies (TMA) issued
         self.clocks = np.zeros(T // 32, np.int64)
         self.prbuf = np.zeros(1 << 20, np.uint8)
         self.prrec = np.zeros((1 << 14, 4), np.int64)
@@ -958,7 +986,7 @@ class _State:
 
     def reset(self, threads, m):
         for a in (self.pc, self.bar_id, self.bars, self.depth, self.ccf, self.local, self.fparam, self.npend,
-                  self.groups, self.pend_map, self.clocks, self.wgpend, self.mbar, self.cl):
+                  self.groups, self.pend_map, self.clocks, self.wgpend, self.mbar, self.cl, self.blog):
             a[...] = 0
         self.status[:] = RUNNING
         self.status[threads:] = ABSENT

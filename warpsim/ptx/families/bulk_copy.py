@@ -47,9 +47,11 @@ from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, TK_U
 from warpsim.ptx.operands import get, lane_address, wgmma_reads
 from warpsim.ptx.rows import ATOM_OPS, M0, M1, M2, NOPS, O0, TB, TK
 
-__all__ = ["BulkCopyDecoder", "DECODER", "REDUCE_TYPES", "warp_bulk_copy"]
+__all__ = ["BulkCopyDecoder", "DECODER", "REDUCE_TYPES", "warp_bulk_copy", "log_bulk", "BULK_FIELDS", "FORM_NAMES"]
 
 G2S, S2G, NOTHING, TENSOR_LOAD, TENSOR_STORE, REDUCE_GLOBAL, REDUCE_CLUSTER, REDUCE_TENSOR = range(8)
+FORM_NAMES = ("global -> shared", "shared -> global", "", "tensor load", "tensor store", "reduce into global",
+              "reduce into a CTA", "tensor reduce")
 
 # cp.reduce.async.bulk: the operation -> the types ptxas 13.0 takes for sm_90a, into global memory and into a CTA's
 # shared memory (.shared::cluster); f16/bf16 .add needs .noftz there. Stated once, read by the decoder.
@@ -418,15 +420,53 @@ def _reduce(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam,
 
 @njit(cache=True)
 def warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const, kparam, fparam, mbar,
-                   fault, csmem, cmbar, ctx, pend_map):
-    """A bulk copy row for the lanes of ``group`` (those of ``gmask`` copy, in lane order); advances their pcs.
-    False on a fault."""
+                   fault, csmem, cmbar, ctx, pend_map, blog, step):
+    """A bulk copy row for the lanes of ``group`` (those of ``gmask`` copy, in lane order, each logged in ``blog`` as
+    warp instruction ``step``: :func:`log_bulk`); advances their pcs. False on a fault."""
     t0 = 32 * w
     for lane in range(32):
         if not (group >> lane) & 1:
             continue
-        if (gmask >> lane) & 1 and not _bulk(p, t0 + lane, code, opnd, regs[w, lane], smem, gmem, ends, local, const,
-                                             kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map):
-            return False
+        if (gmask >> lane) & 1:
+            if not _bulk(p, t0 + lane, code, opnd, regs[w, lane], smem, gmem, ends, local, const, kparam, fparam, mbar,
+                         fault, csmem, cmbar, ctx, pend_map):
+                return False
+            log_bulk(blog, step, p, t0 + lane, code, opnd, regs[w, lane])
         pc[t0 + lane] += 1
     return True
+
+
+# a bulk log row (BULK_LOG of them after a header row whose first word counts every copy): the step, the row, the
+# thread, the form, then A B C and up to three coordinates: for G2S/S2G/REDUCE_GLOBAL/REDUCE_CLUSTER the size, the
+# destination and the source addresses; for a tensor load the shared destination, the map, the mbarrier; for a tensor
+# store or reduction the shared source, the map, -1
+BULK_STEP, BULK_ROW, BULK_THREAD, BULK_FORM, BULK_A, BULK_B, BULK_C, BULK_COORDS = 0, 1, 2, 3, 4, 5, 6, 7
+BULK_FIELDS = 10
+
+
+@njit(cache=True)
+def log_bulk(blog, step, p, t, code, opnd, r):
+    """Note in ``blog`` (``int64[BULK_LOG + 1, BULK_FIELDS]``, a ring after its header row) the bulk copy row ``p``
+    that thread ``t`` just issued at warp instruction ``step``, its operands as the thread's registers give them."""
+    n = blog.shape[0] - 1
+    if n <= 0:
+        return
+    k = 1 + blog[0, 0] % n
+    blog[0, 0] += 1
+    form = code[p, M0]
+    o = code[p, O0:]
+    row = blog[k]
+    row[:] = -1
+    row[BULK_STEP], row[BULK_ROW], row[BULK_THREAD], row[BULK_FORM] = step, p, t, form
+    if form == TENSOR_LOAD or form == TENSOR_STORE or form == REDUCE_TENSOR:
+        row[BULK_A] = lane_address(r, opnd, o[0])
+        row[BULK_B] = lane_address(r, opnd, o[1])
+        first = 3 if form == TENSOR_LOAD else 2
+        if form == TENSOR_LOAD:
+            row[BULK_C] = lane_address(r, opnd, o[2])
+        for d in range(min(code[p, M1], BULK_FIELDS - BULK_COORDS)):
+            row[BULK_COORDS + d] = get(r, opnd, o[first + d])
+    elif form != NOTHING:
+        row[BULK_A] = get(r, opnd, o[2])
+        row[BULK_B] = lane_address(r, opnd, o[0])
+        row[BULK_C] = lane_address(r, opnd, o[1])
