@@ -33,7 +33,8 @@
 #              FIRST (issue 26)
 #   hopper-tma [SECONDS] [FIRST]  the first half of issue28 in its own call: cluster probe, hopper-tma (10 seeds), then
 #              float fuzz chunks from FIRST while time is left
-#   wgmma [SECONDS] [SEED]  the second half: the wgmma campaign alone (it needs ~300-400 s with 15 workers)
+#   wgmma [SECONDS] [SEED]  the second half: the wgmma campaign alone (it needs ~300-400 s with 15 workers, more on a
+#              machine that compiles the simulator first: give it a call of its own, nothing beside it)
 #   corpus-94  the corpus with Triton's sm_90 files (PTX ISA 9.4): put the nvidia-cuda-nvcc wheel's ptxas (13.4+) at
 #              SITE/nvidia/cu13/bin/ptxas and run with PYTHONPATH=$PWD:SITE (auto picks the first ptxas that takes
 #              the PTX; carry it xz-compressed: the device call carries at most 64 MiB with the tracked files)
@@ -196,9 +197,14 @@ issue28|hopper-tma|wgmma)
         step "hopper-tma, 10 seeds" "$py" -m hwcheck acceptance --out "$out" --only hopper-tma --seeds 10 --workers 15
     fi
     if [ "$part" != hopper-tma ]; then
-        step "wgmma, 10^6 instructions per input type, seed $seed" timeout $(( $(left) - 20 )) "$py" -m hwcheck \
-            campaign --instr wgmma --count 1000000 --seed "$seed" --workers 15 \
-            --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" --report "$out/$gpu-wgmma-types.json"
+        # its progress goes to a file under OUT (a pipe's tail is lost when the call's limit strikes first); SIGTERM
+        # a minute before the budget ends leaves the workers' CUDA contexts time to close and the partial report
+        # (status "partial": the chunks done) time to be written
+        step "wgmma, 10^6 instructions per input type, seed $seed" timeout $(( $(left) - 60 )) "$py" -m hwcheck \
+            campaign --instr wgmma --count 1000000 --seed "$seed" --workers 15 --chunk 1024 \
+            --module "$HWCHECK_PTX_DIR/wgmma_types.sm_90a.cubin" --report "$out/$gpu-wgmma-types.json" \
+            > "$out/wgmma.log" 2>&1
+        tail -n 12 "$out/wgmma.log"
     fi
     [ -z "$first" ] || fuzz_chunks "$first" 130 15 15
     ;;
