@@ -6,7 +6,9 @@ Scheduling (independent thread scheduling, as on sm_70+, made deterministic):
   barrier, then warp 1, ...; when no warp can run, barriers whose count is reached release their
   threads and the round starts again;
 - a warp step executes ONE instruction for the group of the warp's running threads whose pc is
-  the smallest (the minimum-pc policy); a lane waiting at an ``mbarrier.try_wait`` counts as being at its pc, so
+  the smallest (the minimum-pc policy); when the last step was an instruction every live lane of the warp ran
+  (converged) and that only moved them to the next row (arithmetic, ``ld``/``st``, fences), the next group is known
+  without scanning the lanes; a lane waiting at an ``mbarrier.try_wait`` counts as being at its pc, so
   the warp's lanes further on wait for it (the warp yields) as they would at the GPU's reconvergence point. In the code compilers emit, the not-taken side of a
   branch and the exit of a loop lie at higher addresses than the code still to run, so the
   lanes that went ahead wait there until the others arrive, and the warp reconverges: after an
@@ -52,6 +54,32 @@ def host_cycles(typingctx):
         fn = builder.module.declare_intrinsic("llvm.readcyclecounter", fnty=ir.FunctionType(i64, []))
         return builder.call(fn, [])
     return types.int64(), codegen
+
+
+@njit(cache=True, inline="always")
+def _next_group(t0, status, pc, bar_id, parked):
+    """The warp at thread ``t0``'s next step: ``(p, group, alive, p_mbar)``, the smallest pc of its running lanes not
+    set aside (``parked``), the lanes there, its live lanes (running or waiting) and the smallest pc of a lane
+    waiting at an mbarrier's try_wait (``1 << 62`` for none)."""
+    big = np.int64(1) << 62
+    p = big
+    p_mbar = big
+    alive = np.int64(0)
+    group = np.int64(0)
+    for lane in range(32):
+        s = status[t0 + lane]
+        if s == RUNNING and not (parked >> lane) & 1:
+            q = pc[t0 + lane]
+            if q < p:
+                p = q
+                group = np.int64(1) << lane
+            elif q == p:
+                group |= np.int64(1) << lane
+        elif s == WAITING and bar_id[t0 + lane] == MBARRIER_WAIT and pc[t0 + lane] < p_mbar:
+            p_mbar = pc[t0 + lane]
+        if s == RUNNING or s == WAITING:
+            alive |= np.int64(1) << lane
+    return p, group, alive, p_mbar
 
 
 @njit(cache=True)
@@ -107,47 +135,40 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
             w = order[k]
             t0 = 32 * w
             parked = np.int64(0)                    # lanes set aside at a .sync collective until its members come
+            straight = False                        # the last step moved every live lane of the warp to p + 1
+            p = big
+            alive = np.int64(0)
+            group = np.int64(0)
             while True:
                 if profile:
                     now = host_cycles()
                     if last_p >= 0:
                         cycles[last_p, 0] += now - last_t
                     last_p, last_t = np.int64(-1), now
-                p = big
-                p_mbar = big                        # the smallest pc of a lane waiting at an mbarrier's try_wait
-                alive = np.int64(0)
-                group = np.int64(0)
-                for lane in range(32):
-                    s = status[t0 + lane]
-                    if s == RUNNING and not (parked >> lane) & 1:
-                        q = pc[t0 + lane]
-                        if q < p:
-                            p = q
-                            group = np.int64(1) << lane
-                        elif q == p:
-                            group |= np.int64(1) << lane
-                    elif s == WAITING and bar_id[t0 + lane] == MBARRIER_WAIT and pc[t0 + lane] < p_mbar:
-                        p_mbar = pc[t0 + lane]
-                    if s == RUNNING or s == WAITING:
-                        alive |= np.int64(1) << lane
-                if p_mbar < p and not parked:       # lanes behind a try_wait hold the warp's others back, as the
-                    break                           # GPU's reconvergence does (the warp yields until they go on)
-                if p == big:
-                    if parked:                      # set aside, and the members they wait for cannot come
-                        lane0 = 0
-                        while not (parked >> lane0) & 1:
-                            lane0 += 1
-                        set_fault(fault, FAULT_DIVERGENT, t0 + lane0, parked, alive)
-                        fault[4] = pc[t0 + lane0]
-                        fault[6] = w
-                        ctx[13] = steps
-                        return False
-                    break
-                op = code[p, OP]
-                if parked:                          # the lanes set aside at this pc join the group
-                    for lane in range(32):
-                        if (parked >> lane) & 1 and pc[t0 + lane] == p:
-                            group |= np.int64(1) << lane
+                if straight:                        # converged: the same lanes at the next row, nothing to scan
+                    straight = False
+                    p += 1
+                    op = code[p, OP]
+                else:
+                    p, group, alive, p_mbar = _next_group(t0, status, pc, bar_id, parked)
+                    if p_mbar < p and not parked:   # lanes behind a try_wait hold the warp's others back, as the
+                        break                       # GPU's reconvergence does (the warp yields until they go on)
+                    if p == big:
+                        if parked:                  # set aside, and the members they wait for cannot come
+                            lane0 = 0
+                            while not (parked >> lane0) & 1:
+                                lane0 += 1
+                            set_fault(fault, FAULT_DIVERGENT, t0 + lane0, parked, alive)
+                            fault[4] = pc[t0 + lane0]
+                            fault[6] = w
+                            ctx[13] = steps
+                            return False
+                        break
+                    op = code[p, OP]
+                    if parked:                      # the lanes set aside at this pc join the group
+                        for lane in range(32):
+                            if (parked >> lane) & 1 and pc[t0 + lane] == p:
+                                group |= np.int64(1) << lane
                 gmask = group
                 g = code[p, GUARD]
                 if g >= 0:
@@ -232,6 +253,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                 if op == Op.FENCE and code[p, M0] == SETMAXNREG:   # the warp's register budget, kept for its role
                     wgpend[w, wgpend.shape[1] - 1] = code[p, M1]
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
+                    straight = op != Op.BRA and group == alive and not parked
                     continue
                 if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(
                         p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map,
@@ -240,6 +262,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                 if op == Op.LD or op == Op.ST:
                     if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map,
                                           fault, shadow, sstate, finds):
+                        straight = group == alive and not parked
                         continue
                     if fault[0] != 0:
                         fault[4] = p
