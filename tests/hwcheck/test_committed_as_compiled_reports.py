@@ -14,6 +14,7 @@ import os
 import pytest
 
 from hwcheck.runs.ptx_examples import AS_COMPILED_EXAMPLES
+from test_committed_ptx_report import run_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPUS = ("H100", "H200")
@@ -49,11 +50,7 @@ def as_compiled_problems(reports, seeds=SEEDS):
             c = run.get("contraction") or {}
             if c.get("compiler") != "ptxas" or c.get("gpu_code") != "cubin from this ptxas" or not c.get("cubin"):
                 problems.append(f"{label}: contraction {c!r} not decided against the GPU's cubin")
-            if run["mismatched"] or run["mismatches"]:
-                problems.append(f"{label}: {run['mismatched']} mismatches")
-            for seed in run["seeds"]:
-                if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
-                    problems.append(f"{label} seed {seed['seed']}: nothing compared")
+            problems += run_problems(label, run)
             key = (os.path.basename(run["source"]), run["kernel"], json.dumps(run.get("args"), sort_keys=True))
             seen.setdefault(key, set()).update(s["seed"] for s in run["seeds"])
     short = [k for k, s in seen.items() if len(s) < seeds]

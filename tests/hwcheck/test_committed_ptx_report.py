@@ -22,6 +22,22 @@ SEEDS = 20
 GPU_COMMAND = "PYTHONPATH=$PWD python -m hwcheck acceptance --out conformance/h200 --only ptx --seeds 20"
 
 
+def run_problems(label, run):
+    """What is wrong with one launch of a report: a mismatch, or a seed with nothing compared or a mismatch in its
+    counts; ``label`` names the launch in each line."""
+    problems = []
+    if run["mismatched"] or run["mismatches"]:
+        problems.append(f"{label}: {run['mismatched']} mismatches")
+    for seed in run["seeds"]:
+        if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
+            problems.append(f"{label} seed {seed['seed']}: nothing compared")
+        if any(seed.get(k) for k in ("mismatched_global_elements", "mismatched_trace_records",
+                                     "instrumented_vs_original_mismatches", "mismatched_printf_lines",
+                                     "mismatched_shared_words")):
+            problems.append(f"{label} seed {seed['seed']}: a mismatch in its counts")
+    return problems
+
+
 def ptx_report_problems(report, examples=PTX_EXAMPLES, seeds=SEEDS, gpus=("H200",)):
     """What is wrong with a PTX-programs report (empty when it is whole and sound); ``gpus``: the GPU names it may
     come from."""
@@ -45,15 +61,7 @@ def ptx_report_problems(report, examples=PTX_EXAMPLES, seeds=SEEDS, gpus=("H200"
         for run in launches:
             if run["seeds_run"] < seeds or len(run["seeds"]) != run["seeds_run"]:
                 problems.append(f"{source} {kernel}: {run['seeds_run']} seeds, {seeds} wanted")
-            if run["mismatched"] or run["mismatches"]:
-                problems.append(f"{source} {kernel}: {run['mismatched']} mismatches")
-            for seed in run["seeds"]:
-                if seed["trace_records_compared"] <= 0 or seed["global_elements_compared"] <= 0:
-                    problems.append(f"{source} {kernel} seed {seed['seed']}: nothing compared")
-                if any(seed.get(k) for k in ("mismatched_global_elements", "mismatched_trace_records",
-                                             "instrumented_vs_original_mismatches", "mismatched_printf_lines",
-                                             "mismatched_shared_words")):
-                    problems.append(f"{source} {kernel} seed {seed['seed']}: a mismatch in its counts")
+            problems += run_problems(f"{source} {kernel}", run)
     totals = report.get("totals", {})
     if not totals.get("shared_words_compared"):
         problems.append("no final shared memory compared (the report predates its capture, or is empty)")
