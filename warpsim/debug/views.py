@@ -46,6 +46,7 @@ from warpsim.draw.colors import bank_color
 from warpsim.draw.html import html_table, smem_tile
 from warpsim.draw.bits import REGISTER_FORMATS, format_bits
 from warpsim.draw.registers import TEXT_WIDTH, RegisterGrid
+from warpsim.warp import WARP_SIZE
 from warpsim.isa.banks import bank_of, bank_report
 from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Op
@@ -435,9 +436,10 @@ def mbarriers_text(session):
         threads = waiting.get(i, [])
         who = ""
         if threads:
-            warps = sorted({t // 32 for t in threads})
+            warps = sorted({t // WARP_SIZE for t in threads})
             who = "; waiting: " + ", ".join(
-                f"warp {w} lanes {lane_ranges(sum(1 << (t % 32) for t in threads if t // 32 == w))}" for w in warps)
+                f"warp {w} lanes {lane_ranges(sum(1 << (t % WARP_SIZE) for t in threads if t // WARP_SIZE == w))}"
+                for w in warps)
         lines.append(f"  shared {int(table[i, ADDR]):#x}: phase {int(table[i, PHASE])} (parity "
                      f"{int(table[i, PHASE]) & 1}), {int(table[i, PENDING])} of {int(table[i, EXPECTED])} arrivals "
                      f"and {int(table[i, TX])} transaction bytes pending{who}")
@@ -458,8 +460,8 @@ def tma_text(session, last=16):
     lines = [f"CTA {s.cta}: {len(moves)} bulk cop{'ies' if len(moves) != 1 else 'y'} issued"
              + (f", the last {len(shown)}" if len(shown) < len(moves) else "")]
     for m in shown:
-        t = m["thread"]
-        head = f"  #{m['step']} warp {t // 32} lane {t % 32}, PTX line {s.ptx_line[m['row']]}: {m['form']}"
+        warp, lane = divmod(m["thread"], WARP_SIZE)
+        head = f"  #{m['step']} warp {warp} lane {lane}, PTX line {s.ptx_line[m['row']]}: {m['form']}"
         if "map" in m:
             what = f"shared {m['shared']:#x}, map {m['map']:#x} at ({', '.join(str(c) for c in m['coords'])})"
             if "mbarrier" in m:

@@ -416,20 +416,17 @@ def fp8_values(name):
     if name not in FP8:
         raise ValueError(f"fp8_values: name must be one of {', '.join(FP8)}, got {name!r}")
     exp_bits, frac_bits = (4, 3) if name == "e4m3" else (5, 2)
-    bias = (1 << (exp_bits - 1)) - 1
-    top = (1 << exp_bits) - 1
     out = np.empty(256, np.float64)
     for code in range(256):
-        e, f = (code >> frac_bits) & top, code & ((1 << frac_bits) - 1)
-        if name == "e4m3" and e == top and f == (1 << frac_bits) - 1 or name == "e5m2" and e == top and f:
-            value = np.nan
-        elif name == "e5m2" and e == top:
-            value = np.inf
-        elif e == 0:
-            value = f * 2.0 ** (1 - bias - frac_bits)
+        if name == "e4m3" and code & 0x7F == 0x7F:
+            out[code] = np.nan
+            continue
+        if name == "e4m3" and (code >> 3) & 0xF == 0xF:          # no infinity: the top exponent holds finite values
+            neg, sig, exp, cls = code >> 7, (code & 7) | 8, 8, FINITE
         else:
-            value = (f + (1 << frac_bits)) * 2.0 ** (e - bias - frac_bits)
-        out[code] = -value if code & 0x80 else value
+            neg, sig, exp, cls = decode(code, exp_bits, frac_bits)
+        value = np.nan if cls == NAN else np.inf if cls == INF else sig * 2.0 ** (int(exp) - frac_bits)
+        out[code] = -value if neg else value
     return out
 
 
