@@ -140,6 +140,16 @@ def test_bench_flash_quick():
     assert abs(sum(num(r[2]) for r in rows) - 100) <= 0.01 * len(rows) + 0.01
 
 
+def test_bench_jobs_quick():
+    text = run_quick("bench_jobs.py", "--jobs", "2")
+    rows = re.findall(rf"^jobs (\d+): +{NUMBER} s \(median {NUMBER}\), {NUMBER} warp instructions, {NUMBER} M/s, "
+                      rf"{NUMBER}x jobs 1, O\+LSE sha1 ([0-9a-f]{{12}})$", text, re.M)
+    assert [r[0] for r in rows] == ["1", "2"], text
+    assert len({r[3] for r in rows}) == 1 and num(rows[0][3]) > 10000     # the same work ...
+    assert len({r[6] for r in rows}) == 1 and "the same bits for every jobs" in text   # ... and the same bits
+    assert float(rows[0][5]) == 1.0
+
+
 def test_bench_contraction_quick():
     import shutil
     if shutil.which("nvcc") is None:

@@ -2,13 +2,17 @@
 
 ``warpsim run SOURCE --kernel NAME [--grid X,Y,Z] [--block X,Y,Z] [--arg NAME=VALUE ...] [--smem BYTES]
 [--arch sm_80|sm_90] [--nvcc-flags "FLAGS"] [--cta I|X,Y,Z] [--max-steps N] [--dump NAME,... --out DIR]
-[--ray [ADDRESS] | --no-ray] [--strict] [--sanitize[=TOOLS]]``
+[--jobs N] [--ray [ADDRESS] | --no-ray] [--strict] [--sanitize[=TOOLS]]``
 
 ``--sanitize[=race,sync,init,mem|all]`` runs the kernel under the sanitizer instead (:mod:`warpsim.commands.sanitize`,
 docs/guides/sanitizer.md): its report, exit 1 when it finds anything.
 
 ``--strict`` runs ``warpsim check`` on the kernel first (:mod:`warpsim.commands.check`): with findings, it
 prints them and exits 1 without launching.
+
+``--jobs N`` (default: every CPU this process may use) lets a launch still running after a second spread the CTAs
+left over N processes (:mod:`warpsim.ptx.jobs`): the result is the sequential launch's, bit for bit, whatever N (CTAs
+that depend on each other run in sequence), and so is the order of the printf lines; ``--jobs 1`` never forks.
 
 ``--ray`` runs the grid's CTAs as Ray tasks (:mod:`warpsim.frontends.grid`): the buffers are the sequential
 launch's, bit for bit, or the command stops with an error naming the CTA and the byte that make the
@@ -56,6 +60,7 @@ from warpsim.commands.kernel_args import add_kernel_arguments
 from warpsim.commands.program_args import note
 from warpsim.files import dump_names, make_out_dir, write_atomic
 from warpsim.frontends.args import arg_values, parse_cta
+from warpsim.ptx.jobs import check_jobs, default_jobs
 
 __all__ = ["add_arguments", "run"]
 
@@ -67,6 +72,8 @@ def add_arguments(parser):
                              "its report, exit 1 when it finds anything")
     parser.add_argument("--dump", default=None, metavar="NAME,...", help="write these buffers to --out DIR as NAME.npy")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for --dump")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="processes for a long launch's CTAs (default: every CPU); the same bits whatever N")
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                         help="run the grid's CTAs in parallel on a Ray cluster (ADDRESS, or the one Ray finds, else "
                              "a new local one); CTAs that depend on each other are refused (see --no-ray)")
@@ -129,6 +136,7 @@ def run(args):
     wanted = dump_names(args.dump, "buffer", "y") if args.dump is not None else None
     if args.out is not None:
         make_out_dir(args.out, check_only=True)           # before the run, not after it
+    jobs = default_jobs() if args.jobs is None else check_jobs(args.jobs)
     values, labels = arg_values(args.arg, args.seed)      # bad values fail before compiling
     grid, block = parse_dim3(args.grid, "--grid"), parse_dim3(args.block, "--block")
     cta = None if args.cta is None else parse_cta(args.cta, grid)
@@ -152,7 +160,7 @@ def run(args):
         result = _launch_on_ray(kernel, grid, block, values, args)
     else:
         result = kernel.launch(grid=grid, block=block, args=values, smem=args.smem, cta=cta, max_steps=args.max_steps,
-                               cluster=cluster, progress=note("run"))
+                               cluster=cluster, progress=note("run"), jobs=jobs)
     buffers = kernel.buffers(result)
     if wanted is not None:
         unknown = [n for n in wanted if n not in buffers]

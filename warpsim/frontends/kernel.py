@@ -399,15 +399,15 @@ class Kernel:
         return out
 
     def launch(self, grid=1, block=128, args=None, smem=0, cta=None, profile=False, max_steps=DEFAULT_MAX_STEPS,
-               cluster=None, progress=None):
+               cluster=None, progress=None, jobs=1):
         """Run the kernel; returns the core's result with ``.buffers`` keyed by PTX param name (``profile``,
-        ``max_steps``, ``cluster``, ``progress``: see :meth:`warpsim.ptx.launch.PtxModule.launch`). A message of the core that names a
+        ``max_steps``, ``cluster``, ``progress``, ``jobs``: see :meth:`warpsim.ptx.launch.PtxModule.launch`). A message of the core that names a
         parameter by its PTX name (nvcc's ``_Z..._param_1``) names it as the source does too."""
         args = self.core_args(args or {})
         with self.naming_params():
             return self.module.launch(self.name, grid=parse_dim3(grid, "--grid"), block=parse_dim3(block, "--block"),
                                       args=args, smem=smem, arch=self.arch.replace("_", ""), cta=cta,
-                                      profile=profile, max_steps=max_steps, progress=progress,
+                                      profile=profile, max_steps=max_steps, progress=progress, jobs=jobs,
                                       cluster=None if cluster is None else parse_dim3(cluster, "--cluster"))
 
     @contextmanager

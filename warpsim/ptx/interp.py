@@ -37,7 +37,7 @@ from warpsim.ptx.families.barriers import SETMAXNREG
 from warpsim.ptx.families.cluster import cluster_waiters, generic_dsmem, warp_bar_cluster, warp_dsmem
 from warpsim.ptx.memory import SP_DSMEM, SP_GENERIC
 from warpsim.ptx.rows import GNEG, GUARD, M0, M1, OP
-from warpsim.ptx.shadow import S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
+from warpsim.ptx.shadow import ON_SANITIZE, S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.families import (sync_members, thread_op, wake_mbarrier_waiters, warp_bulk_copy, warp_collective,
                                    warp_cp_async, warp_mbarrier, warp_shared_global, warp_simple, wgmma_touch)
@@ -127,7 +127,7 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
     max_steps = ctx[14]
     big = np.int64(1) << 62
     profile = cycles.shape[0] > 0
-    san = sstate[S_ON] != 0
+    san = sstate[S_ON] == ON_SANITIZE
     last_p = np.int64(-1)
     last_t = np.int64(0)
     while True:

@@ -50,6 +50,7 @@ from warpsim.ptx.families.bulk_copy import (BULK_A, BULK_B, BULK_C, BULK_COORDS,
                                            BULK_STEP, BULK_THREAD, FORM_NAMES, REDUCE_TENSOR, TENSOR_LOAD, TENSOR_STORE)
 from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
+from warpsim.ptx.jobs import check_jobs
 from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
@@ -58,7 +59,7 @@ from warpsim.ptx.families.wgmma import BUDGET, new_pending
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.printf import format_printf
 from warpsim.ptx.rows import M1, TRAP_ASSERT
-from warpsim.ptx.shadow import NFC, NFIELDS, NSCALARS, S_CTA, S_ON, new_shadow, reset_shared
+from warpsim.ptx.shadow import NFC, NFIELDS, NSCALARS, ON_SANITIZE, S_CTA, S_ON, new_shadow, reset_shared
 from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["PtxModule", "PtxRun", "LaunchResult", "CtaOrder", "check_dims", "DEFAULT_MAX_STEPS", "MAX_GRID",
@@ -296,7 +297,7 @@ class PtxModule:
     # launch ---------------------------------------------------------------------------------------
     def launch(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
                max_steps=DEFAULT_MAX_STEPS, quiet=False, keep_shared=False, shared_fill=0, profile=False,
-               max_smem_bytes=None, warp_order=None, cluster=None, progress=None):
+               max_smem_bytes=None, warp_order=None, cluster=None, progress=None, jobs=1):
         """Run ``kernel`` over ``grid`` CTAs of ``block`` threads; return a :class:`LaunchResult`.
 
         ``smem``: bytes of dynamic shared memory; ``arch``: the mma arithmetic model ("sm80",
@@ -311,7 +312,8 @@ class PtxModule:
         which each CTA's warps take turns (:meth:`PtxRun.set_warp_order`; default ``0, 1, ...``); ``cluster``: the
         cluster dims (an int or a 3-tuple; default the kernel's ``.reqnctapercluster``, else clusters of one CTA),
         whose CTAs run together (:mod:`warpsim.ptx.families.cluster`; with ``cta``, that CTA's whole cluster runs);
-        ``progress``: a callable given a line on how far a long launch is (:meth:`PtxRun.run`).
+        ``progress``: a callable given a line on how far a long launch is (:meth:`PtxRun.run`); ``jobs``: processes
+        for a long launch's CTAs (:mod:`warpsim.ptx.jobs`; the result is the same whatever ``jobs``).
         Raises ``SimulatorFault`` for a fault of the kernel.
         """
         if (isinstance(shared_fill, bool) or not isinstance(shared_fill, (int, np.integer))
@@ -324,7 +326,7 @@ class PtxModule:
         run.shared_fill = int(shared_fill)
         run.csmem[...] = run.shared_fill                 # the first cluster began before the fill was known
         run.csmem[:, RANK_BYTE] = np.arange(run.csmem.shape[0])
-        return run.run(progress)
+        return run.run(progress, jobs)
 
     def start(self, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=None, smem=0, arch=DEFAULT_ARCH, cta=None,
               max_steps=DEFAULT_MAX_STEPS, quiet=False, profile=False, max_smem_bytes=None, cluster=None):
@@ -548,6 +550,8 @@ class PtxRun:
         self.shared = None          # a list: each finished CTA's final shared window is appended to it
         self.finished = False
         self._next = 0
+        self._stop_at = None        # a CTA group index where step() stops (the fan-out's boundaries)
+        self._fan = None
         self._begin()
 
     def _select(self, rank):
@@ -576,7 +580,7 @@ class PtxRun:
         self._done = [False] * len(group)
         self._stalled = 0
         self._select(0)
-        if self.sstate[S_ON]:
+        if self.sstate[S_ON] == ON_SANITIZE:
             reset_shared(self.shadow, self.sstate)
             self.sstate[S_CTA] = self._next
 
@@ -715,6 +719,8 @@ class PtxRun:
                 self.finished = self._next == len(self._clusters)
                 if not self.finished:
                     self._begin()
+                if self._next == self._stop_at:                # a boundary run() asked for (warpsim.ptx.jobs)
+                    break
             elif int(fault[0]) == 0 and ctx[CTX_YIELD]:           # blocked: the cluster's other CTAs, its barrier
                 released, arrived, alive = cluster_release([(s.status, s.bar_id, s.cl) for s in self._states])
                 self._next_rank(released, int(ctx[13]) > before, arrived, alive)
@@ -798,26 +804,45 @@ class PtxRun:
         return (f"{text[1]}:{line}: {text[2]}: block: [{','.join(map(str, self.cta))}], thread: "
                 f"[{','.join(map(str, tid))}] Assertion `{text[0]}` failed.")
 
-    def run(self, progress=None):
+    def run(self, progress=None, jobs=1):
         """Run to the end; the :class:`LaunchResult`.
 
         The compiled interpreter does not look at signals, so it runs in slices of about :data:`SLICE_SECONDS`
         (the same schedule as one call: see :meth:`step`), and Ctrl-C's ``KeyboardInterrupt`` comes between two.
         ``progress``: called with one line (:meth:`progress_line`) once the launch has run :data:`PROGRESS_AFTER`
-        seconds, then every :data:`PROGRESS_EVERY`."""
+        seconds, then every :data:`PROGRESS_EVERY`. ``jobs``: processes for the CTAs left once the launch has run
+        :data:`warpsim.ptx.jobs.FAN_OUT_AFTER` seconds (:mod:`warpsim.ptx.jobs`: the same result, bit for bit)."""
+        from warpsim.ptx import jobs as fan
         n = _FIRST_SLICE
         start = time.perf_counter()
         due = start + PROGRESS_AFTER
-        while True:
-            began = time.perf_counter()
-            if not self.step(n):
-                break
+        spread = check_jobs(jobs, "jobs") > 1 and not self.steps and fan.why_sequential(self) is None
+
+        def tell():
+            nonlocal due
             now = time.perf_counter()
-            took = max(now - began, 1e-6)
-            n = max(1024, min(4 * n, int(n * SLICE_SECONDS / took)))
             if progress is not None and now >= due:
                 progress(self.progress_line(now - start))
                 due = now + PROGRESS_EVERY
+
+        try:
+            while True:
+                began = time.perf_counter()
+                if not self.step(n):
+                    break
+                if self._next == self._stop_at:    # the boundary the fan-out waits for
+                    if self._fan.at_boundary(tell):
+                        break
+                now = time.perf_counter()
+                took = max(now - began, 1e-6)
+                n = max(1024, min(4 * n, int(n * SLICE_SECONDS / took)))
+                if spread and now - start >= fan.FAN_OUT_AFTER:
+                    spread = False
+                    self._fan = fan.Fan(self, jobs)
+                tell()
+        finally:
+            if self._fan is not None:
+                self._fan.close()
         return self.result()
 
     def progress_line(self, elapsed):
@@ -825,8 +850,11 @@ class PtxRun:
 
         ``"12 of 128 CTAs done, 3,400,120 warp instructions, 0.91 M/s, 3.7 s"``"""
         per = int(np.prod(self.cluster))
-        rate = self.steps / max(elapsed, 1e-9) / 1e6
-        return (f"{self._next * per} of {len(self._clusters) * per} CTAs done, {self.steps:,} warp instructions, "
+        fan = self._fan if self._fan is not None and self._fan.done is not None else None
+        groups, steps = fan.so_far() if fan else (self._next, self.steps)
+        jobs = f" ({fan.jobs} processes)" if fan else ""
+        rate = steps / max(elapsed, 1e-9) / 1e6
+        return (f"{groups * per} of {len(self._clusters) * per} CTAs done{jobs}, {steps:,} warp instructions, "
                 f"{rate:.2f} M/s, {elapsed:.1f} s")
 
     def result(self):

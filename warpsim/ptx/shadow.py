@@ -31,12 +31,18 @@ the global buffers named ``--uninit``); ``-1`` a byte with no writer to race wit
 
 Findings go to ``finds`` (``int64[NSLOTS, NFC]``), one row per (kind, space, pc, other pc), hashed: the first pair of
 threads, the address range and a count; when it is full, ``sstate[S_LOST]`` counts what was dropped.
+
+The same hooks serve a second, lighter mode, ``sstate[S_ON] == ON_ACCESS`` (:func:`new_access_sets`): no checks, only
+which global bytes a run of CTAs read before writing them itself (its *exposed* reads, bit ``A_EXPOSED``) and which it
+wrote (``A_WRITTEN``), in ``shadow[0, global byte]`` (an ``int32[1, G]``). A launch's CTAs in parallel
+(:mod:`warpsim.ptx.jobs`) need exactly that to know their result is the sequential one. The sanitizer-only hooks
+(fences, warp epochs, landings in shared memory, barrier epochs) test ``sstate[S_ON] == ON_SANITIZE``.
 """
 
 import numpy as np
 from numba import njit
 
-__all__ = ["S_ON", "S_EPOCH", "S_STEP", "S_LOST", "S_CTA", "S_THREADS", "S_SMEM", "S_GLOBAL", "S_WSYNC", "S_ROWS", "W_T",
+__all__ = ["ON_SANITIZE", "ON_ACCESS", "A_EXPOSED", "A_WRITTEN", "new_access_sets", "S_ON", "S_EPOCH", "S_STEP", "S_LOST", "S_CTA", "S_THREADS", "S_SMEM", "S_GLOBAL", "S_WSYNC", "S_ROWS", "W_T",
            "NSCALARS", "FL_STRONG", "FL_RELEASE", "FL_ACQUIRE", "FL_ATOMIC", "K_RAW", "K_WAR", "K_WAW", "K_WAW_SAME",
            "K_UNINIT", "K_MASK", "K_REG", "K_BARDIV", "K_BAREXIT", "barrier_released", "KIND_NAMES", "FC_KIND", "FC_SPACE", "FC_PCA", "FC_PCB", "FC_TA", "FC_TB",
            "FC_LO", "FC_HI", "FC_COUNT", "FC_USED", "NFC", "NSLOTS", "NFIELDS", "new_shadow", "reset_shared",
@@ -45,6 +51,9 @@ __all__ = ["S_ON", "S_EPOCH", "S_STEP", "S_LOST", "S_CTA", "S_THREADS", "S_SMEM"
 # sstate: scalars, then per warp its bar.warp.sync count, then per thread: release step, pending acquire, hb; then per
 # code row the warp instructions that executed it (from sstate[S_ROWS])
 S_ON, S_EPOCH, S_STEP, S_LOST, S_CTA, S_THREADS, S_SMEM, S_GLOBAL, S_WARPS, S_ROWS = range(10)
+# sstate[S_ON]: off (0), the sanitizer, or the access sets of a run in parallel; the access sets' bits per global byte
+ON_SANITIZE, ON_ACCESS = 1, 2
+A_EXPOSED, A_WRITTEN = 1, 2
 NSCALARS = 16
 S_WSYNC = NSCALARS
 # flags of an access
@@ -76,13 +85,21 @@ def new_shadow(smem_bytes, gmem_bytes, warps, rows, global_limit):
     threads = 32 * warps
     sstate = np.zeros(NSCALARS + warps + 3 * threads + rows, np.int64)
     sstate[S_ROWS] = NSCALARS + warps + 3 * threads
-    sstate[S_ON] = 1
+    sstate[S_ON] = ON_SANITIZE
     sstate[S_THREADS] = threads
     sstate[S_SMEM] = smem_bytes
     sstate[S_GLOBAL] = gbytes > 0
     sstate[S_WARPS] = warps
     finds = np.zeros((NSLOTS, NFC), np.int64)
     return shadow, sstate, finds
+
+
+def new_access_sets(gmem_bytes):
+    """``(shadow, sstate, finds)`` that record the access sets of a run (``ON_ACCESS``; see the module docstring): every
+    global byte neither read nor written yet."""
+    sstate = np.zeros(NSCALARS, np.int64)
+    sstate[S_ON] = ON_ACCESS
+    return np.zeros((1, gmem_bytes), np.int32), sstate, np.zeros((1, NFC), np.int64)
 
 
 def reset_shared(shadow, sstate):
@@ -149,7 +166,17 @@ def _ordered(shadow, b, f, g, t, sstate, epoch, ws, hb):
 def shadow_access(shadow, sstate, finds, space, off, size, t, p, write, flags, value, mem):
     """Check and record an access of thread ``t`` (in the CTA) at row ``p``: ``size`` bytes at ``off`` of shared
     (``space`` 2) or global memory (``mem``: its bytes before a write, to tell a same-instruction WAW of equal
-    values); ``write``: 0 read, 1 write, 2 both (an atomic); ``flags``: ``FL_*``; ``value``: what a write stores."""
+    values); ``write``: 0 read, 1 write, 2 both (an atomic); ``flags``: ``FL_*``; ``value``: what a write stores.
+    With ``ON_ACCESS``, a global access only sets its bytes' bits (a read counts where the run has not written the byte)."""
+    if sstate[S_ON] == ON_ACCESS:
+        if space != _SP_SHARED:
+            for i in range(size):
+                b = off + i
+                if write != 1 and not shadow[0, b] & A_WRITTEN:
+                    shadow[0, b] |= A_EXPOSED
+                if write != 0:
+                    shadow[0, b] |= A_WRITTEN
+        return
     if space == _SP_SHARED:
         base = off
     else:

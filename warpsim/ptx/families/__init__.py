@@ -82,7 +82,7 @@ from warpsim.ptx.families.wgmma import warp_wgmma_op, wgmma_touch
 from warpsim.ptx.opcodes import OPCODES, Op, not_supported_yet, supported_names, type_of
 from warpsim.ptx.operands import advance
 from warpsim.ptx.rows import M0
-from warpsim.ptx.shadow import S_ON, shadow_fence
+from warpsim.ptx.shadow import ON_SANITIZE, S_ON, shadow_fence
 
 __all__ = ["FAMILIES", "InstructionDecoder", "thread_op", "warp_collective", "warp_simple", "sync_members",
            "warp_cp_async", "warp_shared_global", "wgmma_touch", "warp_mbarrier", "wake_mbarrier_waiters",
@@ -176,7 +176,7 @@ def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
     if op >= Op.FARITH and op <= Op.FCVT:
         return warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt)
     if op == Op.FENCE or op == Op.NOP:
-        if sstate[S_ON] and op == Op.FENCE and code[p, M0] == 1:         # a fence that orders memory
+        if sstate[S_ON] == ON_SANITIZE and op == Op.FENCE and code[p, M0] == 1:         # a fence that orders memory
             for lane in range(32):
                 if (gmask >> lane) & 1:
                     shadow_fence(sstate, 32 * w + lane)

@@ -30,7 +30,7 @@ from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WIN
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import advance, get, lane_address, wgmma_reads
 from warpsim.ptx.rows import M0, MBAR_ASYNC_ARRIVE, NOPS, O0
-from warpsim.ptx.shadow import S_ON, shadow_access
+from warpsim.ptx.shadow import ON_SANITIZE, S_ON, shadow_access
 
 __all__ = ["AsyncCopyDecoder", "DECODER", "land", "shadow_landing", "thread_cp_async", "warp_cp_async"]
 
@@ -139,7 +139,7 @@ def thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const,
         groups[t] += 1
     elif op == Op.CP_WAIT or op == Op.CP_WAIT_ALL:
         keep = code[p, M0] if op == Op.CP_WAIT else np.int64(-1)
-        if sstate[S_ON]:
+        if sstate[S_ON] == ON_SANITIZE:
             shadow_landing(p, t, keep, pend, npend, groups, smem, gmem, shadow, sstate, finds)
         land(t, keep, pend, npend, groups, pend_map, smem, gmem)
     pc[t] += 1
@@ -196,7 +196,7 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
                 if op == Op.CP_COMMIT:
                     groups[t0 + lane] += 1
                 else:
-                    if sstate[S_ON]:
+                    if sstate[S_ON] == ON_SANITIZE:
                         shadow_landing(p, t0 + lane, keep, pend, npend, groups, smem, gmem, shadow, sstate, finds)
                     land(t0 + lane, keep, pend, npend, groups, pend_map, smem, gmem)
     else:

@@ -20,7 +20,7 @@ from warpsim.ptx.operands import get, put
 from warpsim.ptx.rows import K_NONE, M0, NOPS, O0, REDUX_OPS, SHFL_MODES, TB, TK, VOTE_MODES
 
 ELECT = 4                 # the vote mode of elect.sync (after VOTE_MODES' all, any, uni, ballot)
-from warpsim.ptx.shadow import K_MASK, S_CTA, S_ON, S_THREADS, S_WSYNC, shadow_finding
+from warpsim.ptx.shadow import K_MASK, ON_SANITIZE, S_CTA, S_ON, S_THREADS, S_WSYNC, shadow_finding
 
 __all__ = ["CollectivesDecoder", "DECODER", "sync_members", "warp_collectives"]
 
@@ -102,7 +102,7 @@ def warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds
     t0 = 32 * w
     regs_w = regs[w]
     o = code[p, O0:]
-    if sstate[S_ON] and op != Op.ACTIVEMASK:
+    if sstate[S_ON] == ON_SANITIZE and op != Op.ACTIVEMASK:
         for lane in range(32):
             if (gmask >> lane) & 1:
                 own = get(regs_w[lane], opnd, o[code[p, NOPS] - 1]) & 0xFFFFFFFF

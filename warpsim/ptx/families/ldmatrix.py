@@ -20,7 +20,7 @@ from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import MAX_VEC, isa_fault, lane_address, overwritten, raced, vec_slots
 from warpsim.ptx.memory import read_bytes
 from warpsim.ptx.rows import M0, M1, M2, O0
-from warpsim.ptx.shadow import S_ON, shadow_access
+from warpsim.ptx.shadow import ON_SANITIZE, S_ON, shadow_access
 
 __all__ = ["LdmatrixDecoder", "DECODER", "warp_matrix"]
 
@@ -91,7 +91,7 @@ def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, sh
         if a + 16 <= smem.shape[0] and (raced(pend_map, a, 16, t0 + lane, a, fault) if op == Op.LDMATRIX else
                                         overwritten(pend_map, a, 16, t0 + lane, a, fault)):
             return False
-    if sstate[S_ON]:
+    if sstate[S_ON] == ON_SANITIZE:
         for lane in range(8 * code[p, M2]):
             a = addrs[lane]
             if a + 16 <= smem.shape[0]:

@@ -22,7 +22,7 @@ from warpsim.isa.rounding import RN
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, overwritten, put, raced
 from warpsim.ptx.rows import ATOM_OPS, IMM, K_IMM, K_NONE, K_REG, KIND, M0, M1, M2, NW, O0, SLOT, TB, TK
-from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, S_ON, shadow_access
+from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, ON_SANITIZE, S_ON, shadow_access
 
 ATOM_CAS = ATOM_OPS["cas"]
 
@@ -296,7 +296,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
         if space == SP_SHARED and (overwritten(pend_map, off, size, t0 + lane, addr, fault) if op == Op.ST else
                                    raced(pend_map, off, size, t0 + lane, addr, fault)):
             return False
-    san = sstate[S_ON] != 0
+    san = sstate[S_ON] == ON_SANITIZE or sstate[S_ON] != 0 and space != SP_SHARED   # access sets: global only
     flags = code[p, M2]
     for lane in range(32):
         if not (gmask >> lane) & 1:
