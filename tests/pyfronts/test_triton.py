@@ -373,3 +373,38 @@ def test_the_plugins_option_sanitizes_every_triton_launch(monkeypatch):
     with pytest.raises(AssertionError, match="WAW hazard, global memory"):
         with wt.simulate():
             tk.sum_store_kernel[(4,)](x, np.zeros(1, np.float32), 1000, BLOCK=256)
+
+
+def test_every_core_gives_the_launch_s_own_bits(monkeypatch):
+    """Under the switch a launch spreads its programs over ``$WARPSIM_JOBS`` processes (here from the first slice of
+    64 warp instructions on): softmax's programs are independent, the histogram's share atomic counters (the spans
+    after the first then run again in sequence); both equal the one-process launch bit for bit."""
+    from warpsim.ptx import jobs, launch
+    monkeypatch.setattr(jobs, "FAN_OUT_AFTER", 0.0)
+    monkeypatch.setattr(launch, "_FIRST_SLICE", 64)
+    monkeypatch.setenv(jobs.ENV_JOBS, "2")
+    fans = []
+    real = jobs.Fan.at_boundary
+    monkeypatch.setattr(jobs.Fan, "at_boundary", lambda self, progress=None: fans.append(self) or real(self, progress))
+    x = RNG.standard_normal((37, 100)).astype(np.float32)
+    y = np.zeros_like(x)
+    with wt.simulate():
+        tk.run_softmax(x, y)
+    want, _ = direct(tk.softmax_kernel, (4,), np.zeros_like(x), x, 100, 100, 37, 100, BLOCK_SIZE=128, num_warps=4)
+    same_bits(y, want["output_ptr"])
+    assert fans and fans[-1].jobs == 2 and fans[-1].sequential_from is None
+    v = RNG.integers(0, 1000, 1000).astype(np.int32)
+    hist = np.zeros(16, np.int32)
+    with wt.simulate():
+        tk.run_histogram(v, hist)
+    np.testing.assert_array_equal(hist, np.bincount(v % 16, minlength=16))
+    assert fans[-1].sequential_from == 1
+
+
+def test_warpsim_jobs_is_checked(monkeypatch):
+    from warpsim.ptx import jobs
+    monkeypatch.setenv(jobs.ENV_JOBS, "lots")
+    with pytest.raises(ValueError, match="WARPSIM_JOBS='lots': must be an int from 1 to 1024"):
+        jobs.default_jobs()
+    monkeypatch.setenv(jobs.ENV_JOBS, "3")
+    assert jobs.default_jobs() == 3

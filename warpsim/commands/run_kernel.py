@@ -10,7 +10,7 @@ docs/guides/sanitizer.md): its report, exit 1 when it finds anything.
 ``--strict`` runs ``warpsim check`` on the kernel first (:mod:`warpsim.commands.check`): with findings, it
 prints them and exits 1 without launching.
 
-``--jobs N`` (default: every CPU this process may use) lets a launch still running after a second spread the CTAs
+``--jobs N`` (default: ``$WARPSIM_JOBS``, else every CPU this process may use) lets a launch still running after a second spread the CTAs
 left over N processes (:mod:`warpsim.ptx.jobs`): the result is the sequential launch's, bit for bit, whatever N (CTAs
 that depend on each other run in sequence), and so is the order of the printf lines; ``--jobs 1`` never forks.
 

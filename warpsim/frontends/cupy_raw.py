@@ -30,6 +30,7 @@ from warpsim.frontends.host import HostArray, check_no_overlap, host_array, is_a
 from warpsim.frontends.kernel import entry_params, find_entry, parse_dim3
 from warpsim.frontends.nvcc import compile_cuda
 from warpsim.ptx import load
+from warpsim.ptx.jobs import default_jobs
 
 __all__ = ["RawKernel", "RawModule", "scalar_bits"]
 
@@ -133,7 +134,8 @@ class RawKernel:
                 values[pname] = scalar_bits(value, ptype, what)
         pairs = overlapping(hosts)
         result = module.launch(self._entry, grid=parse_dim3(grid, "grid"), block=parse_dim3(block, "block"),
-                               args=values, smem=int(shared_mem), arch=self.arch.replace("_", ""), quiet=self.quiet)
+                               args=values, smem=int(shared_mem), arch=self.arch.replace("_", ""), quiet=self.quiet,
+                               jobs=default_jobs())
         check_no_overlap(pairs, result.buffers, list(zip(hosts, keys)), f"{WHO}: {self.name}")
         write_back(hosts, result.buffers, keys, f"{WHO}: {self.name}")
         return result

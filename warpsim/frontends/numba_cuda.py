@@ -24,6 +24,7 @@ from warpsim.frontends.compiled import normalize_arch
 from warpsim.frontends.host import HostArray, check_no_overlap, host_array, is_array_like, overlapping, write_back
 from warpsim.frontends.kernel import parse_dim3
 from warpsim.ptx import load
+from warpsim.ptx.jobs import default_jobs
 
 __all__ = ["NumbaError", "NumbaKernel", "INSTALL_HINT", "require_numba_cuda", "compile_dispatcher",
            "launch_dispatcher", "clear_cache"]
@@ -140,7 +141,7 @@ def launch_dispatcher(dispatcher, grid, block, args, arch="sm_80", sharedmem=0, 
     launch = dict(grid=parse_dim3(grid, "grid"), block=parse_dim3(block, "block"), args=dict(zip(params, values)),
                   smem=int(sharedmem), arch=normalize_arch(arch).replace("_", ""), quiet=quiet)
     if launcher is None:
-        result = returned = kernel.module.launch(kernel.entry, **launch)
+        result = returned = kernel.module.launch(kernel.entry, jobs=default_jobs(), **launch)
     else:
         result, returned = launcher(kernel.module, kernel.entry, launch, dict(zip(keys, (h.name for h in hosts))))
     if result is not None:

@@ -37,6 +37,7 @@ from warpsim.errors import UnsupportedType, WarpsimError
 from warpsim.frontends.compiled import normalize_arch
 from warpsim.frontends.host import HostArray, check_no_overlap, host_array, is_array_like, overlapping, write_back
 from warpsim.ptx import load
+from warpsim.ptx.jobs import default_jobs
 
 __all__ = ["TritonError", "TritonKernel", "SUPPORTED_TRITON", "INSTALL_HINT", "require_triton", "launch_jit",
            "prepare_jit", "compile_jit", "autotune_config", "grid_dims", "clear_cache"]
@@ -209,7 +210,7 @@ def launch_jit(fn, grid, args, kwargs, arch="sm_80", quiet=False, launcher=None)
     model = normalize_arch(arch).replace("_", "")
     launch = dict(grid=dims, block=kernel.block, args=core_args, smem=kernel.shared, arch=model, quiet=quiet)
     if launcher is None:
-        result = returned = kernel.module.launch(kernel.entry, **launch)
+        result = returned = kernel.module.launch(kernel.entry, jobs=default_jobs(), **launch)
     else:
         result, returned = launcher(kernel.module, kernel.entry, launch, dict(zip(kernel.ptx_params, kernel.runtime)))
     if result is not None:

@@ -36,14 +36,25 @@ from warpsim.ptx.opcodes import Op
 from warpsim.ptx.rows import OP
 from warpsim.ptx.shadow import A_EXPOSED, A_WRITTEN, S_ON, new_access_sets
 
-__all__ = ["FAN_OUT_AFTER", "SPANS_PER_JOB", "default_jobs", "check_jobs", "why_sequential", "Fan"]
+__all__ = ["FAN_OUT_AFTER", "SPANS_PER_JOB", "ENV_JOBS", "default_jobs", "check_jobs", "why_sequential", "Fan"]
 
 FAN_OUT_AFTER = 0.25    # seconds: a launch running longer than this spreads its remaining CTAs over the jobs
 SPANS_PER_JOB = 4       # spans of the CTAs left per process: the processes that finish early take more
 
 
+ENV_JOBS = "WARPSIM_JOBS"
+
+
 def default_jobs() -> int:
-    """The CPUs this process may run on (``--jobs``'s default)."""
+    """``--jobs``'s default, and what the Python front ends (``warpsim.triton``, ``warpsim.numba``, ``warpsim.cupy``)
+    launch with: ``$WARPSIM_JOBS`` where set (``ValueError`` naming it unless an int from 1 to 1024), else the CPUs
+    this process may run on."""
+    text = os.environ.get(ENV_JOBS, "").strip()
+    if text:
+        try:
+            return check_jobs(int(text), ENV_JOBS)
+        except ValueError:
+            raise ValueError(f"{ENV_JOBS}={text!r}: must be an int from 1 to 1024 (processes)") from None
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:                  # not on Linux
