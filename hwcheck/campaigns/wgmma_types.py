@@ -25,7 +25,7 @@ import os
 import numpy as np
 from numba import njit
 
-from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, dot_add, int_dot_add, model_for
+from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, NO_PART, dot_add, int_dot_add, model_for
 
 __all__ = ["KERNELS", "CLASSES", "X_BYTES", "regs_per_thread", "inputs", "collect", "operands", "expected", "compare",
            "load", "plan", "check_chunk", "summarise", "stream", "neighbours", "input_types"]
@@ -202,7 +202,7 @@ def operands(kernel, x):
 
 
 @njit(cache=True)
-def _expected(a, b, c, ta, tb, cd, satfinite, frac_bits, out_frac, zero_exp, rows, cols, per_reg, y):
+def _expected(a, b, c, ta, tb, cd, satfinite, frac_bits, out_frac, zero_exp, min_quantum, rows, cols, per_reg, y):
     ctas, _, k = a.shape
     for cta in range(ctas):
         zero_c = cta % 8 == 7
@@ -215,7 +215,7 @@ def _expected(a, b, c, ta, tb, cd, satfinite, frac_bits, out_frac, zero_exp, row
                 if cd == 2:
                     v = int_dot_add(a[cta, m], b[cta, n], k, ta, tb, cv, satfinite)
                 else:
-                    v = dot_add(a[cta, m], b[cta, n], k, ta, tb, cv, cd, frac_bits, out_frac, zero_exp)
+                    v = dot_add(a[cta, m], b[cta, n], k, ta, tb, cv, cd, frac_bits, out_frac, zero_exp, min_quantum)
                 if per_reg == 1:
                     y[r] = np.uint32(v & 0xFFFFFFFF)
                 else:
@@ -232,7 +232,7 @@ def expected(kernel, x, c, model=None):
     rows = np.ascontiguousarray(dmap.row[:, :, 0]).astype(np.int64)
     cols = np.ascontiguousarray(dmap.col[:, :, 0]).astype(np.int64)
     model = model or (None if acc == "s32" else model_for(at))
-    params = (0, 0, 0) if model is None else (model.frac_bits, model.out_frac, model.zero_exp)
+    params = (0, 0, 0, 0) if model is None else (model.frac_bits, model.out_frac, model.zero_exp, model.min_quantum)
     y = np.zeros(c.size, np.uint32)
     _expected(a, b, c, DOT_TYPES[at], DOT_TYPES[bt], DOT_CD[acc], kernel.endswith("satfinite"), *params, rows, cols,
               2 if acc == "f16" else 1, y)
@@ -301,7 +301,9 @@ def neighbours(t):
     m = model_for(t)
     return {"frac_bits-1": replace(m, frac_bits=m.frac_bits - 1), "frac_bits+1": replace(m, frac_bits=m.frac_bits + 1),
             "out_frac-1": replace(m, out_frac=m.out_frac - 1), "out_frac+1": replace(m, out_frac=m.out_frac + 1),
-            "zero_exp=-126": replace(m, zero_exp=-126)}
+            "zero_exp=-126": replace(m, zero_exp=-126),
+            **({"min_quantum-1": replace(m, min_quantum=m.min_quantum - 1),
+                "min_quantum+1": replace(m, min_quantum=m.min_quantum + 1)} if m.min_quantum != NO_PART else {})}
 
 
 def plan(per_type, chunk, kernels=None):

@@ -5,7 +5,7 @@ integers' wrap-around and saturation, the special values, and the rounding of ea
 import numpy as np
 import pytest
 
-from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, SM90_FP8, SM90_TF32, dot_add, dot_add_matrix, int_dot_add
+from warpsim.isa.dot_add import DOT_CD, DOT_TYPES, NO_PART, SM90_FP8, SM90_TF32, dot_add, dot_add_matrix, int_dot_add
 
 ONE = {"e4m3": 0x38, "e5m2": 0x3C}
 FIELDS = {"e4m3": (4, 3, 7), "e5m2": (5, 2, 15)}
@@ -29,7 +29,7 @@ def _one(a, b, ta, tb, c=0, cd="f32"):
     fp8 = ta != "tf32"
     model = SM90_FP8 if fp8 else SM90_TF32
     return int(dot_add(np.array(a, np.int64), np.array(b, np.int64), len(a), DOT_TYPES[ta], DOT_TYPES[tb], c,
-                       DOT_CD[cd], model.frac_bits, model.out_frac, model.zero_exp))
+                       DOT_CD[cd], model.frac_bits, model.out_frac, model.zero_exp, model.min_quantum))
 
 
 @pytest.mark.parametrize("t", ["e4m3", "e5m2"])
@@ -137,8 +137,28 @@ def test_a_zero_factor_takes_no_part_in_the_tf32_alignment():
     assert _one(a, b, "tf32", "tf32") == 0x000442A0
     m = SM90_TF32
     at_126 = dot_add(np.array(a, np.int64), np.array(b, np.int64), 8, DOT_TYPES["tf32"], DOT_TYPES["tf32"], 0,
-                     DOT_CD["f32"], m.frac_bits, m.out_frac, -126)
+                     DOT_CD["f32"], m.frac_bits, m.out_frac, -126, m.min_quantum)
     assert at_126 == 0
+
+
+@pytest.mark.parametrize("a, b, gpu, without", [
+    # tf32_f32, class sparse, chunk 139, word 302743: 6.85e-42 - 1.1e-46, exactly 4888.998 units of 2**-149
+    ([0, 0x1182E1BF, 0xA59D0A55, 0, 0, 0, 0, 0],
+     [0x0A3C94BF, 0xA1203459, 0x94F9336F, 0x96DE8107, 0x9B80A68F, 0x30AE7A0C, 0xD804F6A4, 0x2D6FB809], 0x1319, 0x1318),
+    # tf32_f32_rs, class sparse, chunk 119, word 638126: 4.75e-44 + 1.7e-46, exactly 34.0017 units of 2**-149
+    ([0, 0x1AC2956C, 0, 0, 0, 0x2D48EC9A, 0, 0],
+     [0x9088771F, 0x1C327218, 0xA25E2D2F, 0xA1DC7D98, 0xE323818F, 0x059DC593, 0x097EE1AD, 0x6E1F6785], 0x21, 0x22),
+])
+def test_tf32_terms_keep_no_bit_below_2_to_the_minus_158(a, b, gpu, without):
+    """Two of the 20 words of the streamed campaign (10^6 tf32 instructions on an H100, seed 1,
+    conformance/h100/wgmma-types-stream-seed1/) where the model without a floor differed: a zero accumulator and
+    products of subnormal size. Each term keeps no bit below 2**-158, so the sum is 4889 (not 4888.998 truncated)
+    and 33 + 0 (not 34.0017 truncated) units of 2**-149."""
+    assert _one(a, b, "tf32", "tf32") == gpu
+    m = SM90_TF32
+    no_floor = dot_add(np.array(a, np.int64), np.array(b, np.int64), 8, DOT_TYPES["tf32"], DOT_TYPES["tf32"], 0,
+                       DOT_CD["f32"], m.frac_bits, m.out_frac, m.zero_exp, NO_PART)
+    assert no_floor == without
 
 
 def test_zeros_take_no_part_in_the_fp8_alignment():
@@ -150,7 +170,7 @@ def test_zeros_take_no_part_in_the_fp8_alignment():
     assert _one([0] * 32, b, "e4m3", "e4m3", 0x01746C76) == 0x01746C00
     m = SM90_FP8
     at_126 = dot_add(np.zeros(32, np.int64), np.array(b, np.int64), 32, DOT_TYPES["e4m3"], DOT_TYPES["e4m3"],
-                     0x01746C76, DOT_CD["f32"], m.frac_bits, m.out_frac, -126)
+                     0x01746C76, DOT_CD["f32"], m.frac_bits, m.out_frac, -126, m.min_quantum)
     assert at_126 == 0x01740000
 
 

@@ -10,7 +10,9 @@ integers), in one step:
 2. Products are exact: significand product, exponent ``ea + eb`` (not renormalised; a product with a zero factor
    keeps ``zero_exp + e_other`` and a zero significand).
 3. The products and ``c`` are aligned to the largest exponent ``emax`` among them, each keeping ``frac_bits`` fraction
-   bits below ``2**emax``, the bits shifted out truncated toward zero on the magnitude, and summed exactly.
+   bits below ``2**emax`` but none below ``2**min_quantum`` (``DotModel``: -158 for tf32, so that with a zero ``c``
+   and only tiny products the sum's last bit is ``2**-158``, 9 below f32's smallest subnormal), the bits shifted out
+   truncated toward zero on the magnitude, and summed exactly.
 4. The sum is rounded to the output: f32 by truncation to ``out_frac`` fraction bits (23 for tf32; 13 for fp8: the
    f32 it writes has its 10 low fraction bits zero), subnormals kept, ``2**128`` or more giving inf; f16 by
    round-to-nearest-even. Every zero result is ``+0``.
@@ -41,23 +43,30 @@ _TF32, _E4M3, _E5M2, _S8, _U8 = 2, 3, 4, 5, 6
 @dataclass(frozen=True)
 class DotModel:
     """The parameters of one input family's fused dot-add: ``frac_bits`` kept below the largest exponent, ``out_frac``
-    the fraction bits of an f32 result, ``zero_exp`` the exponent a zero input takes; ``evidence``."""
+    the fraction bits of an f32 result, ``zero_exp`` the exponent a zero input takes, ``min_quantum`` the exponent of
+    the smallest bit an aligned term keeps (:data:`NO_PART`: no floor); ``evidence``."""
 
     name: str
     frac_bits: int
     out_frac: int
     zero_exp: int
+    min_quantum: int
     evidence: str
 
 
 NO_PART = -(1 << 20)      # a zero_exp below every product's exponent: zeros take no part in the alignment
 
-SM90_TF32 = DotModel("sm90 tf32", frac_bits=25, out_frac=23, zero_exp=NO_PART,
+SM90_TF32 = DotModel("sm90 tf32", frac_bits=25, out_frac=23, zero_exp=NO_PART, min_quantum=-158,
                      evidence=("hwcheck.campaigns.wgmma_types on an H100 (conformance/h100/wgmma-types-first-compare/): "
                                "2,097,152 tf32 accumulator words (SS and RS, four classes) the GPU's bits; 26 fraction bits "
                                "differ on 92,858 of them, a zero at exponent -126 (MMA-Sim's rule) on 107, at -232 "
-                               "on 1, at -245 or below on none. MMA-Sim arXiv 2511.10909 for the 25 bits"))
-SM90_FP8 = DotModel("sm90 fp8", frac_bits=13, out_frac=13, zero_exp=NO_PART,
+                               "on 1, at -245 or below on none. MMA-Sim arXiv 2511.10909 for the 25 bits. The floor "
+                               "2**-158: the streamed campaign of 10^6 tf32 instructions (conformance/h100/"
+                               "wgmma-types-stream-seed1/) differed from the model without it on 20 of 1,024,000,000 "
+                               "words, all with c zero and tiny products; a floor at -158 gives exactly those 20 words "
+                               "(every recorded one the GPU's bits) and changes no other, at -157 or -159 it changes "
+                               "other counts (15 and 4 in the RS kernel where the GPU had 12)"))
+SM90_FP8 = DotModel("sm90 fp8", frac_bits=13, out_frac=13, zero_exp=NO_PART, min_quantum=NO_PART,
                     evidence=("hwcheck.campaigns.wgmma_types on an H100: 5,242,880 fp8 accumulator words (e4m3, e5m2, "
                               "mixed; f32 and f16; SS and RS; four classes) the GPU's bits (conformance/h100/"
                               "wgmma-types-first-compare/); then 512 CTAs of five classes, the class 'sparse' made to "
@@ -120,10 +129,10 @@ def _align(sig, exp, frac, neg, emax, frac_bits):
 
 
 @njit(cache=True)
-def dot_add(a, b, k, ta, tb, c, cd, frac_bits, out_frac, zero_exp):
+def dot_add(a, b, k, ta, tb, c, cd, frac_bits, out_frac, zero_exp, min_quantum):
     """The bits of ``c + sum a[i] * b[i]`` (``i < k``): ``a``/``b`` int64 element bits of types ``ta``/``tb``
     (:data:`DOT_TYPES`), ``c`` the accumulator's bits (f32, or f16 in the low 16: ``cd`` 0 or 1); the model's
-    ``frac_bits``, ``out_frac``, ``zero_exp``. See the module docstring."""
+    ``frac_bits``, ``out_frac``, ``zero_exp``, ``min_quantum``. See the module docstring."""
     nan = False
     pinf = False
     ninf = False
@@ -158,6 +167,7 @@ def dot_add(a, b, k, ta, tb, c, cd, frac_bits, out_frac, zero_exp):
         return np.int64(0xFC00) if ninf else np.int64(0x7C00)
     ec = ec if sc else zero_exp
     emax = max(emax, ec)
+    frac_bits = min(frac_bits, emax - min_quantum)          # no bit below 2**min_quantum
     total = _align(sc, ec, fc, nc, emax, frac_bits)
     for i in range(k):                                   # the aligned products, summed exactly
         ka, na, sa, ea, fa = _decode(a[i], ta)
@@ -252,5 +262,5 @@ def dot_add_matrix(a, b, c, ta, tb, cd, satfinite=False, model=None):
                 d[i, j] = int_dot_add(a[i], col, k, t_a, t_b, c[i, j], satfinite)
             else:
                 d[i, j] = dot_add(a[i], col, k, t_a, t_b, c[i, j], DOT_CD[cd], model.frac_bits, model.out_frac,
-                                  model.zero_exp)
+                                  model.zero_exp, model.min_quantum)
     return d

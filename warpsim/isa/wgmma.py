@@ -179,8 +179,8 @@ def descriptor_text(desc, rows=64, mn_major=False):
 # .f16 D the same positions with value i in register i // 2, half i % 2
 TF32_CODE = DOT_TYPES["tf32"]
 # the dot-add models' parameters as constants the compiled code can read: (frac_bits, out_frac, zero_exp)
-_TF32_MODEL = (SM90_TF32.frac_bits, SM90_TF32.out_frac, SM90_TF32.zero_exp)
-_FP8_MODEL = (SM90_FP8.frac_bits, SM90_FP8.out_frac, SM90_FP8.zero_exp)
+_TF32_MODEL = (SM90_TF32.frac_bits, SM90_TF32.out_frac, SM90_TF32.zero_exp, SM90_TF32.min_quantum)
+_FP8_MODEL = (SM90_FP8.frac_bits, SM90_FP8.out_frac, SM90_FP8.zero_exp, SM90_FP8.min_quantum)
 _D_MAP = wgmma_d_map(256, "f32")
 _D_ROW = np.ascontiguousarray(_D_MAP.row[:, :, 0])
 _D_COL = np.ascontiguousarray(_D_MAP.col[:, :, 0])
@@ -333,9 +333,11 @@ def warp_wgmma_dot(regs_w, quarter, smem, a_desc, a_regs, b_desc, d_regs, n, k, 
             if cd == 2:
                 v = int_dot_add(a[row], b[col], k, ta, tb, c, satfinite)
             elif ta == TF32_CODE:
-                v = dot_add(a[row], b[col], k, ta, tb, c, cd, _TF32_MODEL[0], _TF32_MODEL[1], _TF32_MODEL[2])
+                v = dot_add(a[row], b[col], k, ta, tb, c, cd, _TF32_MODEL[0], _TF32_MODEL[1], _TF32_MODEL[2],
+                            _TF32_MODEL[3])
             else:
-                v = dot_add(a[row], b[col], k, ta, tb, c, cd, _FP8_MODEL[0], _FP8_MODEL[1], _FP8_MODEL[2])
+                v = dot_add(a[row], b[col], k, ta, tb, c, cd, _FP8_MODEL[0], _FP8_MODEL[1], _FP8_MODEL[2],
+                            _FP8_MODEL[3])
             if per_reg == 1:
                 regs_w[lane, d_regs[i]] = np.uint32(v & 0xFFFFFFFF)
             else:
