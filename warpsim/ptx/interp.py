@@ -39,8 +39,9 @@ from warpsim.ptx.memory import SP_DSMEM, SP_GENERIC
 from warpsim.ptx.rows import GNEG, GUARD, M0, M1, OP
 from warpsim.ptx.shadow import ON_SANITIZE, S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
-from warpsim.ptx.families import (sync_members, thread_op, wake_mbarrier_waiters, warp_bulk_copy, warp_collective,
-                                   warp_cp_async, warp_mbarrier, warp_shared_global, warp_simple, wgmma_touch)
+from warpsim.ptx.families import (sync_members, thread_arith, thread_ld_st, thread_op, wake_mbarrier_waiters,
+                                   warp_bulk_copy, warp_collective, warp_cp_async, warp_exit, warp_ld_param,
+                                   warp_mbarrier, warp_shared_global, warp_simple, wgmma_touch)
 from warpsim.ptx.families.mbarrier import MBARRIER_WAIT, mbarrier_row
 
 __all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
@@ -259,6 +260,12 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map,
                         shadow, sstate, finds):
                     continue
+                if warp_exit(p, op, w, group, gmask, pc, status, depth, npend):
+                    continue
+                if op == Op.LD and warp_ld_param(p, w, group, gmask, code, opnd, regs, pc, gmem, ends, smem, local,
+                                                 const, kparam, fparam, fault):
+                    straight = group == alive and not parked
+                    continue
                 if op == Op.LD or op == Op.ST:
                     if warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map,
                                           fault, shadow, sstate, finds):
@@ -275,6 +282,16 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     t = t0 + lane
                     if not (gmask >> lane) & 1:
                         pc[t] += 1
+                        continue
+                    if thread_arith(p, op, t, lane, w, code, opnd, regs[w, lane], pc, ccf, ctx, clocks[w], mt):
+                        continue
+                    if op == Op.LD or op == Op.ST:
+                        if not thread_ld_st(p, op, t, code, opnd, regs[w, lane], smem, gmem, ends, local, const, kparam,
+                                            fparam, pend_map, pc, fault, shadow, sstate, finds):
+                            fault[4] = p
+                            fault[6] = w
+                            ctx[13] = steps
+                            return False
                         continue
                     if not thread_op(p, op, t, lane, w, code, opnd, copies, regs[w, lane], pc, status, stack,
                                     depth, ccf, smem, gmem, ends, local, const, kparam, fparam, pend, npend, groups,

@@ -19,7 +19,7 @@ from warpsim.ptx.memory import SP_GENERIC, load, locate, read_bytes
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.rows import IMM, K_IMM, K_LABEL, M0, M1, M2, O0, TRAP_ASSERT
 
-__all__ = ["ControlDecoder", "DECODER", "thread_control", "warp_branch"]
+__all__ = ["ControlDecoder", "DECODER", "thread_control", "warp_branch", "warp_exit"]
 
 
 def _refused_call(name):
@@ -140,6 +140,25 @@ def thread_control(p, op, t, code, opnd, copies, pc, status, stack, depth, smem,
     elif op == Op.PRINTF:
         return _printf(p, t, code, smem, gmem, ends, local, const, kparam, fparam, pc, prbuf, prrec, nprint, fault)
     pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_exit(p, op, w, group, gmask, pc, status, depth, npend):
+    """``ret`` or ``exit`` of the kernel itself (no call to return from) for a whole group, as :func:`thread_control`
+    does lane by lane: the lanes of ``gmask`` exit, the others advance. False, nothing changed, when a lane is inside a
+    call or has ``cp.async`` copies in flight (the thread path then returns or lands them)."""
+    if op != Op.RET and op != Op.EXIT:
+        return False
+    t0 = 32 * w
+    for lane in range(32):
+        if (gmask >> lane) & 1 and ((op == Op.RET and depth[t0 + lane] > 0) or npend[t0 + lane] > 0):
+            return False
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            status[t0 + lane] = EXITED
+        elif (group >> lane) & 1:
+            pc[t0 + lane] += 1
     return True
 
 

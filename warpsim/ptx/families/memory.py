@@ -15,7 +15,7 @@ from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_READ_
 from warpsim.ptx.alu import mask, sext, ult
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_DSMEM, SP_GENERIC, SP_GLOBAL,
-                                SP_SHARED, load, shared_offset, locate, read_bytes, store, write_bytes)
+                                SP_KPARAM, SP_SHARED, load, shared_offset, locate, read_bytes, store, write_bytes)
 from warpsim.isa.fp64 import f64_add
 from warpsim.isa.fparith import bf16x2_add, f16x2_add, f32_add
 from warpsim.isa.rounding import RN
@@ -27,7 +27,7 @@ from warpsim.ptx.shadow import FL_ACQUIRE, FL_ATOMIC, FL_RELEASE, FL_STRONG, ON_
 ATOM_CAS = ATOM_OPS["cas"]
 
 __all__ = ["MemoryDecoder", "DECODER", "thread_ld_st", "thread_atom", "atomic_value", "warp_shared_global",
-           "lane_transfer"]
+           "warp_ld_param", "lane_transfer"]
 
 
 class MemoryDecoder(FamilyDecoder):
@@ -163,6 +163,44 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
                 set_fault(fault, FAULT_READ_ONLY, t, addr, 0)
                 return False
     pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_ld_param(p, w, group, gmask, code, opnd, regs, pc, gmem, ends, smem, local, const, kparam, fparam, fault):
+    """``ld.param`` of the kernel's parameters for a whole group, as :func:`thread_ld_st` loads them lane by lane (one
+    call, not 32: a kernel's prologue loads every parameter in every thread), an address located once for the lanes
+    that share it. False for any other ``ld``, and, with nothing left changed but registers the thread path writes
+    alike, when a lane's access would fault (the thread path then faults as it does)."""
+    if code[p, M0] != SP_KPARAM:
+        return False
+    o = code[p, O0:O0 + 2]
+    drow, arow = o[0], o[1]
+    tk, tb, n = code[p, TK], code[p, TB], code[p, M1]
+    esize = max(tb // 8, 1)
+    t0 = 32 * w
+    last = np.int64(-1)
+    off = np.int64(0)
+    for lane in range(32):
+        if not (gmask >> lane) & 1:
+            continue
+        r = regs[w, lane]
+        addr = lane_address(r, opnd, arow)
+        if addr != last:
+            sp, off = locate(SP_KPARAM, addr, esize * n, t0 + lane, gmem, ends, smem, local, const, kparam, fparam,
+                             fault)
+            if sp < 0:
+                fault[:] = 0
+                return False
+            last = addr
+        for j in range(n):
+            row = opnd[drow, SLOT] + j if n > 1 else drow
+            v = read_bytes(kparam, off + j * esize, esize)
+            if tk == TK_S:
+                v = sext(v, tb)
+            words = opnd[row, NW]
+            put(r, opnd, row, v & mask(32 * words) if words == 1 else v)
+    advance(pc, t0, group)
     return True
 
 
