@@ -22,7 +22,7 @@ from warpsim.isa.arith import DEFAULT_ARCH
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 REPORTS = [os.path.join(ROOT, "conformance", "h100", f"h100-80gb-hbm3-fuzz-float-{s}.json")
-           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 256000, 1000))]
+           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 259000, 1000))]
 # (the rerun: 200000+1000 again, after the FSEL rule; 229000-236999: after the rules of 2026-12-06;
 # 237000-241999: after those of 2026-12-06's second session; 253000-255999: the H100 of 2026-12-07, 255743 the
 # contraction rules' .sat of a NaN, fixed)
@@ -66,6 +66,18 @@ OPEN = {
     254381: "buffers only: the NaN stored from a loop's `sub.rn.f32 %f8, %f4, %f11; @!%p2 neg.f32 %f3, %f8` has the "
             "sign bit set on the H100 (0xFFFFFFFF) where the simulator's negation of the canonical NaN gives "
             "0x7FFFFFFF: the sign of a NaN through an unrolled loop's negation, not followed yet (as 237729)",
+    # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
+    # ld.param/exit): replayed offline, all five differ still; not analysed yet beyond this
+    256393: "buffers only: 0 where the GPU stored 1.0 (0x3F800000), the value of an add.sat that ptxas computed with "
+            "a constant it folded (as 257815), not analysed yet",
+    256744: "buffers only: a NaN stored with the sign bit set on the H100 (0xFFFFFFFF) where the simulator's is "
+            "0x7FFFFFFF (as 254381 and 237729), not analysed yet",
+    257266: "`sub.f32 %f11, %f9, %f1` gives -0 in the simulator and +0 on the H100: the sign of a zero difference, "
+            "not analysed yet",
+    257815: "`add.f32 %f11, %f11, %f1` (line 141) gives 0 in the simulator and 1.0 on the H100, its operands the "
+            "results of `mul.sat` and of a loop's `add.ftz.sat` that ptxas unrolled by two with %f10 folded to 2.0 "
+            "(FADD.FTZ.SAT R10, |R9|, 2 in each copy): which copy's value reaches the add, not followed yet",
+    258410: "buffers only: 0 where the GPU stored 1.0 (0x3F800000), as 256393, not analysed yet",
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
@@ -125,7 +137,7 @@ def test_a_program_that_crashed_the_rules_loads():
 
 
 def test_the_reports_hold_the_findings():
-    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
+    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
     assert sum(m["opcode"] in ("neg.f32", "neg.ftz.f32") for m in FINDINGS.values()) == 10 + 10 + 7 + 4 + 2 + 2
 
 
