@@ -56,8 +56,8 @@ def test_the_sparse_class_tells_the_zero_exponents_apart(kernel):
     from warpsim.isa.dot_add import NO_PART, DotModel, model_for
     x, c, _ = inputs(kernel, "sparse", 16, 0)
     m = model_for(kernel.split("_")[0])
-    at_126 = expected(kernel, x, c, DotModel("-126", m.frac_bits, m.out_frac, -126, ""))
-    apart = expected(kernel, x, c, DotModel("apart", m.frac_bits, m.out_frac, NO_PART, ""))
+    at_126 = expected(kernel, x, c, DotModel("-126", m.frac_bits, m.out_frac, -126, m.min_quantum, ""))
+    apart = expected(kernel, x, c, DotModel("apart", m.frac_bits, m.out_frac, NO_PART, m.min_quantum, ""))
     assert (at_126 != apart).sum() > 40
 
 
