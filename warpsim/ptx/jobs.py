@@ -198,10 +198,17 @@ class Fan:
         kept = (run.printf, run._counts.copy(), run.steps, run.shared, run.shadow, run.sstate, run.finds, run._quiet)
         self.first, self.steps_before = first, run.steps
         run._quiet = True                           # printf lines are echoed when merged, in CTA order
+        if progress is not None:
+            progress()
         outcomes = _spans(run, self.spans, snapshot, counter, self.done, 0, tick=progress)
         for p, receive in self.children:
+            while not receive.poll(0.25):           # the others' progress while this process waits for them
+                if progress is not None:
+                    progress()
+                if not p.is_alive() and not receive.poll(0):
+                    break
             try:
-                outcomes.update(receive.recv())
+                outcomes.update(receive.recv() if receive.poll(0) else {})
             except EOFError:
                 pass
             p.join()
