@@ -18,6 +18,7 @@ from hwcheck.device.instrument import TRACE_PARAM, instrument
 from hwcheck.device.sass import find_tool
 from hwcheck.runs.ptx_run import PtxRun, SimulatorAsGpu, run_one
 from warpsim.errors import ContractionError
+from warpsim.toolchain import find_ptxas, ptxas_version
 from warpsim.isa.arith import DEFAULT_ARCH
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -121,10 +122,25 @@ class _GpuAtOneSpot(SimulatorAsGpu):
             records[at, 2] = int(m["actual"], 16)
 
 
+def _decided_by():
+    """The ptxas releases that decided the reports' contraction (``{"13.0.88"}``): what the GPU's driver ran."""
+    out = set()
+    for path in REPORTS:
+        with open(path) as f:
+            for row in json.load(f).get("contraction", []):
+                out.add(row["decided_by"].split()[-1])
+    return out
+
+
 def _need_tools():
     missing = [t for t in ("ptxas", "nvdisasm") if find_tool(t) is None]
     if missing:
         pytest.skip(f"{', '.join(missing)} not found")
+    ptxas = find_ptxas("auto", ".version 8.0")
+    here, there = ptxas_version(ptxas) if ptxas else None, _decided_by()
+    if here not in there:       # another release decides some copies otherwise: the replay would not be the GPU's code
+        pytest.skip(f"the reports' contraction was decided by ptxas {', '.join(sorted(there))}; the ptxas found "
+                    f"here ({ptxas}) is {here}: put that release first (nvcc's on PATH)")
 
 
 def test_a_program_that_crashed_the_rules_loads():
