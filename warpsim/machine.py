@@ -39,7 +39,8 @@ from warpsim.isa.memory import memory_name, registers_for, warp_ld, warp_st
 from warpsim.isa.mma import mma_name, mma_params, warp_mma
 from warpsim.warp import WARP_SIZE
 
-__all__ = ["Machine", "GLOBAL_ALIGN", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "check_cta_limits"]
+__all__ = ["Machine", "GLOBAL_ALIGN", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "check_cta_limits", "byte_ranges",
+           "ranges_mask"]
 
 GLOBAL_ALIGN = 256   # bytes: every global buffer starts at a multiple of this
 MAX_THREADS_PER_CTA = 1024          # every architecture since sm_20 (CUDA C Programming Guide, compute capabilities)
@@ -245,3 +246,25 @@ class Machine:
         schedule, so the barrier changes no state; it is counted in ``barriers`` for that schedule.
         """
         self.barriers += 1
+
+
+def byte_ranges(mask: np.ndarray) -> np.ndarray:
+    """The runs of True in ``mask`` as ``int64[n, 2]`` half-open ``[start, stop)`` byte ranges.
+
+    >>> byte_ranges(np.array([0, 1, 1, 0, 1], bool)).tolist()
+    [[1, 3], [4, 5]]
+    """
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+    return edges.reshape(-1, 2).astype(np.int64)
+
+
+def ranges_mask(ranges: np.ndarray, size: int) -> np.ndarray:
+    """The inverse of :func:`byte_ranges`: ``bool[size]``, True inside each ``[start, stop)`` of ``ranges``.
+
+    >>> ranges_mask(np.array([[1, 3], [4, 5]]), 6).astype(int).tolist()
+    [0, 1, 1, 0, 1, 0]
+    """
+    edges = np.zeros(size + 1, np.int64)
+    np.add.at(edges, ranges[:, 0], 1)
+    np.add.at(edges, ranges[:, 1], -1)
+    return np.cumsum(edges[:-1]) > 0

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpsim.errors import WarpsimError
+from warpsim.machine import byte_ranges
 
 __all__ = ["CHECKS", "GridDependenceError", "GlobalMemory", "CtaAccess", "GridRun", "cta_access", "check_independent",
            "merge_writes", "run_grid"]
@@ -100,12 +101,6 @@ class GlobalMemory:
             self.written[a + offset] = True
 
 
-def _ranges(mask: np.ndarray) -> np.ndarray:
-    """The runs of True in ``mask`` as ``int64[n, 2]`` half-open ``[start, stop)`` byte ranges."""
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
-    return edges.reshape(-1, 2).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class CtaAccess:
     """What one CTA did to global memory: the byte ranges it read, and the bytes it wrote (ranges and
@@ -122,9 +117,9 @@ def cta_access(cta_fn, gmem: np.ndarray, cta: int) -> CtaAccess:
     mem = GlobalMemory(gmem.copy())
     cta_fn(cta, mem)
     written = mem.written | (mem.data != gmem)
-    writes = _ranges(written)
+    writes = byte_ranges(written)
     values = mem.data[written]
-    return CtaAccess(cta, _ranges(mem.reads), writes, values)
+    return CtaAccess(cta, byte_ranges(mem.reads), writes, values)
 
 
 def _owner_of(writer, start, stop, cta):

@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from warpsim.machine import byte_ranges, ranges_mask
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.rows import OP
 from warpsim.ptx.shadow import A_EXPOSED, A_WRITTEN, S_ON, new_access_sets
@@ -83,19 +84,6 @@ def why_sequential(run) -> str | None:
     return None
 
 
-def _ranges(mask):
-    """The runs of True in ``mask``: ``int64[n, 2]`` half-open byte ranges."""
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
-    return edges.reshape(-1, 2).astype(np.int64)
-
-
-def _mask(ranges, size):
-    out = np.zeros(size, bool)
-    for start, stop in ranges:
-        out[start:stop] = True
-    return out
-
-
 def _run_span(run, first, stop, snapshot, done, slot, tick=None):
     """CTA groups ``first .. stop-1`` of ``run`` from global memory ``snapshot``, with access sets; what they did.
     ``done[slot:slot + 4]``: this process's CTA groups in finished spans and in this one, its warp instructions in
@@ -124,7 +112,7 @@ def _run_span(run, first, stop, snapshot, done, slot, tick=None):
     done[slot + 1] = done[slot + 3] = 0
     bits = run.shadow[0]
     written = ((bits & A_WRITTEN) != 0) | (m.gmem != snapshot)
-    return {"writes": _ranges(written), "values": m.gmem[written], "exposed": _ranges((bits & A_EXPOSED) != 0),
+    return {"writes": byte_ranges(written), "values": m.gmem[written], "exposed": byte_ranges((bits & A_EXPOSED) != 0),
             "printf": run.printf, "counts": run._counts.copy(), "steps": run.steps, "shared": run.shared,
             "regs": m.regs.copy(), "smem": m.smem.copy()}
 
@@ -225,18 +213,16 @@ class Fan:
         steps = run.steps
         for k, (lo, _hi) in enumerate(self.spans):
             out = outcomes.get(k, {"fault": "lost"})
-            if "fault" in out or steps + out["steps"] > run._max_steps or any(
-                    written[a:b].any() for a, b in out["exposed"]):
+            if "fault" in out or steps + out["steps"] > run._max_steps or (
+                    written & ranges_mask(out["exposed"], written.size)).any():
                 run._next = lo                      # in sequence from here: the sequential launch's own result
                 run.finished, run.last_fault = False, None
                 run._begin()
                 self.sequential_from = k
                 return False
-            at = 0
-            for a, b in out["writes"]:
-                m.gmem[a:b] = out["values"][at:at + b - a]
-                written[a:b] = True
-                at += b - a
+            wrote = ranges_mask(out["writes"], written.size)
+            m.gmem[wrote] = out["values"]
+            written |= wrote
             steps += out["steps"]
             run._ctx[13] = steps
             run._counts += out["counts"]

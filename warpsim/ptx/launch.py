@@ -50,7 +50,7 @@ from warpsim.ptx.families.bulk_copy import (BULK_A, BULK_B, BULK_C, BULK_COORDS,
                                            BULK_STEP, BULK_THREAD, FORM_NAMES, REDUCE_TENSOR, TENSOR_LOAD, TENSOR_STORE)
 from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
-from warpsim.ptx.jobs import check_jobs
+from warpsim.ptx import jobs as fan
 from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
 from warpsim.ptx.families.floats.fpu import kernel_mufu_tables
@@ -812,11 +812,10 @@ class PtxRun:
         ``progress``: called with one line (:meth:`progress_line`) once the launch has run :data:`PROGRESS_AFTER`
         seconds, then every :data:`PROGRESS_EVERY`. ``jobs``: processes for the CTAs left once the launch has run
         :data:`warpsim.ptx.jobs.FAN_OUT_AFTER` seconds (:mod:`warpsim.ptx.jobs`: the same result, bit for bit)."""
-        from warpsim.ptx import jobs as fan
         n = _FIRST_SLICE
         start = time.perf_counter()
         due = start + PROGRESS_AFTER
-        spread = check_jobs(jobs, "jobs") > 1 and not self.steps and fan.why_sequential(self) is None
+        spread = fan.check_jobs(jobs, "jobs") > 1 and not self.steps and fan.why_sequential(self) is None
 
         def tell():
             nonlocal due
@@ -850,9 +849,9 @@ class PtxRun:
 
         ``"12 of 128 CTAs done, 3,400,120 warp instructions, 0.91 M/s, 3.7 s"``"""
         per = int(np.prod(self.cluster))
-        fan = self._fan if self._fan is not None and self._fan.done is not None else None
-        groups, steps = fan.so_far() if fan else (self._next, self.steps)
-        jobs = f" ({fan.jobs} processes)" if fan else ""
+        spans = self._fan if self._fan is not None and self._fan.done is not None else None
+        groups, steps = spans.so_far() if spans else (self._next, self.steps)
+        jobs = f" ({spans.jobs} processes)" if spans else ""
         rate = steps / max(elapsed, 1e-9) / 1e6
         return (f"{groups * per} of {len(self._clusters) * per} CTAs done{jobs}, {steps:,} warp instructions, "
                 f"{rate:.2f} M/s, {elapsed:.1f} s")

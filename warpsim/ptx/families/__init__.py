@@ -142,14 +142,12 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
               const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault, mt,
               shadow, sstate, finds):
     """One thread's instruction (not warp-collective), by its family; advances its pc. False on a fault."""
-    if op <= Op.CVTA:
-        return thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock)
+    if thread_arith(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock, mt):
+        return True
     if op == Op.MAPA:
         if code[p, M0] == 2:
             return thread_own_shared(p, t, code, opnd, r, pc, ctx)
         return thread_mapa(p, t, code, opnd, r, pc, ctx, fault)
-    if op >= Op.FARITH and op <= Op.FCVT:
-        return thread_float(p, op, t, code, opnd, r, pc, mt)
     if op == Op.LD or op == Op.ST:
         return thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault,
                             shadow, sstate, finds)
