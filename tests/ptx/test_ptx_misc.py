@@ -59,6 +59,30 @@ def test_mov_pack_unpack_and_16_bit_registers():
     assert got[0].tolist() == [0x33441122, 0x11223344, 0x33441122, (0x3344 + 0x1122) & 0xFFFF]
 
 
+def test_guarded_mov_pack_and_unpack_leave_the_other_lanes():
+    """The warp-wide ``mov`` of a vector (``warp_integer``) writes only the lanes whose guard holds."""
+    body = """
+  mov.u32 %r4, 0x11223344;
+  mov.u32 %r5, 7;
+  mov.u32 %r6, 8;
+  mov.u32 %r7, 9;
+  and.b32 %r9, %r0, 1;
+  setp.eq.u32 %p1, %r9, 1;
+  @%p1 mov.b64 {%r6, %r7}, %rd0;
+  mov.b32 {%h1, %h2}, %r4;
+  @!%p1 mov.b32 %r5, {%h2, %h1};
+  mul.wide.u32 %rd2, %r0, 16;
+  add.s64 %rd3, %rd10, %rd2;
+  st.global.v4.u32 [%rd3], {%r5, %r6, %r7, %r9};
+"""
+    got = load(body).launch("k", block=32, args={"out": np.zeros((32, 4), np.uint32)}).buffers["out"]
+    lane = np.arange(32)
+    odd = lane % 2 == 1
+    assert got[:, 0].tolist() == np.where(odd, 7, 0x33441122).tolist()
+    assert got[odd, 1].tolist() == (4 * lane[odd]).tolist() and (got[odd, 2] == 0).all()   # %rd0 = 4 * %tid
+    assert (got[~odd, 1] == 8).all() and (got[~odd, 2] == 9).all()
+
+
 @pytest.mark.parametrize("to", ["f16", "bf16"])
 def test_cvt_pack_through_the_isa(to):
     body = f"""

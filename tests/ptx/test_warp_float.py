@@ -1,15 +1,15 @@
 """``warp_float`` (a warp's float instruction at once) against ``float_result`` (lane by lane): the same bits.
 
 Every form ``warp_float`` hoists (``add sub mul fma .rn`` with and without ``.ftz``/``.sat``, ``max min`` with
-their modifiers, ``ex2.approx.ftz``), and a few it leaves to ``float_result`` (``.rz``, ``ex2.approx`` without
-``.ftz``, ``rcp.approx``, f16x2, ``setp``), on special values, subnormals, values near the smallest normal and
+their modifiers, ``ex2.approx`` with and without ``.ftz``, ``cvt`` between float formats with its rounding modes and
+modifiers), and a few it leaves to ``float_result`` (``.rz``, ``rcp.approx``, f16x2, ``setp``, ``cvt`` to an integer), on special values, subnormals, values near the smallest normal and
 random bits; lanes outside the guard mask keep what they held."""
 
 import numpy as np
 import pytest
 
-from warpsim.isa.rounding import RN, RZ
-from warpsim.ptx.families.floats.fpu import FLAGS, FOPS, float_result, mufu_operands
+from warpsim.isa.rounding import RM, RN, RP, RZ
+from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS, float_result, mufu_operands
 from warpsim.ptx.opcodes import TK_F, TK_F16X2, Op
 from warpsim.ptx.families.floats.warp import warp_float
 
@@ -39,9 +39,18 @@ FORMS = [(Op.FARITH, TK_F, 32, FOPS.index(f), RN, flags) for f in ("add", "sub",
 FORMS += [(Op.FARITH, TK_F, 32, FOPS.index(f), 0, flags) for f in ("max", "min")
           for flags in (0, F["ftz"], F["nan_mode"], F["xorsign_abs"], F["ftz"] | F["nan_mode"])]
 FORMS += [(Op.FARITH, TK_F, 32, FOPS.index(f), 0, flags) for f in ("neg", "abs") for flags in (0, F["ftz"])]
-FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"] | F["ftz"])]
+FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"] | F["ftz"]),
+          (Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"])]
+_FMT = FORMATS.index
+# cvt between float formats (M0 the kind, M3 source * 8 + destination): f32 -> f16/bf16/tf32 with each rounding and
+# modifier, f16/bf16 -> f32, f32 -> f16 .ftz
+FORMS += [(Op.FCVT, TK_F, 16, CVT_KINDS.index("float"), rnd, flags, _FMT("f32") * 8 + _FMT(dst))
+          for dst in ("f16", "bf16") for rnd in (RN, RZ, RM, RP)
+          for flags in (0, F["sat"], F["relu"], F["satfinite"], F["ftz"])]
+FORMS += [(Op.FCVT, TK_F, 32, CVT_KINDS.index("float"), RN, flags, _FMT(src) * 8 + _FMT("f32"))
+          for src in ("f16", "bf16") for flags in (0, F["ftz"], F["sat"])]
 # left to float_result lane by lane
-FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FARITH, TK_F, 32, FOPS.index("ex2"), 0, F["approx"]),
+FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FCVT, TK_F, 32, CVT_KINDS.index("to_int"), RN, 0),
           (Op.FARITH, TK_F, 32, FOPS.index("rcp"), 0, F["approx"] | F["ftz"]),
           (Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, 0), (Op.FSETP, TK_F, 32, 1, 0, 0)]
 
@@ -51,21 +60,25 @@ def tables():
     return mufu_operands(("ex2", "rcp"))
 
 
-@pytest.mark.parametrize("form", FORMS, ids=lambda f: f"op{int(f[0])}-tk{f[1]}-fop{f[3]}-rnd{f[4]}-flags{f[5]}")
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f"op{int(f[0])}-tk{f[1]}-fop{f[3]}-rnd{f[4]}-flags{f[5]}"
+                                                   + (f"-fmts{f[6]}" if len(f) > 6 else ""))
 def test_warp_float_gives_float_results_bits(form, tables):
-    op, tk, tb, m0, m1, m2 = form
+    op, tk, tb, m0, m1, m2 = form[:6]
+    m3 = form[6] if len(form) > 6 else 0
     gmask = 0xFFFFFFFF
     for k, (a, b, c) in enumerate(_operands(int(m0) * 64 + int(m2))):
         if k % 3 == 2:
             gmask = 0x5A5AF00F                                  # some lanes held back by their guard
         d = np.full(32, -7, np.int64)
         q = np.full(32, -9, np.int64)
-        warp_float(op, tk, tb, m0, m1, m2, 0, 0, 0, gmask, a, b, c, d, q, tables)
+        if op == Op.FCVT and m3 // 8 != _FMT("f32"):
+            a = a & 0xFFFF                                      # a 16-bit source register
+        warp_float(op, tk, tb, m0, m1, m2, m3, 0, 0, gmask, a, b, c, d, q, tables)
         for lane in range(32):
             if not (gmask >> lane) & 1:
                 assert (d[lane], q[lane]) == (-7, -9), f"lane {lane} is outside the guard mask but was written"
                 continue
-            want = float_result(op, tk, tb, m0, m1, m2, 0, 0, 0, a[lane], b[lane], c[lane], tables)
+            want = float_result(op, tk, tb, m0, m1, m2, m3, 0, 0, a[lane], b[lane], c[lane], tables)
             got = (int(d[lane]), int(q[lane]))
             assert got == (int(want[0]), int(want[1])), (
                 f"form {form} lane {lane}: a={int(a[lane]):#010x} b={int(b[lane]):#010x} c={int(c[lane]):#010x}: "

@@ -13,14 +13,15 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import CVT_TYPES, cvt_pack_bits
+from warpsim.isa.scratch import stack_array
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED, alu, compare, mask, sext, ult, zext
 from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
 from warpsim.ptx.memory import SP_GLOBAL, SP_SHARED
 from warpsim.ptx.opcodes import BOOL, CMP, TK_B, TK_PRED, TK_S, TK_U, TYPES, Op
 from warpsim.ptx.operands import advance, get, lane_get, lane_put, operand_fields, put
-from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NOPS, NW, O0, PRMT_MODES, SB, SK, SLOT,
-                              SPACE_CODES, TB, TK)
+from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M2, NEG, NOPS, NW, O0, PRMT_MODES, SB,
+                              SK, SLOT, SPACE_CODES, TB, TK)
 from warpsim.ptx.syntax import type_bytes
 
 __all__ = ["IntegerDecoder", "DECODER", "thread_integer", "warp_integer", "cvt_int"]
@@ -438,9 +439,35 @@ def _hoisted(op, unsigned, tb, gmask, regs, w, s0, s1, k2, s2, imm):
 
 
 @njit(cache=True)
+def _warp_mov_vector(pack, tb, w, gmask, vrow, opnd, regs, k, s, n, imm, neg):
+    """``mov`` of a vector operand for the lanes of ``gmask``, as ``thread_integer`` does it: ``pack``: the elements
+    of vector row ``vrow``, low first, into the scalar operand ``k, s, n`` (its fields); else the scalar operand
+    (``k, s, n, imm, neg``) split into the elements."""
+    count = opnd[vrow, NW]
+    first = opnd[vrow, SLOT]
+    ebits = tb // count
+    v = stack_array(32, np.int64)
+    for lane in range(32):
+        v[lane] = 0 if pack else lane_get(regs, w, lane, k, s, n, imm, neg)
+    for j in range(count):
+        e = first + j
+        ek, es, en, ei, eg = opnd[e, KIND], opnd[e, SLOT], opnd[e, NW], opnd[e, IMM], opnd[e, NEG]
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                if pack:
+                    v[lane] |= zext(lane_get(regs, w, lane, ek, es, en, ei, eg), ebits) << (ebits * j)
+                else:
+                    lane_put(regs, w, lane, ek, es, en, zext(v[lane] >> (ebits * j), ebits))
+    if pack:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k, s, n, v[lane])
+
+
+@njit(cache=True)
 def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
     """The common integer-family forms for a whole group at once (ALU without carries or ``.sat``, ``setp``, ``selp``,
-    ``mov`` of a register or an immediate, ``cvt``, ``cvta``); False for the others (thread by thread)."""
+    ``mov`` of a register, an immediate or a vector, ``cvt``, ``cvta``); False for the others (thread by thread)."""
     tk, tb, m0 = code[p, TK], code[p, TB], code[p, M0]
     t0 = 32 * w
     # operand fields, read once: d (0), a (1), b (2), c (3), e (4)
@@ -516,6 +543,9 @@ def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
         for lane in range(32):
             if (gmask >> lane) & 1:
                 lane_put(regs, w, lane, k0, s0, n0, lane_get(regs, w, lane, k1, s1, n1, i1, g1) & wm)
+    elif op == Op.MOV and (m0 == 1 or m0 == 2):              # mov d, {a, b, ...} (pack), mov {a, b, ...}, d (unpack)
+        _warp_mov_vector(m0 == 1, tb, w, gmask, code[p, O0 + (1 if m0 == 1 else 0)], opnd, regs,
+                         k0 if m0 == 1 else k1, s0 if m0 == 1 else s1, n0 if m0 == 1 else n1, i1, g1)
     elif op == Op.CVT and m0 == 0:
         sk, sb, sat, reg_bits = code[p, SK], code[p, SB], code[p, M1], code[p, M2]
         for lane in range(32):

@@ -65,7 +65,7 @@ SINCOS_SLOT = len(m32.TABLE_NAMES)   # mt's entry after the mufu32 tables: sfu_s
 # FCVT's forms, in M0: float->float, float->int, int->float, float rounded to an integral float, f32 pair->x2
 CVT_KINDS = ("float", "to_int", "from_int", "round_int", "pack_x2")
 FORMATS = tuple(FLOAT_CODES)                       # M3's format indices: f32 f16 bf16 tf32 f64
-_FMT = tuple(FLOAT_CODES[f] for f in FORMATS)      # (exp_bits, frac_bits, shift) per index
+FMT = tuple(FLOAT_CODES[f] for f in FORMATS)      # (exp_bits, frac_bits, shift) per index
 
 
 @njit(cache=True, inline="always")
@@ -275,8 +275,8 @@ def _compare(tk, tb, cmp, a, b, ftz):
 @njit(cache=True)
 def _cvt(kind, rnd, flags, fmts, tk, tb, sk, sb, a, b):
     ftz, sat, relu, sf = (flags & _FTZ) != 0, (flags & _SAT) != 0, (flags & _RELU) != 0, (flags & _SATFINITE) != 0
-    s_eb, s_fb, s_sh = _FMT[fmts >> 3]
-    d_eb, d_fb, d_sh = _FMT[fmts & 7]
+    s_eb, s_fb, s_sh = FMT[fmts >> 3]
+    d_eb, d_fb, d_sh = FMT[fmts & 7]
     if kind == 0:
         return cvt_float(a, s_eb, s_fb, s_sh, d_eb, d_fb, d_sh, rnd, ftz, sat, relu, sf)
     if kind == 1:

@@ -7,11 +7,13 @@ the flash-attention forward's inner loop is made of, are loops over the lanes wi
 
 - ``add sub mul fma .rn{.ftz}{.sat}.f32``: the host's binary32 unit (``warpsim.isa.hostfloat``);
 - ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``: ``warpsim.isa.fpcompare``;
-- ``ex2.approx.ftz.f32``: ``MUFU.EX2`` (``warpsim.isa.mufu32.f32_ex2_approx_ftz``, ``sfu_exp``'s datapath), its
-  coefficients taken once.
+- ``ex2.approx{.ftz}.f32``: ``MUFU.EX2`` (``warpsim.isa.mufu32.f32_ex2_approx_ftz`` and ``f32_ex2_approx``,
+  ``sfu_exp``'s datapath), its coefficients taken once;
+- ``cvt`` between float formats (``cvt.rn.f16.f32``, ``cvt.f32.f16`` ...): ``warpsim.isa.cvt.cvt_float``, the
+  formats and modifiers decoded once.
 
-Every other form (other types and rounding modes, the other MUFU forms, ``setp``, ``cvt``) goes lane by lane
-through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
+Every other form (other types and rounding modes, the other MUFU forms, ``setp``, the other ``cvt`` kinds) goes
+lane by lane through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
 
 >>> import numpy as np
 >>> from warpsim.ptx.families.floats.fpu import FOPS, mufu_operands
@@ -29,7 +31,8 @@ from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu32 as m32
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
-from warpsim.ptx.families.floats.fpu import FLAGS, FOPS, NEGATE, float_result, sign_bits
+from warpsim.isa.cvt import cvt_float
+from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FMT, FOPS, NEGATE, float_result, sign_bits
 from warpsim.isa.scratch import stack_array
 from warpsim.ptx.opcodes import TK_F, Op
 from warpsim.ptx.operands import advance, lane_get, lane_put, operand_fields
@@ -42,6 +45,8 @@ _MIN, _MAX, _ABS, _NEG = FOPS.index("min"), FOPS.index("max"), FOPS.index("abs")
 _EX2 = FOPS.index("ex2")
 _FTZ, _SAT, _NAN, _XORSIGN = FLAGS["ftz"], FLAGS["sat"], FLAGS["nan_mode"], FLAGS["xorsign_abs"]
 _NEG_A, _NEG_C = FLAGS["neg_a"], FLAGS["neg_c"]
+_RELU, _SATFINITE = FLAGS["relu"], FLAGS["satfinite"]
+_CVT_FLOAT = CVT_KINDS.index("float")
 _MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
 
 
@@ -50,12 +55,17 @@ def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
     """The hoisted f32 forms (the module docstring's table) for the lanes of ``gmask``; False for the others."""
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
     if flags & _MUFU:
-        if fop != _EX2 or not ftz:
+        if fop != _EX2:
             return False
         t = mt[m32.EX2]
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                d[lane] = np.int64(m32.f32_ex2_approx_ftz(np.uint32(a[lane]), t))
+        if ftz:
+            for lane in range(32):
+                if (gmask >> lane) & 1:
+                    d[lane] = np.int64(m32.f32_ex2_approx_ftz(np.uint32(a[lane]), t))
+        else:
+            for lane in range(32):
+                if (gmask >> lane) & 1:
+                    d[lane] = np.int64(m32.f32_ex2_approx(np.uint32(a[lane]), t))
         return True
     if rnd == RN and fop == _FMA:
         for lane in range(32):
@@ -88,6 +98,20 @@ def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
 
 
 @njit(cache=True)
+def _cvt_lanes(rnd, flags, fmts, gmask, a, d):
+    """``cvt`` between float formats (``CVT_KINDS``' ``float``: ``warpsim.isa.cvt.cvt_float``) for the lanes of
+    ``gmask``, the formats and modifiers decoded once."""
+    ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
+    relu, sf = (flags & _RELU) != 0, (flags & _SATFINITE) != 0
+    s_eb, s_fb, s_sh = FMT[fmts >> 3]
+    d_eb, d_fb, d_sh = FMT[fmts & 7]
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            d[lane] = cvt_float(a[lane], s_eb, s_fb, s_sh, d_eb, d_fb, d_sh, rnd, ftz, sat, relu, sf)
+    return True
+
+
+@njit(cache=True)
 def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
     """``d[lane], q[lane] = float_result(op, ..., a[lane], b[lane], c[lane], mt)`` for each lane of ``gmask``.
 
@@ -100,7 +124,8 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
             a[lane] ^= sign if m2 & _NEG_A else 0
             c[lane] ^= sign if m2 & _NEG_C else 0
         m2 &= ~NEGATE
-    if op == Op.FARITH and tk == TK_F and tb == 32 and _f32_lanes(m0, m1, m2, gmask, a, b, c, d, mt):
+    if op == Op.FARITH and tk == TK_F and tb == 32 and _f32_lanes(m0, m1, m2, gmask, a, b, c, d, mt) \
+            or op == Op.FCVT and m0 == _CVT_FLOAT and _cvt_lanes(m1, m2, m3, gmask, a, d):
         for lane in range(32):
             if (gmask >> lane) & 1:
                 q[lane] = 0
