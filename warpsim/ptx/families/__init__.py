@@ -63,6 +63,7 @@ the interpreter's state (:mod:`warpsim.ptx.interp`, allocated by :mod:`warpsim.p
 from numba import njit
 
 from warpsim.errors import UnsupportedType
+from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.families import (async_copy, barriers, bulk_copy, cluster, collectives, control, floats, integer,
                                   ldmatrix, mbarrier, memory, mma, wgmma)
 from warpsim.ptx.families.async_copy import thread_cp_async, warp_cp_async
@@ -137,7 +138,7 @@ def thread_arith(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock, mt):
     return False
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth, ccf, smem, gmem, ends, local,
               const, kparam, fparam, pend, npend, groups, pend_map, ctx, clock, prbuf, prrec, nprint, fault, mt,
               shadow, sstate, finds):
@@ -164,7 +165,7 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")       # inlined: its callees borrow their arrays, it would count them
 def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
                     bar_id, mma_arch, wgpend, fault, shadow, sstate, finds):
     """A warp-collective instruction for the lanes of ``gmask`` (guard true), by its family; False on a fault."""
@@ -179,7 +180,7 @@ def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, 
     return warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds)
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
     """The per-thread instructions with a warp-wide path, for a whole group at once (``bra``, fences, the float
     family, the common integer forms); False for any other, which then runs thread by thread (:func:`thread_op`)."""

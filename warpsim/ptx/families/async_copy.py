@@ -23,6 +23,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_PENDING, FAULT_SPACE, FAULT_WGMMA_SMEM, set_fault
+from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.codes import MAX_PENDING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
@@ -98,7 +99,7 @@ def shadow_landing(p, t, keep_groups, pend, npend, groups, smem, gmem, shadow, s
                 shadow_access(shadow, sstate, finds, SP_SHARED, dst + b, 1, t, p, 1, 0, v, smem)
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_cp_async(p, op, t, code, opnd, r, pc, smem, gmem, ends, local, const, kparam, fparam, pend, npend, groups,
                     pend_map, fault, shadow, sstate, finds):
     """One thread's ``cp.async`` family instruction (registers ``r``); advances its pc. False on a fault."""
@@ -155,7 +156,7 @@ def _copy(r, opnd, rows, size):
     return lane_address(r, opnd, rows[0]), lane_address(r, opnd, rows[1]), min(max(srcsize, 0), size)
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map, shadow,
                   sstate, finds):
     """The ``cp.async`` family for a whole group (see the module docstring); False when it does not apply."""

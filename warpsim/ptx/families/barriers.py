@@ -13,6 +13,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_DIVERGENT, set_fault
+from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.codes import WAITING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.opcodes import Op
@@ -60,7 +61,7 @@ class BarriersDecoder(FamilyDecoder):
 DECODER = BarriersDecoder
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_barrier(p, w, gmask, alive, code, opnd, regs, pc, status, bar_arrived, bar_expect, bar_id, fault):
     """``bar.sync``/``bar.arrive`` for the lanes of ``gmask`` (``alive``: the warp's non-exited lanes); advances their
     pcs. False on a fault."""

@@ -12,7 +12,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_DIVERGENT, FAULT_SHFL_SOURCE, set_fault
-from warpsim.isa.scratch import stack_array
+from warpsim.isa.scratch import njit_borrowing, stack_array
 from warpsim.ptx.alu import sext, zext
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.opcodes import TK_S, TYPES, Op
@@ -93,7 +93,7 @@ def sync_members(p, op, w, gmask, code, opnd, regs):
     return members
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_collectives(p, op, w, gmask, code, opnd, regs, pc, fault, sstate, finds):
     """``shfl``, ``vote``, ``match``, ``redux``, ``activemask`` and ``bar.warp.sync`` for the lanes of ``gmask`` (guard
     true), their members all arrived; advances their pcs. False on a fault. For the sanitizer (``sstate[S_ON]``): a

@@ -12,6 +12,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_CALL_DEPTH, FAULT_TRAP, set_fault
+from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.codes import EXITED, PRINT_ARGS
 from warpsim.ptx.families.async_copy import land
 from warpsim.ptx.families.common import FamilyDecoder
@@ -101,7 +102,7 @@ class ControlDecoder(FamilyDecoder):
 DECODER = ControlDecoder
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_control(p, op, t, code, opnd, copies, pc, status, stack, depth, smem, gmem, ends, local, const, kparam,
                    fparam, pend, npend, groups, pend_map, prbuf, prrec, nprint, fault):
     """One thread's ``bra``, ``call``, ``ret``, ``exit``, ``trap`` or ``vprintf``; moves its pc. False on a fault."""
@@ -143,7 +144,7 @@ def thread_control(p, op, t, code, opnd, copies, pc, status, stack, depth, smem,
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_exit(p, op, w, group, gmask, pc, status, depth, npend):
     """``ret`` or ``exit`` of the kernel itself (no call to return from) for a whole group, as :func:`thread_control`
     does lane by lane: the lanes of ``gmask`` exit, the others advance. False, nothing changed, when a lane is inside a
@@ -162,7 +163,7 @@ def warp_exit(p, op, w, group, gmask, pc, status, depth, npend):
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_branch(p, w, group, gmask, code, opnd, pc):
     """``bra`` for the lanes of ``group``: those of ``gmask`` (guard true) jump, the others advance."""
     t0 = 32 * w

@@ -13,7 +13,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import CVT_TYPES, cvt_pack_bits
-from warpsim.isa.scratch import stack_array
+from warpsim.isa.scratch import njit_borrowing, stack_array
 from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED, alu, compare, mask, sext, ult, zext
 from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
@@ -283,7 +283,7 @@ def cvt_int(v, dk, db, sk, sb, sat, reg_bits=0):
     return zext(x, db)
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock):
     """One thread's integer-family instruction (registers ``r``; ``ccf``: the carry flags); advances its pc."""
     o = code[p, O0:]
@@ -384,7 +384,7 @@ def _set_word(regs, w, lane, s, two, v):
         regs[w, lane, s + 1] = np.uint32((v >> 32) & 0xFFFFFFFF)
 
 
-@njit(cache=True)
+@njit_borrowing
 def _hoisted(op, unsigned, tb, gmask, regs, w, s0, s1, k2, s2, imm):
     """The commonest integer forms on registers of one width (``tb`` 32 or 64; ``b`` a register or an immediate),
     one loop over the lanes of ``gmask`` per operation, so that the operation is decided once per warp instruction
@@ -438,7 +438,7 @@ def _hoisted(op, unsigned, tb, gmask, regs, w, s0, s1, k2, s2, imm):
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def _warp_mov_vector(pack, tb, w, gmask, vrow, opnd, regs, k, s, n, imm, neg):
     """``mov`` of a vector operand for the lanes of ``gmask``, as ``thread_integer`` does it: ``pack``: the elements
     of vector row ``vrow``, low first, into the scalar operand ``k, s, n`` (its fields); else the scalar operand
@@ -464,7 +464,7 @@ def _warp_mov_vector(pack, tb, w, gmask, vrow, opnd, regs, k, s, n, imm, neg):
                 lane_put(regs, w, lane, k, s, n, v[lane])
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
     """The common integer-family forms for a whole group at once (ALU without carries or ``.sat``, ``setp``, ``selp``,
     ``mov`` of a register, an immediate or a vector, ``cvt``, ``cvta``); False for the others (thread by thread)."""

@@ -13,7 +13,7 @@ from numba import njit
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_DIVERGENT, FAULT_OUT_OF_RANGE, FAULT_SPACE, set_fault
 from warpsim.isa.ldmatrix import ldmatrix_variant, warp_ldmatrix, warp_stmatrix
-from warpsim.isa.scratch import stack_array
+from warpsim.isa.scratch import njit_borrowing, stack_array
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, shared_offset
 from warpsim.ptx.opcodes import Op
@@ -66,7 +66,7 @@ def _shared_addresses(regs_w, opnd, row, space, addrs, t0, fault, smem):
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds):
     """``ldmatrix``/``stmatrix`` for the whole warp (``gmask``: the lanes whose guard holds, all 32 or a fault);
     advances the pcs. False on a fault. For the sanitizer each row (16 bytes) is read or written by the lane that

@@ -12,6 +12,7 @@ from numba import njit
 
 from warpsim.errors import UnsupportedType
 from warpsim.isa.faults import FAULT_MISALIGNED, FAULT_OUT_OF_RANGE, FAULT_READ_ONLY, FAULT_SPACE, set_fault
+from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.alu import mask, sext, ult
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_DSMEM, SP_GENERIC, SP_GLOBAL,
@@ -124,7 +125,7 @@ def memory_order(mods):
     return flags
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault, shadow,
                  sstate, finds):
     """One thread's ``ld``/``st`` (scalar or ``.v2/.v4``) in any state space; advances its pc. False on a fault.
@@ -166,7 +167,7 @@ def thread_ld_st(p, op, t, code, opnd, r, smem, gmem, ends, local, const, kparam
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_ld_param(p, w, group, gmask, code, opnd, regs, pc, gmem, ends, smem, local, const, kparam, fparam, fault):
     """``ld.param`` of the kernel's parameters for a whole group, as :func:`thread_ld_st` loads them lane by lane (one
     call, not 32: a kernel's prologue loads every parameter in every thread), an address located once for the lanes
@@ -204,7 +205,7 @@ def warp_ld_param(p, w, group, gmask, code, opnd, regs, pc, gmem, ends, smem, lo
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_atom(p, t, code, opnd, r, smem, gmem, ends, local, const, kparam, fparam, pend_map, pc, fault, shadow, sstate,
                 finds):
     """One thread's ``atom``/``red`` on ``.global`` or ``.shared`` (``M1``: the ``ATOM_OPS`` code); the old value to
@@ -291,7 +292,7 @@ def _generic_window(regs, w, gmask, opnd, arow):
     return space
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend_map, fault, shadow, sstate,
                        finds):
     """``ld``/``st`` of ``.shared`` or ``.global``, or generic when every lane's address is global or

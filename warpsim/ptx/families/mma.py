@@ -14,7 +14,7 @@ from warpsim.errors import UnsupportedType
 from warpsim.isa.arith import AB_TYPES, CD_TYPES
 from warpsim.isa.faults import FAULT_DIVERGENT, set_fault
 from warpsim.isa.mma import SHAPES, TYPE_COMBOS, warp_mma
-from warpsim.isa.scratch import stack_array
+from warpsim.isa.scratch import njit_borrowing, stack_array
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import SP_SHARED
 from warpsim.ptx.opcodes import TYPES
@@ -51,7 +51,7 @@ class MmaDecoder(FamilyDecoder):
 DECODER = MmaDecoder
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault):
     """``mma.sync`` for the whole warp (``gmask``: the lanes whose guard holds, all 32 or a fault); advances the pcs.
     False on a fault."""

@@ -40,6 +40,7 @@ from warpsim.isa import sfu_sincos as sc
 from warpsim.isa.cvt import FLOAT_CODES, cvt_float, cvt_float_to_int, cvt_int_to_float, cvt_pack_x2, cvt_round_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
+from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 from warpsim.ptx.operands import get, put
 from warpsim.ptx.rows import M0, M1, M2, M3, NOPS, O0, SB, SK, TB, TK
@@ -362,7 +363,7 @@ def kernel_mufu_tables(code) -> tuple:
     return mufu_operands(names, bool(np.isin(rows[:, M0], (_SIN, _COS)).any()))
 
 
-@njit(cache=True)
+@njit_borrowing
 def thread_float(p, op, t, code, opnd, r, pc, mt):
     """One thread's float instruction (``FARITH FSETP FSET FTESTP FCVT`` rows, registers ``r``): the operands' bits to
     :func:`float_result`, its ``(d, q)`` to the destinations; advances its pc."""

@@ -25,15 +25,14 @@ lane by lane through ``float_result``. ``tests/ptx/test_warp_float.py`` checks t
 """
 
 import numpy as np
-from numba import njit
 
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu32 as m32
+from warpsim.isa.cvt import cvt_float
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
-from warpsim.isa.cvt import cvt_float
+from warpsim.isa.scratch import njit_borrowing, stack_array
 from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FMT, FOPS, NEGATE, float_result, sign_bits
-from warpsim.isa.scratch import stack_array
 from warpsim.ptx.opcodes import TK_F, Op
 from warpsim.ptx.operands import advance, lane_get, lane_put, operand_fields
 from warpsim.ptx.rows import M0, M1, M2, M3, SB, SK, TB, TK
@@ -50,7 +49,7 @@ _CVT_FLOAT = CVT_KINDS.index("float")
 _MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
 
 
-@njit(cache=True)
+@njit_borrowing
 def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
     """The hoisted f32 forms (the module docstring's table) for the lanes of ``gmask``; False for the others."""
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
@@ -97,7 +96,7 @@ def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def _cvt_lanes(rnd, flags, fmts, gmask, a, d):
     """``cvt`` between float formats (``CVT_KINDS``' ``float``: ``warpsim.isa.cvt.cvt_float``) for the lanes of
     ``gmask``, the formats and modifiers decoded once."""
@@ -111,7 +110,7 @@ def _cvt_lanes(rnd, flags, fmts, gmask, a, d):
     return True
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
     """``d[lane], q[lane] = float_result(op, ..., a[lane], b[lane], c[lane], mt)`` for each lane of ``gmask``.
 
@@ -135,7 +134,7 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
             d[lane], q[lane] = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane], mt)
 
 
-@njit(cache=True)
+@njit_borrowing
 def warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     """A float instruction (``FARITH ... FCVT`` rows) for a whole group: the lanes' operands gathered once,
     :func:`warp_float`, the results scattered; advances the group's pcs."""
