@@ -150,6 +150,17 @@ def test_bench_jobs_quick():
     assert float(rows[0][5]) == 1.0
 
 
+def test_bench_triton_interp_quick():
+    """warpsim against Triton's interpreter: both give right results on the five kernels (torch needed; not in CI)."""
+    pytest.importorskip("triton", reason="the triton extra is not installed")
+    pytest.importorskip("torch", reason="bench_triton_interp needs CPU torch (pip install torch==2.13.0)")
+    text = run_quick("bench_triton_interp.py")
+    rows = re.findall(rf"^  (.+?) +grid .+ warpsim +{NUMBER} ms +Triton's interpreter +{NUMBER} ms +{NUMBER}x(.*)$",
+                      text, re.M)
+    assert [r[0] for r in rows] == ["vector add", "softmax", "layer norm", "matmul f16", "attention fwd"], text
+    assert all(r[4] == "" for r in rows), text                       # no WRONG RESULT
+
+
 def test_bench_contraction_quick():
     import shutil
     if shutil.which("nvcc") is None:
