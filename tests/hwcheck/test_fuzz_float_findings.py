@@ -23,10 +23,10 @@ from warpsim.isa.arith import DEFAULT_ARCH
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 REPORTS = [os.path.join(ROOT, "conformance", "h100", f"h100-80gb-hbm3-fuzz-float-{s}.json")
-           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 259000, 1000))]
+           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 262000, 1000))]
 # (the rerun: 200000+1000 again, after the FSEL rule; 229000-236999: after the rules of 2026-12-06;
 # 237000-241999: after those of 2026-12-06's second session; 253000-255999: the H100 of 2026-12-07, 255743 the
-# contraction rules' .sat of a NaN, fixed)
+# contraction rules' .sat of a NaN, fixed; 256000-258999 and 259000-261999: 2026-12-07's second and third sessions)
 REPORTS += sorted(glob.glob(os.path.join(ROOT, "conformance", "h200", "h200-fuzz-float-*.json")))
 
 # seed -> why the simulator still differs from the GPU there (see docs/numerics.md, "NaNs as compiled")
@@ -79,6 +79,16 @@ OPEN = {
             "results of `mul.sat` and of a loop's `add.ftz.sat` that ptxas unrolled by two with %f10 folded to 2.0 "
             "(FADD.FTZ.SAT R10, |R9|, 2 in each copy): which copy's value reaches the add, not followed yet",
     258410: "buffers only: 0 where the GPU stored 1.0 (0x3F800000), as 256393, not analysed yet",
+    # the H100 of 2026-12-07's third session (259000-261999, after the interpreter's warp-wide ex2/cvt/pack and
+    # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
+    259307: "`sub.f32 %f4, %f5, %f7` after `mul.f32 %f7, %f5, 0f40000000` (f5 - 2 f5): -0 in the simulator, +0 on the "
+            "H100 (as 257266), not analysed yet",
+    259716: "buffers only: a NaN stored with the sign bit set on the H100 (0xFFFFFFFF) where the simulator's is "
+            "0x7FFFFFFF (as 256744), not analysed yet",
+    259794: "`sub.f32 %f1, %f3, %f7` gives -inf in the simulator and a NaN on the H100 (as 228247 and 232287), not "
+            "analysed yet",
+    261269: "buffers only: -0 stored on the H100 where the simulator stores +0, not analysed yet",
+    261829: _DEVICE_ONLY.format(48, "offline the simulator's two runs agree"),
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
@@ -153,7 +163,7 @@ def test_a_program_that_crashed_the_rules_loads():
 
 
 def test_the_reports_hold_the_findings():
-    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
+    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 + 5 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
     assert sum(m["opcode"] in ("neg.f32", "neg.ftz.f32") for m in FINDINGS.values()) == 10 + 10 + 7 + 4 + 2 + 2
 
 
