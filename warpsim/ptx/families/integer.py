@@ -14,7 +14,8 @@ from numba import njit
 from warpsim.errors import UnsupportedType
 from warpsim.isa.cvt import CVT_TYPES, cvt_pack_bits
 from warpsim.isa.scratch import njit_borrowing, stack_array
-from warpsim.ptx.alu import BFE_FOLDED, BFI_FOLDED, alu, compare, mask, sext, ult, zext
+from warpsim.ptx.alu import (BFE_FOLDED, BFI_FOLDED, alu, bfe, clz, compare, lop3, mask, popc, prmt, sext, shf, ult,
+                             zext)
 from warpsim.ptx.codes import CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, CTX_RANK
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand
 from warpsim.ptx.memory import SP_GLOBAL, SP_SHARED
@@ -465,6 +466,51 @@ def _warp_mov_vector(pack, tb, w, gmask, vrow, opnd, regs, k, s, n, imm, neg):
 
 
 @njit_borrowing
+def _hoisted_bits(op, tb, m0, signed, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2, i2, g2, k3, s3, n3,
+                  i3, g3, k4, s4, n4, i4, g4):
+    """``prmt popc clz lop3 shf bfe``, one loop over the lanes of ``gmask`` per operation calling the helper that
+    :func:`warpsim.ptx.alu.alu` calls for it (the operation decided once per warp instruction, not per lane); the
+    result masked as ``warp_integer`` masks it. False for any other operation (and for ptxas's folded ``bfe``)."""
+    wm = mask(32) if op == Op.POPC or op == Op.CLZ else mask(tb)
+    if op == Op.PRMT:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, prmt(lane_get(regs, w, lane, k1, s1, n1, i1, g1),
+                                                         lane_get(regs, w, lane, k2, s2, n2, i2, g2),
+                                                         lane_get(regs, w, lane, k3, s3, n3, i3, g3), m0) & wm)
+    elif op == Op.LOP3:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, lop3(lane_get(regs, w, lane, k1, s1, n1, i1, g1),
+                                                         lane_get(regs, w, lane, k2, s2, n2, i2, g2),
+                                                         lane_get(regs, w, lane, k3, s3, n3, i3, g3),
+                                                         lane_get(regs, w, lane, k4, s4, n4, i4, g4)) & wm)
+    elif op == Op.SHF:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, shf(lane_get(regs, w, lane, k1, s1, n1, i1, g1),
+                                                        lane_get(regs, w, lane, k2, s2, n2, i2, g2),
+                                                        lane_get(regs, w, lane, k3, s3, n3, i3, g3), m0) & wm)
+    elif op == Op.BFE and m0 != BFE_FOLDED:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, bfe(lane_get(regs, w, lane, k1, s1, n1, i1, g1),
+                                                        lane_get(regs, w, lane, k2, s2, n2, i2, g2),
+                                                        lane_get(regs, w, lane, k3, s3, n3, i3, g3), tb, signed) & wm)
+    elif op == Op.POPC:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, popc(lane_get(regs, w, lane, k1, s1, n1, i1, g1), tb) & wm)
+    elif op == Op.CLZ:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, clz(lane_get(regs, w, lane, k1, s1, n1, i1, g1), tb) & wm)
+    else:
+        return False
+    return True
+
+
+@njit_borrowing
 def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
     """The common integer-family forms for a whole group at once (ALU without carries or ``.sat``, ``setp``, ``selp``,
     ``mov`` of a register, an immediate or a vector, ``cvt``, ``cvta``); False for the others (thread by thread)."""
@@ -481,6 +527,10 @@ def warp_integer(p, op, w, group, gmask, code, opnd, regs, pc):
             and k0 == K_REG and n0 == words and k1 == K_REG and n1 == words and g1 == 0 \
             and (k2 == K_REG and g2 == 0 and (n2 == words or op == Op.SHL or op == Op.SHR) or k2 == K_IMM) \
             and _hoisted(op, tk != TK_S, tb, gmask, regs, w, s0, s1, k2, s2, i2):
+        pass
+    elif op <= Op.BFIND and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0 \
+            and _hoisted_bits(op, tb, m0, tk == TK_S, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2, i2, g2,
+                              k3, s3, n3, i3, g3, k4, s4, n4, i4, g4):
         pass
     elif op <= Op.BFIND and tk != TK_PRED and code[p, M1] == 0 and code[p, M2] == 0:
         width = tb * 2 if m0 == 2 and (op == Op.MUL or op == Op.MAD) else tb
