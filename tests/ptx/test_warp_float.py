@@ -1,17 +1,21 @@
-"""``warp_float`` (a warp's float instruction at once) against ``float_result`` (lane by lane): the same bits.
+"""``f32_in_place`` and ``warp_float`` (a warp's float instruction at once) against ``float_result`` (lane by
+lane): the same bits.
 
-Every form ``warp_float`` hoists (``add sub mul fma .rn`` with and without ``.ftz``/``.sat``, ``max min`` with
-their modifiers, ``ex2.approx`` with and without ``.ftz``, ``cvt`` between float formats with its rounding modes and
-modifiers), and a few it leaves to ``float_result`` (``.rz``, ``rcp.approx``, f16x2, ``setp``, ``cvt`` to an integer), on special values, subnormals, values near the smallest normal and
-random bits; lanes outside the guard mask keep what they held."""
+The forms ``f32_in_place`` runs (``add sub mul fma .rn`` with and without ``.ftz``/``.sat``, ``max min`` with their
+modifiers, ``neg abs``, ``ex2.approx`` with and without ``.ftz``, a contracted sub's negated operand), the ``cvt``
+between float formats ``warp_float`` hoists (each rounding mode and modifier), and forms both leave to
+``float_result`` (``.rz``, ``rcp.approx``, f16x2, ``setp``, ``cvt`` to an integer), on special values, subnormals,
+values near the smallest normal and random bits; lanes outside the guard mask keep what they held."""
 
 import numpy as np
 import pytest
 
+from warpsim.isa import mufu32 as m32
 from warpsim.isa.rounding import RM, RN, RP, RZ
 from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS, float_result, mufu_operands
+from warpsim.ptx.families.floats.warp import f32_in_place, warp_float
 from warpsim.ptx.opcodes import TK_F, TK_F16X2, Op
-from warpsim.ptx.families.floats.warp import warp_float
+from warpsim.ptx.rows import K_IMM, K_REG
 
 SPECIAL = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
            0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x00800001, 0x7F7FFFFF, 0xFF7FFFFF,
@@ -49,6 +53,7 @@ FORMS += [(Op.FCVT, TK_F, 16, CVT_KINDS.index("float"), rnd, flags, _FMT("f32") 
           for flags in (0, F["sat"], F["relu"], F["satfinite"], F["ftz"])]
 FORMS += [(Op.FCVT, TK_F, 32, CVT_KINDS.index("float"), RN, flags, _FMT(src) * 8 + _FMT("f32"))
           for src in ("f16", "bf16") for flags in (0, F["ftz"], F["sat"])]
+IN_PLACE_OPS = ("add", "sub", "mul", "fma", "max", "min", "neg", "abs", "ex2")
 # left to float_result lane by lane
 FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FCVT, TK_F, 32, CVT_KINDS.index("to_int"), RN, 0),
           (Op.FARITH, TK_F, 32, FOPS.index("rcp"), 0, F["approx"] | F["ftz"]),
@@ -84,3 +89,42 @@ def test_warp_float_gives_float_results_bits(form, tables):
                 f"form {form} lane {lane}: a={int(a[lane]):#010x} b={int(b[lane]):#010x} c={int(c[lane]):#010x}: "
                 f"warp_float {got[0]:#x}, {got[1]}; float_result {int(want[0]):#x}, {int(want[1])}")
         gmask = 0xFFFFFFFF
+
+
+
+IN_PLACE = [f for f in FORMS if f[0] == Op.FARITH and f[1] == TK_F and FOPS[f[3]] in IN_PLACE_OPS
+            and (f[4] == RN or FOPS[f[3]] not in ("add", "sub", "mul", "fma"))]
+IN_PLACE += [(Op.FARITH, TK_F, 32, FOPS.index("fma"), RN, F["neg_a"]), (Op.FARITH, TK_F, 32, FOPS.index("fma"), RN,
+                                                                           F["neg_c"] | F["ftz"])]
+
+
+@pytest.mark.parametrize("form", IN_PLACE, ids=lambda f: f"fop{f[3]}-rnd{f[4]}-flags{f[5]}")
+def test_f32_in_place_gives_float_results_bits(form, tables):
+    """``f32_in_place`` (registers to register, no gather) against ``float_result`` lane by lane; a register, an
+    immediate ``b``, lanes outside the guard untouched."""
+    op, tk, tb, m0, m1, m2 = form[:6]
+    ex2 = tables[m32.EX2]
+    for k, (a, b, c) in enumerate(_operands(int(m0) * 64 + int(m2) + 1)):
+        gmask = 0x5A5AF00F if k % 3 == 2 else 0xFFFFFFFF
+        regs = np.zeros((2, 32, 4), np.uint32)
+        regs[1, :, 1], regs[1, :, 2], regs[1, :, 3] = a, b, c
+        regs[1, :, 0] = 0xDEADBEEF
+        b_imm = k % 4 == 1                                      # b an immediate: lane 0's value in every lane
+        kb, ib = (K_IMM, int(b[0])) if b_imm else (K_REG, 0)
+        assert f32_in_place(m0, m1, m2, gmask, regs, 1, K_REG, 0, 1, K_REG, 1, 1, 0, 0, kb, 2, 1, ib, 0,
+                            K_REG, 3, 1, 0, 0, ex2)
+        for lane in range(32):
+            if not (gmask >> lane) & 1:
+                assert regs[1, lane, 0] == 0xDEADBEEF
+                continue
+            bv = b[0] if b_imm else b[lane]
+            want = float_result(op, tk, tb, m0, m1, m2, 0, 0, 0, a[lane], bv, c[lane], tables)[0]
+            assert int(regs[1, lane, 0]) == int(want) & 0xFFFFFFFF, (form, lane, hex(int(a[lane])), hex(int(bv)))
+
+
+@pytest.mark.parametrize("fop, rnd, flags", [("add", RZ, 0), ("rcp", 0, F["approx"] | F["ftz"]), ("div", RN, 0)])
+def test_f32_in_place_leaves_the_other_forms(fop, rnd, flags, tables):
+    regs = np.full((1, 32, 4), 0x3F800000, np.uint32)
+    assert not f32_in_place(FOPS.index(fop), rnd, flags, 0xFFFFFFFF, regs, 0, K_REG, 0, 1, K_REG, 1, 1, 0, 0,
+                            K_REG, 2, 1, 0, 0, K_REG, 3, 1, 0, 0, tables[m32.EX2])
+    assert (regs == 0x3F800000).all()

@@ -1,19 +1,21 @@
 """Float instructions for the lanes of a warp at once (``@njit``): the operands' bits in, the results' bits out.
 
-:func:`warp_float` gives for each lane exactly what :func:`warpsim.ptx.families.floats.fpu.float_result` gives for it (the same
-isa models, called with the same arguments), but it decides the instruction's form once per warp instruction
-instead of once per lane, and hands the f32 MUFU operands (coefficients, the tanh table) over once. The forms compiled CUDA code runs most, and
-the flash-attention forward's inner loop is made of, are loops over the lanes with one model call each:
+Each form below is decided once per warp instruction and run as one loop over the lanes with one isa call each,
+giving for each lane exactly what :func:`warpsim.ptx.families.floats.fpu.float_result` gives for it (the same isa
+models, called with the same arguments). The forms compiled CUDA code runs most, and the flash-attention forward's
+inner loop is made of:
 
-- ``add sub mul fma .rn{.ftz}{.sat}.f32``: the host's binary32 unit (``warpsim.isa.hostfloat``);
-- ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``: ``warpsim.isa.fpcompare``;
-- ``ex2.approx{.ftz}.f32``: ``MUFU.EX2`` (``warpsim.isa.mufu32.f32_ex2_approx_ftz`` and ``f32_ex2_approx``,
-  ``sfu_exp``'s datapath), its coefficients taken once;
-- ``cvt`` between float formats (``cvt.rn.f16.f32``, ``cvt.f32.f16`` ...): ``warpsim.isa.cvt.cvt_float``, the
-  formats and modifiers decoded once.
+- :func:`f32_in_place`, straight from the registers to the destination register:
+  ``add sub mul fma .rn{.ftz}{.sat}.f32`` (the host's binary32 unit, ``warpsim.isa.hostfloat``; a contracted sub's
+  negated operand too), ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``
+  (``warpsim.isa.fpcompare``), ``ex2.approx{.ftz}.f32`` (``MUFU.EX2``: ``warpsim.isa.mufu32``, ``sfu_exp``'s
+  datapath, its coefficients taken once);
+- :func:`warp_float`, on operands gathered into arrays: ``cvt`` between float formats (``cvt.rn.f16.f32``,
+  ``cvt.f32.f16`` ...: ``warpsim.isa.cvt.cvt_float``, the formats and modifiers decoded once), and every other form
+  (other types and rounding modes, the other MUFU forms, ``setp``, the other ``cvt`` kinds) lane by lane through
+  ``float_result``.
 
-Every other form (other types and rounding modes, the other MUFU forms, ``setp``, the other ``cvt`` kinds) goes
-lane by lane through ``float_result``. ``tests/ptx/test_warp_float.py`` checks the two agree on special and random bits.
+``tests/ptx/test_warp_float.py`` checks both against ``float_result`` on special and random bits.
 
 >>> import numpy as np
 >>> from warpsim.ptx.families.floats.fpu import FOPS, mufu_operands
@@ -37,7 +39,7 @@ from warpsim.ptx.opcodes import TK_F, Op
 from warpsim.ptx.operands import advance, lane_get, lane_put, operand_fields
 from warpsim.ptx.rows import M0, M1, M2, M3, SB, SK, TB, TK
 
-__all__ = ["warp_float", "warp_float_rows"]
+__all__ = ["f32_in_place", "warp_float", "warp_float_rows"]
 
 _ADD, _SUB, _MUL, _FMA = FOPS.index("add"), FOPS.index("sub"), FOPS.index("mul"), FOPS.index("fma")
 _MIN, _MAX, _ABS, _NEG = FOPS.index("min"), FOPS.index("max"), FOPS.index("abs"), FOPS.index("neg")
@@ -47,53 +49,6 @@ _NEG_A, _NEG_C = FLAGS["neg_a"], FLAGS["neg_c"]
 _RELU, _SATFINITE = FLAGS["relu"], FLAGS["satfinite"]
 _CVT_FLOAT = CVT_KINDS.index("float")
 _MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
-
-
-@njit_borrowing
-def _f32_lanes(fop, rnd, flags, gmask, a, b, c, d, mt):
-    """The hoisted f32 forms (the module docstring's table) for the lanes of ``gmask``; False for the others."""
-    ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
-    if flags & _MUFU:
-        if fop != _EX2:
-            return False
-        t = mt[m32.EX2]
-        if ftz:
-            for lane in range(32):
-                if (gmask >> lane) & 1:
-                    d[lane] = np.int64(m32.f32_ex2_approx_ftz(np.uint32(a[lane]), t))
-        else:
-            for lane in range(32):
-                if (gmask >> lane) & 1:
-                    d[lane] = np.int64(m32.f32_ex2_approx(np.uint32(a[lane]), t))
-        return True
-    if rnd == RN and fop == _FMA:
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                d[lane] = np.int64(host_f32_fma(a[lane], b[lane], c[lane], ftz, sat))
-    elif rnd == RN and fop == _MUL:
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                d[lane] = np.int64(host_f32_mul(a[lane], b[lane], ftz, sat))
-    elif rnd == RN and (fop == _ADD or fop == _SUB):
-        flip = np.int64(0x80000000) if fop == _SUB else np.int64(0)
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                d[lane] = np.int64(host_f32_add(a[lane], b[lane] ^ flip, ftz, sat))
-    elif fop == _MAX or fop == _MIN:
-        nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                if fop == _MAX:
-                    d[lane] = np.int64(fc.f32_max(a[lane], b[lane], ftz, nan, xs))
-                else:
-                    d[lane] = np.int64(fc.f32_min(a[lane], b[lane], ftz, nan, xs))
-    elif fop == _NEG or fop == _ABS:
-        for lane in range(32):
-            if (gmask >> lane) & 1:
-                d[lane] = np.int64(fc.f32_neg(a[lane], ftz) if fop == _NEG else fc.f32_abs(a[lane], ftz))
-    else:
-        return False
-    return True
 
 
 @njit_borrowing
@@ -123,8 +78,7 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
             a[lane] ^= sign if m2 & _NEG_A else 0
             c[lane] ^= sign if m2 & _NEG_C else 0
         m2 &= ~NEGATE
-    if op == Op.FARITH and tk == TK_F and tb == 32 and _f32_lanes(m0, m1, m2, gmask, a, b, c, d, mt) \
-            or op == Op.FCVT and m0 == _CVT_FLOAT and _cvt_lanes(m1, m2, m3, gmask, a, d):
+    if op == Op.FCVT and m0 == _CVT_FLOAT and _cvt_lanes(m1, m2, m3, gmask, a, d):
         for lane in range(32):
             if (gmask >> lane) & 1:
                 q[lane] = 0
@@ -132,6 +86,61 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
     for lane in range(32):
         if (gmask >> lane) & 1:
             d[lane], q[lane] = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane], mt)
+
+
+@njit_borrowing
+def f32_in_place(fop, rnd, flags, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2, i2, g2, k3, s3, n3,
+                 i3, g3, ex2):
+    """The in-place f32 forms of the module docstring for the lanes of ``gmask`` of warp ``w``: operands ``a, b, c``
+    (fields ``k1 s1 n1 i1 g1`` ...: :func:`warpsim.ptx.operands.operand_fields`) to the destination ``k0 s0 n0``, one
+    loop per operation (``rnd``, ``flags``: the row's ``M1``, ``M2``; ``ex2``: the EX2 coefficients). False, with
+    nothing written, for any other form."""
+    ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
+    na = np.int64(0x80000000) if flags & _NEG_A else np.int64(0)      # a contracted sub's negated operand
+    nc = np.int64(0x80000000) if flags & _NEG_C else np.int64(0)
+    if flags & _MUFU:
+        if fop != _EX2:
+            return False
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                a = np.uint32(lane_get(regs, w, lane, k1, s1, n1, i1, g1))
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(m32.f32_ex2_approx_ftz(a, ex2) if ftz
+                                                              else m32.f32_ex2_approx(a, ex2)))
+    elif fop == _FMA and rnd == RN:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(host_f32_fma(
+                    lane_get(regs, w, lane, k1, s1, n1, i1, g1) ^ na, lane_get(regs, w, lane, k2, s2, n2, i2, g2),
+                    lane_get(regs, w, lane, k3, s3, n3, i3, g3) ^ nc, ftz, sat)))
+    elif fop == _MUL and rnd == RN:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(host_f32_mul(
+                    lane_get(regs, w, lane, k1, s1, n1, i1, g1) ^ na, lane_get(regs, w, lane, k2, s2, n2, i2, g2),
+                    ftz, sat)))
+    elif (fop == _ADD or fop == _SUB) and rnd == RN:
+        flip = np.int64(0x80000000) if fop == _SUB else np.int64(0)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(host_f32_add(
+                    lane_get(regs, w, lane, k1, s1, n1, i1, g1) ^ na,
+                    lane_get(regs, w, lane, k2, s2, n2, i2, g2) ^ flip, ftz, sat)))
+    elif fop == _MAX or fop == _MIN:
+        nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                a = lane_get(regs, w, lane, k1, s1, n1, i1, g1) ^ na
+                b = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(fc.f32_max(a, b, ftz, nan, xs) if fop == _MAX
+                                                              else fc.f32_min(a, b, ftz, nan, xs)))
+    elif fop == _NEG or fop == _ABS:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                a = lane_get(regs, w, lane, k1, s1, n1, i1, g1) ^ na
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(fc.f32_neg(a, ftz) if fop == _NEG else fc.f32_abs(a, ftz)))
+    else:
+        return False
+    return True
 
 
 @njit_borrowing
@@ -146,7 +155,11 @@ def warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     k2, s2, n2, i2, g2 = operand_fields(code, opnd, p, 2)
     k3, s3, n3, i3, g3 = operand_fields(code, opnd, p, 3)
     k4, s4, n4, i4, g4 = operand_fields(code, opnd, p, 4)
-    if op >= Op.FARITH and op <= Op.FCVT:
+    if op == Op.FARITH and tk == TK_F and tb == 32 \
+            and f32_in_place(m0, code[p, M1], code[p, M2], gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2,
+                             i2, g2, k3, s3, n3, i3, g3, mt[m32.EX2]):
+        pass
+    elif op >= Op.FARITH and op <= Op.FCVT:
         m1, m2, m3, sk, sb = code[p, M1], code[p, M2], code[p, M3], code[p, SK], code[p, SB]
         setp = op == Op.FSETP                               # p|q, a, b, c; the others d, a, b, c
         av, bv, cv = stack_array(32, np.int64), stack_array(32, np.int64), stack_array(32, np.int64)
