@@ -83,8 +83,6 @@ OPEN = {
     # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
     259307: "`sub.f32 %f4, %f5, %f7` after `mul.f32 %f7, %f5, 0f40000000` (f5 - 2 f5): -0 in the simulator, +0 on the "
             "H100 (as 257266), not analysed yet",
-    259716: "buffers only: a NaN stored with the sign bit set on the H100 (0xFFFFFFFF) where the simulator's is "
-            "0x7FFFFFFF (as 256744), not analysed yet",
     259794: "`sub.f32 %f1, %f3, %f7` gives -inf in the simulator and a NaN on the H100 (as 228247 and 232287), not "
             "analysed yet",
     261269: "buffers only: -0 stored on the H100 where the simulator stores +0, not analysed yet",

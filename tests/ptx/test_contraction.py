@@ -525,3 +525,22 @@ def test_a_saturated_sum_of_a_nan_is_the_constant_zero():
     fn = C._Function(f)
     assert [C._constant(fn, 3, r) for r in ("%f1", "%f2", "%f4")] == [0x7FFFFFFF, 0, 0x7FFFFFFF]
     assert C.ftz_folds(m, []) == ((7, 0),)
+
+
+def test_a_folded_nan_reaches_its_store_past_a_guarded_write():
+    """H100 seed 259716: ``neg.f32`` of a NaN constant folded to ``IMAD.MOV.U32 R17, RZ, RZ, -0x1`` (on the line of
+    its block's branch), the store of the register reached by it and by a guarded ``fma`` of the same register in a
+    later block (``@P0 FFMA R17, ...``): where the guard is false the store writes the folded bits."""
+    from warpsim.ptx.syntax import parse_module
+
+    def module(guard):
+        return parse_module(".entry k(.param .u64 p)\n{\n.reg .f32 %f<4>;\n.reg .b64 %a;\n.reg .pred %p<2>;\n"
+                            "ld.param.u64 %a, [p];\nmov.f32 %f1, 0f7FFFFFFF;\nneg.f32 %f2, %f1;\n"
+                            "setp.ne.f32 %p1, %f3, 0f00000000;\n@%p1 bra L1;\nL1:\n"
+                            f"{guard}fma.rn.f32 %f2, %f3, %f3, %f3;\nst.global.f32 [%a], %f2;\n}}")
+
+    sass = [("FSETP.NEU.AND P0, PT, R3, RZ, PT", 9), ("IMAD.MOV.U32 R17, RZ, RZ, -0x1", 10),
+            ("@P0 FFMA R17, R3, R3, R3", 12), ("STG.E desc[UR4][R2.64], R17", 13)]
+    assert fma.folded_constants(module("@%p1 "), sass) == ((8, 0xFFFFFFFF),)
+    # unguarded, the fma's write hides the neg's value: no store shows it, nothing is recorded
+    assert fma.folded_constants(module(""), [(t.replace("@P0 ", ""), n) for t, n in sass]) == ()

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "46"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "47"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -410,6 +410,18 @@ class _Function:
                 kill[k] |= self.reg_mask[r]
         self.reach = self.flow.reaching(defs_at, lambda k: kill[k])
         self.block_of = {i: b for b, (start, end) in enumerate(self.flow.blocks) for i in range(start, end)}
+        self._defs_at, self._kill, self._reach_past_guards = defs_at, kill, None
+
+    @property
+    def reach_past_guards(self):
+        """Reaching definitions where a guarded write kills nothing (its guard may be false: the value before it
+        goes on): ``[mask, ...]`` per instruction, computed on first use. (:attr:`reach` lets every write kill,
+        which the pairs' resolution relies on.)"""
+        if self._reach_past_guards is None:
+            ins = self.flow.instrs
+            self._reach_past_guards = self.flow.reaching(
+                self._defs_at, lambda k: 0 if ins[k].guard is not None else self._kill[k])
+        return self._reach_past_guards
 
     def single_def(self, k, reg):
         """The instruction index of the only definition of ``reg`` reaching instruction ``k``, or None."""
@@ -980,10 +992,11 @@ def _stored_constant(fn, body, k, order):
 
 
 def _value_sources(fn, k, reg, depth=8):
-    """The instructions whose result ``reg`` may hold before instruction ``k``: its reaching definitions, followed
-    through unguarded ``mov``s of a register."""
+    """The instructions whose result ``reg`` may hold before instruction ``k``: its reaching definitions (a guarded
+    write hides none before it: H100 seed 259716's ``neg`` reaches its store past an ``@%p1 fma`` of the same
+    register), followed through unguarded ``mov``s of a register."""
     out = set()
-    for i in bits(fn.reach[k] & fn.reg_mask.get(reg, 0)):
+    for i in bits(fn.reach_past_guards[k] & fn.reg_mask.get(reg, 0)):
         m = fn.defs[i][1]
         ins = fn.flow.instrs[m]
         if ins.opcode == "mov" and ins.guard is None and len(ins.operands) == 2 and ins.operands[1].kind == "reg" \
