@@ -46,8 +46,6 @@ OPEN = {
     228247: "buffers only: an unrolled loop whose `mul.f32 %f6, %f0, %f5; add.f32 %f6, 0f7F800000, %f6` ptxas "
             "contracted and hoisted (FFMA R10, R13, R19, +INF before the loop), the copies accumulating otherwise: "
             "NaN where the PTX gives +inf",
-    237729: "buffers only: an unrolled loop of `mul.sat.f32 %f10, %f6, %f10` copies (FMUL.SAT R12, R16, R12 ...) "
-            "whose stored NaN has the other sign (not followed yet)",
     **{seed: "buffers only, and the report kept no buffer element (its first record was of another kind: "
              "first_record keeps it now)" for seed in (217772, 218590, 218719, 230645, 232636)},
     # not analysed yet: ulps of f16x2 in programs with loops (partial fusions in unrolled copies, as 212978?), a
@@ -66,13 +64,12 @@ OPEN = {
     253487: _DEVICE_ONLY.format(8, "offline the simulator's two runs agree"),
     254381: "buffers only: the NaN stored from a loop's `sub.rn.f32 %f8, %f4, %f11; @!%p2 neg.f32 %f3, %f8` has the "
             "sign bit set on the H100 (0xFFFFFFFF) where the simulator's negation of the canonical NaN gives "
-            "0x7FFFFFFF: the sign of a NaN through an unrolled loop's negation, not followed yet (as 237729)",
+            "0x7FFFFFFF: the sign of a NaN through an unrolled loop's negation, not followed yet (unlike 237729 and "
+            "256744, whose copies are one FSEL each)",
     # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
     # ld.param/exit): replayed offline, all five differ still; not analysed yet beyond this
     256393: "buffers only: 0 where the GPU stored 1.0 (0x3F800000), the value of an add.sat that ptxas computed with "
             "a constant it folded (as 257815), not analysed yet",
-    256744: "buffers only: a NaN stored with the sign bit set on the H100 (0xFFFFFFFF) where the simulator's is "
-            "0x7FFFFFFF (as 254381 and 237729), not analysed yet",
     257266: "`sub.f32 %f11, %f9, %f1` gives -0 in the simulator and +0 on the H100: the sign of a zero difference, "
             "not analysed yet",
     257815: "`add.f32 %f11, %f11, %f1` (line 141) gives 0 in the simulator and 1.0 on the H100, its operands the "
