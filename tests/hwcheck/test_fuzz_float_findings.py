@@ -68,14 +68,11 @@ OPEN = {
             "256744, whose copies are one FSEL each)",
     # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
     # ld.param/exit): replayed offline, all five differ still; not analysed yet beyond this
-    256393: "buffers only: 0 where the GPU stored 1.0 (0x3F800000), the value of an add.sat that ptxas computed with "
-            "a constant it folded (as 257815), not analysed yet",
     257266: "`sub.f32 %f11, %f9, %f1` gives -0 in the simulator and +0 on the H100: the sign of a zero difference, "
             "not analysed yet",
     257815: "`add.f32 %f11, %f11, %f1` (line 141) gives 0 in the simulator and 1.0 on the H100, its operands the "
             "results of `mul.sat` and of a loop's `add.ftz.sat` that ptxas unrolled by two with %f10 folded to 2.0 "
             "(FADD.FTZ.SAT R10, |R9|, 2 in each copy): which copy's value reaches the add, not followed yet",
-    258410: "buffers only: 0 where the GPU stored 1.0 (0x3F800000), as 256393, not analysed yet",
     # the H100 of 2026-12-07's third session (259000-261999, after the interpreter's warp-wide ex2/cvt/pack and
     # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
     259307: "`sub.f32 %f4, %f5, %f7` after `mul.f32 %f7, %f5, 0f40000000` (f5 - 2 f5): -0 in the simulator, +0 on the "

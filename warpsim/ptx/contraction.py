@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "48"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "49"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -1078,7 +1078,8 @@ def sign_operands(module, sass):
 
 
 def saturated_ones(module, sass):
-    """The lines of ``add.sat.f32``/``sub.sat.f32`` that ptxas folded to the constant ``1.0``: no SASS of their own,
+    """The lines of ``add.sat.f32``/``sub.sat.f32`` that ptxas folded to the constant ``1.0``: no SASS of their own
+    (or the move of ``1.0`` beside a neighbour's unsaturated instruction: :func:`_moves_one`),
     a value ptxas knows is never negative (its single reaching definition an unguarded square ``mul.f32 %f4, %f6,
     %f6``, an ``abs.f32``, or a ``.sat`` result: H100 seed 238141) plus an immediate of at least 1 (or minus one
     of at most -1): ``x*x + c >= 1``
@@ -1098,7 +1099,7 @@ def saturated_ones(module, sass):
         fn = None
         for k, ins in enumerate(body):
             if ins.opcode not in ("add", "sub") or "sat" not in ins.mods or _float_type(ins) != "f32" or \
-                    ins.token.line in ops or ins.guard is not None:
+                    ins.guard is not None or ins.token.line in ops and not _moves_one(ops[ins.token.line]):
                 continue
             fn = fn or _Function(f)
             a, b = ins.operands[1:3]
@@ -1116,6 +1117,21 @@ def saturated_ones(module, sass):
                     found.append(ins.token.line)
                     break
     return tuple(found)
+
+
+def _moves_one(line_ops):
+    """Whether a line's SASS (:func:`_sass_ops`) moves ``1.0`` into a register and computes nothing saturated: the
+    folded ``add.sat`` beside a neighbour's instruction ptxas put on its line (``MOV R4, 0x3f800000; FADD R11, |R11|,
+    -RZ``, the ``abs`` of the line before: H100 seed 256393).
+
+    >>> _moves_one([("MOV", "MOV R4, 0x3f800000"), ("FADD", "FADD R11, |R11|, -RZ")])
+    True
+    >>> _moves_one([("MOV", "MOV R4, 0x3f800000"), ("FADD", "FADD.SAT R9, R11, R4")])
+    False
+    """
+    moves = [_CONSTANT_MOVE.match(t) for _, t in line_ops]
+    return any(m is not None and int(m.group(3), 0) & 0xFFFFFFFF == 0x3F800000 for m in moves) and \
+        not any(".SAT" in t for _, t in line_ops)
 
 
 def unit_products(module, sass, ones=()):
