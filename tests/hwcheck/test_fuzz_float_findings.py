@@ -68,15 +68,11 @@ OPEN = {
             "256744, whose copies are one FSEL each)",
     # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
     # ld.param/exit): replayed offline, all five differ still; not analysed yet beyond this
-    257266: "`sub.f32 %f11, %f9, %f1` gives -0 in the simulator and +0 on the H100: the sign of a zero difference, "
-            "not analysed yet",
     257815: "`add.f32 %f11, %f11, %f1` (line 141) gives 0 in the simulator and 1.0 on the H100, its operands the "
             "results of `mul.sat` and of a loop's `add.ftz.sat` that ptxas unrolled by two with %f10 folded to 2.0 "
             "(FADD.FTZ.SAT R10, |R9|, 2 in each copy): which copy's value reaches the add, not followed yet",
     # the H100 of 2026-12-07's third session (259000-261999, after the interpreter's warp-wide ex2/cvt/pack and
     # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
-    259307: "`sub.f32 %f4, %f5, %f7` after `mul.f32 %f7, %f5, 0f40000000` (f5 - 2 f5): -0 in the simulator, +0 on the "
-            "H100 (as 257266), not analysed yet",
     259794: "`sub.f32 %f1, %f3, %f7` gives -inf in the simulator and a NaN on the H100 (as 228247 and 232287), not "
             "analysed yet",
     261269: "buffers only: -0 stored on the H100 where the simulator stores +0, not analysed yet",

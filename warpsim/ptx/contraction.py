@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "49"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "50"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -381,7 +381,7 @@ class Pending:
                                 double_negations=double_negations(module, self.sass),
                                 folded_constants=folded_constants(module, self.sass),
                                 unit_products=unit_products(module, self.sass, ones),
-                                negated_differences=negated_differences(module),
+                                negated_differences=negated_differences(module, self.sass),
                                 ftz_folds=ftz_folds(module, self.sass),
                                 kept_differences=kept_differences(module, self.sass),
                                 known_predicates=known_predicates(module, self.sass))
@@ -1205,20 +1205,33 @@ def _square(ins):
 _TWO = 0x40000000
 
 
-def negated_differences(module):
+def negated_differences(module, sass=()):
     """The lines of the unmodified ``sub.f32 d, x, m`` whose ``m`` is the unmodified ``mul.f32 m, x, 2.0`` of the
     same ``x`` (either operand order; ``x`` not written between): ptxas simplifies ``x - 2x`` to ``-x`` (``FADD R15,
     -R15, -RZ``), so an infinite ``x`` gives the opposite infinity where the PTX gives NaN (``inf - inf``), and a
-    NaN the canonical NaN (H100 seeds 215947, 229697, 232673, in straight code and in an unrolled loop). Read from
-    the PTX alone: the SASS of the three put the negation on the ``sub``'s line, a later loop line, a store's line.
+    NaN the canonical NaN (H100 seeds 215947, 229697, 232673, in straight code and in an unrolled loop). The
+    negation may sit on the ``sub``'s line, a later loop line, a store's line; but where the ``sub``'s own SASS is
+    an ``FADD`` of two registers, ptxas computed the difference (``FADD R21, R0, -R23``, ``2x`` kept in ``R23``:
+    H100 seed 259307, where ``-x`` would give ``-0`` for ``x = +0``) and the PTX's rounding stands.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\nmul.f32 %f1, %f0, 0f40000000;\\nsub.f32 %f2, %f0, %f1;\\n"
     ...                  "mul.rn.f32 %f1, %f0, 0f40000000;\\nsub.f32 %f3, %f0, %f1;\\n}")
-    >>> negated_differences(m)
-    (5,)
+    >>> negated_differences(m), negated_differences(m, [("FADD R21, R0, -R23", 5)])
+    ((5,), ())
     """
-    return _doubled_differences(module, 2)
+    computed = {line for text, line in sass if _opcode(text) == "FADD" and _two_registers(text)}
+    return tuple(line for line in _doubled_differences(module, 2) if line not in computed)
+
+
+def _two_registers(fadd):
+    """Whether an ``FADD`` adds two registers, neither ``RZ`` (``FADD R21, R0, -R23``; not ``FADD R15, -R15, -RZ``).
+
+    >>> _two_registers("FADD R21, R0, -R23"), _two_registers("FADD R15, -R15, -RZ")
+    (True, False)
+    """
+    ops = [o.strip().lstrip("-|").rstrip("|") for o in fadd.split(",")[1:3]]
+    return len(ops) == 2 and all(re.fullmatch(r"R\d+", o) for o in ops)
 
 
 def kept_differences(module, sass):
