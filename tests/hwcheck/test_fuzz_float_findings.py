@@ -75,7 +75,6 @@ OPEN = {
     # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
     259794: "`sub.f32 %f1, %f3, %f7` gives -inf in the simulator and a NaN on the H100 (as 228247 and 232287), not "
             "analysed yet",
-    261269: "buffers only: -0 stored on the H100 where the simulator stores +0, not analysed yet",
     261829: _DEVICE_ONLY.format(48, "offline the simulator's two runs agree"),
 }
 

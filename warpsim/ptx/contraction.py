@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "50"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "51"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -1293,7 +1293,8 @@ def known_predicates(module, sass):
 
 def _doubled_differences(module, doubled):
     """The lines of the unmodified ``sub.f32`` whose operand ``doubled`` (1 or 2) is the unmodified ``mul.f32`` of
-    its other operand ``x`` by 2.0 (either order in the ``mul``; ``x`` not written between)."""
+    its other operand ``x`` by 2.0 (either order in the ``mul``; 2.0 an immediate or a known constant; ``x`` not
+    written between)."""
     out = []
     plain = 3 - doubled
     for f, body in _bodies(module):
@@ -1308,7 +1309,9 @@ def _doubled_differences(module, doubled):
             if mul is None or mul.opcode != "mul" or mul.mods != ("f32",) or mul.guard is not None:
                 continue
             ops = mul.operands[1:3]
-            two = [o.kind == "fimm" and o.bits == 32 and o.value == _TWO for o in ops]
+            # 2.0 an immediate or a register ptxas knows holds it (``mov.f32 %f10, 0f40000000``: H100 seed 261269)
+            two = [o.kind == "fimm" and o.bits == 32 and o.value == _TWO or
+                   o.kind == "reg" and _constant(fn, m, o.name) == _TWO for o in ops]
             if sum(two) != 1:
                 continue
             x = ops[two.index(False)]
