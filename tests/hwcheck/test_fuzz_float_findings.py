@@ -73,8 +73,6 @@ OPEN = {
             "(FADD.FTZ.SAT R10, |R9|, 2 in each copy): which copy's value reaches the add, not followed yet",
     # the H100 of 2026-12-07's third session (259000-261999, after the interpreter's warp-wide ex2/cvt/pack and
     # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
-    259794: "`sub.f32 %f1, %f3, %f7` gives -inf in the simulator and a NaN on the H100 (as 228247 and 232287), not "
-            "analysed yet",
     261829: _DEVICE_ONLY.format(48, "offline the simulator's two runs agree"),
 }
 
