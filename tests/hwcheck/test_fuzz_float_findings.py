@@ -62,10 +62,6 @@ OPEN = {
     **{seed: "not analysed yet" for seed in (221637, 225989, 229895)},
     253343: _DEVICE_ONLY.format(22, "offline the simulator's two runs agree"),
     253487: _DEVICE_ONLY.format(8, "offline the simulator's two runs agree"),
-    254381: "buffers only: the NaN stored from a loop's `sub.rn.f32 %f8, %f4, %f11; @!%p2 neg.f32 %f3, %f8` has the "
-            "sign bit set on the H100 (0xFFFFFFFF) where the simulator's negation of the canonical NaN gives "
-            "0x7FFFFFFF: the sign of a NaN through an unrolled loop's negation, not followed yet (unlike 237729 and "
-            "256744, whose copies are one FSEL each)",
     # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
     # ld.param/exit): replayed offline, all five differ still; not analysed yet beyond this
     257815: "`add.f32 %f11, %f11, %f1` (line 141) gives 0 in the simulator and 1.0 on the H100, its operands the "

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "51"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "52"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -751,7 +751,8 @@ def _one_fsel(texts):
     ``neg`` and the move of the merged register onto the line of a guarded ``neg`` (``@!P1 FADD R0, -R8, -RZ; @!P1
     FSEL R4, -R7, R8, P0; @!P1 IMAD.MOV.U32 R8, RZ, RZ, R4``: H100 seed 232256, the ``FSEL`` the ``neg`` itself) --
     or, in a loop ptxas unrolled, one such ``FSEL`` per copy, each of a register with the modifier (``@%p1 neg.f32
-    %f8, %f5`` is ``FSEL R2, -R2, R9, !P0; FSEL R13, -R13, R2, !P0; ...``: H100 seeds 256744, 237729).
+    %f8, %f5`` is ``FSEL R2, -R2, R9, !P0; FSEL R13, -R13, R2, !P0; ...``: H100 seeds 256744, 237729), the loop's
+    own integer control beside them (254381).
 
     >>> _one_fsel(["@!P1 FSEL R4, -R7, R8, P0", "@!P1 IMAD.MOV.U32 R8, RZ, RZ, R4"])
     True
@@ -759,6 +760,8 @@ def _one_fsel(texts):
     True
     >>> _one_fsel(["FSEL R2, R2, R9, P0", "FSEL R3, -R3, R2, P0"])      # copies, one without the modifier
     False
+    >>> _one_fsel(["FSEL R9, -R0, R9, P0", "ISETP.GT.AND P2, PT, R2, 0x3, PT", "FSEL R9, -R0, R9, P0"])
+    True
     """
     ops = [_opcode(t) for t in texts]
     fsels = [t for op, t in zip(ops, texts) if op == "FSEL"]
@@ -767,9 +770,14 @@ def _one_fsel(texts):
         return False
     modified = {_register(o) for fsel in fsels for o in _selected(fsel) if o[:1] in "-|"}
     # an FADD of the register the FSEL negates may be the neg itself, computed: then the FSEL is not the neg
-    return all(op in ("FSEL", "MOV") or op == "IMAD" and "IMAD.MOV" in t or
+    return all(op in ("FSEL", "MOV") or op == "IMAD" and "IMAD.MOV" in t or op in _LOOP_CONTROL or
                op == "FADD" and not modified & {_register(o.strip()) for o in t.split(",")[1:]}
                for op, t in zip(ops, texts))
+
+
+# integer and predicate instructions of an unrolled loop's control that ptxas may schedule onto a line (H100 seed
+# 254381: ``ISETP.GT.AND P2, PT, R2, 0x3, PT`` among a guarded neg's FSELs): they compute no float
+_LOOP_CONTROL = ("ISETP", "PLOP3", "VIADD", "IADD3")
 
 
 def _modified(fsel, opcode):
