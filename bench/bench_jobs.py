@@ -41,14 +41,26 @@ KERNEL = ROOT / "examples" / "cute_cpp" / "as_compiled" / "flash_attn_fwd.cu"
 D = 64
 
 
+def _shape(text):
+    """``--shape B,H,N``: three positive integers (argparse reports anything else in one line, exit 2)."""
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != 3 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"expected B,H,N (three positive integers), got {text!r}")
+    return shape
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--jobs", type=int, default=fan.default_jobs(), help="the most processes (default: every CPU)")
     p.add_argument("--quick", action="store_true", help="8 CTAs, one repeat (what the tests run)")
-    p.add_argument("--shape", default="2,4,1024", help="B,H,N of the launch (default 2,4,1024: issue 29's)")
+    p.add_argument("--shape", default="2,4,1024", type=_shape,
+                   help="B,H,N of the launch (default 2,4,1024: issue 29's)")
     args = p.parse_args(argv)
-    B, H, N = (1, 2, 256) if args.quick else (int(x) for x in args.shape.split(","))
+    B, H, N = (1, 2, 256) if args.quick else args.shape
     repeat = 1 if args.quick else args.repeat
     if args.quick:
         fan.FAN_OUT_AFTER = 0.0

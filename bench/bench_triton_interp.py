@@ -53,6 +53,8 @@ def _module(name):
 
 
 def cases(torch, quick):
+    import triton
+
     """``[(name, kernel, grid, args(), kwargs, check(args))]``: each ``args()`` fresh tensors, the same each run."""
     g = torch.Generator().manual_seed(1)
     rand = lambda *shape, dtype=torch.float32: torch.rand(*shape, generator=g, dtype=torch.float32).mul(4).sub(2) \
@@ -69,7 +71,7 @@ def cases(torch, quick):
     ref = torch.softmax(s_in, 1).numpy()
     softmax = ("softmax", _module("softmax").softmax_kernel, (min(rows, 32),),
                lambda: (torch.empty_like(s_in), s_in, cols, cols, rows, cols),
-               {"BLOCK_SIZE": triton_next_pow2(cols), "num_stages": 2, "num_warps": 4},
+               {"BLOCK_SIZE": triton.next_power_of_2(cols), "num_stages": 2, "num_warps": 4},
                lambda a: np.allclose(a[0].numpy(), ref, rtol=1e-4, atol=1e-6))
 
     ln_rows, ln_cols = (8, 256) if quick else (128, 1024)
@@ -100,10 +102,6 @@ def cases(torch, quick):
                  {"BLOCK_M": 64, "BLOCK_N": 32, "HEAD_DIM": D, "num_warps": 4},
                  lambda a: np.allclose(a[4].float().numpy(), at_ref, rtol=1e-2, atol=1e-2))
     return [add, softmax, layer_norm, matmul, attention]
-
-
-def triton_next_pow2(n):
-    return 1 << (int(n) - 1).bit_length()
 
 
 def best_times(torch, quick, repeat, interpreter):
