@@ -110,7 +110,7 @@ def main(argv=None):
     steps = launch(1, 1, cta=0).stats["warp_instructions"]
     print(f"flash_fwd_f16_d64, N = {n}, sm_90, one thread, load average {os.getloadavg()[0]:.1f}")
     print(f"one CTA (64 rows x {n} keys): {one[0] * 1e3:9.1f} ms (median {one[1] * 1e3:.1f}); target < 100 ms")
-    print(f"B=1 H=2 N={n} forward ({2 * flash.grid(1, 1, n)[0]} CTAs): {whole[0]:8.3f} s (median {whole[1]:.3f}); "
+    print(f"B=1 H=2 N={n} forward ({2 * flash.grid(1, 1, n)[0]} CTAs): {whole[0]:8.4f} s (median {whole[1]:.4f}); "
           f"target < 2 s")
     print(f"CPU time of this process: one CTA {one_cpu[0] * 1e3:.1f} ms (median {one_cpu[1] * 1e3:.1f}); "
           f"B=1 H=2 {whole_cpu[0]:.3f} s (median {whole_cpu[1]:.3f})")
