@@ -9,6 +9,10 @@ interpreter and every instruction family, some 265 functions: minutes per side),
 ``fma``/``mul``/``add`` models called from Python (seconds). Printed per side: wall seconds and the number of
 specialisations compiled; then the ratio of warpsim's typing to the baseline (``WARPSIM_NUMBA_LITERALS=1``, Numba's
 own) measured in the same run. Target: a ratio of at most 0.8 for the first launch.
+
+``--cores``: the first launch compiled in one process (``WARPSIM_JOBS=1``) against the default, where helper processes
+compile the interpreter's families on the other CPUs first (:mod:`warpsim.ptx.precompile`), both with warpsim's typing,
+and the ratio of their wall times (issue 29: a first run in seconds; on two CPUs at best 0.5).
 """
 
 import argparse
@@ -51,13 +55,17 @@ print(json.dumps({"seconds": seconds, "functions": sum(1 for d in ours if d.sign
 """
 
 
-def measure(code, literals):
+def measure(code, literals, jobs=None):
     with tempfile.TemporaryDirectory(prefix="warpsim-bench-compile-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         if literals:
             env["WARPSIM_NUMBA_LITERALS"] = "1"
         else:
             env.pop("WARPSIM_NUMBA_LITERALS", None)
+        if jobs is None:
+            env.pop("WARPSIM_JOBS", None)
+        else:
+            env["WARPSIM_JOBS"] = str(jobs)
         out = subprocess.run([sys.executable, "-c", MEASURE, code], env=env, capture_output=True, text=True,
                              check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -66,8 +74,18 @@ def measure(code, literals):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the f32 models alone (seconds)")
+    parser.add_argument("--cores", action="store_true",
+                        help="the first launch on one process against every CPU (warpsim.ptx.precompile)")
     args = parser.parse_args()
     print(host_line())
+    if args.cores:
+        from warpsim.ptx.precompile import jobs_wanted
+        one = measure(WORKLOAD["launch"], literals=False, jobs=1)
+        every = measure(WORKLOAD["launch"], literals=False)
+        print(f"  one process (WARPSIM_JOBS=1): {one['seconds']:.1f} s")
+        print(f"  every CPU ({jobs_wanted()} processes): {every['seconds']:.1f} s")
+        print(f"  ratio every CPU / one process: {every['seconds'] / one['seconds']:.2f}x")
+        return
     code = WORKLOAD["quick" if args.quick else "launch"]
     base = measure(code, literals=True)
     ours = measure(code, literals=False)

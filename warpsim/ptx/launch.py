@@ -50,6 +50,7 @@ from warpsim.ptx.families.bulk_copy import (BULK_A, BULK_B, BULK_C, BULK_COORDS,
                                            BULK_STEP, BULK_THREAD, FORM_NAMES, REDUCE_TENSOR, TENSOR_LOAD, TENSOR_STORE)
 from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
 from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
+from warpsim.ptx.precompile import compile_families
 from warpsim.ptx import jobs as fan
 from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
                                 SPACE_NAMES, from_generic, object_ends, redzone, round_up)
@@ -700,13 +701,15 @@ class PtxRun:
             ctx[14] = target
             before = int(ctx[13])
             fault = np.zeros(8, np.int64)
-            done = run_cta(d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars,
-                           state.stack, state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const,
-                           self._kparam, state.fparam, state.pend, state.npend, state.groups, state.pend_map, ctx,
-                           state.clocks, self._counts, self._arch, state.wgpend, state.mbar, state.prbuf, state.prrec,
-                           state.nprint, fault,
-                           self._mufu, self._cycles, self.shadow, self.sstate, self.finds, self.warp_order,
-                           self.csmem, self._cmbar, state.cl, state.blog)
+            args = (d.code, d.opnd, d.copies, m.regs, state.pc, state.status, state.bar_id, state.bars, state.stack,
+                    state.depth, state.ccf, m.smem, m.gmem, self._ends, state.local, d.const, self._kparam, state.fparam,
+                    state.pend, state.npend, state.groups, state.pend_map, ctx, state.clocks, self._counts, self._arch,
+                    state.wgpend, state.mbar, state.prbuf, state.prrec, state.nprint, fault, self._mufu, self._cycles,
+                    self.shadow, self.sstate, self.finds, self.warp_order, self.csmem, self._cmbar, state.cl,
+                    state.blog)
+            if not run_cta.overloads:                           # a first call in this process: on a cold cache,
+                compile_families(run_cta, args)                 # the families compile on every core first
+            done = run_cta(*args)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:
                 if self.shared is not None:

@@ -1,0 +1,104 @@
+"""The first launch's parallel compile (warpsim.ptx.precompile): the split of the families over processes, the
+argument types it compiles them for (they must be the ones run_cta passes, or the helpers' work is wasted), and a
+helper process writing into the cache the launch reads."""
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import warpsim.ptx as wp
+import warpsim.ptx.launch as launch_module
+from warpsim.ptx import precompile
+from warpsim.ptx.interp import run_cta
+
+ROOT = Path(__file__).resolve().parents[2]
+ADD_INDEX = ROOT / "examples" / "ptx" / "add_index.ptx"
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3, 4, 8])
+def test_partition_places_every_group_once(jobs):
+    shares = precompile.partition(precompile.GROUPS, jobs, head=precompile.RUN_CTA_SECONDS)
+    assert len(shares) == jobs
+    names = [g for share in shares for g in share]
+    assert sorted(names) == sorted(g for g, _ in precompile.GROUPS)
+    weight = dict(precompile.GROUPS)
+    loads = [sum(weight[g] for g in share) + (precompile.RUN_CTA_SECONDS if k == 0 else 0)
+             for k, share in enumerate(shares)]
+    if jobs == 2:                           # the longest-first rule keeps two CPUs within the largest group's weight
+        assert max(loads) - min(loads) <= max(weight.values())
+        assert max(loads) < 0.6 * (sum(weight.values()) + precompile.RUN_CTA_SECONDS)
+
+
+def test_jobs_follow_the_launch_default(monkeypatch):
+    monkeypatch.setenv("WARPSIM_JOBS", "1")
+    assert precompile.jobs_wanted() == 1
+    monkeypatch.setenv("WARPSIM_JOBS", "64")
+    assert precompile.jobs_wanted() == precompile.MAX_JOBS
+
+
+class _Recorder:
+    """Stands for run_cta in the launch module: records the arguments of each call and runs the real one."""
+    overloads = {}                          # as in a new process: the launch's first-call hook runs
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        return run_cta(*args)
+
+
+def test_a_pool_worker_compiles_alone():
+    """hwcheck's fuzz workers and a launch's jobs are pool workers: they must not each start helpers."""
+    import multiprocessing
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(precompile.jobs_wanted) == 1
+
+
+def _launch_args(monkeypatch):
+    """The arguments a launch of examples/ptx/add_index.ptx passes run_cta, the launch's first-call hook seeing them
+    too (and doing nothing)."""
+    recorder, hooked = _Recorder(), []
+    monkeypatch.setattr(launch_module, "run_cta", recorder)
+    monkeypatch.setattr(launch_module, "compile_families", lambda fn, args, jobs=None: hooked.append(args))
+    module = wp.load(str(ADD_INDEX), arch="sm_90", ptxas="none")
+    x = np.arange(256, dtype=np.int32)
+    result = module.launch("add_index", grid=2, block=128, args={"x": x, "y": np.zeros_like(x), "n": 256})
+    assert (result.buffers["y"] == 2 * x).all()
+    assert hooked and all(a is b for a, b in zip(hooked[0], recorder.calls[0], strict=True))
+    return recorder.calls[0]
+
+
+def test_family_signatures_are_the_ones_run_cta_compiled(monkeypatch):
+    """Each family's argument types, as precompile derives them, are the only ones in the cache: the launch in
+    this test compiled or loaded run_cta, and run_cta's own typing put its callees there (a table that drifted from
+    run_cta's calls would leave its types missing, or a second signature beside them)."""
+    args = _launch_args(monkeypatch)
+    assert not precompile.is_cold(run_cta, args)
+    for group, calls in precompile.family_calls(args).items():
+        for fn, sig in calls:
+            index = fn._cache._cache_file._load_index()
+            assert precompile.is_cached(fn, sig), f"{group}: {fn.py_func.__name__} {sig} not in the cache"
+            assert len(index) == 1, f"{group}: {fn.py_func.__name__} has {len(index)} signatures cached"
+
+
+def test_a_helper_compiles_into_the_cache_it_is_given(tmp_path):
+    """A helper process (the same code compile_families starts) compiles a function for the given types into the
+    cache directory of its environment."""
+    from numba import types
+    entries = [("warpsim.isa.faults", "set_fault", (types.Array(types.int64, 1, "C"), types.int64, types.int64,
+                                                     types.int64, types.int64))]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", precompile._helper_source()], input=pickle.dumps(entries), env=env,
+                   check=True, timeout=300)
+    assert list(tmp_path.rglob("faults.set_fault-*.nbi")), sorted(p.name for p in tmp_path.rglob("*"))
+
+
+def test_warm_cache_starts_no_helper(monkeypatch):
+    args = _launch_args(monkeypatch)
+    assert precompile.compile_families(run_cta, args, jobs=4) == 0
