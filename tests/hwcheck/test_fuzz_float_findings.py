@@ -23,10 +23,11 @@ from warpsim.isa.arith import DEFAULT_ARCH
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 REPORTS = [os.path.join(ROOT, "conformance", "h100", f"h100-80gb-hbm3-fuzz-float-{s}.json")
-           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 262000, 1000))]
+           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 265000, 1000))]
 # (the rerun: 200000+1000 again, after the FSEL rule; 229000-236999: after the rules of 2026-12-06;
 # 237000-241999: after those of 2026-12-06's second session; 253000-255999: the H100 of 2026-12-07, 255743 the
-# contraction rules' .sat of a NaN, fixed; 256000-258999 and 259000-261999: 2026-12-07's second and third sessions)
+# contraction rules' .sat of a NaN, fixed; 256000-258999 and 259000-261999: 2026-12-07's second and third sessions;
+# 262000-264999: 2026-12-07's fourth, the first GPU run of DECISION 47-52)
 REPORTS += sorted(glob.glob(os.path.join(ROOT, "conformance", "h200", "h200-fuzz-float-*.json")))
 
 # seed -> why the simulator still differs from the GPU there (see docs/numerics.md, "NaNs as compiled")
@@ -70,6 +71,9 @@ OPEN = {
     # the H100 of 2026-12-07's third session (259000-261999, after the interpreter's warp-wide ex2/cvt/pack and
     # borrowed arrays): replayed offline with ptxas 13.0.88, the four with a planted word differ still
     261829: _DEVICE_ONLY.format(48, "offline the simulator's two runs agree"),
+    # the H100 of 2026-12-07's fourth session (262000-264999, the first GPU run of DECISION 47-52): 262630 and 264439
+    # give the GPU's bits since DECISION 53
+    262539: _DEVICE_ONLY.format(20, "offline the simulator's two runs agree"),
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
@@ -144,8 +148,8 @@ def test_a_program_that_crashed_the_rules_loads():
 
 
 def test_the_reports_hold_the_findings():
-    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 + 5 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
-    assert sum(m["opcode"] in ("neg.f32", "neg.ftz.f32") for m in FINDINGS.values()) == 10 + 10 + 7 + 4 + 2 + 2
+    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 + 5 + 3 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
+    assert sum(m["opcode"] in ("neg.f32", "neg.ftz.f32") for m in FINDINGS.values()) == 10 + 10 + 7 + 4 + 2 + 2 + 2
 
 
 @pytest.mark.parametrize("seed", sorted(FINDINGS))

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "52"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "53"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -394,6 +394,35 @@ class _Function:
 
     def __init__(self, f):
         self.flow = ControlFlow(f)
+        self._solve()
+        decided = self._decided_branches()
+        if decided:                                 # the paths ptxas knows are never taken removed (H100 seed 262630)
+            self.flow = ControlFlow(f, decided)
+            self._solve()
+
+    def _decided_branches(self):
+        """``{index: taken}`` of the guarded ``bra`` whose predicate's one reaching definition is an unguarded
+        ``setp`` of an f32 register against itself with a comparison that cannot vary: ``gt``/``lt``/``ne`` (false,
+        a NaN included) and ``equ``/``geu``/``leu`` (true). ptxas decides them (``setp.gt.f32 %p3, %f0, %f0; @%p3
+        bra $L_else3``: no branch in the SASS, the other side's writes gone: H100 seed 262630)."""
+        out = {}
+        for i, ins in enumerate(self.flow.instrs):
+            if ins.opcode != "bra" or ins.guard is None:
+                continue
+            m = self.single_def(i, ins.guard)
+            setp = self.flow.instrs[m] if m is not None else None
+            if setp is None or setp.opcode != "setp" or setp.guard is not None or _float_type(setp) != "f32" or \
+                    len(setp.operands) != 3 or setp.operands[0].pair is not None:
+                continue
+            a, b = setp.operands[1:3]
+            if a.kind != "reg" or b.kind != "reg" or a.name != b.name:
+                continue
+            value = next((v for c, v in _SELF_COMPARISON.items() if c in setp.mods), None)
+            if value is not None:
+                out[i] = value != ins.guard_neg
+        return out
+
+    def _solve(self):
         ins = self.flow.instrs
         self.writes = [set(_dests(i)) for i in ins]
         self.defs, defs_at, self.reg_mask = [], [], {}
@@ -444,6 +473,9 @@ class _Function:
             tainted = tainted or bool(self.writes[k] & regs)
             stack.extend((s, tainted) for s in self.flow.succ[k])
         return False
+
+
+_SELF_COMPARISON = {"gt": False, "lt": False, "ne": False, "equ": True, "geu": True, "leu": True}   # x op x
 
 
 def _dests(ins):
@@ -854,10 +886,21 @@ def _constants(fn, k, reg):
     return values if found and None not in values else None
 
 
-def _def_value(fn, m, depth):
-    """The constant that instruction ``m`` of ``fn`` writes (:func:`_constant`), or None."""
+def _always_nan(fn, k, reg):
+    """Whether ptxas knows ``reg`` holds a NaN before instruction ``k`` whatever the guards: every definition that
+    may reach it (a guarded write killing none) writes a NaN constant, a guarded one as if its guard held
+    (``sub.f32 %f10, %f0, %f6; @%p3 mul.f32 %f10, %f11, %f10`` of a NaN ``%f6``: either way a NaN, and ``neg.f32 %f5,
+    %f10`` folded to ``0xFFFFFFFF``: H100 seed 264439)."""
+    values = [_def_value(fn, fn.defs[i][1], 8, guarded=True)
+              for i in bits(fn.reach_past_guards[k] & fn.reg_mask.get(reg, 0))]
+    return bool(values) and all(v is not None and _is_nan(v) for v in values)
+
+
+def _def_value(fn, m, depth, guarded=False):
+    """The constant that instruction ``m`` of ``fn`` writes (:func:`_constant`), or None; ``guarded``: also for a
+    guarded ``m``, the value it writes when its guard holds."""
     ins = fn.flow.instrs[m]
-    if ins.guard is not None:
+    if ins.guard is not None and not guarded:
         return None
     values = []
     for o in ins.operands[1:]:
@@ -957,6 +1000,8 @@ def folded_constants(module, sass):
                 continue
             fn = fn or _Function(f)
             value = _constant(fn, k, ins.operands[1].name)
+            if value is None and _always_nan(fn, k, ins.operands[1].name):
+                value = 0x7FFFFFFF
             if value is None or not _is_nan(value):
                 continue
             if ins.token.line in own:           # its own line is the move of the folded bits (H100 seed 236819)

@@ -30,9 +30,13 @@ __all__ = ["ControlFlow", "bits"]
 
 
 class ControlFlow:
-    """The instructions of a function body (``.instrs``), their successors (``.succ``) and basic blocks."""
+    """The instructions of a function body (``.instrs``), their successors (``.succ``) and basic blocks.
 
-    def __init__(self, function):
+    ``decided``: ``{instruction index: taken}`` for guarded branches whose outcome is known (a compiler's view: a
+    ``bra`` decided taken flows to its label only, one decided not taken to the next instruction only)."""
+
+    def __init__(self, function, decided=None):
+        self.decided = dict(decided or {})
         self.instrs = [s for s in function.body if isinstance(s, Instruction)]
         labels, k = {}, 0
         for s in function.body:
@@ -52,6 +56,9 @@ class ControlFlow:
             to = labels.get(target.name) if target is not None and target.kind == "sym" else None
             if to is None:
                 return after
+            taken = self.decided.get(i)
+            if taken is not None:
+                return ([to] if to < len(self.instrs) else []) if taken else after
             return ([to] if to < len(self.instrs) else []) + (after if ins.guard else [])
         return after
 
