@@ -11,9 +11,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from numba import njit, prange
 
 from tests.isa.float_reference import BF16, F16, F32, canonical_nan, flush, is_negative, largest, to_bits, value
-from warpsim.isa.cvt import INT_TYPES, cvt_convert, cvt_pack, cvt_pack_x2
+from warpsim.isa.cvt import BF16_CODE, F16_CODE, INT_TYPES, cvt_convert, cvt_f32_to_16, cvt_float, cvt_pack, cvt_pack_x2
 from warpsim.isa.rounding import RN, RZ
 
 FMT = {"f32": F32, "f16": F16, "bf16": BF16, "tf32": (8, 10)}
@@ -208,3 +209,60 @@ def test_16_bit_float_to_integer_every_pattern(src):
                     n = f(v)
                 want = min(max(n, lo), hi) & ((1 << width) - 1)
             assert g == want, f"cvt.{mode}.{dst}.{src} {xi:#x}: want {want:#x}, got {g:#x}"
+
+
+# cvt_f32_to_16 (cvt.rn.f16.f32 and cvt.rn.bf16.f32 in integer operations) against the general model, cvt_float
+
+
+@njit(cache=True, parallel=True)
+def _f32_to_16_differences(first, count, to, ftz):
+    """How many of the f32 bit patterns ``first .. first + count - 1`` cvt_f32_to_16 rounds otherwise than cvt_float
+    (``.ftz`` given to cvt_float: to f16 it changes nothing), and the smallest such pattern (-1: none)."""
+    d_eb, d_fb = (5, 10) if to == F16_CODE else (8, 7)
+    found = np.zeros(count // 65536 + 1, np.int64)
+    first_bad = np.full(count // 65536 + 1, -1, np.int64)
+    for chunk in prange(count // 65536 + 1):
+        for i in range(chunk * 65536, min(count, (chunk + 1) * 65536)):
+            x = first + i
+            if cvt_f32_to_16(x, to) != cvt_float(x, 8, 23, 0, d_eb, d_fb, 0, RN, ftz, False, False, False):
+                found[chunk] += 1
+                if first_bad[chunk] < 0:
+                    first_bad[chunk] = x
+    bad = first_bad[first_bad >= 0]
+    return int(found.sum()), (int(bad.min()) if bad.size else -1)
+
+
+@njit(cache=True)
+def _f32_to_16_batch(x, to):
+    out = np.empty(x.shape[0], np.int64)
+    for i in range(x.shape[0]):
+        out[i] = cvt_f32_to_16(x[i], to)
+    return out
+
+
+def _sample_each_exponent(seed):
+    """Every sign and exponent with its boundary fractions (the f16/bf16 ties and their neighbours) and 2,048 random
+    fractions: 1.2 M patterns."""
+    rng = np.random.default_rng(seed)
+    head = (np.arange(512, dtype=np.int64) << 23)[:, None]
+    edges = np.array([0, 1, 2, 0x7FFFFF, 0x7FFFFE, 0x400000, 0x3FFFFF, 0x1000, 0x0FFF, 0x1001, 0x2000, 0x3000, 0x8000,
+                      0x7FFF, 0x8001, 0x10000, 0x18000, 0x7FE000, 0x7FF000, 0x7FEFFF], np.int64)
+    shifts = np.arange(14, 25, dtype=np.int64)                      # f16 subnormal ties: half of 2**shift and beside
+    ties = np.concatenate([(1 << (shifts - 1)) + k for k in (-1, 0, 1)] + [(3 << (shifts - 1)) + k for k in (-1, 0, 1)])
+    frac = np.concatenate([edges, ties & 0x7FFFFF, rng.integers(0, 1 << 23, 2048)])
+    return (head | frac[None, :]).reshape(-1)
+
+
+@pytest.mark.parametrize("to, ftz", [(F16_CODE, False), (F16_CODE, True), (BF16_CODE, False)])
+def test_cvt_f32_to_16_is_cvt_float_on_every_exponent(to, ftz):
+    x = _sample_each_exponent(7)
+    want = cvt_convert(x.astype(np.uint32), dst="f16" if to == F16_CODE else "bf16", src="f32", rnd="rn", ftz=ftz)
+    got = _f32_to_16_batch(x, to)
+    bad = np.flatnonzero(got != want.astype(np.int64))
+    assert bad.size == 0, f"{bad.size} differ, first {int(x[bad[0]]):#010x}: {got[bad[0]]:#x} != {int(want[bad[0]]):#x}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("to, ftz", [(F16_CODE, False), (F16_CODE, True), (BF16_CODE, False)])
+def test_cvt_f32_to_16_is_cvt_float_on_every_input(to, ftz):
+    assert _f32_to_16_differences(0, 1 << 32, to, ftz) == (0, -1)

@@ -11,7 +11,8 @@ inner loop is made of:
   (``warpsim.isa.fpcompare``), ``ex2.approx{.ftz}.f32`` (``MUFU.EX2``: ``warpsim.isa.mufu32``, ``sfu_exp``'s
   datapath, its coefficients taken once);
 - :func:`warp_float`, on operands gathered into arrays: ``cvt`` between float formats (``cvt.rn.f16.f32``,
-  ``cvt.f32.f16`` ...: ``warpsim.isa.cvt.cvt_float``, the formats and modifiers decoded once), and every other form
+  ``cvt.f32.f16`` ...: ``warpsim.isa.cvt.cvt_float``, the formats and modifiers decoded once; ``cvt.rn.f16.f32`` and
+  ``cvt.rn.bf16.f32`` by ``cvt_f32_to_16``, the same bits in a few integer operations), and every other form
   (other types and rounding modes, the other MUFU forms, ``setp``, the other ``cvt`` kinds) lane by lane through
   ``float_result``.
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu32 as m32
-from warpsim.isa.cvt import cvt_float
+from warpsim.isa.cvt import BF16_CODE, F16_CODE, cvt_f32_to_16, cvt_float
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.isa.scratch import njit_borrowing, stack_array
@@ -59,6 +60,13 @@ def _cvt_lanes(rnd, flags, fmts, gmask, a, d):
     relu, sf = (flags & _RELU) != 0, (flags & _SATFINITE) != 0
     s_eb, s_fb, s_sh = FMT[fmts >> 3]
     d_eb, d_fb, d_sh = FMT[fmts & 7]
+    if rnd == RN and not (sat or relu or sf) and s_eb == 8 and s_fb == 23 and s_sh == 0 and d_sh == 0 and (
+            (d_eb == 5 and d_fb == 10) or (d_eb == 8 and d_fb == 7 and not ftz)):
+        to = F16_CODE if d_eb == 5 else BF16_CODE           # cvt.rn{.ftz}.f16.f32, cvt.rn.bf16.f32: the same bits
+        for lane in range(32):                              # by integer arithmetic (cvt_f32_to_16's proof)
+            if (gmask >> lane) & 1:
+                d[lane] = cvt_f32_to_16(a[lane], to)
+        return True
     for lane in range(32):
         if (gmask >> lane) & 1:
             d[lane] = cvt_float(a[lane], s_eb, s_fb, s_sh, d_eb, d_fb, d_sh, rnd, ftz, sat, relu, sf)
