@@ -223,3 +223,18 @@ def test_bench_hopper_quick():
     ratio = re.search(rf"ratio wgmma tile / mma\.sync tile \(best\): {NUMBER}x", text)
     assert ratio and abs(num(ratio[1]) - num(best[3]) / num(base[3])) <= 0.006 + 0.006 * num(ratio[1]), text
     assert re.search(r"target: < 50 ms warm for the wgmma tile: (under|OVER)", text)
+
+
+def test_bench_numba_sim_quick():
+    pytest.importorskip("numba.cuda", reason="bench_numba_sim runs Numba CUDA kernels (pip install numba-cuda)")
+    text = run_quick("bench_numba_sim.py")
+    rows = re.findall(rf"^  (\w+) +grid .+? warpsim +{NUMBER} ms +Numba's simulator +{NUMBER} ms +{NUMBER}x +"
+                      r"same bits: (yes|no)$", text, re.M)
+    assert [r[0] for r in rows] == ["saxpy", "block_sum", "matrix_add_2d", "softmax_rows"], text
+    for name, ours, theirs, ratio, same in rows:
+        # the times are printed to 0.01 ms: the ratio of the printed times may be off by that rounding
+        slack = num(ratio) * (0.005 / num(ours) + 0.005 / num(theirs)) + 0.05
+        assert num(ours) > 0 and abs(num(ratio) - num(theirs) / num(ours)) <= slack, text
+    # the sums and the 2-D add are the same float32 additions in the same order on both sides
+    assert dict((r[0], r[4]) for r in rows)["block_sum"] == "yes" and rows[2][4] == "yes", text
+    assert re.search(rf"^slowest ratio: {NUMBER}x$", text, re.M), text
