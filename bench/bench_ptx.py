@@ -14,7 +14,10 @@ kernel parsed and decoded once, Numba's cache warm), best and median of N launch
   work: the stream executes the same number of warp instructions of that mix, encoded once.
 
 The figures are warp instructions / second (one warp instruction = 32 lanes) and the ratio of
-the PTX interpreter to the stream executor measured in the same run. The PTX figure includes
+the PTX interpreter to the stream executor measured in the same run; and the lower bound of issue 29 (item 5) for
+the integer and float loops: the loop body as straight Numba code lane by lane, calling the same isa functions as the
+interpreter, no decode, no dispatch, no program counters (checked to write the kernel's bits), counted in the same
+warp instructions, with the ratio interpreter / lower bound. The PTX figure includes
 what the stream has decided ahead of time (per-thread program counters, the choice of the lanes
 at the smallest pc, guard predicates, address arithmetic).
 """
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -38,6 +42,12 @@ from warpsim.machine import Machine                                # noqa: E402
 from warpsim.program.encode import encode                          # noqa: E402
 from warpsim.program.execute import execute                        # noqa: E402
 from warpsim.program.instr import Instr, Op                        # noqa: E402
+from warpsim.isa.cvt import cvt_float_to_int, cvt_int_to_float, cvt_pack_x2  # noqa: E402
+from warpsim.isa.fparith import f16x2_add, f32_add                  # noqa: E402
+from warpsim.isa.fpcompare import CMP, f32_min, f32_setp            # noqa: E402
+from warpsim.isa.hostfloat import host_f32_fma, host_f32_mul        # noqa: E402
+from warpsim.isa.rounding import RN, RZ                             # noqa: E402
+from warpsim.ptx.alu import popc, prmt                              # noqa: E402
 
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -143,6 +153,75 @@ def ptx_rate(text, kernel, args, repeat):
     return steps, steps / best, steps / median
 
 
+# The lower bound (issue 29, item 5): each loop body as straight Numba code, lane by lane, the same arithmetic
+# (the same isa functions as the interpreter's), no decode, no dispatch, no program counters: what is left of a
+# warp instruction's cost when nothing but its 32 lanes' operation is paid.
+
+
+@njit(cache=True)
+def _integer_straight(out, n):
+    for w in range(4):
+        for lane in range(32):
+            r1 = np.int64(32 * w + lane)
+            r2 = np.int64(0)
+            r3 = np.int64(12345)
+            while True:
+                r3 = (r3 + r1) & 0xFFFFFFFF
+                r4 = (r3 * 747796405 + r2) & 0xFFFFFFFF
+                r5 = r4 ^ r3
+                r6 = (r5 << 3) & 0xFFFFFFFF
+                r7 = r5 >> 7
+                r8 = r6 & r7
+                r9 = prmt(r8, r4, 0x3210, 0)
+                r11 = popc(r9, 32)
+                r3 = (r9 + r11) & 0xFFFFFFFF
+                r2 += 1
+                if not r2 < n:
+                    break
+            out[32 * w + lane] = r3
+
+
+_LT = CMP["lt"]
+
+
+@njit(cache=True)
+def _float_straight(out, n):
+    for w in range(4):
+        for lane in range(32):
+            f1 = cvt_int_to_float(np.int64(32 * w + lane), 32, False, 8, 23, 0, RN)
+            f2 = np.int64(0x3F9E0419)
+            r2 = np.int64(0)
+            r5 = np.int64(0)
+            r3 = np.int64(0)
+            while True:
+                f3 = host_f32_fma(f1, f2, np.int64(0x3F000000), False, False)
+                f4 = f32_add(f3, f1, RZ, False, False)
+                f5 = host_f32_mul(f4, np.int64(0x3F7FF000), False, False)
+                f6 = f32_min(f5, f3, False, False, False)
+                p2 = f32_setp(f6, np.int64(0x42C80000), _LT, False)
+                f1 = f6 if p2 else f2
+                r3 = np.int64(cvt_float_to_int(f1, 8, 23, 32, True, RN, False))
+                r4 = np.int64(cvt_pack_x2(f4, f5, 5, 10, RN, False, False))
+                r5 = f16x2_add(r4, r4, RN, False, False)
+                r2 += 1
+                if not r2 < n:
+                    break
+            out[32 * w + lane] = np.uint32((r5 ^ r3) & 0xFFFFFFFF)
+
+
+def straight_rate(fn, kernel_text, kernel, steps, n, repeat):
+    """The lower bound's warp instructions per second (the PTX launch's count ``steps``), checked to write the same
+    bits as the PTX kernel."""
+    out = np.zeros(128, np.uint32)
+    fn(out, n)
+    want = warpsim.ptx.load(kernel_text).launch(kernel, block=128, args={"out": np.zeros(128, np.uint32), "n": n},
+                                                quiet=True).buffers["out"]
+    if not np.array_equal(out, want):
+        raise SystemExit(f"bench_ptx: the straight {kernel} loop does not give the kernel's bits")
+    best, median = timed(lambda: fn(out, n), repeat)
+    return steps / best, steps / median
+
+
 def stream_rate(count, repeat):
     """The stream executor on ``count`` warp instructions of the memory mix (mov, ld, st), 4 warps."""
     addr = (np.arange(32, dtype=np.int64) * 4)
@@ -174,6 +253,12 @@ def main(argv=None):
     print(f"  ptx float (fma/add/mul/min/setp/selp/cvt/f16x2): {fbest:,.0f} warp instr/s (median {fmedian:,.0f}; "
           f"{fsteps:,} warp instructions)")
     print(f"  ratio ptx float / ptx integer: {fbest / best:.2f}x")
+    lbest, lmedian = straight_rate(_integer_straight, INTEGER, "integer", steps, n, repeat)
+    print(f"  lower bound, integer loop as straight code: {lbest:,.0f} warp instr/s (median {lmedian:,.0f}); "
+          f"ptx / lower bound {best / lbest:.3f}x")
+    lfbest, lfmedian = straight_rate(_float_straight, FLOAT, "float", fsteps, n, repeat)
+    print(f"  lower bound, float loop as straight code: {lfbest:,.0f} warp instr/s (median {lfmedian:,.0f}); "
+          f"ptx / lower bound {fbest / lfbest:.3f}x")
     msteps, mbest, mmedian = ptx_rate(MEMORY, "memory", lambda: {"n": n}, repeat)
     print(f"  ptx memory (mov/ld.shared/st.shared): {mbest:,.0f} warp instr/s (median {mmedian:,.0f}; "
           f"{msteps:,} warp instructions)")

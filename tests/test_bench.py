@@ -97,6 +97,12 @@ def test_bench_ptx_quick():
     assert fl and num(fl[1]) > 0, text
     ratio = re.search(rf"ratio ptx float / ptx integer: {NUMBER}x", text)
     assert ratio and abs(num(ratio[1]) - num(fl[1]) / rates["ptx integer"]) <= 0.006, text
+    # the lower bounds ran (bench_ptx exits 1 when a straight loop's bits are not the kernel's) and are above the
+    # interpreter: they pay the arithmetic alone
+    for kind, ptx_rate in (("integer", rates["ptx integer"]), ("float", num(fl[1]))):
+        lb = re.search(rf"^  lower bound, {kind} loop as straight code: {NUMBER} warp instr/s \(median {NUMBER}\); "
+                       rf"ptx / lower bound {NUMBER}x$", text, re.M)
+        assert lb and num(lb[1]) > ptx_rate and abs(num(lb[3]) - ptx_rate / num(lb[1])) <= 0.0006, text
 
 
 def test_bench_ptx_debug_quick():
