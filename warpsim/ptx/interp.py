@@ -44,7 +44,21 @@ from warpsim.ptx.families import (sync_members, thread_arith, thread_ld_st, thre
                                    warp_mbarrier, warp_shared_global, warp_simple, wgmma_touch)
 from warpsim.ptx.families.mbarrier import MBARRIER_WAIT, mbarrier_row
 
-__all__ = ["run_cta", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING", "PRINT_ARGS"]
+__all__ = ["run_cta", "uses_hopper", "HOPPER_OPS", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING",
+           "PRINT_ARGS"]
+
+HOPPER_OPS = (Op.WGMMA, Op.MBARRIER, Op.CP_BULK, Op.BAR_CLUSTER)    # the rows run_cta's ``hopper`` families run
+
+
+def uses_hopper(code, ranks):
+    """Whether a decoded kernel (``code``, its rows) launched in clusters of ``ranks`` CTAs needs :func:`run_cta`'s
+    ``hopper`` families: a row of :data:`HOPPER_OPS`, an ``ld``/``st``/``atom`` of distributed shared memory, or a
+    cluster of several CTAs (whose generic addresses may be another CTA's shared memory)."""
+    ops = code[:, OP]
+    if ranks > 1 or np.isin(ops, np.array(HOPPER_OPS, np.int64)).any():
+        return True
+    memory = (ops == Op.LD) | (ops == Op.ST) | (ops == Op.ATOM)
+    return bool((code[memory, M0] == SP_DSMEM).any())
 
 
 @intrinsic
@@ -86,7 +100,7 @@ def _next_group(t0, status, pc, bar_id, parked):
 @njit(cache=True)
 def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, ccf, smem, gmem, ends, local, const,
             kparam, fparam, pend, npend, groups, pend_map, ctx, clocks, counts, mma_arch, wgpend, mbar, prbuf, prrec,
-            nprint, fault, mt, cycles, shadow, sstate, finds, order, csmem, cmbar, cl, blog):
+            nprint, fault, mt, cycles, shadow, sstate, finds, order, csmem, cmbar, cl, blog, hopper):
     """Run one CTA to its end (every thread exited) or to a fault; see the module docstring.
 
     Returns True when the CTA finished. ``ctx[13]`` counts the warp instructions executed (also
@@ -114,6 +128,12 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
 
     ``blog``: the CTA's log of the bulk copies (TMA) its threads issued (:func:`warpsim.ptx.families.bulk_copy.log_bulk`;
     zero rows: none kept).
+
+    ``hopper``: None for a kernel that uses none of sm_90's asynchronous and cluster instructions (:func:`uses_hopper`:
+    ``wgmma``, ``mbarrier``, ``cp.async.bulk`` and TMA, ``barrier.cluster``, distributed shared memory, a cluster of
+    several CTAs), else any array. Numba decides ``hopper is not None`` when it compiles (a branch on an argument's
+    type is pruned before typing), so for such a kernel the interpreter is compiled without those families: a first
+    run compiles less.
 
     ``order``: ``int64[warps]``, the order in which the warps take turns (``arange``: the simulator's own; the
     sanitizer's schedule check runs others). ``cycles``: empty, or ``int64[code rows, 2]``: for each row, the host cycles (:func:`host_cycles`) from
@@ -196,17 +216,18 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                     set_fault(fault, FAULT_STEP_LIMIT, t0, max_steps, 0)
                     fault[4] = p
                     return False
-                if wgpend[w, regs.shape[2] + 1] > 0 and op != Op.WGMMA:
-                    s_ = wgmma_touch(p, code, opnd, wgpend[w], regs.shape[2])
-                    if s_ >= 0:
-                        lane0 = 0
-                        while not (group >> lane0) & 1:
-                            lane0 += 1
-                        set_fault(fault, FAULT_WGMMA_PENDING, t0 + lane0, s_, 0)
-                        fault[4] = p
-                        fault[6] = w
-                        ctx[13] = steps - 1
-                        return False
+                if hopper is not None:              # (pruned where the kernel has no wgmma: see the docstring)
+                    if wgpend[w, regs.shape[2] + 1] > 0 and op != Op.WGMMA:
+                        s_ = wgmma_touch(p, code, opnd, wgpend[w], regs.shape[2])
+                        if s_ >= 0:
+                            lane0 = 0
+                            while not (group >> lane0) & 1:
+                                lane0 += 1
+                            set_fault(fault, FAULT_WGMMA_PENDING, t0 + lane0, s_, 0)
+                            fault[4] = p
+                            fault[6] = w
+                            ctx[13] = steps - 1
+                            return False
                 counts[op] += 1
                 if profile:
                     cycles[p, 1] += 1
@@ -222,35 +243,37 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                             pc[t0 + lane] += 1
                     if gmask != 0 and not warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem,
                                                    pend_map, bar_arrived, bar_expect, bar_id, mma_arch, wgpend, fault,
-                                                   shadow, sstate, finds):
+                                                   shadow, sstate, finds, hopper):
                         fault[4] = p
                         fault[6] = w
                         ctx[13] = steps
                         return False
                     continue
-                if op == Op.MBARRIER or op == Op.CP_BULK:
-                    if not (warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem, ends,
-                                          local, const, kparam, fparam, mbar, pend, npend, groups, pend_map, fault,
-                                          cmbar, ctx)
-                            if op == Op.MBARRIER else
-                            warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local, const,
-                                           kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map, blog, steps - 1)):
-                        fault[4] = p
-                        fault[6] = w
-                        ctx[13] = steps
-                        return False
-                    continue
-                if op == Op.BAR_CLUSTER or ((op == Op.LD or op == Op.ST or op == Op.ATOM) and (
-                        code[p, M0] == SP_DSMEM or code[p, M0] == SP_GENERIC and ctx[CTX_NRANKS] > 1
-                        and generic_dsmem(p, w, gmask, code, opnd, regs, ctx))):
-                    if not (warp_bar_cluster(p, w, group, gmask, alive, code, pc, status, bar_id, cl, fault)
-                            if op == Op.BAR_CLUSTER else
-                            warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault)):
-                        fault[4] = p
-                        fault[6] = w
-                        ctx[13] = steps
-                        return False
-                    continue
+                if hopper is not None:              # sm_90's asynchronous and cluster families
+                    if op == Op.MBARRIER or op == Op.CP_BULK:
+                        if not (warp_mbarrier(p, w, gmask, group, code, opnd, regs, pc, status, bar_id, smem, gmem,
+                                              ends, local, const, kparam, fparam, mbar, pend, npend, groups, pend_map,
+                                              fault, cmbar, ctx)
+                                if op == Op.MBARRIER else
+                                warp_bulk_copy(p, w, gmask, group, code, opnd, regs, pc, smem, gmem, ends, local,
+                                               const, kparam, fparam, mbar, fault, csmem, cmbar, ctx, pend_map, blog,
+                                               steps - 1)):
+                            fault[4] = p
+                            fault[6] = w
+                            ctx[13] = steps
+                            return False
+                        continue
+                    if op == Op.BAR_CLUSTER or ((op == Op.LD or op == Op.ST or op == Op.ATOM) and (
+                            code[p, M0] == SP_DSMEM or code[p, M0] == SP_GENERIC and ctx[CTX_NRANKS] > 1
+                            and generic_dsmem(p, w, gmask, code, opnd, regs, ctx))):
+                        if not (warp_bar_cluster(p, w, group, gmask, alive, code, pc, status, bar_id, cl, fault)
+                                if op == Op.BAR_CLUSTER else
+                                warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault)):
+                            fault[4] = p
+                            fault[6] = w
+                            ctx[13] = steps
+                            return False
+                        continue
                 if op == Op.FENCE and code[p, M0] == SETMAXNREG:   # the warp's register budget, kept for its role
                     wgpend[w, wgpend.shape[1] - 1] = code[p, M1]
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
@@ -311,8 +334,10 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
         if waiting == 0:
             ctx[13] = steps
             return True
-        released = wake_mbarrier_waiters(code, opnd, regs, pc, status, bar_id, smem, gmem, ends, local, const, kparam,
-                                         fparam, mbar, fault) > 0
+        released = False
+        if hopper is not None:
+            released = wake_mbarrier_waiters(code, opnd, regs, pc, status, bar_id, smem, gmem, ends, local, const,
+                                             kparam, fparam, mbar, fault) > 0
         for b in range(16):
             need = bar_expect[b] if bar_expect[b] > 0 else alive_threads
             if bar_arrived[b] > 0 and bar_arrived[b] >= need:
@@ -327,20 +352,23 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                 released = True
                 if san:
                     sstate[S_EPOCH] += 1
-        if not released and (ctx[CTX_NRANKS] > 1 or cluster_waiters(status, bar_id) > 0):
-            ctx[13] = steps                         # the cluster's other CTAs (or its barrier) may free this one
-            ctx[CTX_YIELD] = 1
-            return False
+        if hopper is not None:
+            if not released and (ctx[CTX_NRANKS] > 1 or cluster_waiters(status, bar_id) > 0):
+                ctx[13] = steps                     # the cluster's other CTAs (or its barrier) may free this one
+                ctx[CTX_YIELD] = 1
+                return False
+            if not released:
+                for t in range(status.shape[0]):
+                    if status[t] == WAITING and bar_id[t] == MBARRIER_WAIT:
+                        row = mbarrier_row(pc[t], t, code, opnd, regs[t // 32, t % 32], smem, gmem, ends, local,
+                                           const, kparam, fparam, mbar)
+                        set_fault(fault, FAULT_MBARRIER_DEADLOCK, t, row, 0)
+                        fault[4] = pc[t]
+                        fault[6] = t // 32
+                        ctx[13] = steps
+                        return False
         if not released:
             ctx[13] = steps
-            for t in range(status.shape[0]):
-                if status[t] == WAITING and bar_id[t] == MBARRIER_WAIT:
-                    row = mbarrier_row(pc[t], t, code, opnd, regs[t // 32, t % 32], smem, gmem, ends, local, const,
-                                       kparam, fparam, mbar)
-                    set_fault(fault, FAULT_MBARRIER_DEADLOCK, t, row, 0)
-                    fault[4] = pc[t]
-                    fault[6] = t // 32
-                    return False
             set_fault(fault, FAULT_DEADLOCK, 0, waiting, alive_threads)
             fault[4] = -1
             return False

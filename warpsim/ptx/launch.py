@@ -49,7 +49,7 @@ from warpsim.ptx.codes import BULK_LOG, CTX_CLUSTER, CTX_EXPLICIT, CTX_NRANKS, C
 from warpsim.ptx.families.bulk_copy import (BULK_A, BULK_B, BULK_C, BULK_COORDS, BULK_FIELDS, BULK_FORM, BULK_ROW,
                                            BULK_STEP, BULK_THREAD, FORM_NAMES, REDUCE_TENSOR, TENSOR_LOAD, TENSOR_STORE)
 from warpsim.ptx.families.cluster import CLUSTER_WAIT, cluster_release
-from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta
+from warpsim.ptx.interp import ABSENT, MAX_PENDING, RUNNING, WAITING, run_cta, uses_hopper
 from warpsim.ptx.precompile import compile_families
 from warpsim.ptx import jobs as fan
 from warpsim.ptx.memory import (GLOBAL_BASE, KPARAM_BASE, RANK_BYTE, SHARED_BASE, SHARED_WINDOW, SP_CONST, SP_GLOBAL, SP_KPARAM,
@@ -79,6 +79,7 @@ _FIRST_SLICE = 1 << 15           # warp instructions: about 40 ms of bench/bench
 _CALL_DEPTH = 16
 GLOBAL_SHADOW_BYTES = 1 << 22    # the sanitizer shadows global memory up to this size (76 bytes of shadow a byte)
 _SM_COUNT = 132                  # %nsmid; %smid = linear CTA index mod this (an H200's SMs)
+_FIRST_CALLS = set()             # the run_cta variants (hopper is None or not) this process has called
 MAX_CLUSTER_CTAS = 8             # CTAs in a cluster: the portable limit (16 needs a non-portable opt-in)
 
 
@@ -537,6 +538,8 @@ class PtxRun:
         ctx[0:3], ctx[6:9], ctx[9], ctx[11] = block, grid, threads, smem
         ctx[12], ctx[14], ctx[15] = m.smem.size - SHARED_BASE, max_steps, _SM_COUNT    # static + dynamic
         ctx[CTX_CLUSTER:CTX_CLUSTER + 3], ctx[CTX_EXPLICIT], ctx[CTX_NRANKS] = cluster, explicit, ranks
+        # None: the interpreter compiled without sm_90's asynchronous and cluster families (run_cta's ``hopper``)
+        self._hopper = np.zeros(0, np.int64) if uses_hopper(d.code, ranks) else None
         self._ctxs = [ctx.copy() for _ in range(ranks)]
         self._rank = 0
         self._done = [False] * ranks
@@ -706,9 +709,10 @@ class PtxRun:
                     state.pend, state.npend, state.groups, state.pend_map, ctx, state.clocks, self._counts, self._arch,
                     state.wgpend, state.mbar, state.prbuf, state.prrec, state.nprint, fault, self._mufu, self._cycles,
                     self.shadow, self.sstate, self.finds, self.warp_order, self.csmem, self._cmbar, state.cl,
-                    state.blog)
-            if not run_cta.overloads:                           # a first call in this process: on a cold cache,
-                compile_families(run_cta, args)                 # the families compile on every core first
+                    state.blog, self._hopper)
+            if (self._hopper is None) not in _FIRST_CALLS:      # a first call of this variant in this process: on
+                _FIRST_CALLS.add(self._hopper is None)          # a cold cache, its families compile on every core
+                compile_families(run_cta, args)
             done = run_cta(*args)
             self.printf.extend(self.module._printed(self.cta, self.block, state, m, d.const, self._quiet))
             if done:

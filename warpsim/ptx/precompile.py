@@ -50,9 +50,13 @@ GROUPS = (
 )
 
 
+HOPPER_GROUPS = ("bulk_copy", "wgmma", "mbarrier")   # with the cluster functions: run_cta's ``hopper`` families
+
+
 def family_calls(args):
     """``{group: [(dispatcher, argument types)]}``: the compiled families :func:`~warpsim.ptx.interp.run_cta` calls,
-    each with the types of the arguments it passes them, from ``args``, the tuple a launch passes ``run_cta``.
+    each with the types of the arguments it passes them, from ``args``, the tuple a launch passes ``run_cta`` (with
+    ``hopper`` None, the variant without :data:`HOPPER_GROUPS` and the cluster functions).
 
     The argument lists are ``run_cta``'s (and those of the helpers it inlines: ``warp_collective``,
     ``thread_arith``); ``tests/ptx/test_precompile.py`` checks them against the signatures the cache holds."""
@@ -114,7 +118,10 @@ def family_calls(args):
                      (mbarrier.wake_mbarrier_waiters, (code, opnd, regs, pc, status, bar_id, smem, gmem, ends, local,
                                                        const, kparam, fparam, mbar, fault))],
     }
-    return {g: [(fn, tuple(typeof(v) for v in vals)) for fn, vals in calls[g]] for g, _ in GROUPS}
+    if a["hopper"] is None:                               # run_cta compiled without sm_90's families
+        calls = {g: [(fn, vals) for fn, vals in c if fn.py_func.__module__ != cluster.__name__]
+                 for g, c in calls.items() if g not in HOPPER_GROUPS}
+    return {g: [(fn, tuple(typeof(v) for v in vals)) for fn, vals in calls[g]] for g, _ in GROUPS if g in calls}
 
 
 def jobs_wanted():
@@ -191,7 +198,7 @@ def compile_families(run_cta, args, jobs=None):
     if jobs < 2 or not is_cold(run_cta, args):
         return 0
     calls = family_calls(args)
-    shares = partition(GROUPS, jobs, head=RUN_CTA_SECONDS)
+    shares = partition([(g, w) for g, w in GROUPS if g in calls], jobs, head=RUN_CTA_SECONDS)
     env = dict(os.environ, NUMBA_NUM_THREADS="1")
     helpers = []
     for share in shares[1:]:

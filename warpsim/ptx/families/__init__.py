@@ -167,13 +167,14 @@ def thread_op(p, op, t, lane, w, code, opnd, copies, r, pc, status, stack, depth
 
 @njit(cache=True, inline="always")       # inlined: its callees borrow their arrays, it would count them
 def warp_collective(p, op, w, gmask, alive, code, opnd, regs, pc, status, smem, pend_map, bar_arrived, bar_expect,
-                    bar_id, mma_arch, wgpend, fault, shadow, sstate, finds):
-    """A warp-collective instruction for the lanes of ``gmask`` (guard true), by its family; False on a fault."""
+                    bar_id, mma_arch, wgpend, fault, shadow, sstate, finds, hopper):
+    """A warp-collective instruction for the lanes of ``gmask`` (guard true), by its family; False on a fault.
+    ``hopper``: :func:`warpsim.ptx.interp.run_cta`'s (None: no ``wgmma`` in the kernel, its family not compiled)."""
     if op == Op.BAR and code[p, M0] != 2:
         return warp_barrier(p, w, gmask, alive, code, opnd, regs, pc, status, bar_arrived, bar_expect, bar_id, fault)
     if op == Op.MMA:
         return warp_mma_sync(p, w, gmask, code, opnd, regs, pc, mma_arch, fault)
-    if op == Op.WGMMA:
+    if op == Op.WGMMA and hopper is not None:
         return warp_wgmma_op(p, w, gmask, code, opnd, regs, pc, smem, mma_arch, wgpend, fault, pend_map)
     if op == Op.LDMATRIX or op == Op.STMATRIX:
         return warp_matrix(p, op, w, gmask, code, opnd, regs, pc, smem, pend_map, fault, shadow, sstate, finds)
