@@ -31,12 +31,13 @@ from numba import typeof
 
 from warpsim.ptx.jobs import default_jobs
 
-__all__ = ["GROUPS", "MAX_JOBS", "family_calls", "compile_families", "jobs_wanted", "partition", "is_cold"]
+__all__ = ["GROUPS", "HOPPER_GROUPS", "MAX_JOBS", "RUN_CTA_SECONDS", "family_calls", "compile_families",
+           "jobs_wanted", "partition", "is_cached", "is_cold"]
 
 MAX_JOBS = 4
 RUN_CTA_SECONDS = 14.0              # run_cta's own compile, once its families are in the cache (same host as GROUPS)
 
-# (group, host seconds of its cold compile on a 2-core Xeon: bench/RESULTS.md), heaviest first. A group is compiled
+# (group, host seconds of its cold compile on a 2-CPU AMD EPYC, 2026-12-07), heaviest first. A group is compiled
 # in one process, callees before callers, so that no process compiles another's functions while typing its own.
 GROUPS = (
     ("warp_simple", 63.0),          # the integer and float warp paths, bra
@@ -151,17 +152,12 @@ def partition(weights, jobs, head=0.0):
     return [entry[2] for entry in loads]
 
 
-def _cache_key(dispatcher, sig):
-    cache = dispatcher._cache
-    return cache, cache._index_key(sig, dispatcher.targetctx.codegen())
-
-
 def is_cached(dispatcher, sig):
     """Whether Numba's on-disk cache holds ``dispatcher``'s code for the argument types ``sig`` (False when the cache
     cannot be read: the caller then compiles as usual)."""
     try:
-        cache, key = _cache_key(dispatcher, sig)
-        return key in cache._cache_file._load_index()
+        cache = dispatcher._cache
+        return cache._index_key(sig, dispatcher.targetctx.codegen()) in cache._cache_file._load_index()
     except Exception:                                             # Numba's cache internals changed: assume cold
         return False
 
@@ -199,7 +195,10 @@ def compile_families(run_cta, args, jobs=None):
         return 0
     calls = family_calls(args)
     shares = partition([(g, w) for g, w in GROUPS if g in calls], jobs, head=RUN_CTA_SECONDS)
-    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    # the helpers import warpsim from where this process did (a script may have put it on sys.path itself)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.environ.get("PYTHONPATH")
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONPATH=root + (os.pathsep + path if path else ""))
     helpers = []
     for share in shares[1:]:
         if not share:
