@@ -34,6 +34,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
+# The kernels are written here, not imported from tests/pyfronts/numba_kernels.py: that module's
+# @cuda.jit(lineinfo=True) is refused by Numba's simulator (its jit takes no lineinfo), so it does not import there.
+
+
 @cuda.jit
 def saxpy(a, x, y, out):
     i = cuda.grid(1)
