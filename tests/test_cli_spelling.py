@@ -55,3 +55,19 @@ def test_random_args_are_one_spelling_and_one_draw_for_warpsim_and_hwcheck(tmp_p
                          "--arg", "x=random:u32:32", "--arg", "y=zeros:u32:32", "--seed", "3",
                          "--dump", "x", "--out", str(tmp_path)]) == 0
     assert np.array_equal(np.load(tmp_path / "x.npy"), values["x"])
+
+
+def test_numpys_dtype_names_are_taken_in_arg_specs():
+    """``zeros:float32:8`` and ``random:int16:4`` are ``zeros:f32:8`` and ``random:i16:4``: the same array, the same
+    draw; a name neither spells is one line listing both."""
+    import numpy as np
+
+    from warpsim.frontends.args import arg_values
+
+    ours, _ = arg_values(["a=zeros:f32:8", "b=random:i16:4", "c=random:f16:2x2:0.5"], seed=5)
+    numpys, _ = arg_values(["a=zeros:float32:8", "b=random:int16:4", "c=random:float16:2x2:0.5"], seed=5)
+    for k in "abc":
+        assert numpys[k].dtype == ours[k].dtype and np.array_equal(numpys[k], ours[k]), k
+    with pytest.raises(ValueError, match=r"^--arg a=zeros:float128:8: expected zeros:DTYPE:SHAPE with DTYPE one of "
+                                         r"f16, .* \(or numpy's names: float16, .*int64\)$"):
+        arg_values(["a=zeros:float128:8"], seed=5)

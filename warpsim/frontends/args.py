@@ -16,11 +16,25 @@ from warpsim.frontends.kernel import NUMERIC_KINDS
 from warpsim.frontends.nvcc import CUDA_SUFFIXES
 from warpsim.isa.floats import FP8, nearest_fp8
 
-__all__ = ["routes_here", "parse_arg_value", "parse_arg", "concrete_args", "arg_values", "parse_cta", "DTYPES"]
+__all__ = ["routes_here", "parse_arg_value", "parse_arg", "concrete_args", "arg_values", "parse_cta", "DTYPES",
+           "NUMPY_NAMES", "dtype_key"]
 
 DTYPES = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64, "e4m3": np.uint8,
           "e5m2": np.uint8, "u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32,
           "i32": np.int32, "u64": np.uint64, "i64": np.int64}     # bf16, e4m3 and e5m2 held as their bits
+# numpy's names of the same types are taken too (``zeros:float32:64``); bf16, e4m3 and e5m2 have none in numpy
+NUMPY_NAMES = {np.dtype(t).name: k for k, t in DTYPES.items() if k not in ("bf16", "e4m3", "e5m2")}
+_DTYPE_CHOICES = f"{', '.join(DTYPES)} (or numpy's names: {', '.join(NUMPY_NAMES)})"
+
+
+def dtype_key(name):
+    """The ``DTYPES`` key of a ``--arg`` spec's DTYPE: its own (``f32``) or numpy's name (``float32``); unknown
+    names are returned as they are.
+
+    >>> dtype_key("float32"), dtype_key("i8"), dtype_key("uint16")
+    ('f32', 'i8', 'u16')
+    """
+    return NUMPY_NAMES.get(name, name)
 
 
 def routes_here(argv):
@@ -44,8 +58,10 @@ def parse_arg_value(text, what):
     """
     if text.startswith("zeros:"):
         parts = text.split(":")
+        if len(parts) == 3:
+            parts[1] = dtype_key(parts[1])
         if len(parts) != 3 or parts[1] not in DTYPES:
-            raise ValueError(f"{what}={text}: expected zeros:DTYPE:SHAPE with DTYPE one of {', '.join(DTYPES)}")
+            raise ValueError(f"{what}={text}: expected zeros:DTYPE:SHAPE with DTYPE one of {_DTYPE_CHOICES}")
         try:
             shape = tuple(int(v) for v in parts[2].split("x"))
         except ValueError:
@@ -125,9 +141,11 @@ def parse_arg(pair: str):
     first, *fields = value.split(";")
     if first.startswith("random:"):
         parts = first.split(":")
+        if len(parts) in (3, 4):
+            parts[1] = dtype_key(parts[1])
         if len(parts) not in (3, 4) or parts[1] not in DTYPES:
             raise ValueError(f"--arg {name}={first}: expected random:DTYPE:SHAPE[:BOUND] with DTYPE one of "
-                             f"{', '.join(DTYPES)}")
+                             f"{_DTYPE_CHOICES}")
         try:
             spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
         except ValueError:
