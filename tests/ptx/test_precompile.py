@@ -141,3 +141,12 @@ def test_uses_hopper():
 def test_warm_cache_starts_no_helper(monkeypatch):
     args = _launch_args(monkeypatch, False)
     assert precompile.compile_families(run_cta, args, jobs=4) == 0
+
+
+def test_a_cache_it_cannot_read_starts_no_helper():
+    """Where Numba's cache cannot be read as precompile reads it, the launch compiles in its own process, as before:
+    no helpers compiling what may be cached already."""
+    class Unreadable:
+        overloads = {}
+    assert precompile.is_cached(Unreadable(), ()) is None and precompile.is_cold(Unreadable(), ()) is False
+    assert precompile.compile_families(Unreadable(), (), jobs=4) == 0

@@ -153,21 +153,22 @@ def partition(weights, jobs, head=0.0):
 
 
 def is_cached(dispatcher, sig):
-    """Whether Numba's on-disk cache holds ``dispatcher``'s code for the argument types ``sig`` (False when the cache
-    cannot be read: the caller then compiles as usual)."""
+    """Whether Numba's on-disk cache holds ``dispatcher``'s code for the argument types ``sig``; None when the cache
+    cannot be read that way (another Numba's internals: tests/ptx/test_precompile.py would say so)."""
     try:
         cache = dispatcher._cache
         return cache._index_key(sig, dispatcher.targetctx.codegen()) in cache._cache_file._load_index()
-    except Exception:                                             # Numba's cache internals changed: assume cold
-        return False
+    except Exception:
+        return None
 
 
 def is_cold(run_cta, args):
-    """Whether the first call of ``run_cta`` with ``args`` would compile it (no code in memory or in the cache)."""
+    """Whether the first call of ``run_cta`` with ``args`` would compile it (no code in memory or in the cache); False
+    when that cannot be told (the launch then compiles in its own process, as before: no helper started for nothing)."""
     sig = tuple(typeof(v) for v in args)
     if run_cta.overloads.get(sig) is not None:
         return False
-    return not is_cached(run_cta, sig)
+    return is_cached(run_cta, sig) is False
 
 
 def _helper_source():
