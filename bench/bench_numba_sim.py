@@ -5,7 +5,9 @@ Run from the repository root: ``PYTHONPATH=. python bench/bench_numba_sim.py [--
 The kernels are written as Numba's users write them (``@cuda.jit``, ``cuda.grid``, shared memory and
 ``syncthreads``, ``math.exp``) and launched the same way on both: ``kernel[blocks, threads](numpy arrays)``.
 warpsim runs them under ``warpsim.numba.simulate(arch="sm_80")`` (Numba's PTX, ptxas's contraction, bit-exact) in
-this process, timed after a warm-up launch (the PTX compiled and cached); Numba's simulator runs them in a child
+this process, timed by ``bench/timing.py``'s one rule (best of ``--repeat`` after 2 warm-up launches: the PTX
+compiled and cached; every kernel writes its whole output, so one set of arrays serves every launch); Numba's
+simulator runs them in a child
 process started with ``NUMBA_ENABLE_CUDASIM=1`` (the variable must be set before Numba is imported), where each
 thread is a Python thread interpreting the kernel's Python code. For each kernel: the best of ``--repeat`` launches
 on warpsim's side and one launch of the simulator's (seconds to minutes each), the ratio simulator / warpsim, and
@@ -123,7 +125,8 @@ def cases(quick):
 
 
 def timed_launches(kernel, grid, block, args, repeat):
-    """(best seconds, the output arrays after the last launch) of ``repeat`` launches on fresh copies."""
+    """Numba's simulator side: (best seconds, the output arrays after the last launch) of ``repeat`` launches on
+    fresh copies (one launch there takes seconds to minutes: no warm-up)."""
     best, out = math.inf, None
     for _ in range(repeat):
         fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -155,6 +158,7 @@ def main(argv=None):
         print("bench_numba_sim: run it without NUMBA_ENABLE_CUDASIM (the child process sets it)", file=sys.stderr)
         return 2
     from hostinfo import host_line
+    from timing import timed
     import warpsim.numba
     print(host_line())
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
@@ -164,10 +168,9 @@ def main(argv=None):
     ratios = []
     with warpsim.numba.simulate(arch="sm_80", quiet=True):
         for name, kernel, grid, block, launch_args, index in cases(args.quick):
-            timed_launches(kernel, grid, block, launch_args, 1)                 # warm: PTX compiled, caches
-            seconds, out = timed_launches(kernel, grid, block, launch_args, repeat)
+            seconds, _ = timed(lambda: kernel[grid, block](*launch_args), repeat)
             other = simulated[name]
-            same = out[index].view(np.uint32).tolist() == other["bits"]
+            same = launch_args[index].view(np.uint32).tolist() == other["bits"]
             ratios.append(other["seconds"] / seconds)
             print(f"  {name:14s} grid {str(grid):9s} warpsim {seconds * 1e3:9.2f} ms   Numba's simulator "
                   f"{other['seconds'] * 1e3:10.2f} ms   {ratios[-1]:7.1f}x   same bits: {'yes' if same else 'no'}")
