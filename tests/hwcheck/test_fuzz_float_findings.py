@@ -23,11 +23,12 @@ from warpsim.isa.arith import DEFAULT_ARCH
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 REPORTS = [os.path.join(ROOT, "conformance", "h100", f"h100-80gb-hbm3-fuzz-float-{s}.json")
-           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 265000, 1000))]
+           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 266000, 1000))]
 # (the rerun: 200000+1000 again, after the FSEL rule; 229000-236999: after the rules of 2026-12-06;
 # 237000-241999: after those of 2026-12-06's second session; 253000-255999: the H100 of 2026-12-07, 255743 the
 # contraction rules' .sat of a NaN, fixed; 256000-258999 and 259000-261999: 2026-12-07's second and third sessions;
-# 262000-264999: 2026-12-07's fourth, the first GPU run of DECISION 47-52)
+# 262000-264999: 2026-12-07's fourth, the first GPU run of DECISION 47-52; 265000-265999: 2026-12-07's fifth, the first
+# GPU run of DECISION 53: 697 compared, 0 differ)
 REPORTS += sorted(glob.glob(os.path.join(ROOT, "conformance", "h200", "h200-fuzz-float-*.json")))
 
 # seed -> why the simulator still differs from the GPU there (see docs/numerics.md, "NaNs as compiled")
