@@ -2,10 +2,12 @@
 lane): the same bits.
 
 The forms ``f32_in_place`` runs (``add sub mul fma .rn`` with and without ``.ftz``/``.sat``, ``max min`` with their
-modifiers, ``neg abs``, ``ex2.approx`` with and without ``.ftz``, a contracted sub's negated operand), the ``cvt``
-between float formats ``warp_float`` hoists (each rounding mode and modifier), and forms both leave to
-``float_result`` (``.rz``, ``rcp.approx``, f16x2, ``setp``, ``cvt`` to an integer), on special values, subnormals,
-values near the smallest normal and random bits; lanes outside the guard mask keep what they held."""
+modifiers, ``neg abs``, ``ex2.approx`` with and without ``.ftz``, a contracted sub's negated operand), the forms
+``warp_float`` hoists (``cvt`` between float formats, each rounding mode and modifier; ``add sub mul fma`` ``.rz .rm
+.rp .f32`` and every f16x2 rounding; ``setp.f32`` of each comparison and boolean operation; ``cvt`` from f32 to each
+integer type), and forms left to ``plain_result`` (f16, bf16x2, ``setp.f16x2``, ``setp.f64``, ``cvt.rzi.f32.f32``) or to the
+MUFU tables (``rcp.approx``, ``rcp.approx.ftz.f64``), on special values, subnormals, values near the smallest normal
+and random bits; lanes outside the guard mask keep what they held."""
 
 import numpy as np
 import pytest
@@ -13,8 +15,9 @@ import pytest
 from warpsim.isa import mufu32 as m32
 from warpsim.isa.rounding import RM, RN, RP, RZ
 from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FOPS, FORMATS, float_result, mufu_operands
-from warpsim.ptx.families.floats.warp import f32_in_place, warp_float
-from warpsim.ptx.opcodes import TK_F, TK_F16X2, Op
+from warpsim.ptx.families.floats.warp import f32_in_place, hoisted_in_place, warp_float
+from warpsim.isa.fpcompare import CMP
+from warpsim.ptx.opcodes import TK_BF16X2, TK_F, TK_F16X2, TK_S, TK_U, Op
 from warpsim.ptx.rows import K_IMM, K_REG
 
 SPECIAL = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
@@ -54,10 +57,26 @@ FORMS += [(Op.FCVT, TK_F, 16, CVT_KINDS.index("float"), rnd, flags, _FMT("f32") 
 FORMS += [(Op.FCVT, TK_F, 32, CVT_KINDS.index("float"), RN, flags, _FMT(src) * 8 + _FMT("f32"))
           for src in ("f16", "bf16") for flags in (0, F["ftz"], F["sat"])]
 IN_PLACE_OPS = ("add", "sub", "mul", "fma", "max", "min", "neg", "abs", "ex2")
-# left to float_result lane by lane
-FORMS += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, 0), (Op.FCVT, TK_F, 32, CVT_KINDS.index("to_int"), RN, 0),
+# hoisted (hoisted_in_place): the directed roundings of f32, f16x2, setp.f32, cvt from f32 to an integer
+HOISTED = []
+HOISTED += [(Op.FARITH, TK_F, 32, FOPS.index(f), rnd, flags) for f in ("add", "sub", "mul", "fma")
+          for rnd in (RZ, RM, RP) for flags in (0, F["ftz"], F["sat"], F["ftz"] | F["sat"])]
+HOISTED += [(Op.FARITH, TK_F16X2, 32, FOPS.index(f), rnd, flags) for f in ("add", "sub", "mul", "fma")
+          for rnd in (RN, RZ, RM, RP) for flags in (0, F["ftz"], F["sat"])]
+HOISTED += [(Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, F["relu"]),
+          (Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, F["neg_c"]),
+          (Op.FARITH, TK_F, 32, FOPS.index("fma"), RZ, F["neg_a"])]
+HOISTED += [(Op.FSETP, TK_F, 32, cmp, bop, flags) for cmp in range(len(CMP)) for bop in range(4)
+          for flags in (0, F["ftz"])]
+HOISTED += [(Op.FCVT, tk, tb, CVT_KINDS.index("to_int"), rnd, flags, _FMT("f32") * 8)
+          for tk in (TK_S, TK_U) for tb in (8, 16, 32, 64) for rnd in (RN, RZ, RM, RP) for flags in (0, F["ftz"])]
+FORMS += HOISTED
+# left to plain_result lane by lane, and the forms of the MUFU tables
+FORMS += [(Op.FARITH, TK_F, 16, FOPS.index("add"), RN, 0), (Op.FARITH, TK_BF16X2, 32, FOPS.index("fma"), RN, 0),
+          (Op.FSETP, TK_F16X2, 32, CMP["lt"], 0, 0), (Op.FSETP, TK_F, 64, CMP["ge"], 2, 0),
+          (Op.FCVT, TK_F, 32, CVT_KINDS.index("round_int"), RZ, 0, _FMT("f32") * 9),
           (Op.FARITH, TK_F, 32, FOPS.index("rcp"), 0, F["approx"] | F["ftz"]),
-          (Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, 0), (Op.FSETP, TK_F, 32, 1, 0, 0)]
+          (Op.FARITH, TK_F, 64, FOPS.index("rcp"), 0, F["approx"] | F["ftz"])]
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +97,8 @@ def test_warp_float_gives_float_results_bits(form, tables):
         q = np.full(32, -9, np.int64)
         if op == Op.FCVT and m3 // 8 != _FMT("f32"):
             a = a & 0xFFFF                                      # a 16-bit source register
-        warp_float(op, tk, tb, m0, m1, m2, m3, 0, 0, gmask, a, b, c, d, q, tables)
+        warp_float(op, tk, tb, m0, m1, m2, m3, 0, 0, gmask, a.copy(), b.copy(), c.copy(), d, q, tables)   # (it may
+        # negate an operand in place: a contracted sub)
         for lane in range(32):
             if not (gmask >> lane) & 1:
                 assert (d[lane], q[lane]) == (-7, -9), f"lane {lane} is outside the guard mask but was written"
@@ -92,7 +112,7 @@ def test_warp_float_gives_float_results_bits(form, tables):
 
 
 
-IN_PLACE = [f for f in FORMS if f[0] == Op.FARITH and f[1] == TK_F and FOPS[f[3]] in IN_PLACE_OPS
+IN_PLACE = [f for f in FORMS if f[0] == Op.FARITH and f[1] == TK_F and f[2] == 32 and FOPS[f[3]] in IN_PLACE_OPS
             and (f[4] == RN or FOPS[f[3]] not in ("add", "sub", "mul", "fma"))]
 IN_PLACE += [(Op.FARITH, TK_F, 32, FOPS.index("fma"), RN, F["neg_a"]), (Op.FARITH, TK_F, 32, FOPS.index("fma"), RN,
                                                                            F["neg_c"] | F["ftz"])]
@@ -128,3 +148,49 @@ def test_f32_in_place_leaves_the_other_forms(fop, rnd, flags, tables):
     assert not f32_in_place(FOPS.index(fop), rnd, flags, 0xFFFFFFFF, regs, 0, K_REG, 0, 1, K_REG, 1, 1, 0, 0,
                             K_REG, 2, 1, 0, 0, K_REG, 3, 1, 0, 0, tables[m32.EX2])
     assert (regs == 0x3F800000).all()
+
+
+@pytest.mark.parametrize("form", HOISTED, ids=lambda f: f"op{int(f[0])}-tk{f[1]}-tb{f[2]}-m0{f[3]}-m1{f[4]}-flags{f[5]}")
+def test_hoisted_in_place_gives_float_results_bits(form, tables):
+    """``hoisted_in_place`` (registers to registers) against ``float_result`` lane by lane: ``b`` (a ``cvt``'s ``a``)
+    an immediate as well as a register, ``setp``'s predicate ``c`` as ``!p``, a 64-bit destination, lanes outside
+    the guard untouched."""
+    op, tk, tb, m0, m1, m2 = form[:6]
+    m3 = form[6] if len(form) > 6 else 0
+    setp, cvt = op == Op.FSETP, op == Op.FCVT
+    wide = cvt and tb == 64                                     # the destination a register pair: slots 0, 1
+    # the operands' register slots by position: setp p, q, a, b, c; the others d, a, b, c
+    slots = [0, 1, 2, 3, 4] if setp else [0, 2, 3, 4, 1]
+    srcs = (2, 3, 4) if setp else (1, 2, 3)                    # the positions of a, b, c
+    imm_at = 1 if cvt else srcs[1]
+    for k, (a, b, c) in enumerate(_operands(int(m0) * 64 + int(m2) + int(op) + 2)):
+        gmask = 0x5A5AF00F if k % 3 == 2 else 0xFFFFFFFF
+        regs = np.full((2, 32, 5), 0xDEADBEEF, np.uint32)
+        for pos, v in zip(srcs, (a, b, c)):
+            regs[1, :, slots[pos]] = v
+        fields = [[K_REG, slots[j], 1, 0, 0] for j in range(5)]
+        if wide:
+            fields[0][2] = 2
+        if k % 4 == 1:                                          # an immediate: lane 0's value in every lane
+            fields[imm_at] = [K_IMM, 0, 1, int(regs[1, 0, slots[imm_at]]), 0]
+        if setp and k % 4 == 3:
+            fields[4][4] = 1                                    # !p: lane_get gives 1 - the register
+        args = fields[0][:3] + [x for f in fields[1:] for x in f]
+        assert hoisted_in_place(op, tk, tb, m0, m1, m2, m3, gmask, regs, 1, *args)
+        for lane in range(32):
+            if not (gmask >> lane) & 1:
+                assert regs[1, lane, 0] == 0xDEADBEEF, f"lane {lane} is outside the guard mask but was written"
+                continue
+            x = []                                              # the sources' slots are not the destinations'
+            for pos in srcs:
+                kind, slot, _, imm, neg = fields[pos]
+                v = imm if kind == K_IMM else int(regs[1, lane, slot])
+                x.append(1 - v if neg else v)
+            want = float_result(op, tk, tb, m0, m1, m2, m3, 0, 0, *x, tables)
+            if setp:
+                got, exp = (int(regs[1, lane, 0]), int(regs[1, lane, 1])), (int(want[0]), int(want[1]))
+            elif wide:
+                got, exp = int(regs[1, lane, 0]) | int(regs[1, lane, 1]) << 32, int(want[0]) & (2**64 - 1)
+            else:
+                got, exp = int(regs[1, lane, 0]), int(want[0]) & 0xFFFFFFFF
+            assert got == exp, (form, lane, [hex(v) for v in x], got, exp)

@@ -45,8 +45,8 @@ from warpsim.ptx.opcodes import TK_BF, TK_BF16X2, TK_F, TK_F16X2, TK_S, Op
 from warpsim.ptx.operands import get, put
 from warpsim.ptx.rows import M0, M1, M2, M3, NOPS, O0, SB, SK, TB, TK
 
-__all__ = ["FOPS", "FLAGS", "NEGATE", "sign_bits", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result", "thread_float", "kernel_mufu_tables",
-           "mufu_operands"]
+__all__ = ["FOPS", "FLAGS", "NEGATE", "sign_bits", "CVT_KINDS", "FORMATS", "MUFU32_TABLE", "SINCOS_SLOT", "float_result",
+           "plain_result", "setp_bool", "uses_tables", "thread_float", "kernel_mufu_tables", "mufu_operands"]
 
 # FARITH's operations, in M0 (mad is fma; ex2 and tanh: the 16-bit .approx forms, H200 tables)
 FOPS = ("add", "sub", "mul", "fma", "div", "sqrt", "rcp", "min", "max", "abs", "neg", "copysign", "ex2", "tanh", "lg2",
@@ -70,7 +70,7 @@ FMT = tuple(FLOAT_CODES[f] for f in FORMATS)      # (exp_bits, frac_bits, shift)
 
 
 @njit(cache=True, inline="always")
-def _bool(op, t, c):
+def setp_bool(op, t, c):
     """``setp``'s ``.and/.or/.xor`` (``BOOL`` codes 1..3; 0: none) of ``t`` with predicate ``c``."""
     if op == 1:
         return t & c
@@ -108,11 +108,9 @@ def _mufu32(fop, a, b, ftz, full, mt, c=np.uint32(0), addend=False):
 
 
 @njit(cache=True)
-def _f32(fop, a, b, c, rnd, flags, mt):
+def _f32(fop, a, b, c, rnd, flags):
+    """f32 arithmetic but the MUFU forms (``.approx``, ``div.full``: :func:`_mufu32`)."""
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
-    if flags & (_APPROX | _FULL):
-        return _mufu32(fop, np.uint32(a), np.uint32(b), ftz, (flags & _FULL) != 0, mt, np.uint32(c),
-                       (flags & _ADDEND) != 0)
     nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
     if rnd == RN and fop <= _FMA:                     # the isa's host path: the same bits (isa.hostfloat)
         if fop == _FMA:
@@ -146,11 +144,9 @@ def _f32(fop, a, b, c, rnd, flags, mt):
 
 
 @njit(cache=True)
-def _f64(fop, a, b, c, rnd, flags, mt):
-    """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags -- except
-    ``rcp.approx.ftz.f64`` (``MUFU.RCP64H``, ``warpsim.isa.mufu_recip``; ``mt``: the RCP coefficients)."""
-    if fop == _RCP and flags & _APPROX:              # the one f64 .approx form the decoder lets through
-        return np.int64(mr.f64_rcp_approx_ftz(np.uint64(a), mt[m32.RCP]))
+def _f64(fop, a, b, c, rnd):
+    """f64 arithmetic (``warpsim.isa.fp64``): no ``.ftz``/``.sat`` in PTX, so no flags -- but for
+    ``rcp.approx.ftz.f64`` (:func:`float_result`, ``MUFU.RCP64H``)."""
     if fop == _ADD:
         return f64.f64_add(a, b, rnd)
     if fop == _SUB:
@@ -299,11 +295,34 @@ def sign_bits(tk, tb):
     return np.int64(0x8000) if tb == 16 else np.int64(0x80000000)
 
 
+@njit(cache=True, inline="always")
+def uses_tables(op, tk, tb, m0, m2):
+    """Whether a row's result comes from the MUFU tables (``float_result``'s ``mt``): the f32 ``.approx`` forms and
+    ``div.full``, and ``rcp.approx.ftz.f64``; :func:`plain_result` computes every other form."""
+    return op == Op.FARITH and ((tk == TK_F and tb == 32 and (m2 & (_APPROX | _FULL)) != 0)
+                                or (tb == 64 and m0 == _RCP and (m2 & _APPROX) != 0))
+
+
 @njit(cache=True)
 def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
     """The destination bits ``(d, q)`` of float instruction ``op`` (see the module docstring) on
     operand bits ``a, b, c`` (int64; ``c``: ``setp``'s predicate operand); ``mt``: the f32 MUFU tables and
     the sin/cos coefficients (:func:`mufu_operands`; empty arrays where the kernel uses none)."""
+    if not uses_tables(op, tk, tb, m0, m2):
+        return plain_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c)
+    if m2 & NEGATE:
+        sign = sign_bits(tk, tb)
+        a, c = a ^ (sign if m2 & _NEG_A else 0), c ^ (sign if m2 & _NEG_C else 0)
+        m2 &= ~NEGATE
+    if tb == 64:                                     # the one f64 .approx form the decoder lets through
+        return np.int64(mr.f64_rcp_approx_ftz(np.uint64(a), mt[m32.RCP])), np.int64(0)
+    return np.int64(_mufu32(m0, np.uint32(a), np.uint32(b), (m2 & _FTZ) != 0, (m2 & _FULL) != 0, mt, np.uint32(c),
+                            (m2 & _ADDEND) != 0)), np.int64(0)
+
+
+@njit(cache=True)
+def plain_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c):
+    """:func:`float_result` of a row that does not use the MUFU tables (``not uses_tables(...)``)."""
     if op == Op.FARITH:
         x2 = tk == TK_F16X2 or tk == TK_BF16X2
         if m2 & NEGATE:
@@ -313,9 +332,9 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
         if not x2 and tb == 16:
             a, b, c = a & 0xFFFF, b & 0xFFFF, c & 0xFFFF
         if tk == TK_F and tb == 32:
-            d = np.int64(_f32(m0, a, b, c, m1, m2, mt))
+            d = np.int64(_f32(m0, a, b, c, m1, m2))
         elif tb == 64:
-            d = np.int64(_f64(m0, a, b, c, m1, m2, mt))
+            d = np.int64(_f64(m0, a, b, c, m1))
         elif tk == TK_BF or tk == TK_BF16X2:
             d = np.int64(_bf16(m0, a, b, c, m1, m2, x2))
         else:
@@ -325,8 +344,8 @@ def float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a, b, c, mt):
         p, q = _compare(tk, tb, m0, a, b, (m2 & _FTZ) != 0)
         c &= 1
         if tk == TK_F16X2 or tk == TK_BF16X2:
-            return _bool(m1, np.int64(p), c), _bool(m1, np.int64(q), c)
-        return _bool(m1, np.int64(p), c), _bool(m1, np.int64(not p), c)
+            return setp_bool(m1, np.int64(p), c), setp_bool(m1, np.int64(q), c)
+        return setp_bool(m1, np.int64(p), c), setp_bool(m1, np.int64(not p), c)
     if op == Op.FSET:
         ftz, as_float = (m2 & _FTZ) != 0, (m2 & _AS_FLOAT) != 0
         if tk == TK_F16X2:

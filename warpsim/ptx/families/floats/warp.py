@@ -10,13 +10,16 @@ inner loop is made of:
   negated operand too), ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``
   (``warpsim.isa.fpcompare``), ``ex2.approx{.ftz}.f32`` (``MUFU.EX2``: ``warpsim.isa.mufu32``, ``sfu_exp``'s
   datapath, its coefficients taken once);
+- :func:`hoisted_in_place`, also register to register: ``add sub mul fma .rz .rm .rp{.ftz}{.sat}.f32`` and
+  ``.f16x2`` (``warpsim.isa.fparith``), ``setp{.bop}{.ftz}.f32`` (``fpcompare.f32_setp``), ``cvt.{irnd}.{int}.f32``
+  (``cvt.cvt_float_to_int``);
 - :func:`warp_float`, on operands gathered into arrays: ``cvt`` between float formats (``cvt.rn.f16.f32``,
   ``cvt.f32.f16`` ...: ``warpsim.isa.cvt.cvt_float``, the formats and modifiers decoded once; ``cvt.rn.f16.f32`` and
   ``cvt.rn.bf16.f32`` by ``cvt_f32_to_16``, the same bits in a few integer operations), and every other form
-  (other types and rounding modes, the other MUFU forms, ``setp``, the other ``cvt`` kinds) lane by lane through
-  ``float_result``.
+  lane by lane through ``plain_result`` (``float_result`` without the MUFU tables' tuple, which costs a lane more
+  to pass than most of its forms cost to compute) or, for the MUFU forms, ``float_result``.
 
-``tests/ptx/test_warp_float.py`` checks both against ``float_result`` on special and random bits.
+``tests/ptx/test_warp_float.py`` checks all three against ``float_result`` on special and random bits.
 
 >>> import numpy as np
 >>> from warpsim.ptx.families.floats.fpu import FOPS, mufu_operands
@@ -29,18 +32,20 @@ inner loop is made of:
 
 import numpy as np
 
+from warpsim.isa import fparith as fa
 from warpsim.isa import fpcompare as fc
 from warpsim.isa import mufu32 as m32
-from warpsim.isa.cvt import BF16_CODE, F16_CODE, cvt_f32_to_16, cvt_float
+from warpsim.isa.cvt import BF16_CODE, F16_CODE, cvt_f32_to_16, cvt_float, cvt_float_to_int
 from warpsim.isa.hostfloat import host_f32_add, host_f32_fma, host_f32_mul
 from warpsim.isa.rounding import RN
 from warpsim.isa.scratch import njit_borrowing, stack_array
-from warpsim.ptx.families.floats.fpu import CVT_KINDS, FLAGS, FMT, FOPS, NEGATE, float_result, sign_bits
-from warpsim.ptx.opcodes import TK_F, Op
+from warpsim.ptx.families.floats.fpu import (CVT_KINDS, FLAGS, FMT, FOPS, FORMATS, NEGATE, float_result,
+                                             plain_result, setp_bool, sign_bits, uses_tables)
+from warpsim.ptx.opcodes import TK_F, TK_F16X2, TK_S, Op
 from warpsim.ptx.operands import advance, lane_get, lane_put, operand_fields
 from warpsim.ptx.rows import M0, M1, M2, M3, SB, SK, TB, TK
 
-__all__ = ["f32_in_place", "warp_float", "warp_float_rows"]
+__all__ = ["f32_in_place", "hoisted_in_place", "warp_float", "warp_float_rows"]
 
 _ADD, _SUB, _MUL, _FMA = FOPS.index("add"), FOPS.index("sub"), FOPS.index("mul"), FOPS.index("fma")
 _MIN, _MAX, _ABS, _NEG = FOPS.index("min"), FOPS.index("max"), FOPS.index("abs"), FOPS.index("neg")
@@ -48,7 +53,8 @@ _EX2 = FOPS.index("ex2")
 _FTZ, _SAT, _NAN, _XORSIGN = FLAGS["ftz"], FLAGS["sat"], FLAGS["nan_mode"], FLAGS["xorsign_abs"]
 _NEG_A, _NEG_C = FLAGS["neg_a"], FLAGS["neg_c"]
 _RELU, _SATFINITE = FLAGS["relu"], FLAGS["satfinite"]
-_CVT_FLOAT = CVT_KINDS.index("float")
+_CVT_FLOAT, _CVT_TO_INT = CVT_KINDS.index("float"), CVT_KINDS.index("to_int")
+_F32 = FORMATS.index("f32")
 _MUFU = FLAGS["approx"] | FLAGS["full"]          # the forms float_result takes to warpsim.isa.mufu32
 
 
@@ -91,9 +97,14 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
             if (gmask >> lane) & 1:
                 q[lane] = 0
         return
-    for lane in range(32):
+    if uses_tables(op, tk, tb, m0, m2):
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                d[lane], q[lane] = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane], mt)
+        return
+    for lane in range(32):                              # the tables' tuple not passed lane by lane: 2-4x faster
         if (gmask >> lane) & 1:
-            d[lane], q[lane] = float_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane], mt)
+            d[lane], q[lane] = plain_result(op, tk, tb, m0, m1, m2, m3, sk, sb, a[lane], b[lane], c[lane])
 
 
 @njit_borrowing
@@ -152,6 +163,66 @@ def f32_in_place(fop, rnd, flags, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1
 
 
 @njit_borrowing
+def hoisted_in_place(op, tk, tb, m0, m1, m2, m3, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2, i2, g2,
+                     k3, s3, n3, i3, g3, k4, s4, n4, i4, g4):
+    """Forms compiled code runs in loops, for the lanes of ``gmask`` of warp ``w`` straight from the registers to the
+    destination, the modifiers decoded once, one isa call a lane (what :func:`plain_result` calls for them):
+
+    - ``add sub mul fma`` ``.rz .rm .rp{.ftz}{.sat}.f32`` (``warpsim.isa.fparith``; ``.rn``: :func:`f32_in_place`)
+      and ``.f16x2`` (a contracted sub's negated operand too);
+    - ``setp.{cmp}{.bop}{.ftz}.f32 p|q, a, b, c`` (``fpcompare.f32_setp``);
+    - ``cvt.{irnd}{.ftz}{.sat}.{int}.f32`` (``cvt.cvt_float_to_int``).
+
+    The operands' fields as :func:`warpsim.ptx.operands.operand_fields` gives them, by position in the row: 0 the
+    destination (``setp``: ``p``), 1 ``a`` (``setp``: ``q``), then ``b``, ``c`` (``setp``: ``a, b, c``); ``m0 ..
+    m3``: the row's ``M0 .. M3``. False, with nothing written, for any other form."""
+    ftz, sat, relu = (m2 & _FTZ) != 0, (m2 & _SAT) != 0, (m2 & _RELU) != 0
+    if op == Op.FSETP:
+        if tk != TK_F or tb != 32:
+            return False
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                p = fc.f32_setp(lane_get(regs, w, lane, k2, s2, n2, i2, g2), lane_get(regs, w, lane, k3, s3, n3, i3, g3),
+                                m0, ftz)
+                pred = lane_get(regs, w, lane, k4, s4, n4, i4, g4) & 1
+                lane_put(regs, w, lane, k0, s0, n0, setp_bool(m1, np.int64(p), pred))
+                lane_put(regs, w, lane, k1, s1, n1, setp_bool(m1, np.int64(not p), pred))
+        return True
+    if op == Op.FCVT:
+        if m0 != _CVT_TO_INT or (m3 >> 3) != _F32:
+            return False
+        signed = tk == TK_S
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                lane_put(regs, w, lane, k0, s0, n0, np.int64(cvt_float_to_int(
+                    lane_get(regs, w, lane, k1, s1, n1, i1, g1), 8, 23, tb, signed, m1, ftz)))
+        return True
+    if op != Op.FARITH or m0 > _FMA or m2 & _MUFU:
+        return False
+    x2 = tk == TK_F16X2
+    if not (x2 or (tk == TK_F and tb == 32 and m1 != RN)):
+        return False
+    sign = np.int64(0x80008000) if x2 else np.int64(0x80000000)
+    na = sign if m2 & _NEG_A else np.int64(0)          # a contracted sub's negated operand
+    nc = sign if m2 & _NEG_C else np.int64(0)
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            a = lane_get(regs, w, lane, k1, s1, n1, i1, g1) ^ na
+            b = lane_get(regs, w, lane, k2, s2, n2, i2, g2)
+            if m0 == _FMA:
+                c = lane_get(regs, w, lane, k3, s3, n3, i3, g3) ^ nc
+                d = np.int64(fa.f16x2_fma(a, b, c, m1, ftz, sat, relu) if x2 else fa.f32_fma(a, b, c, m1, ftz, sat))
+            elif m0 == _MUL:
+                d = np.int64(fa.f16x2_mul(a, b, m1, ftz, sat) if x2 else fa.f32_mul(a, b, m1, ftz, sat))
+            elif m0 == _ADD:
+                d = np.int64(fa.f16x2_add(a, b, m1, ftz, sat) if x2 else fa.f32_add(a, b, m1, ftz, sat))
+            else:
+                d = np.int64(fa.f16x2_sub(a, b, m1, ftz, sat) if x2 else fa.f32_sub(a, b, m1, ftz, sat))
+            lane_put(regs, w, lane, k0, s0, n0, d)
+    return True
+
+
+@njit_borrowing
 def warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     """A float instruction (``FARITH ... FCVT`` rows) for a whole group: the lanes' operands gathered once,
     :func:`warp_float`, the results scattered; advances the group's pcs."""
@@ -166,6 +237,9 @@ def warp_float_rows(p, op, w, group, gmask, code, opnd, regs, pc, mt):
     if op == Op.FARITH and tk == TK_F and tb == 32 \
             and f32_in_place(m0, code[p, M1], code[p, M2], gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2,
                              i2, g2, k3, s3, n3, i3, g3, mt[m32.EX2]):
+        pass
+    elif hoisted_in_place(op, tk, tb, m0, code[p, M1], code[p, M2], code[p, M3], gmask, regs, w, k0, s0, n0, k1, s1, n1,
+                          i1, g1, k2, s2, n2, i2, g2, k3, s3, n3, i3, g3, k4, s4, n4, i4, g4):
         pass
     elif op >= Op.FARITH and op <= Op.FCVT:
         m1, m2, m3, sk, sb = code[p, M1], code[p, M2], code[p, M3], code[p, SK], code[p, SB]
