@@ -9,7 +9,8 @@ inner loop is made of:
   ``add sub mul fma .rn{.ftz}{.sat}.f32`` (the host's binary32 unit, ``warpsim.isa.hostfloat``; a contracted sub's
   negated operand too), ``max min{.ftz}{.NaN}{.xorsign.abs}.f32`` and ``neg abs{.ftz}.f32``
   (``warpsim.isa.fpcompare``), ``ex2.approx{.ftz}.f32`` (``MUFU.EX2``: ``warpsim.isa.mufu32``, ``sfu_exp``'s
-  datapath, its coefficients taken once);
+  datapath, its coefficients taken once); nvcc's default forms (no ``.ftz``/``.sat``) on 32-bit registers only in
+  loops without the operand kinds' branches (``_f32_registers``: half the host cycles);
 - :func:`hoisted_in_place`, also register to register: ``add sub mul fma .rz .rm .rp{.ftz}{.sat}.f32`` and
   ``.f16x2`` (``warpsim.isa.fparith``), ``setp{.bop}{.ftz}.f32`` (``fpcompare.f32_setp``), ``cvt.{irnd}.{int}.f32``
   (``cvt.cvt_float_to_int``);
@@ -43,7 +44,7 @@ from warpsim.ptx.families.floats.fpu import (CVT_KINDS, FLAGS, FMT, FOPS, FORMAT
                                              plain_result, setp_bool, sign_bits, uses_tables)
 from warpsim.ptx.opcodes import TK_F, TK_F16X2, TK_S, Op
 from warpsim.ptx.operands import advance, lane_get, lane_put, operand_fields
-from warpsim.ptx.rows import M0, M1, M2, M3, SB, SK, TB, TK
+from warpsim.ptx.rows import K_REG, M0, M1, M2, M3, SB, SK, TB, TK
 
 __all__ = ["f32_in_place", "hoisted_in_place", "warp_float", "warp_float_rows"]
 
@@ -108,6 +109,33 @@ def warp_float(op, tk, tb, m0, m1, m2, m3, sk, sb, gmask, a, b, c, d, q, mt):
 
 
 @njit_borrowing
+def _f32_registers(fop, flags, gmask, r, s0, s1, s2, s3, na, nc):
+    """``add sub mul fma .rn.f32`` and ``max min{.NaN}{.xorsign.abs}.f32`` of 32-bit registers (slots ``s1 s2 s3`` to
+    ``s0`` of ``r``: one warp's registers), no ``.ftz``/``.sat``: :func:`f32_in_place`'s loops without the operand
+    kinds' branches."""
+    if fop == _MAX or fop == _MIN:
+        nan, xs = (flags & _NAN) != 0, (flags & _XORSIGN) != 0
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                a, b = np.int64(r[lane, s1]) ^ na, np.int64(r[lane, s2])
+                r[lane, s0] = fc.f32_max(a, b, False, nan, xs) if fop == _MAX else fc.f32_min(a, b, False, nan, xs)
+    elif fop == _FMA:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                r[lane, s0] = host_f32_fma(np.int64(r[lane, s1]) ^ na, np.int64(r[lane, s2]),
+                                           np.int64(r[lane, s3]) ^ nc, False, False)
+    elif fop == _MUL:
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                r[lane, s0] = host_f32_mul(np.int64(r[lane, s1]) ^ na, np.int64(r[lane, s2]), False, False)
+    else:
+        flip = np.int64(0x80000000) if fop == _SUB else np.int64(0)
+        for lane in range(32):
+            if (gmask >> lane) & 1:
+                r[lane, s0] = host_f32_add(np.int64(r[lane, s1]) ^ na, np.int64(r[lane, s2]) ^ flip, False, False)
+
+
+@njit_borrowing
 def f32_in_place(fop, rnd, flags, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1, k2, s2, n2, i2, g2, k3, s3, n3,
                  i3, g3, ex2):
     """The in-place f32 forms of the module docstring for the lanes of ``gmask`` of warp ``w``: operands ``a, b, c``
@@ -117,6 +145,11 @@ def f32_in_place(fop, rnd, flags, gmask, regs, w, k0, s0, n0, k1, s1, n1, i1, g1
     ftz, sat = (flags & _FTZ) != 0, (flags & _SAT) != 0
     na = np.int64(0x80000000) if flags & _NEG_A else np.int64(0)      # a contracted sub's negated operand
     nc = np.int64(0x80000000) if flags & _NEG_C else np.int64(0)
+    if (not (flags & (_MUFU | _FTZ | _SAT)) and (fop <= _FMA and rnd == RN or fop == _MAX or fop == _MIN)
+            and k0 == K_REG and n0 == 1 and k1 == K_REG and n1 == 1 and k2 == K_REG and n2 == 1
+            and (fop != _FMA or (k3 == K_REG and n3 == 1))):
+        _f32_registers(fop, flags, gmask, regs[w], s0, s1, s2, s3, na, nc)   # nvcc's default forms, registers only
+        return True
     if flags & _MUFU:
         if fop != _EX2:
             return False
