@@ -92,6 +92,15 @@ class Decoded:
     shared: list = field(default_factory=list)      # .shared variables of the module and of the bodies of the
                                                     # kernel and its callees: (name, shared address, bytes);
                                                     # bytes None for an .extern one (the dynamic shared memory)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def derived(self, name, fn):
+        """``fn(code)``, computed once for this kernel and kept under ``name`` (what each launch would otherwise
+        compute again from the rows: the MUFU tables it needs, whether it needs sm_90's families). The rows are not
+        changed after decoding."""
+        if name not in self._derived:
+            self._derived[name] = fn(self.code)
+        return self._derived[name]
 
 
 class _Function:

@@ -72,6 +72,7 @@ DEFAULT_MAX_STEPS = 20_000_000   # warp instructions per launch
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_BLOCK_THREADS = 1024
+_OP_CODES = max(int(o) for o in Op) + 1  # the size of a table indexed by Op code
 SLICE_SECONDS = 0.1              # a launch's slice of interpretation between two looks at Ctrl-C
 PROGRESS_AFTER = 2.0             # seconds: a launch running longer says how far it is (``progress``) ...
 PROGRESS_EVERY = 5.0             # ... and again this often
@@ -528,7 +529,7 @@ class PtxRun:
                                  [(off, n) for _, _, off, n, _ in d.params])
         self._arch = np.array([mma_params("m16n8k16", "f16", cd, arch, op=kernel)[3:] for cd in ("f32", "f16")],
                               np.int64)
-        self._mufu = kernel_mufu_tables(d.code)
+        self._mufu = d.derived("mufu tables", kernel_mufu_tables)
         # the cluster's CTAs: each its registers, state and context; shared memories and mbarrier tables side by side
         self.csmem = np.zeros((ranks, m.smem.size), np.uint8)
         self._cmbar = np.zeros((ranks,) + new_mbarriers().shape, np.int64)
@@ -539,13 +540,14 @@ class PtxRun:
         ctx[12], ctx[14], ctx[15] = m.smem.size - SHARED_BASE, max_steps, _SM_COUNT    # static + dynamic
         ctx[CTX_CLUSTER:CTX_CLUSTER + 3], ctx[CTX_EXPLICIT], ctx[CTX_NRANKS] = cluster, explicit, ranks
         # None: the interpreter compiled without sm_90's asynchronous and cluster families (run_cta's ``hopper``)
-        self._hopper = np.zeros(0, np.int64) if uses_hopper(d.code, ranks) else None
+        self._hopper = np.zeros(0, np.int64) if ranks > 1 or d.derived("hopper", lambda code: uses_hopper(code, 1)) \
+            else None
         self._ctxs = [ctx.copy() for _ in range(ranks)]
         self._rank = 0
         self._done = [False] * ranks
         self._stalled = 0
         self._select(0)
-        self._counts = np.zeros(max(int(o) for o in Op) + 1, np.int64)     # warp instructions per Op code
+        self._counts = np.zeros(_OP_CODES, np.int64)                        # warp instructions per Op code
         self._cycles = np.zeros((d.code.shape[0] if profile else 0, 2), np.int64)  # per row: cycles, executions
         self.shadow, self.sstate, self.finds = _no_shadow()
         self.last_fault = None      # the core's fault array (int64[8]) of the fault raised, if any
@@ -867,7 +869,8 @@ class PtxRun:
         """The :class:`LaunchResult` as things stand (buffers, printf lines and statistics so far)."""
         m = self.machine
         out = {name: m.read_global(name, np.uint8).view(a.dtype).reshape(a.shape) for name, a in self._buffers.items()}
-        by_op = {Op(k).name.lower(): int(c) for k, c in enumerate(self._counts) if c and k in Op._value2member_map_}
+        by_op = {Op(k).name.lower(): int(self._counts[k]) for k in np.flatnonzero(self._counts).tolist()
+                 if k in Op._value2member_map_}
         stats = {"warp_instructions": self.steps, "by_opcode": by_op, "ctas": len(self._ctas)}
         if self._cycles.shape[0]:
             stats["host_cycles"] = self.host_cycles()
