@@ -274,17 +274,6 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                             ctx[13] = steps
                             return False
                         continue
-                if op == Op.FENCE and code[p, M0] == SETMAXNREG:   # the warp's register budget, kept for its role
-                    wgpend[w, wgpend.shape[1] - 1] = code[p, M1]
-                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
-                    straight = op != Op.BRA and group == alive and not parked
-                    continue
-                if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(
-                        p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map,
-                        shadow, sstate, finds):
-                    continue
-                if warp_exit(p, op, w, group, gmask, pc, status, depth, npend):
-                    continue
                 if op == Op.LD and warp_ld_param(p, w, group, gmask, code, opnd, regs, pc, gmem, ends, smem, local,
                                                  const, kparam, fparam, fault):
                     straight = group == alive and not parked
@@ -299,6 +288,17 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         fault[6] = w
                         ctx[13] = steps
                         return False
+                if op == Op.FENCE and code[p, M0] == SETMAXNREG:   # the warp's register budget, kept for its role
+                    wgpend[w, wgpend.shape[1] - 1] = code[p, M1]
+                if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):
+                    straight = op != Op.BRA and group == alive and not parked
+                    continue
+                if op >= Op.CP_ASYNC and op <= Op.CP_WAIT_ALL and warp_cp_async(
+                        p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends, pend, npend, groups, pend_map,
+                        shadow, sstate, finds):
+                    continue
+                if (op == Op.RET or op == Op.EXIT) and warp_exit(p, op, w, group, gmask, pc, status, depth, npend):
+                    continue
                 for lane in range(32):
                     if not (group >> lane) & 1:
                         continue

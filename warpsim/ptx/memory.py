@@ -50,7 +50,7 @@ from warpsim.machine import GLOBAL_ALIGN
 __all__ = ["SP_GENERIC", "SP_GLOBAL", "SP_SHARED", "SP_LOCAL", "SP_CONST", "SP_KPARAM", "SP_FPARAM", "SP_DSMEM",
            "SPACE_NAMES", "GLOBAL_BASE", "SHARED_BASE", "KPARAM_BASE", "RANK_BYTE", "shared_offset", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW",
            "PARAM_WINDOW", "to_generic", "from_generic", "round_up", "redzone", "global_layout", "object_ends",
-           "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "PAGE_SHIFT",
+           "locate", "locate_prefix", "load", "store", "read_bytes", "write_bytes", "misaligned", "PAGE_SHIFT",
            "REDZONE_MAX"]
 
 SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_KPARAM, SP_FPARAM, SP_DSMEM = range(8)
@@ -163,6 +163,15 @@ def shared_offset(addr, smem):
 
 
 @njit(cache=True, inline="always")
+def misaligned(off, size):
+    """``off % size != 0``, without a division where ``size`` is a power of two (every PTX access size: a 64-bit
+    division costs a converged warp's memory access a tenth of its time)."""
+    if size & (size - 1) == 0:
+        return (off & (size - 1)) != 0
+    return off % size != 0
+
+
+@njit(cache=True, inline="always")
 def _space_bytes(sp, gmem, smem, local, const, kparam, fparam):
     if sp == SP_GLOBAL:
         return gmem.shape[0]
@@ -217,7 +226,7 @@ def _locate(space, addr, size, align, t, gmem, ends, smem, local, const, kparam,
         set_fault(fault, FAULT_OUT_OF_RANGE, t, addr, size)
         fault[5] = sp
         return -1, 0
-    if off % align != 0:
+    if misaligned(off, align):
         set_fault(fault, FAULT_MISALIGNED, t, addr, align)
         fault[5] = sp
         return -1, 0

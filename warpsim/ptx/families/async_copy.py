@@ -27,7 +27,7 @@ from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.codes import MAX_PENDING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_GLOBAL, SP_SHARED,
-                                locate, locate_prefix)
+                                locate, locate_prefix, misaligned)
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import advance, get, lane_address, wgmma_reads
 from warpsim.ptx.rows import M0, MBAR_ASYNC_ARRIVE, NOPS, O0
@@ -169,13 +169,14 @@ def warp_cp_async(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem, ends
             if not (gmask >> lane) & 1:
                 continue
             dst, src, srcsize = _copy(regs_w[lane], opnd, rows, size)
-            if (dst < SHARED_BASE or dst > smem.shape[0] - size or dst % size != 0 or npend[t0 + lane] >= MAX_PENDING
+            if (dst < SHARED_BASE or dst > smem.shape[0] - size or misaligned(dst, size)
+                    or npend[t0 + lane] >= MAX_PENDING
                     or wgmma_reads(pend_map, dst, size)):
                 return False
             if srcsize > 0:
                 off = src - GLOBAL_BASE
                 if (src < 0 or src >= SHARED_WINDOW or off < 0 or off > gmem.shape[0] - srcsize
-                        or off + srcsize > ends[off >> PAGE_SHIFT] or off % size != 0):
+                        or off + srcsize > ends[off >> PAGE_SHIFT] or misaligned(off, size)):
                     return False
         for lane in range(32):
             if not (gmask >> lane) & 1:

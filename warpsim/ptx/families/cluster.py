@@ -32,7 +32,7 @@ from warpsim.ptx.alu import mask
 from warpsim.ptx.codes import CTX_NRANKS, CTX_RANK, RUNNING, WAITING
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.memory import ATOM_CAS, atomic_value, lane_transfer
-from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, read_bytes, write_bytes
+from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, misaligned, read_bytes, write_bytes
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.operands import advance, get, lane_address, put
 from warpsim.ptx.rows import KIND, K_IMM, M0, M1, O0, OP, SLOT, TB, TK
@@ -207,7 +207,7 @@ def warp_dsmem(p, op, w, group, gmask, code, opnd, regs, pc, csmem, ctx, fault):
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = SP_SHARED
             return False
-        if off % size:
+        if misaligned(off, size):
             set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
             fault[5] = SP_SHARED
             return False

@@ -16,7 +16,8 @@ from warpsim.isa.scratch import njit_borrowing
 from warpsim.ptx.alu import mask, sext, ult
 from warpsim.ptx.families.common import FamilyDecoder, name_of, scalar_operand, target_sm
 from warpsim.ptx.memory import (GLOBAL_BASE, PAGE_SHIFT, SHARED_BASE, SHARED_WINDOW, SP_DSMEM, SP_GENERIC, SP_GLOBAL,
-                                SP_KPARAM, SP_SHARED, load, shared_offset, locate, read_bytes, store, write_bytes)
+                                SP_KPARAM, SP_SHARED, load, shared_offset, locate, misaligned, read_bytes, store,
+                                write_bytes)
 from warpsim.isa.fp64 import f64_add
 from warpsim.isa.fparith import bf16x2_add, f16x2_add, f32_add
 from warpsim.isa.rounding import RN
@@ -328,7 +329,7 @@ def warp_shared_global(p, op, w, group, gmask, code, opnd, regs, pc, smem, gmem,
             set_fault(fault, FAULT_OUT_OF_RANGE, t0 + lane, addr, size)
             fault[5] = space
             return False
-        if off % size != 0:
+        if misaligned(off, size):
             set_fault(fault, FAULT_MISALIGNED, t0 + lane, addr, size)
             fault[5] = space
             return False
