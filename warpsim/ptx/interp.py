@@ -34,14 +34,14 @@ from warpsim.isa.faults import (FAULT_DEADLOCK, FAULT_DIVERGENT, FAULT_MBARRIER_
                                 FAULT_WGMMA_PENDING, set_fault)
 from warpsim.ptx.codes import ABSENT, CTX, CTX_NRANKS, CTX_YIELD, EXITED, MAX_PENDING, PRINT_ARGS, RUNNING, WAITING
 from warpsim.ptx.families.barriers import SETMAXNREG
-from warpsim.ptx.families.cluster import cluster_waiters, generic_dsmem, warp_bar_cluster, warp_dsmem
+from warpsim.ptx.families.cluster import cluster_waiters, generic_dsmem, warp_bar_cluster, warp_dsmem, warp_own_shared
 from warpsim.ptx.memory import SP_DSMEM, SP_GENERIC
 from warpsim.ptx.rows import GNEG, GUARD, M0, M1, OP
 from warpsim.ptx.shadow import ON_SANITIZE, S_EPOCH, S_ON, S_ROWS, S_STEP, barrier_released
 from warpsim.ptx.opcodes import Op
 from warpsim.ptx.families import (sync_members, thread_arith, thread_ld_st, thread_op, wake_mbarrier_waiters,
                                    warp_bulk_copy, warp_collective, warp_cp_async, warp_exit, warp_ld_param,
-                                   warp_mbarrier, warp_shared_global, warp_simple, wgmma_touch)
+                                   warp_mbarrier, warp_shared_global, warp_simple, warp_special, wgmma_touch)
 from warpsim.ptx.families.mbarrier import MBARRIER_WAIT, mbarrier_row
 
 __all__ = ["run_cta", "uses_hopper", "HOPPER_OPS", "CTX", "RUNNING", "EXITED", "WAITING", "ABSENT", "MAX_PENDING",
@@ -288,6 +288,13 @@ def run_cta(code, opnd, copies, regs, pc, status, bar_id, bars, stack, depth, cc
                         fault[6] = w
                         ctx[13] = steps
                         return False
+                if op == Op.MOV and warp_special(p, w, group, gmask, code, opnd, regs, pc, ctx, clocks[w]):
+                    straight = group == alive and not parked       # %tid.x, %laneid, ...
+                    continue
+                if op == Op.MAPA and code[p, M0] == 2 \
+                        and warp_own_shared(p, w, group, gmask, code, opnd, regs, pc, ctx):
+                    straight = group == alive and not parked       # a .shared variable's address
+                    continue
                 if op == Op.FENCE and code[p, M0] == SETMAXNREG:   # the warp's register budget, kept for its role
                     wgpend[w, wgpend.shape[1] - 1] = code[p, M1]
                 if warp_simple(p, op, w, group, gmask, code, opnd, regs, pc, mt, sstate):

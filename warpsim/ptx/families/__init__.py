@@ -73,7 +73,7 @@ from warpsim.ptx.families.collectives import sync_members, warp_collectives
 from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.control import thread_control, warp_branch, warp_exit
 from warpsim.ptx.families.floats import thread_float, warp_float_rows
-from warpsim.ptx.families.integer import thread_integer, warp_integer
+from warpsim.ptx.families.integer import thread_integer, warp_integer, warp_special
 from warpsim.ptx.families.ldmatrix import warp_matrix
 from warpsim.ptx.families.memory import thread_atom, thread_ld_st, warp_ld_param, warp_shared_global
 from warpsim.ptx.families.bulk_copy import warp_bulk_copy
@@ -87,7 +87,7 @@ from warpsim.ptx.shadow import ON_SANITIZE, S_ON, shadow_fence
 
 __all__ = ["FAMILIES", "InstructionDecoder", "thread_arith", "thread_ld_st", "warp_ld_param", "warp_exit", "thread_op", "warp_collective", "warp_simple", "sync_members",
            "warp_cp_async", "warp_shared_global", "wgmma_touch", "warp_mbarrier", "wake_mbarrier_waiters",
-           "warp_bulk_copy"]
+           "warp_bulk_copy", "warp_special"]
 
 # the families, one entry each
 FAMILIES = (integer, floats, memory, async_copy, bulk_copy, mbarrier, collectives, barriers, cluster, ldmatrix, mma,

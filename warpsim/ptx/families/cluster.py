@@ -34,12 +34,13 @@ from warpsim.ptx.families.common import FamilyDecoder, name_of
 from warpsim.ptx.families.memory import ATOM_CAS, atomic_value, lane_transfer
 from warpsim.ptx.memory import SHARED_BASE, SHARED_WINDOW, SP_GENERIC, SP_SHARED, misaligned, read_bytes, write_bytes
 from warpsim.ptx.opcodes import Op
-from warpsim.ptx.operands import advance, get, lane_address, put
+from warpsim.ptx.operands import advance, get, lane_address, lane_get, lane_put, operand_fields, put
 from warpsim.ptx.rows import KIND, K_IMM, M0, M1, O0, OP, SLOT, TB, TK
 
 __all__ = ["ClusterDecoder", "DECODER", "CLUSTER_WAIT", "RANK_SHIFT", "cluster_address", "cluster_split",
            "operand_cluster_address", "generic_dsmem",
-           "thread_mapa", "thread_own_shared", "warp_bar_cluster", "warp_dsmem", "cluster_release", "cluster_waiters"]
+           "thread_mapa", "thread_own_shared", "warp_own_shared", "warp_bar_cluster", "warp_dsmem", "cluster_release",
+           "cluster_waiters"]
 
 CLUSTER_WAIT = -3             # bar_id of a thread waiting at barrier.cluster.wait
 RANK_SHIFT = 24               # a .shared::cluster address: the rank above bit 24, the offset below
@@ -155,6 +156,21 @@ def thread_own_shared(p, t, code, opnd, r, pc, ctx):
     a = get(r, opnd, o[1])
     put(r, opnd, o[0], cluster_address(ctx[CTX_RANK], a) if ctx[CTX_NRANKS] > 1 else a)
     pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_own_shared(p, w, group, gmask, code, opnd, regs, pc, ctx):
+    """:func:`thread_own_shared` for the lanes of ``gmask`` of warp ``w`` at once (every kernel with a ``.shared``
+    variable starts so); advances the group's pcs."""
+    k0, s0, n0, _, _ = operand_fields(code, opnd, p, 0)
+    k1, s1, n1, i1, g1 = operand_fields(code, opnd, p, 1)
+    rank, ranks = ctx[CTX_RANK], ctx[CTX_NRANKS]
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            a = lane_get(regs, w, lane, k1, s1, n1, i1, g1)
+            lane_put(regs, w, lane, k0, s0, n0, cluster_address(rank, a) if ranks > 1 else a)
+    advance(pc, 32 * w, group)
     return True
 
 

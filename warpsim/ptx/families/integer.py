@@ -25,7 +25,7 @@ from warpsim.ptx.rows import (IMM, K_IMM, K_NONE, K_REG, K_SREG, KIND, M0, M1, M
                               SK, SLOT, SPACE_CODES, TB, TK)
 from warpsim.ptx.syntax import type_bytes
 
-__all__ = ["IntegerDecoder", "DECODER", "thread_integer", "warp_integer", "cvt_int"]
+__all__ = ["IntegerDecoder", "DECODER", "thread_integer", "warp_integer", "warp_special", "cvt_int"]
 
 
 def _folded_bfe(t, ops, known, early) -> bool:
@@ -366,6 +366,25 @@ def thread_integer(p, op, t, lane, w, code, opnd, r, pc, ccf, ctx, clock):
         v = v - window if code[p, M1] else v + window
         put(r, opnd, o[0], v & mask(tb))
     pc[t] += 1
+    return True
+
+
+@njit(cache=True)
+def warp_special(p, w, group, gmask, code, opnd, regs, pc, ctx, clock):
+    """``mov`` of a special register (``%tid.x``, ``%laneid``, ``%clock``, ...) for the lanes of ``gmask`` of warp
+    ``w`` at once, each lane's value as :func:`thread_integer` reads it; advances the group's pcs. False, nothing
+    changed, for any other row."""
+    o1 = code[p, O0 + 1]
+    if code[p, M0] != 0 or opnd[o1, KIND] != K_SREG:
+        return False
+    tk, tb, sreg = code[p, TK], code[p, TB], opnd[o1, IMM]
+    k0, s0, n0, _, _ = operand_fields(code, opnd, p, 0)
+    t0 = 32 * w
+    for lane in range(32):
+        if (gmask >> lane) & 1:
+            v = _special(sreg, t0 + lane, lane, w, ctx, clock)
+            lane_put(regs, w, lane, k0, s0, n0, v & mask(tb) if tk != TK_PRED else v & 1)
+    advance(pc, t0, group)
     return True
 
 
