@@ -23,12 +23,13 @@ from warpsim.isa.arith import DEFAULT_ARCH
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 REPORTS = [os.path.join(ROOT, "conformance", "h100", f"h100-80gb-hbm3-fuzz-float-{s}.json")
-           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 266000, 1000))]
+           for s in (200000, 201000, "200000-rerun", 214000, 215000, *range(229000, 269000, 1000), 270000, 271000)]
 # (the rerun: 200000+1000 again, after the FSEL rule; 229000-236999: after the rules of 2026-12-06;
 # 237000-241999: after those of 2026-12-06's second session; 253000-255999: the H100 of 2026-12-07, 255743 the
 # contraction rules' .sat of a NaN, fixed; 256000-258999 and 259000-261999: 2026-12-07's second and third sessions;
 # 262000-264999: 2026-12-07's fourth, the first GPU run of DECISION 47-52; 265000-265999: 2026-12-07's fifth, the first
-# GPU run of DECISION 53: 697 compared, 0 differ)
+# GPU run of DECISION 53: 697 compared, 0 differ; 266000-268999, 270000-271999: the same rules with the float forms
+# hoisted (f532205), 3,653 compared, 2 differ; 269000's chunk stopped at the device call's limit, no report)
 REPORTS += sorted(glob.glob(os.path.join(ROOT, "conformance", "h200", "h200-fuzz-float-*.json")))
 
 # seed -> why the simulator still differs from the GPU there (see docs/numerics.md, "NaNs as compiled")
@@ -75,6 +76,13 @@ OPEN = {
     # the H100 of 2026-12-07's fourth session (262000-264999, the first GPU run of DECISION 47-52): 262630 and 264439
     # give the GPU's bits since DECISION 53
     262539: _DEVICE_ONLY.format(20, "offline the simulator's two runs agree"),
+    # the H100 of 2026-12-07's fifth session (266000-271999 but 269000, the float forms hoisted): both replayed
+    # offline differ still, neither in the forms that session hoisted; not analysed yet beyond this
+    267191: "`abs.ftz.f32 %f8, %f10` (line 140) recorded as -0 on the H100, +0 in the simulator; %f8 then feeds only "
+            "`fma.rn.f32 %f7, %f5, 0f00000000, %f8` (how ptxas materialises the abs, not followed yet)",
+    271646: "`selp.f32 %f2, %f6, %f10, %p1` (line 117) of `neg.f32 %f6, %f5` under a branch: 0x7FFFFFFF on the H100, "
+            "0xFFFFFFFF in the simulator (a NaN's sign through a negation ptxas folds, as the NaN rules of "
+            "docs/numerics.md; this case not followed yet)",
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's
@@ -149,7 +157,7 @@ def test_a_program_that_crashed_the_rules_loads():
 
 
 def test_the_reports_hold_the_findings():
-    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 + 5 + 3 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
+    assert len(FINDINGS) == 16 + 24 + 16 + 21 + 16 + 15 + 1 + 4 + 4 + 4 + 5 + 5 + 3 + 2 and set(OPEN) | set(REFUSED) <= set(FINDINGS)
     assert sum(m["opcode"] in ("neg.f32", "neg.ftz.f32") for m in FINDINGS.values()) == 10 + 10 + 7 + 4 + 2 + 2 + 2
 
 
