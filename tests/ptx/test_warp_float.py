@@ -57,20 +57,25 @@ FORMS += [(Op.FCVT, TK_F, 16, CVT_KINDS.index("float"), rnd, flags, _FMT("f32") 
 FORMS += [(Op.FCVT, TK_F, 32, CVT_KINDS.index("float"), RN, flags, _FMT(src) * 8 + _FMT("f32"))
           for src in ("f16", "bf16") for flags in (0, F["ftz"], F["sat"])]
 IN_PLACE_OPS = ("add", "sub", "mul", "fma", "max", "min", "neg", "abs", "ex2")
-# hoisted (hoisted_in_place): the directed roundings of f32, f16x2, setp.f32, cvt from f32 to an integer
-HOISTED = []
-HOISTED += [(Op.FARITH, TK_F, 32, FOPS.index(f), rnd, flags) for f in ("add", "sub", "mul", "fma")
-          for rnd in (RZ, RM, RP) for flags in (0, F["ftz"], F["sat"], F["ftz"] | F["sat"])]
-HOISTED += [(Op.FARITH, TK_F16X2, 32, FOPS.index(f), rnd, flags) for f in ("add", "sub", "mul", "fma")
-          for rnd in (RN, RZ, RM, RP) for flags in (0, F["ftz"], F["sat"])]
+# hoisted (hoisted_in_place): the directed roundings of f32, f16x2, setp.f32, cvt from f32 to an integer -- each
+# operation, rounding and comparison once, the modifiers and boolean operations on some
+HOISTED = [(Op.FARITH, TK_F, 32, FOPS.index(f), rnd, flags) for f in ("add", "sub", "mul", "fma")
+           for rnd in (RZ, RM, RP) for flags in (0, F["ftz"] | F["sat"])]
+HOISTED += [(Op.FARITH, TK_F, 32, FOPS.index("add"), RZ, F["ftz"]), (Op.FARITH, TK_F, 32, FOPS.index("mul"), RM, F["sat"]),
+            (Op.FARITH, TK_F, 32, FOPS.index("fma"), RZ, F["neg_a"])]
+HOISTED += [(Op.FARITH, TK_F16X2, 32, FOPS.index(f), RN, flags) for f in ("add", "sub", "mul", "fma")
+            for flags in (0, F["ftz"], F["sat"])]
+HOISTED += [(Op.FARITH, TK_F16X2, 32, FOPS.index("add"), rnd, 0) for rnd in (RZ, RM, RP)]
 HOISTED += [(Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, F["relu"]),
-          (Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, F["neg_c"]),
-          (Op.FARITH, TK_F, 32, FOPS.index("fma"), RZ, F["neg_a"])]
-HOISTED += [(Op.FSETP, TK_F, 32, cmp, bop, flags) for cmp in range(len(CMP)) for bop in range(4)
-          for flags in (0, F["ftz"])]
-HOISTED += [(Op.FCVT, tk, tb, CVT_KINDS.index("to_int"), rnd, flags, _FMT("f32") * 8)
-          for tk in (TK_S, TK_U) for tb in (8, 16, 32, 64) for rnd in (RN, RZ, RM, RP) for flags in (0, F["ftz"])]
-FORMS += HOISTED
+            (Op.FARITH, TK_F16X2, 32, FOPS.index("fma"), RN, F["neg_c"])]
+HOISTED += [(Op.FSETP, TK_F, 32, cmp, 0, flags) for cmp in range(len(CMP)) for flags in (0, F["ftz"])]
+HOISTED += [(Op.FSETP, TK_F, 32, CMP[c], bop, 0) for c in ("lt", "nan", "geu") for bop in (1, 2, 3)]
+HOISTED += [(Op.FCVT, tk, 32, CVT_KINDS.index("to_int"), rnd, 0, _FMT("f32") * 8) for tk in (TK_S, TK_U)
+            for rnd in (RN, RZ, RM, RP)]
+HOISTED += [(Op.FCVT, tk, tb, CVT_KINDS.index("to_int"), RN, flags, _FMT("f32") * 8) for tk in (TK_S, TK_U)
+            for tb in (8, 16, 64) for flags in (0, F["ftz"])]
+# warp_float computes them too (through plain_result): a few of each kind
+FORMS += HOISTED[::6]
 # left to plain_result lane by lane, and the forms of the MUFU tables
 FORMS += [(Op.FARITH, TK_F, 16, FOPS.index("add"), RN, 0), (Op.FARITH, TK_BF16X2, 32, FOPS.index("fma"), RN, 0),
           (Op.FSETP, TK_F16X2, 32, CMP["lt"], 0, 0), (Op.FSETP, TK_F, 64, CMP["ge"], 2, 0),
