@@ -153,10 +153,15 @@ def thread_own_shared(p, t, code, opnd, r, pc, ctx):
     shared window, which in a launch of clusters of several CTAs carries the CTA's rank above bit 24 (as the H100's
     ``cvta.to.shared`` of it does); the variable's plain offset otherwise."""
     o = code[p, O0:]
-    a = get(r, opnd, o[1])
-    put(r, opnd, o[0], cluster_address(ctx[CTX_RANK], a) if ctx[CTX_NRANKS] > 1 else a)
+    put(r, opnd, o[0], own_shared_address(get(r, opnd, o[1]), ctx))
     pc[t] += 1
     return True
+
+
+@njit(cache=True, inline="always")
+def own_shared_address(a, ctx):
+    """A ``.shared`` variable's offset ``a`` as the executing CTA's address (see :func:`thread_own_shared`)."""
+    return cluster_address(ctx[CTX_RANK], a) if ctx[CTX_NRANKS] > 1 else a
 
 
 @njit(cache=True)
@@ -165,11 +170,9 @@ def warp_own_shared(p, w, group, gmask, code, opnd, regs, pc, ctx):
     variable starts so); advances the group's pcs."""
     k0, s0, n0, _, _ = operand_fields(code, opnd, p, 0)
     k1, s1, n1, i1, g1 = operand_fields(code, opnd, p, 1)
-    rank, ranks = ctx[CTX_RANK], ctx[CTX_NRANKS]
     for lane in range(32):
         if (gmask >> lane) & 1:
-            a = lane_get(regs, w, lane, k1, s1, n1, i1, g1)
-            lane_put(regs, w, lane, k0, s0, n0, cluster_address(rank, a) if ranks > 1 else a)
+            lane_put(regs, w, lane, k0, s0, n0, own_shared_address(lane_get(regs, w, lane, k1, s1, n1, i1, g1), ctx))
     advance(pc, 32 * w, group)
     return True
 
