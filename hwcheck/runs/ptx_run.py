@@ -419,6 +419,7 @@ def _fused_texts(module) -> list:
     out += [("sign_operands", lines[line - 1].strip(), str(pos)) for line, pos in c.sign_operands]
     out += [("folded_constants", lines[line - 1].strip(), f"{value:#x}") for line, value in c.folded_constants]
     out += [("unit_products", lines[line - 1].strip(), str(pos)) for line, pos in c.unit_products]
+    out += [("dropped_abs", lines[line - 1].strip(), str(kept)) for line, kept in c.dropped_abs]
     out += [("ftz_folds", lines[line - 1].strip(), f"{value:#x}") for line, value in c.ftz_folds]
     return sorted(out)
 

@@ -76,13 +76,6 @@ OPEN = {
     # the H100 of 2026-12-07's fourth session (262000-264999, the first GPU run of DECISION 47-52): 262630 and 264439
     # give the GPU's bits since DECISION 53
     262539: _DEVICE_ONLY.format(20, "offline the simulator's two runs agree"),
-    # the H100 of 2026-12-07's fifth session (266000-271999 but 269000, the float forms hoisted): both replayed
-    # offline differ still, neither in the forms that session hoisted; not analysed yet beyond this
-    267191: "`abs.ftz.f32 %f8, %f10` (line 140) recorded as -0 on the H100, +0 in the simulator; %f8 then feeds only "
-            "`fma.rn.f32 %f7, %f5, 0f00000000, %f8` (how ptxas materialises the abs, not followed yet)",
-    271646: "`selp.f32 %f2, %f6, %f10, %p1` (line 117) of `neg.f32 %f6, %f5` under a branch: 0x7FFFFFFF on the H100, "
-            "0xFFFFFFFF in the simulator (a NaN's sign through a negation ptxas folds, as the NaN rules of "
-            "docs/numerics.md; this case not followed yet)",
 }
 
 # seed -> the one-line refusal the simulator now gives instead of other bits than the GPU's

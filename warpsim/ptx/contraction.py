@@ -61,11 +61,11 @@ from warpsim.ptx.syntax import Instruction, Operand, Variable
 
 __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "NONE", "decide",
            "start", "annotate", "candidates", "sass_lines", "sign_selects", "sign_operands",
-           "saturated_ones", "ftz_dropped", "double_negations", "folded_constants", "unit_products",
+           "saturated_ones", "ftz_dropped", "dropped_abs", "double_negations", "folded_constants", "unit_products",
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "53"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "55"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -119,7 +119,8 @@ class Contraction:
     ``ftz_folds``: ``(line, bits)`` of ``.ftz`` arithmetic of constants that ptxas folded (:func:`ftz_folds`);
     ``kept_differences``: the lines of ``2x - x`` that ptxas simplified to ``x`` (:func:`kept_differences`);
     ``known_predicates``: the lines of a ``setp`` of a square against a constant that ptxas decided true
-    (:func:`known_predicates`). The last eleven are where ptxas's code computes otherwise than the PTX text."""
+    (:func:`known_predicates`); ``dropped_abs``: ``(line, computed)`` of an ``abs.f32`` whose absolute value ptxas
+    dropped (:func:`dropped_abs`). The last twelve are where ptxas's code computes otherwise than the PTX text."""
 
     compiler: str
     pairs: tuple = ()
@@ -140,6 +141,7 @@ class Contraction:
     ftz_folds: tuple = ()
     kept_differences: tuple = ()
     known_predicates: tuple = ()
+    dropped_abs: tuple = ()
 
     def describe(self) -> str:
         """One line for a run's header, e.g. ``contraction: ptxas 13.0.88 -O3 --fmad=true sm_90: 12 pairs fused``."""
@@ -165,7 +167,8 @@ class Contraction:
                 "unit_products": [list(p) for p in self.unit_products],
                 "negated_differences": list(self.negated_differences),
                 "ftz_folds": [list(p) for p in self.ftz_folds], "kept_differences": list(self.kept_differences),
-                "known_predicates": list(self.known_predicates)}
+                "known_predicates": list(self.known_predicates),
+                "dropped_abs": [list(p) for p in self.dropped_abs]}
 
     @classmethod
     def from_dict(cls, d) -> "Contraction":
@@ -176,7 +179,7 @@ class Contraction:
                    tuple(tuple(p) for p in d.get("folded_constants", ())),
                    tuple(tuple(p) for p in d.get("unit_products", ())), tuple(d.get("negated_differences", ())),
                    tuple(tuple(p) for p in d.get("ftz_folds", ())), tuple(d.get("kept_differences", ())),
-                   tuple(d.get("known_predicates", ())))
+                   tuple(d.get("known_predicates", ())), tuple(tuple(p) for p in d.get("dropped_abs", ())))
 
 
 NONE = Contraction("none", reason="--ptxas none")
@@ -384,7 +387,8 @@ class Pending:
                                 negated_differences=negated_differences(module, self.sass),
                                 ftz_folds=ftz_folds(module, self.sass),
                                 kept_differences=kept_differences(module, self.sass),
-                                known_predicates=known_predicates(module, self.sass))
+                                known_predicates=known_predicates(module, self.sass),
+                                dropped_abs=dropped_abs(module, self.sass))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -1095,18 +1099,24 @@ def sign_operands(module, sass):
     ``FSEL R30, R14, |R30|, P2``, ``0x7FC00000`` where the canonical NaN would be ``0x7FFFFFFF``).
 
     A match: the ``selp``'s line has one ``FSEL`` and nothing else; exactly one of its operands has a single reaching
-    definition that is a ``neg``/``abs`` of a register; exactly one ``FSEL`` operand has that modifier (``-R`` for
-    ``neg``, ``|R|`` for ``abs``). ptxas keeps the source's value as the ``neg`` read it (in 200517 ``%f4`` is written
-    again before the ``selp``), so the sign-bit operation is made where the ``neg`` runs.
+    definition that is a ``neg``/``abs`` of a register; exactly one ``FSEL`` operand is a register with that modifier
+    (``-R`` for ``neg``, ``|R|`` for ``abs``; a negative constant is not one: ``FSEL R29, R15, -0.1039, !P2`` reads
+    the ``neg`` computed canonically in ``R15``, H100 seed 271646). ptxas keeps the source's value as the ``neg`` read
+    it (in 200517 ``%f4`` is written again before the ``selp``), so the sign-bit operation is made where the ``neg``
+    runs.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
     ...                  "abs.f32 %f2, %f1;\\nselp.f32 %f3, %f0, %f2, %p0;\\n}")
     >>> sign_operands(m, [("FADD R10, -RZ, |R30|", 5), ("FSEL R3, R14, |R30|, P2", 6)])
     ((6, 2),)
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p0;\\n"
+    ...                  "neg.f32 %f2, %f1;\\nselp.f32 %f3, %f2, %f0, %p0;\\n}")
+    >>> sign_operands(m, [("FADD R15, -R21, -RZ", 5), ("FSEL R29, R15, -0.10390314459800720215, !P2", 6)])
+    ()
     """
     ops, found = _sass_ops(sass), []
-    marks = {"neg": lambda o: o.startswith("-"), "abs": lambda o: o.startswith("|")}
+    marks = {"neg": lambda o: o.startswith("-R"), "abs": lambda o: o.startswith("|R")}
     for f, body in _bodies(module):
         fn = None
         for k, ins in enumerate(body):
@@ -1429,6 +1439,67 @@ def ftz_dropped(module, sass):
                         and _float_type(ins) == "f32" and arith.get(ins.token.line) and not any(arith[ins.token.line])))
 
 
+def dropped_abs(module, sass):
+    """``((line, computed), ...)``: the ``abs.f32``/``abs.ftz.f32`` whose absolute value ptxas dropped, knowing the
+    operand is never negative -- a ``.sat`` result, a constant with no sign -- and counting ``-0`` as not negative. So
+    a ``-0`` stays ``-0`` where the PTX gives ``+0``. ``computed`` 1: the line's SASS is one ``FADD`` of the register
+    with no ``|..|`` and ``-RZ``, which canonicalises a NaN and with ``.FTZ`` flushes (``abs.ftz.f32 %f8, %f10`` of
+    ``%f10``, the constant ``-0`` or a loop's ``mul.sat`` result, is ``FADD.FTZ R0, R7, -RZ``: H100 seed 267191,
+    ``0x80000000`` stored); it runs as ``add.rn.f32 d, a, -0`` (``.ftz`` as the ``abs`` says). ``computed`` 0: the line
+    has no SASS and every definition of the operand that may reach it (a guarded one as if its guard held) is such a
+    value: ``abs.f32`` of ``-0`` merged with an ``@%p1 mul.sat`` is ``FSEL R12, R0, -RZ, P0`` and nothing on the
+    ``abs``'s line (ptxas 13.0, sm_90); it runs as a copy of the operand's bits.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<6>;\\n.reg .pred %p1;\\nabs.ftz.f32 %f2, %f1;\\n"
+    ...                  "abs.f32 %f3, %f1;\\nmov.f32 %f4, 0f80000000;\\n@%p1 mul.sat.f32 %f4, %f1, %f1;\\n"
+    ...                  "abs.f32 %f5, %f4;\\n}")
+    >>> dropped_abs(m, [("FADD.FTZ R0, R7, -RZ", 5), ("FADD R3, |R7|, -RZ", 6)])
+    ((5, 1), (9, 0))
+    """
+    ops = _sass_ops(sass)
+    out = []
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode != "abs" or ins.mods not in (("f32",), ("ftz", "f32")) or ins.operands[1].kind != "reg":
+                continue
+            here = ops.get(ins.token.line, [])
+            if len(here) == 1 and here[0][0] == "FADD" and _drops_abs(here[0][1]):
+                out.append((ins.token.line, 1))
+            elif not here:
+                fn = fn or _Function(f)
+                if _never_negative(fn, k, ins.operands[1].name):
+                    out.append((ins.token.line, 0))
+    return tuple(sorted(out))
+
+
+def _never_negative(fn, k, reg):
+    """Whether ptxas knows ``reg`` is never negative before instruction ``k`` (``-0`` allowed): every definition that
+    may reach it, a guarded one as if its guard held, is an f32 ``.sat`` result or a constant with no sign bit but
+    ``-0``, no NaN."""
+    found = bits(fn.reach_past_guards[k] & fn.reg_mask.get(reg, 0))
+    for i in found:
+        m = fn.defs[i][1]
+        ins = fn.flow.instrs[m]
+        if "sat" in ins.mods and _float_type(ins) == "f32":
+            continue
+        v = _def_value(fn, m, 8, guarded=True)
+        if v is None or _is_nan(v) or v & 0x80000000 and v != 0x80000000:
+            return False
+    return bool(found)
+
+
+def _drops_abs(fadd):
+    """Whether an ``FADD`` is a register with no modifier plus ``-RZ``, either way round.
+
+    >>> _drops_abs("FADD.FTZ R0, R7, -RZ"), _drops_abs("FADD R0, -RZ, R7"), _drops_abs("FADD R0, |R7|, -RZ")
+    (True, True, False)
+    """
+    ops = sorted(o.strip() for o in fadd.split(";")[0].split(",")[1:3])
+    return len(ops) == 2 and ops[0] == "-RZ" and re.fullmatch(r"R\d+", ops[1]) is not None
+
+
 def double_negations(module, sass):
     """The lines of a ``neg.f32``/``neg.f16x2`` of a ``neg`` of the same type, with no SASS of its own but moves: ptxas
     folds ``-(-x)`` to ``x``, bit for bit, where the two negations one by one would give the canonical NaN
@@ -1533,6 +1604,7 @@ def fused_instructions(module, contraction) -> Rewrite:
     ``mul``'s register operands made right before the ``mul``."""
     out = Rewrite()
     _sign_selects(module, contraction, out)
+    _dropped_abs(module, contraction, out)
     _nan_folds(module, contraction, out)
     if not contraction.pairs:
         _ftz_dropped(module, contraction, out)
@@ -1601,6 +1673,22 @@ def _ftz_dropped(module, contraction, out):
             if isinstance(ins, Instruction) and ins.token.line in lines and "ftz" in ins.mods:
                 now = out.replace.get(id(ins), ins)
                 out.replace[id(ins)] = replace(now, mods=tuple(m for m in now.mods if m != "ftz"))
+
+
+def _dropped_abs(module, contraction, out):
+    """Each ``abs`` of ``contraction.dropped_abs`` runs as ptxas's code: ``add.rn[.ftz].f32 d, a, -0`` where it kept
+    the ``FADD``, else a copy of ``a``."""
+    lines = dict(contraction.dropped_abs)
+    for f in module.functions.values():
+        for ins in f.body:
+            if isinstance(ins, Instruction) and ins.token.line in lines and ins.opcode == "abs":
+                if lines[ins.token.line]:
+                    zero = Operand("fimm", value=0x80000000, bits=32, token=ins.token)
+                    opcode, mods, operands = "add", ("rn", *ins.mods), [*ins.operands[:2], zero]
+                else:
+                    opcode, mods, operands = "mov", ("b32",), ins.operands[:2]
+                out.replace[id(ins)] = Instruction(opcode, mods, operands, ins.guard, ins.guard_neg, ins.token,
+                                                   ins.loc)
 
 
 def _sign_selects(module, contraction, out):
