@@ -62,7 +62,6 @@ OPEN = {
     234680: "buffers only: a loop of `mul.f32 %f10, %f7, 0f3F800800; mov.f32 %f7, 0fBF1C6B10; sub.f32 %f10, %f7, "
             "%f10` that ptxas unrolled, the first copy an FFMA of the register, the later ones (%f7 now a constant) of "
             "the constant: the stored difference 0x391C7000 where the PTX's two roundings give 0x391C6B10 (as 212978)",
-    **{seed: "not analysed yet" for seed in (221637, 225989, 229895)},
     253343: _DEVICE_ONLY.format(22, "offline the simulator's two runs agree"),
     253487: _DEVICE_ONLY.format(8, "offline the simulator's two runs agree"),
     # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
@@ -83,6 +82,12 @@ REFUSED = {
     214336: r":99: ptxas merged a multiplication by a power of two into this product \(FMUL\.FTZ\.D2",
     # `mul.f32 %f7, %f4, %f7; mul.ftz.f32 %f4, %f7, %f0` (%f0 = 0.5) is one `FMUL.FTZ.D2 R14, R17, R14`: finite
     # where the PTX's first product overflows (the GPU's -inf three instructions later, the simulator's NaN)
+    221637: r":117: ptxas computed this add unfused in some copies and its twin of line 118 as an FMA in others",
+    # a loop ptxas unrolled by four: `add.f16x2 %h2, %h5, %h4; add.f16x2 %h5, %h5, %h4` of one product, the second
+    # an HFMA2 in the middle copies, both one unfused HFMA2 R27, R27, 1, 1, R0 in the last: %h2 one ulp off
+    225989: r":98: ptxas fused copies of this sub into FMAs, and its other operand is a product on some paths",
+    # `sub.f16x2 %h3, %h3, %h0` in an unrolled loop: the first copy fuses %h0's product (HFMA2 R2, -R14, R19, R2),
+    # the later ones the previous iteration's `mul.f16x2 %h3, %h5, %h5` (HFMA2 R2, R3, R3, -R2)
 }
 
 

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "55"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "58"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -567,6 +567,14 @@ def _resolve(module, sass, filename):
         pairs.append(_fusion(fn, k, add, line, kinds, filename, fmas.get(line, ())))
         fused.append((fn, k, add, pairs[-1]))
     own = {line for text, line in sass if not _moves(text)}
+    for entry in fused:
+        if len(fmas.get(entry[2].token.line, ())) < 2:
+            continue
+        for _, _, t in _twins([entry], set()):
+            if "add" in kinds.get(t.token.line, ()):
+                raise ContractionError(f"{filename}:{t.token.line}: ptxas computed this {t.opcode} unfused in some "
+                                       f"copies and its twin of line {entry[2].token.line} as an FMA in others, "
+                                       "maybe as one; warpsim cannot run both (run with --ptxas none)")
     twins = {t.token.line: (fn, k, t) for fn, k, t in _twins(fused, own)}
     pairs += [_fusion(fn, k, t, line, kinds, filename) for line, (fn, k, t) in twins.items()]
     return sorted(pairs, key=lambda p: p.add_line)
@@ -608,6 +616,12 @@ def _fusion(fn, k, add, line, kinds, filename, fmas=()):
         raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA but {what}; "
                                "warpsim cannot tell which product it took (run with --ptxas none)")
     pos, m, mul, negated = found[0]
+    other = add.operands[3 - pos]
+    if len(fmas) > 1 and other.kind == "reg" and \
+            any(_product(fn.flow.instrs[fn.defs[i][1]], add) for i in bits(fn.reach[k] & fn.reg_mask.get(other.name, 0))):
+        raise ContractionError(f"{filename}:{line}: ptxas fused copies of this {add.opcode} into FMAs, and its other "
+                               "operand is a product on some paths (an unrolled loop's copies may each take another "
+                               "product); warpsim cannot tell which (run with --ptxas none)")
     regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
     return Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated)
 
@@ -1317,7 +1331,8 @@ def kept_differences(module, sass):
 
 def known_predicates(module, sass):
     """The lines of an unguarded ``setp.{ge,gt}.f32 p, x, c`` (or ``setp.{le,lt}.f32 p, c, x``) with no SASS of their
-    own, ``x`` a square (``mul.f32 x, y, y``) and ``c`` an immediate below (``gt``) or at most (``ge``) zero: ptxas
+    own, ``x`` a square (``mul.f32 x, y, y``) or a sum of squares and constants with no sign (:func:`_square_sum`) and
+    ``c`` an immediate or a constant ptxas knows, below (``gt``) or at most (``ge``) zero: ptxas
     knows a square is never negative, setting NaN aside, so it decides the predicate true and drops the comparison
     (H100 seed 223738: ``setp.ge.f32 %p3, %f4, 0fBF400000`` of ``%f4 = %f11 * %f11``, the branch on it always taken
     and ``selp.f32 %f8, 0fBC2130D9, %f10, %p3`` a constant), where the PTX's ordered comparison of a NaN is false.
@@ -1328,6 +1343,11 @@ def known_predicates(module, sass):
     ...                  "setp.ge.f32 %p1, %f1, 0fBF400000;\\nsetp.gt.f32 %p2, %f1, 0f00000000;\\n}")
     >>> known_predicates(m, []), known_predicates(m, [("FSETP.GE.AND P0, PT, R1, -0.75, PT", 6)])
     ((6,), ())
+    >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<4>;\\n.reg .pred %p<3>;\\nmul.f32 %f1, %f0, %f0;\\n"
+    ...                  "add.f32 %f2, %f1, 0f40000000;\\nmov.f32 %f3, 0fC0000000;\\nsetp.le.f32 %p1, %f3, %f2;\\n"
+    ...                  "add.f32 %f2, %f1, 0fC0000000;\\nsetp.le.f32 %p2, %f3, %f2;\\n}")
+    >>> known_predicates(m, [])
+    (8,)
     """
     own = {line for text, line in sass if _opcode(text) not in _SCAFFOLD}
     found = []
@@ -1341,17 +1361,38 @@ def known_predicates(module, sass):
             if cmp is None:
                 continue
             x, c = ins.operands[1:3] if cmp in ("ge", "gt") else ins.operands[2:0:-1]
-            if x.kind != "reg" or c.kind != "fimm" or c.bits != 32:
-                continue
-            below = c.value == 0 or c.value >> 31 if cmp in ("ge", "le") else c.value >> 31 and c.value != 0x80000000
-            if not below or c.value & 0x7FFFFFFF > 0x7F800000:          # a NaN constant: never true
+            if x.kind != "reg" or c.kind not in ("fimm", "reg") or c.kind == "fimm" and c.bits != 32:
                 continue
             fn = fn or _Function(f)
-            d = fn.single_def(k, x.name)
-            src = fn.flow.instrs[d] if d is not None else None
-            if src is not None and src.guard is None and _float_type(src) == "f32" and _square(src):
+            value = c.value if c.kind == "fimm" else _constant(fn, k, c.name)
+            if value is None:
+                continue
+            below = value == 0 or value >> 31 if cmp in ("ge", "le") else value >> 31 and value != 0x80000000
+            if below and value & 0x7FFFFFFF <= 0x7F800000 and _square_sum(fn, k, x.name):     # a NaN: never true
                 found.append(ins.token.line)
     return tuple(found)
+
+
+def _square_sum(fn, k, reg, depth=2):
+    """Whether ptxas knows ``reg`` is never negative before instruction ``k``, NaN set aside: its one reaching
+    definition an unguarded f32 square (``mul.f32 x, y, y``), or an unguarded unmodified ``add.f32`` of such values
+    and constants with no sign (``add.f32 %f2, %f11, %f3`` of a square and the folded ``3.419``: H100 seed 229895,
+    ``setp.le.f32 %p1, %f6, %f2`` of a negative constant ``%f6`` decided true, ``@P1 MOV R14, 0x1``)."""
+    d = fn.single_def(k, reg)
+    src = fn.flow.instrs[d] if d is not None else None
+    if src is None or src.guard is not None or _float_type(src) != "f32":
+        return False
+    if _square(src):
+        return True
+    if not depth or src.opcode != "add" or src.mods != ("f32",):
+        return False
+    for o in src.operands[1:3]:
+        value = o.value if o.kind == "fimm" and o.bits == 32 else _constant(fn, d, o.name) if o.kind == "reg" else None
+        if value is not None and not value >> 31 and value <= 0x7F800000:
+            continue
+        if o.kind != "reg" or not _square_sum(fn, d, o.name, depth - 1):
+            return False
+    return True
 
 
 def _doubled_differences(module, doubled):
