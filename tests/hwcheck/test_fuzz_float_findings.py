@@ -53,9 +53,6 @@ OPEN = {
              "first_record keeps it now)" for seed in (217772, 218590, 218719, 230645, 232636)},
     # not analysed yet: ulps of f16x2 in programs with loops (partial fusions in unrolled copies, as 212978?), a
     # setp of a value the loop computes otherwise, a NaN payload of a half
-    232318: "buffers only: a loop of `neg.f16x2 %h3, %h3` that ptxas unrolled by four, each four negations folded "
-            "away and the remainder computed (HADD2 R7, -R7, -RZ.H0_H0): a NaN half keeps its payload (0x7F2C) where "
-            "each negation canonicalises it in the PTX (which trip counts fold is ptxas's unrolling, not followed yet)",
     232287: "buffers only: a loop of `mul.f32 %f3, %f11, 0f7F800000; add.ftz.f32 %f11, %f11, 0f00000001; sub.f32 "
             "%f3, %f3, %f1` that ptxas unrolled and strength-reduced (FFMA R5, R23, +INF, -R12 before the copies, then "
             "FADD R5, R5, +INF in each): NaN where the PTX gives -inf (an unrolled loop, as 228247)",
@@ -85,9 +82,12 @@ REFUSED = {
     221637: r":117: ptxas computed this add unfused in some copies and its twin of line 118 as an FMA in others",
     # a loop ptxas unrolled by four: `add.f16x2 %h2, %h5, %h4; add.f16x2 %h5, %h5, %h4` of one product, the second
     # an HFMA2 in the middle copies, both one unfused HFMA2 R27, R27, 1, 1, R0 in the last: %h2 one ulp off
-    225989: r":98: ptxas fused copies of this sub into FMAs, and its other operand is a product on some paths",
+    225989: r":98: ptxas fused copies of this sub into FMAs, and its other operand is a product of the loop",
     # `sub.f16x2 %h3, %h3, %h0` in an unrolled loop: the first copy fuses %h0's product (HFMA2 R2, -R14, R19, R2),
     # the later ones the previous iteration's `mul.f16x2 %h3, %h5, %h5` (HFMA2 R2, R3, R3, -R2)
+    232318: r":120: ptxas unrolled this loop and folded some copies of this neg away and not others",
+    # `neg.f16x2 %h3, %h3` in a loop unrolled by four: no HADD2 in the copies of four and two, one in the copies of
+    # one, so a NaN half keeps its payload (0x7F2C) on some trip counts where each PTX negation canonicalises it
 }
 
 

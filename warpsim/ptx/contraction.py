@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "58"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "65"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -373,6 +373,7 @@ class Pending:
                     proc.kill()
                     proc.wait()
             self.tmp.cleanup()
+        _partial_negations(module, self.sass, name)
         pairs = _resolve(module, self.sass, name)
         ones = saturated_ones(module, self.sass)
         self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
@@ -398,6 +399,7 @@ class _Function:
 
     def __init__(self, f):
         self.flow = ControlFlow(f)
+        self.loops = _loops(f.body)
         self._solve()
         decided = self._decided_branches()
         if decided:                                 # the paths ptxas knows are never taken removed (H100 seed 262630)
@@ -617,11 +619,13 @@ def _fusion(fn, k, add, line, kinds, filename, fmas=()):
                                "warpsim cannot tell which product it took (run with --ptxas none)")
     pos, m, mul, negated = found[0]
     other = add.operands[3 - pos]
-    if len(fmas) > 1 and other.kind == "reg" and \
-            any(_product(fn.flow.instrs[fn.defs[i][1]], add) for i in bits(fn.reach[k] & fn.reg_mask.get(other.name, 0))):
+    loops = [(a, b) for a, b in fn.loops if a <= k <= b]
+    defs = [fn.defs[i][1] for i in bits(fn.reach[k] & fn.reg_mask.get(other.name, 0))] if other.kind == "reg" else []
+    if len(fmas) > 1 and loops and len(defs) > 1 and \
+            any(_product(fn.flow.instrs[d], add) and any(a <= d <= b for a, b in loops) for d in defs):
         raise ContractionError(f"{filename}:{line}: ptxas fused copies of this {add.opcode} into FMAs, and its other "
-                               "operand is a product on some paths (an unrolled loop's copies may each take another "
-                               "product); warpsim cannot tell which (run with --ptxas none)")
+                               "operand is a product of the loop on some paths (an unrolled loop's copies may each "
+                               "take another product); warpsim cannot tell which (run with --ptxas none)")
     regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
     return Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated)
 
@@ -640,6 +644,59 @@ def _moves(sass):
     words = sass.split()
     word = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
     return word in ("MOV", "IMAD.MOV.U32", "IMAD.MOV") or word.split(".")[0] in _SCAFFOLD
+
+
+def _loops(body):
+    """``[(first, last), ...]``: the instruction ranges of ``body`` (instructions only) that a branch back to a label
+    at or before it closes, in the text's order.
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> m = parse_module(".entry k()\\n{\\n.reg .pred %p0;\\n$L0:\\nbra.uni $L1;\\n$L1:\\n@%p0 bra $L0;\\nret;\\n}")
+    >>> _loops(m.functions["k"].body)
+    [(0, 1)]
+    """
+    labels, out, k = {}, [], 0
+    for s in body:
+        if isinstance(s, Instruction):
+            target = s.operands[0] if s.opcode == "bra" and s.operands else None
+            if target is not None and target.kind == "sym" and target.name in labels:
+                out.append((labels[target.name], k))
+            k += 1
+        else:
+            labels[s.name] = k
+    return out
+
+
+def _partial_negations(module, sass, filename):
+    """Refuse a float ``neg`` of its own register (``neg.f16x2 %h3, %h3``) in a loop that ptxas unrolled and whose
+    copies it computed in some places and folded away in others (``-(-x)`` is ``x``, payload kept, where each
+    negation one by one gives the canonical NaN): H100 seed 232318, a loop unrolled by four with no ``HADD2`` in the
+    copies of four and two and ``HADD2 R7, -R7, -RZ.H0_H0`` in the copies of one; which copies an iteration runs
+    is ptxas's unrolling, which warpsim does not follow (the ``HADD2`` there on the line before the ``neg``'s). The
+    test: the ``neg`` reads its own previous result (no other write of the register in the loop's way) and has fewer
+    copies that compute on its line than another line of the loop, which has several. (A ``neg.f32 %f7, %f7`` of a
+    product made anew each iteration folds into its reader, ``FADD.FTZ.SAT R17, -R12, R21``, in every copy: H100
+    seed 215641.)"""
+    computing = {}
+    for text, line in sass:
+        if not _moves(text):
+            computing[line] = computing.get(line, 0) + 1
+    for f, body in _bodies(module):
+        fn = None
+        for first, last in _loops(f.body):
+            lines = {ins.token.line for ins in body[first:last + 1]}
+            most = max((computing.get(line, 0) for line in lines), default=0)
+            for k in range(first, last + 1):
+                ins = body[k]
+                if ins.opcode != "neg" or ins.mods[-1:] not in (("f32",), ("f16x2",), ("f16",), ("bf16x2",), ("bf16",))\
+                        or ins.operands[1].kind != "reg" or ins.operands[0].name != ins.operands[1].name or \
+                        computing.get(ins.token.line, 0) >= most or most < 2:
+                    continue
+                fn = fn or _Function(f)             # the previous iteration's negation reaches it: -(-x) to fold
+                if any(fn.defs[i][1] == k for i in bits(fn.reach[k] & fn.reg_mask.get(ins.operands[1].name, 0))):
+                    raise ContractionError(f"{filename}:{ins.token.line}: ptxas unrolled this loop and folded some "
+                                           "copies of this neg away and not others (a NaN's payload kept or not); "
+                                           "warpsim cannot run both (run with --ptxas none)")
 
 
 def _twins(fused, own):
