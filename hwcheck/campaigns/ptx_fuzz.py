@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, fields
 from hwcheck.campaigns.ptx_fuzz_float import OUT_WORDS as FLOAT_OUT_WORDS, float_program
 from hwcheck.report import new_report, write_json_atomic
 from warpsim.isa.arith import DEFAULT_ARCH
+from warpsim.ptx.contraction import DECISION
 
 __all__ = ["FuzzProgram", "FuzzTotals", "program", "fuzz", "check_range", "first_record", "CHUNK",
            "KERNEL", "KINDS", "R32", "R64", "IN_WORDS", "OUT_WORDS", "NO_REGISTER", "COMPILED_APART", "ERROR"]
@@ -583,7 +584,7 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = DEFAULT_ARCH, report
         data = new_report(command, gpu_info)
         data.update(status=status, kind="ptx-fuzz" if kind == "int" else f"ptx-fuzz-{kind}",
                     settings={"count": count, "first_seed": seed, "simulator_arch": arch, "workers": workers,
-                              "programs": kind, "simulator_ptxas": ptxas},
+                              "programs": kind, "simulator_ptxas": ptxas, "contraction_rules": DECISION},
                     totals=totals.as_dict(), failing_programs=failing, first_mismatches=firsts)
         if kind == "float":
             data.update(contraction=[{"decided_by": who, "programs": n}

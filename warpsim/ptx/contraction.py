@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "65"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "67"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -1545,8 +1545,9 @@ def dropped_abs(module, sass):
     ``%f10``, the constant ``-0`` or a loop's ``mul.sat`` result, is ``FADD.FTZ R0, R7, -RZ``: H100 seed 267191,
     ``0x80000000`` stored); it runs as ``add.rn.f32 d, a, -0`` (``.ftz`` as the ``abs`` says). ``computed`` 0: the line
     has no SASS and every definition of the operand that may reach it (a guarded one as if its guard held) is such a
-    value: ``abs.f32`` of ``-0`` merged with an ``@%p1 mul.sat`` is ``FSEL R12, R0, -RZ, P0`` and nothing on the
-    ``abs``'s line (ptxas 13.0, sm_90); it runs as a copy of the operand's bits.
+    value, one at least a ``.sat`` result (:func:`_never_negative`): ``abs.f32`` of ``-0`` merged with an ``@%p1
+    mul.sat`` is ``FSEL R12, R0, -RZ, P0`` and nothing on the ``abs``'s line (ptxas 13.0, sm_90); it runs as a copy
+    of the operand's bits.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<6>;\\n.reg .pred %p1;\\nabs.ftz.f32 %f2, %f1;\\n"
@@ -1573,19 +1574,21 @@ def dropped_abs(module, sass):
 
 
 def _never_negative(fn, k, reg):
-    """Whether ptxas knows ``reg`` is never negative before instruction ``k`` (``-0`` allowed): every definition that
-    may reach it, a guarded one as if its guard held, is an f32 ``.sat`` result or a constant with no sign bit but
-    ``-0``, no NaN."""
-    found = bits(fn.reach_past_guards[k] & fn.reg_mask.get(reg, 0))
+    """Whether ptxas knows ``reg`` is never negative before instruction ``k`` (``-0`` allowed) but not its value:
+    every definition that may reach it, a guarded one as if its guard held, is an f32 ``.sat`` result or a constant
+    with no sign bit but ``-0``, no NaN, and one at least is a ``.sat`` result. (Of a known constant ptxas folds the
+    ``abs`` as IEEE says: ``abs.f32 %f1, %f10`` of ``%f10 = -0`` is ``+0``, H100 seed 273222.)"""
+    found, saturated = bits(fn.reach_past_guards[k] & fn.reg_mask.get(reg, 0)), False
     for i in found:
         m = fn.defs[i][1]
         ins = fn.flow.instrs[m]
         if "sat" in ins.mods and _float_type(ins) == "f32":
+            saturated = True
             continue
         v = _def_value(fn, m, 8, guarded=True)
         if v is None or _is_nan(v) or v & 0x80000000 and v != 0x80000000:
             return False
-    return bool(found)
+    return saturated
 
 
 def _drops_abs(fadd):
