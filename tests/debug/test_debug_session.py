@@ -172,7 +172,7 @@ def test_run_to_and_opcode_breakpoints(program):
     kinds = set()
     while s.cont().reason == "break":
         kinds.add(s.text[s.next_instruction()[1]].split()[0])
-    assert kinds == {"ld.param.u64", "ld.global.u64", "ld.global.v4.b32"}
+    assert kinds == {"ld.param.u64", "ld.global.u32", "ld.global.u64", "ld.global.v4.b32"}   # bases, then tiles
 
 
 @pytest.mark.parametrize("warp,lane,reg", [(0, 5, 52), (2, 31, 4)])

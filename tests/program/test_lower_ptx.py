@@ -54,7 +54,67 @@ def test_the_lowered_kernel_names_the_program_lines_and_every_stream_position():
     for position in (0, len(trace.stream) // 2, len(trace.stream) - 1):       # the line that runs it
         instr = trace.stream[position]
         assert lines[low.ptx_line[position] - 1].strip().split()[0].lstrip("@%p1 ") in instr.ptx + " @%p1"
-    assert low.table.size == low.threads * (low.text.count("ld.global.u64 %rd3") or 1)
+    bases = sum(line.strip().startswith(("ld.global.u32 %a", "ld.global.u64 %g")) for line in lines)
+    assert low.table.size == low.threads * (bases + low.text.count("ld.global.u64 %rd3") or 1)
+
+
+def test_accesses_a_constant_apart_share_one_base_register_loaded_once():
+    trace = load_program(str(REPO / "examples/gemm_smem.py")).trace({})
+    lines = trace.lowered.text.splitlines()
+    accesses = [line for line in lines if "[%a" in line or "[%g" in line]
+    loads = [line for line in lines if line.strip().startswith(("ld.global.u32 %a", "ld.global.u64 %g"))]
+    assert "ld.global.u64 %rd3" not in trace.lowered.text          # no table load per access
+    assert len(accesses) == sum(i.addr is not None for i in trace.stream) // trace.warps
+    assert 0 < len(loads) <= len(accesses) // 4                    # the k-loop's tiles are one pattern each
+    assert all("+-" not in line for line in accesses)              # offsets written from the lowest
+
+
+def _store_stream(warps, shift):
+    """Each warp stores lane ``l``'s register 0 (set to ``100 * warp + l`` through ``MOVL``) to two places a
+    constant apart, the higher one first; warp 1 in a phase of its own (its phases differ from warp 0's)."""
+    lane = np.arange(32, dtype=np.int64)
+    stream = []
+    for w in range(warps):
+        stream.append(Instr(Op.MOVL, w, dst=(0,), addr=100 * w + lane))
+        pattern = 4 * ((lane * 5 + w * shift) % 32) + 128 * w
+        for offset in (1024, 0):
+            stream.append(Instr(Op.ST, w, src=(0,), addr=pattern + offset, space="global", bits=32))
+        if w == 1:
+            stream.append(Instr(Op.MOV, w, dst=(1,), imm=7))
+    return stream
+
+
+@pytest.mark.parametrize("max_bases", [256, 1, 0])
+def test_bases_hold_per_warp_patterns_and_past_the_limit_each_access_loads_its_row(monkeypatch, max_bases):
+    from warpsim.program import lower as lowering
+    from warpsim.ptx import load
+    monkeypatch.setattr(lowering, "MAX_BASES", max_bases)
+    stream = _store_stream(2, shift=3)
+    low = lower(stream, warps=2, regs=2, smem_bytes=0)
+    assert low.text.count("@%p2 bra") == 2                        # the warps' phases differ
+    assert low.text.count("ld.global.u64 %rd3") == 2 + 4 * (max_bases == 0)   # MOVL rows, then the addresses
+    result = load(low.text, "t.ptx", ptxas="none").launch(KERNEL, block=64, args={
+        "gmem": np.zeros(2048, np.uint8), "table": low.table}, smem=0)
+    words = result.buffers["gmem"].view(np.uint32)
+    expect = np.zeros(512, np.uint32)
+    for instr in stream:
+        if instr.op == Op.ST:
+            expect[instr.addr // 4] = 100 * instr.warp + np.arange(32)
+    assert np.array_equal(words, expect)
+
+
+def test_a_program_past_the_base_limit_runs_bit_for_bit():
+    from warpsim.program import lower as lowering
+    saved = lowering.MAX_BASES
+    try:
+        lowering.MAX_BASES = 1
+        trace, reference, machine = _both("examples/gemm_smem.py", {"product": "pv"}, seed=5)
+    finally:
+        lowering.MAX_BASES = saved
+    assert "ld.global.u64 %rd3" in trace.lowered.text
+    assert np.array_equal(machine.regs, reference.regs)
+    assert np.array_equal(machine.smem, reference.smem)
+    assert np.array_equal(machine.gmem, reference.gmem)
 
 
 def test_divergent_phases_branch_per_warp_and_barriers_stay_outside():

@@ -12,9 +12,14 @@ The kernel, ``.visible .entry warpsim_program(.param .u64 gmem, .param .u64 tabl
   instructions keep their PTX names (``Instr.ptx``);
 - per-lane values known when the program was traced — addresses (already swizzled), predicates, the
   values of ``MOVL`` — come from a table in global memory (``table``, ``int64``): value ``p`` of thread ``t``
-  is ``table[p * threads + t]``, one row per position in the code (:class:`Lowered.table`);
+  is ``table[p * threads + t]`` (:class:`Lowered.table`). A predicate or a ``MOVL`` value is a row of its
+  own, loaded where it is used;
 - a global address is a byte offset into ``gmem`` (the program's buffers, laid out as traced); a shared
-  address an offset into the dynamic shared window ``smem``;
+  address an offset into the dynamic shared window ``smem``. Addresses are not loaded one by one: accesses
+  whose per-thread addresses differ by one constant over every thread that issues them share a *base*, a
+  register loaded from the table once at entry (``%a<k>`` shared, ``%g<k>`` global), and the access is
+  ``[base+offset]``, as compiled code addresses the elements of one tile. The first :data:`MAX_BASES`
+  patterns get a base; an access of a pattern beyond them loads its own row into ``%rd3``;
 - a 16-bit access moves one half of its register (``bfi`` after the load, ``shr`` before the store);
 - the stream is cut into phases at ``bar.sync``; a phase in which every warp issues the same code (only
   the table's values differ) is written once, else each warp gets its own block behind a branch on
@@ -42,6 +47,7 @@ simulator):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,10 +56,12 @@ from warpsim.isa.alu32 import alu_sources
 from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Instr, Op
 
-__all__ = ["Lowered", "lower", "KERNEL", "PTX_TARGET"]
+__all__ = ["Lowered", "lower", "KERNEL", "PTX_TARGET", "MAX_BASES"]
 
 KERNEL = "warpsim_program"
 PTX_TARGET = ("8.0", "sm_80")        # .version, .target: mma.sync m16n8k16 and ldmatrix need sm_80
+MAX_BASES = 256                      # address registers held from entry to exit (beyond: a table load per access)
+_MARKER = re.compile(r"@@(\d+)@@")
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,30 @@ def _phases(stream, warps):
             [[bars[w][k] for w in range(warps)] for k in range(counts[0])])
 
 
+class _Base:
+    """A base register of ``space`` (``"shared"`` or ``"global"``): table row ``index``, its values per warp in
+    ``row`` (warp -> ``int64[32]``; warps no access has issued it for yet are absent, and 0 in the table)."""
+
+    def __init__(self, space, index, row):
+        self.space, self.index, self.row = space, index, row
+
+    def offset(self, values):
+        """The constant ``c`` with ``values[w] == row[w] + c`` on every lane of every warp of ``values``
+        (warp -> ``int64[32]``), the warps the row lacks taking ``values[w] - c``; None if there is none."""
+        c = None
+        for w, v in values.items():
+            if w in self.row:
+                diff = v - self.row[w]
+                if (diff != diff[0]).any() or (c is not None and diff[0] != c):
+                    return None
+                c = int(diff[0])
+        c = 0 if c is None else c
+        for w, v in values.items():
+            if w not in self.row:
+                self.row[w] = v - c
+        return c
+
+
 class _Writer:
     """PTX lines and table rows, written in code order."""
 
@@ -109,6 +141,8 @@ class _Writer:
         self.ptx_line = np.zeros(len(stream), np.int64)
         self.label = 0
         self.loc = None
+        self.bases: list[_Base] = []
+        self.offsets: list[tuple[int, int]] = []        # per offset marker: (base, offset from its first row)
 
     def emit(self, text):
         self.lines.append(text)
@@ -118,6 +152,52 @@ class _Writer:
         PTX that loads it into ``%rd3``."""
         self.rows.append({w: np.asarray(getattr(self.stream[i], field), np.int64) for w, i in by_warp.items()})
         return f"ld.global.u64 %rd3, [%rd1+{8 * self.threads * (len(self.rows) - 1)}];"
+
+    def address(self, by_warp, instr):
+        """``(setup, operand)``: the address operand of ``instr``, issued by the warps of ``by_warp``: a base
+        register and an offset (a marker :meth:`finish` replaces), or past :data:`MAX_BASES` a row of its own."""
+        space = "global" if instr.space == "global" else "shared"
+        if instr.space not in ("global", "shared") and instr.op != Op.LDMATRIX:
+            raise ValueError(f"lower: {instr.ptx}: unknown state space {instr.space!r}")
+        values = {w: np.asarray(self.stream[i].addr, np.int64) for w, i in by_warp.items()}
+        for k, base in enumerate(self.bases):
+            if base.space == space:
+                offset = base.offset(values)
+                if offset is not None:
+                    break
+        else:
+            if len(self.bases) == MAX_BASES:
+                return [self.row(by_warp, "addr")] + _address_of_row(space), "[%t1]" if space == "shared" else "[%rd4]"
+            k, offset = len(self.bases), 0
+            self.rows.append({})
+            self.bases.append(_Base(space, len(self.rows) - 1, self.rows[-1]))
+            self.bases[k].offset(values)
+        self.offsets.append((k, offset))
+        register = "%a" if space == "shared" else "%g"
+        return [], f"[{register}{k}+@@{len(self.offsets) - 1}@@]"
+
+    def finish(self):
+        """The entry lines that load the bases; every base moved down to its lowest offset so that each
+        offset written is non-negative, and the markers replaced by them."""
+        low = [0] * len(self.bases)
+        for k, offset in self.offsets:
+            low[k] = min(low[k], offset)
+        for base, shift in zip(self.bases, low):
+            for w in base.row:
+                base.row[w] = base.row[w] + shift
+        def written(marker):
+            k, offset = self.offsets[int(marker.group(1))]
+            return str(offset - low[k])
+
+        self.lines = [_MARKER.sub(written, line) if "@@" in line else line for line in self.lines]
+        entry = []
+        for k, base in enumerate(self.bases):
+            where = f"[%rd1+{8 * self.threads * base.index}]"
+            if base.space == "shared":
+                entry += [f"\tld.global.u32 %a{k}, {where};", f"\tadd.u32 %a{k}, %a{k}, %r_smem;"]
+            else:
+                entry += [f"\tld.global.u64 %g{k}, {where};", f"\tadd.s64 %g{k}, %g{k}, %rd0;"]
+        return entry
 
     def instruction(self, by_warp):
         """One instruction issued alike by the warps of ``by_warp`` (warp -> stream position)."""
@@ -130,7 +210,13 @@ class _Writer:
         if first.pred is not None:                     # lanes whose predicate is 0 neither access nor write
             self.emit("\t" + self.row(by_warp, "pred"))
             self.emit("\tsetp.ne.s64 %p1, %rd3, 0;")
-        setup, body = _code(first, None if first.addr is None else self.row(by_warp, "addr"))
+        if first.op == Op.MOVL:
+            setup, where = [self.row(by_warp, "addr")], None
+        elif first.addr is not None:
+            setup, where = self.address(by_warp, first)
+        else:
+            setup, where = [], None
+        setup, body = _code(first, setup, where)
         guard = "@%p1 " if first.pred is not None else ""
         for line in setup:
             self.emit("\t" + line)
@@ -201,6 +287,7 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
             for i in phase[v]:
                 w.instruction({v: i})
             w.emit(f"$L_skip{w.label}:")
+    entry = w.finish()
     head = [f".version {PTX_TARGET[0]}", f".target {PTX_TARGET[1]}", ".address_size 64", ""]
     head += [f'.file {n} "{path}"' for path, n in files.items()]
     head += ["", ".extern .shared .align 128 .b8 smem[];", "",
@@ -211,7 +298,14 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
              "\t.reg .b32 %r_warp, %r_smem, %t<4>;",
              "\t.reg .b16 %h<1>;",
              "\t.reg .b64 %rd<7>;",
-             "\t.reg .pred %p<3>;",
+             "\t.reg .pred %p<3>;"]
+    shared = sum(base.space == "shared" for base in w.bases)
+    if shared:
+        head.append(f"\t.reg .b32 %a<{len(w.bases)}>;")
+    if shared < len(w.bases):
+        head.append(f"\t.reg .b64 %g<{len(w.bases)}>;")
+    head += [
+
              "\tld.param.u64 %rd0, [gmem];",
              "\tcvta.to.global.u64 %rd0, %rd0;",
              "\tld.param.u64 %rd1, [table];",
@@ -220,7 +314,7 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
              "\tmul.wide.u32 %rd2, %t0, 8;",
              "\tadd.s64 %rd1, %rd1, %rd2;",
              "\tshr.u32 %r_warp, %t0, 5;",
-             "\tmov.u32 %r_smem, smem;"]
+             "\tmov.u32 %r_smem, smem;"] + entry
     if snapshots:                                         # %rd5 = &snap[tid]
         head += ["\tld.param.u64 %rd5, [snap];", "\tcvta.to.global.u64 %rd5, %rd5;",
                  "\tmul.wide.u32 %rd6, %t0, 4;", "\tadd.s64 %rd5, %rd5, %rd6;"]
@@ -252,27 +346,23 @@ def _vec(regs, braces=False):
     return names[0] if len(names) == 1 and not braces else "{" + ", ".join(names) + "}"
 
 
-def _address(instr):
-    """The PTX that turns the table value in ``%rd3`` into the operand address, and that address
-    (``ldmatrix`` reads shared memory)."""
-    if instr.space == "global":
-        return ["add.s64 %rd4, %rd0, %rd3;"], "[%rd4]"
-    if instr.space == "shared" or instr.op == Op.LDMATRIX:
-        return ["cvt.u32.u64 %t1, %rd3;", "add.u32 %t1, %t1, %r_smem;"], "[%t1]"
-    raise ValueError(f"lower: {instr.ptx}: unknown state space {instr.space!r}")
+def _address_of_row(space):
+    """The PTX that turns the table value in ``%rd3`` into an address of ``space`` (``ldmatrix``: shared)."""
+    if space == "global":
+        return ["add.s64 %rd4, %rd0, %rd3;"]
+    return ["cvt.u32.u64 %t1, %rd3;", "add.u32 %t1, %t1, %r_smem;"]
 
 
-def _code(instr: Instr, load_value: str | None) -> tuple[list[str], list[str]]:
-    """The PTX of one instruction as ``(setup, body)``: ``setup`` computes operands (``load_value`` loads its
-    table value into ``%rd3``; None: no table), ``body`` is what a predicate guards."""
+def _code(instr: Instr, setup: list[str], where: str | None) -> tuple[list[str], list[str]]:
+    """The PTX of one instruction as ``(setup, body)``: ``setup`` computes operands (for ``MOVL``, loads its
+    table value into ``%rd3``), ``where`` is the address operand of an access, ``body`` is what a predicate
+    guards."""
     op, d, s = instr.op, instr.dst, instr.src
     if op == Op.MOV:
         return [], [f"mov.b32 %r{r}, {instr.imm & 0xFFFFFFFF};" for r in d]
     if op == Op.MOVL:
-        return [load_value], [f"cvt.u32.u64 %r{d[0]}, %rd3;"]
+        return setup, [f"cvt.u32.u64 %r{d[0]}, %rd3;"]
     if op in (Op.LD, Op.ST):
-        setup, where = _address(instr)
-        setup = [load_value] + setup
         if instr.bits == 16:
             (reg,) = d if op == Op.LD else s
             lo = 16 * instr.half
@@ -284,8 +374,7 @@ def _code(instr: Instr, load_value: str | None) -> tuple[list[str], list[str]]:
             return setup, [f"{instr.ptx} {_vec(d)}, {where};"]
         return setup, [f"{instr.ptx} {where}, {_vec(s)};"]
     if op == Op.LDMATRIX:
-        setup, where = _address(instr)
-        return [load_value] + setup, [f"{instr.ptx} {_vec(d, braces=True)}, {where};"]
+        return setup, [f"{instr.ptx} {_vec(d, braces=True)}, {where};"]
     if op == Op.MMA:
         na, nb, nc = MMA_REGS[(instr.shape, instr.cd)]
         if len(s) != na + nb + nc or len(d) != nc:
