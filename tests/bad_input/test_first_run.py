@@ -62,3 +62,34 @@ def test_a_long_compile_says_how_far_it_is_and_when_it_is_done():
     p.tick()
     p.ended()
     assert len(lines) == 3
+
+
+def test_a_first_launch_is_one_compile_that_says_how_many_parts_are_done():
+    """A first launch's compile (warpsim.ptx.precompile: families in helper processes and here, then run_cta) is one
+    session: its lines count from its start, name the parts done and, between this process's compiles, the helpers
+    it waits for; the end of one function's compile inside it says nothing, the session's end the total."""
+    from warpsim.ptx.precompile import Progress
+    now, lines = [0.0], []
+    p = program_args.CompileProgress(lambda: "run", lambda: now[0], lines.append, interval=5)
+    state = Progress(total=4, helpers=1)
+    p.opened(state)
+    p.started("warp_integer")
+    now[0] = 5.0
+    p.tick()
+    p.ended()                                          # its own group compiled: not the end
+    state.advance()
+    now[0] = 10.0
+    p.tick()
+    state.advance()
+    state.helper_done()
+    p.started("run_cta")
+    now[0] = 15.0
+    p.tick()
+    p.ended()
+    state.advance()
+    p.closed()
+    assert lines == [
+        "warpsim run: still compiling (5 s so far; 0 of 4 parts done; now warp_integer, 1 helper process beside it)\n",
+        "warpsim run: still compiling (10 s so far; 1 of 4 parts done; now waiting for 1 helper process)\n",
+        "warpsim run: still compiling (15 s so far; 2 of 4 parts done; now run_cta)\n",
+        "warpsim run: compiled in 15 s\n"]

@@ -124,12 +124,13 @@ def test_a_helper_compiles_into_the_cache_it_is_given(tmp_path):
     """A helper process (the same code compile_families starts) compiles a function for the given types into the
     cache directory of its environment."""
     from numba import types
-    entries = [("warpsim.isa.faults", "set_fault", (types.Array(types.int64, 1, "C"), types.int64, types.int64,
-                                                     types.int64, types.int64))]
+    entries = [("faults", [("warpsim.isa.faults", "set_fault", (types.Array(types.int64, 1, "C"), types.int64,
+                                                                 types.int64, types.int64, types.int64))])]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    subprocess.run([sys.executable, "-c", precompile._helper_source()], input=pickle.dumps(entries), env=env,
-                   check=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", precompile._helper_source()], input=pickle.dumps(entries), env=env,
+                          check=True, timeout=300, capture_output=True)
     assert list(tmp_path.rglob("faults.set_fault-*.nbi")), sorted(p.name for p in tmp_path.rglob("*"))
+    assert done.stdout.decode().splitlines() == [f"{precompile.DONE} faults"]     # what the launch counts
 
 
 def test_uses_hopper():

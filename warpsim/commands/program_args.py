@@ -80,39 +80,70 @@ def run_options(args):
 
 
 _ANNOUNCE = {"verb": None, "said": False, "listening": False}   # one listener for the process
-PROGRESS_SECONDS = 10.0         # a first run's compile reports how far it is every this many seconds
+PROGRESS_SECONDS = 5.0          # a first run's compile reports how far it is every this many seconds
 
 
 class CompileProgress:
     """What a long first-run compile says while it lasts: ``started(name)`` / ``ended()`` as Numba begins and ends
     compiling a function (nested: the compiled kernel's callees), ``tick()`` (from a timer) every ``interval``
     seconds of one compile writes ``warpsim VERB: still compiling (N s so far; now NAME)``, and the outermost
-    ``ended()`` after any such line ``warpsim VERB: compiled in N s``. ``clock`` and ``write`` are injected (tests)."""
+    ``ended()`` after any such line ``warpsim VERB: compiled in N s``. A first launch's whole compile
+    (:mod:`warpsim.ptx.precompile`: helper processes, then the interpreter) is one ``opened(progress)`` /
+    ``closed()``: its lines count from its start, say how many of its parts are done (``progress.parts`` of
+    ``progress.total``) and what this process waits for between its compiles, and only ``closed()`` says
+    ``compiled in``. ``clock`` and ``write`` are injected (tests)."""
 
     def __init__(self, verb, clock, write, interval=PROGRESS_SECONDS):
         self.verb, self.clock, self.write, self.interval = verb, clock, write, interval
         self.stack, self.began, self.next, self.reported = [], None, None, False
+        self.session = None
+
+    def _begin(self):
+        self.began = self.clock()
+        self.next = self.began + self.interval
+        self.reported = False
+
+    def _done(self):
+        if self.reported:
+            self.write(f"warpsim {self.verb()}: compiled in {self.clock() - self.began:.0f} s\n")
+            self.reported = False
+
+    def opened(self, progress):
+        if not self.stack:
+            self._begin()
+        self.session = progress
+
+    def closed(self):
+        self.session = None
+        if not self.stack:
+            self._done()
 
     def started(self, name):
-        if not self.stack:
-            self.began = self.clock()
-            self.next = self.began + self.interval
-            self.reported = False
+        if not self.stack and self.session is None:
+            self._begin()
         self.stack.append(name)
 
     def ended(self):
         if self.stack:
             self.stack.pop()
-        if not self.stack and self.reported:
-            self.write(f"warpsim {self.verb()}: compiled in {self.clock() - self.began:.0f} s\n")
-            self.reported = False
+        if not self.stack and self.session is None:
+            self._done()
 
     def tick(self):
-        if self.stack and self.clock() >= self.next:
-            self.write(f"warpsim {self.verb()}: still compiling ({self.clock() - self.began:.0f} s so far; now "
-                       f"{self.stack[-1]})\n")
-            self.next = self.clock() + self.interval
-            self.reported = True
+        if not (self.stack or self.session is not None) or self.clock() < self.next:
+            return
+        so_far = f"{self.clock() - self.began:.0f} s so far"
+        now = self.stack[-1] if self.stack else None
+        if self.session is not None:
+            so_far += f"; {self.session.parts} of {self.session.total} parts done"
+            helpers = self.session.helpers
+            if now is None:
+                now = f"waiting for {helpers} helper process{'es' if helpers != 1 else ''}" if helpers else "loading"
+            elif helpers:
+                now += f", {helpers} helper process{'es' if helpers != 1 else ''} beside it"
+        self.write(f"warpsim {self.verb()}: still compiling ({so_far}; now {now})\n")
+        self.next = self.clock() + self.interval
+        self.reported = True
 
 
 def _stderr(text):
@@ -131,6 +162,8 @@ def announce_compiling(verb):
     import time
     from numba.core import event      # imported when used: explain and draw mma never load Numba
 
+    from warpsim.ptx.precompile import EVENT
+
     progress = CompileProgress(lambda: _ANNOUNCE["verb"], time.monotonic, _stderr)
     lock = threading.Lock()
 
@@ -140,12 +173,15 @@ def announce_compiling(verb):
             with lock:
                 progress.tick()
 
+    def say_once():
+        if not _ANNOUNCE["said"]:
+            _ANNOUNCE["said"] = True
+            _stderr(f"warpsim {_ANNOUNCE['verb']}: compiling the simulator's kernels, first run only ...\n")
+            threading.Thread(target=beat, name="warpsim-compile-progress", daemon=True).start()
+
     class Once(event.Listener):
         def on_start(self, ev):
-            if not _ANNOUNCE["said"]:
-                _ANNOUNCE["said"] = True
-                _stderr(f"warpsim {_ANNOUNCE['verb']}: compiling the simulator's kernels, first run only ...\n")
-                threading.Thread(target=beat, name="warpsim-compile-progress", daemon=True).start()
+            say_once()
             dispatcher = (ev.data or {}).get("dispatcher")
             with lock:
                 progress.started(getattr(getattr(dispatcher, "py_func", None), "__qualname__", "a kernel"))
@@ -154,7 +190,18 @@ def announce_compiling(verb):
             with lock:
                 progress.ended()
 
+    class FirstLaunch(event.Listener):                    # warpsim.ptx.precompile's whole first-launch compile
+        def on_start(self, ev):
+            say_once()
+            with lock:
+                progress.opened(ev.data)
+
+        def on_end(self, _event):
+            with lock:
+                progress.closed()
+
     event.register("numba:compile", Once())
+    event.register(EVENT, FirstLaunch())
     _ANNOUNCE["listening"] = True
 
 

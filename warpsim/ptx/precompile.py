@@ -8,13 +8,18 @@ cache is shared on disk, and a caller finds a callee compiled by another process
 ``jobs`` processes: helper processes compile their share into the cache while this one compiles its own, then this
 one compiles ``run_cta`` itself, which loads every family from the cache instead of compiling it.
 
+The whole of it is one ``warpsim:compile`` event of Numba's event API (:mod:`numba.core.event`), its data a
+:class:`Progress` (parts compiled of how many, helpers still at work), so that a command can say how far a first run
+is (:func:`warpsim.commands.program_args.announce_compiling`) without this layer knowing who listens.
+
 The results cannot change: the helpers compile the same functions for the same argument types, into the cache the
 launch reads (a signature that did not match would only be compiled again, costing time). Contract:
 
 - it runs only when ``run_cta`` has no cached code for the launch's argument types (warm: it returns at once);
 - ``jobs`` is the launch's own default (``$WARPSIM_JOBS``, else the CPUs this process may use: ``1`` compiles in
   this process alone, as before), at most :data:`MAX_JOBS`, and 1 in a worker of a process pool;
-- a helper that fails or is killed costs only time: this process compiles what is missing when ``run_cta`` is typed.
+- a helper that fails or is killed costs only time: this process compiles what is missing when ``run_cta`` is typed;
+- on a cold cache ``run_cta`` is compiled here (``run_cta.compile``), so the launch's first call only runs.
 """
 
 from __future__ import annotations
@@ -25,14 +30,16 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 
 import numpy as np
 from numba import typeof
+from numba.core import event
 
 from warpsim.ptx.jobs import default_jobs
 
-__all__ = ["GROUPS", "HOPPER_GROUPS", "MAX_JOBS", "RUN_CTA_SECONDS", "family_calls", "compile_families",
-           "jobs_wanted", "partition", "is_cached", "is_cold"]
+__all__ = ["GROUPS", "HOPPER_GROUPS", "MAX_JOBS", "RUN_CTA_SECONDS", "EVENT", "DONE", "Progress", "family_calls",
+           "compile_families", "jobs_wanted", "partition", "is_cached", "is_cold"]
 
 MAX_JOBS = 4
 RUN_CTA_SECONDS = 17.0              # run_cta's own compile (with warp_simple), its families in the cache
@@ -53,6 +60,26 @@ GROUPS = (
 
 
 HOPPER_GROUPS = ("bulk_copy", "wgmma", "mbarrier")   # with the cluster functions: run_cta's ``hopper`` families
+EVENT = "warpsim:compile"                            # the Numba event kind a first launch's compile is
+DONE = "warpsim-precompiled"                         # a helper's line: a group compiled
+
+
+class Progress:
+    """How far a first launch's compile is: ``parts`` of ``total`` done (a group of families each, in this process or
+    a helper, and ``run_cta`` last) and ``helpers``, the helper processes still compiling. Written by
+    :func:`compile_families` and the threads that read its helpers, read by whoever listens to :data:`EVENT`."""
+
+    def __init__(self, total, helpers=0):
+        self.total, self.parts, self.helpers = total, 0, helpers
+        self._lock = threading.Lock()
+
+    def advance(self):
+        with self._lock:
+            self.parts += 1
+
+    def helper_done(self):
+        with self._lock:
+            self.helpers -= 1
 
 
 def family_calls(args):
@@ -137,7 +164,9 @@ def jobs_wanted():
 def partition(weights, jobs, head=0.0):
     """The groups of ``weights`` (``[(name, seconds)]``) split over ``jobs`` processes, heaviest group first to the
     least loaded (longest processing time first): a list of ``jobs`` lists of names, the first this process's, which
-    starts with ``head`` seconds of its own (``run_cta``'s compile, after the families).
+    starts with ``head`` seconds of its own (``run_cta``'s compile, after the families: not parallel work, but a
+    share with it keeps groups that share callees in one process, which a split by weight alone does not, and
+    each process would compile them: measured, the same wall time and 20 s more CPU time).
 
     >>> partition([("a", 6.0), ("b", 4.0), ("c", 3.0), ("d", 2.0)], 2)
     [['a', 'd'], ['b', 'c']]
@@ -177,25 +206,54 @@ def _helper_source():
 
 
 def _entries(calls, names):
-    return [(fn.py_func.__module__, fn.py_func.__qualname__, sig) for name in names for fn, sig in calls[name]]
+    return [(name, [(fn.py_func.__module__, fn.py_func.__qualname__, sig) for fn, sig in calls[name]])
+            for name in names]
 
 
 def _compile_entries(blob):
-    """A helper process: compile each ``(module, function, sig)`` of the pickled list (callees first). Importing this
-    module ran ``warpsim/__init__``: the same cache directory and typing rules as the launching process."""
-    for module, qualname, sig in pickle.loads(blob):
-        getattr(importlib.import_module(module), qualname).compile(sig)
+    """A helper process: compile each group ``(name, [(module, function, sig)])`` of the pickled list (callees
+    first), writing ``DONE`` and the group's name on a line of stdout when it is done. Importing this module ran
+    ``warpsim/__init__``: the same cache directory and typing rules as the launching process."""
+    for name, entries in pickle.loads(blob):
+        for module, qualname, sig in entries:
+            getattr(importlib.import_module(module), qualname).compile(sig)
+        sys.stdout.write(f"{DONE} {name}\n")
+        sys.stdout.flush()
+
+
+def _follow(proc, progress):
+    """A thread's work: one part of ``progress`` per group ``proc`` says it compiled, and the helper done at its end."""
+    for line in proc.stdout:
+        if line.startswith(DONE.encode()):
+            progress.advance()
+    progress.helper_done()
 
 
 def compile_families(run_cta, args, jobs=None):
-    """Before the first call of ``run_cta(*args)`` on a cold cache, compile its families on ``jobs`` processes (see
-    the module docstring). Returns the number of helper processes it started (0: warm, or one job). An exception here
-    (Ctrl-C) kills the helpers before it propagates."""
+    """Before the first call of ``run_cta(*args)`` on a cold cache, compile its families on ``jobs`` processes and
+    then ``run_cta`` itself (see the module docstring), as one :data:`EVENT`. Returns the number of helper processes
+    it started (0: warm, or one job). An exception here (Ctrl-C) kills the helpers before it propagates."""
     jobs = jobs_wanted() if jobs is None else jobs
-    if jobs < 2 or not is_cold(run_cta, args):
+    if not is_cold(run_cta, args):
+        return 0
+    sig = tuple(typeof(v) for v in args)
+    if jobs < 2:
+        with event.trigger_event(EVENT, data=Progress(1)):
+            run_cta.compile(sig)
         return 0
     calls = family_calls(args)
     shares = partition([(g, w) for g, w in GROUPS if g in calls], jobs, head=RUN_CTA_SECONDS)
+    progress = Progress(sum(len(share) for share in shares) + 1)
+    with event.trigger_event(EVENT, data=progress):
+        helpers = _compile_shares(calls, shares, progress)
+        run_cta.compile(sig)
+        progress.advance()
+    return helpers
+
+
+def _compile_shares(calls, shares, progress):
+    """Start a helper per share after the first and compile the first here; wait for the helpers. Returns how many
+    were started."""
     # the helpers import warpsim from where this process did (a script may have put it on sys.path itself)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.environ.get("PYTHONPATH")
@@ -206,10 +264,12 @@ def compile_families(run_cta, args, jobs=None):
             continue
         try:
             proc = subprocess.Popen([sys.executable, "-c", _helper_source()], stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         except OSError:
             break                                                 # no process to spare: compile here, as before
         helpers.append(proc)
+        progress.helpers += 1
+        threading.Thread(target=_follow, args=(proc, progress), name="warpsim-precompile", daemon=True).start()
         try:
             proc.stdin.write(pickle.dumps(_entries(calls, share)))
             proc.stdin.close()
@@ -219,6 +279,7 @@ def compile_families(run_cta, args, jobs=None):
         for name in shares[0]:
             for fn, sig in calls[name]:
                 fn.compile(sig)
+            progress.advance()
     except BaseException:
         for proc in helpers:
             proc.kill()
