@@ -151,3 +151,26 @@ def test_addresses_are_proven_before_anything_runs():
     check_addresses([masked], smem_bytes=0x90, gmem_bytes=0)           # lanes 4.. are off: no access
     ld = Instr(Op.LDMATRIX, 0, dst=(0,), addr=np.r_[np.arange(8) * 16, np.full(24, 7)], num=1)
     check_addresses([ld], smem_bytes=128, gmem_bytes=0)                  # only lanes 0..7 give rows
+
+
+@pytest.mark.parametrize("max_predicates", [64, 0])
+@pytest.mark.parametrize("n", [None, "100"])
+def test_instructions_with_one_predicate_share_a_register_set_at_entry(monkeypatch, max_predicates, n):
+    """flash_fwd's 38 predicated accesses a warp have two predicates between them at the default N: two registers
+    set at entry, no table load at the accesses; at N = 100 (a tile cut short) a few more; with none allowed, each
+    loads its row. The same bits as the stream executor every way."""
+    from warpsim.program import lower as lowering
+    monkeypatch.setattr(lowering, "MAX_PREDICATES", max_predicates)
+    trace, reference, machine = _both("examples/flash_fwd.py", {} if n is None else {"n": n}, seed=4)
+    text = trace.lowered.text
+    guarded = [line.split()[0] for line in text.splitlines() if line.strip().startswith(("@%q", "@%p1"))]
+    assert len(guarded) == sum(i.pred is not None for i in trace.stream) // trace.warps
+    if max_predicates and n is None:
+        assert set(guarded) == {"@%q0", "@%q1"} and "setp.ne.s64 %p1" not in text
+    elif max_predicates:
+        assert "@%p1" not in guarded and len(set(guarded)) < len(guarded) / 4
+    else:
+        assert "%q" not in text and text.count("setp.ne.s64 %p1, %rd3, 0;") == len(guarded)
+    assert np.array_equal(machine.regs, reference.regs)
+    assert np.array_equal(machine.smem, reference.smem)
+    assert np.array_equal(machine.gmem, reference.gmem)

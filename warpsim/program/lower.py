@@ -12,8 +12,9 @@ The kernel, ``.visible .entry warpsim_program(.param .u64 gmem, .param .u64 tabl
   instructions keep their PTX names (``Instr.ptx``);
 - per-lane values known when the program was traced — addresses (already swizzled), predicates, the
   values of ``MOVL`` — come from a table in global memory (``table``, ``int64``): value ``p`` of thread ``t``
-  is ``table[p * threads + t]`` (:class:`Lowered.table`). A predicate or a ``MOVL`` value is a row of its
-  own, loaded where it is used;
+  is ``table[p * threads + t]`` (:class:`Lowered.table`). A ``MOVL`` value is a row of its own, loaded where it
+  is used; instructions with the same per-thread predicate share a predicate register set at entry (``%q<k>``,
+  the first :data:`MAX_PREDICATES` patterns; beyond, a row loaded into ``%p1`` where it is used);
 - a global address is a byte offset into ``gmem`` (the program's buffers, laid out as traced); a shared
   address an offset into the dynamic shared window ``smem``. Addresses are not loaded one by one: accesses
   whose per-thread addresses differ by one constant over every thread that issues them share a *base*, a
@@ -56,11 +57,12 @@ from warpsim.isa.alu32 import alu_sources
 from warpsim.isa.fragments import MMA_REGS
 from warpsim.program.instr import Instr, Op
 
-__all__ = ["Lowered", "lower", "KERNEL", "PTX_TARGET", "MAX_BASES"]
+__all__ = ["Lowered", "lower", "KERNEL", "PTX_TARGET", "MAX_BASES", "MAX_PREDICATES"]
 
 KERNEL = "warpsim_program"
 PTX_TARGET = ("8.0", "sm_80")        # .version, .target: mma.sync m16n8k16 and ldmatrix need sm_80
 MAX_BASES = 256                      # address registers held from entry to exit (beyond: a table load per access)
+MAX_PREDICATES = 64                  # predicate registers held from entry to exit (beyond: a table load per use)
 _MARKER = re.compile(r"@@(\d+)@@")
 
 
@@ -142,6 +144,7 @@ class _Writer:
         self.label = 0
         self.loc = None
         self.bases: list[_Base] = []
+        self.predicates: list[tuple[int, dict]] = []    # per predicate register: its table row, warp -> bool[32]
         self.offsets: list[tuple[int, int]] = []        # per offset marker: (base, offset from its first row)
 
     def emit(self, text):
@@ -152,6 +155,27 @@ class _Writer:
         PTX that loads it into ``%rd3``."""
         self.rows.append({w: np.asarray(getattr(self.stream[i], field), np.int64) for w, i in by_warp.items()})
         return f"ld.global.u64 %rd3, [%rd1+{8 * self.threads * (len(self.rows) - 1)}];"
+
+    def predicate(self, by_warp):
+        """The guard (``@%q<k> ``) of an instruction issued by the warps of ``by_warp`` with a predicate: the
+        register of an earlier one with the same value in every thread that issues it, else a new one; past
+        :data:`MAX_PREDICATES`, a row of its own loaded into ``%p1`` here."""
+        values = {w: np.asarray(self.stream[i].pred, np.int64) != 0 for w, i in by_warp.items()}
+        for k, (_, row) in enumerate(self.predicates):
+            if all(w not in row or np.array_equal(row[w], v) for w, v in values.items()):
+                break
+        else:
+            if len(self.predicates) == MAX_PREDICATES:
+                self.emit("\t" + self.row(by_warp, "pred"))
+                self.emit("\tsetp.ne.s64 %p1, %rd3, 0;")
+                return "@%p1 "
+            k = len(self.predicates)
+            self.rows.append({})
+            self.predicates.append((len(self.rows) - 1, self.rows[-1]))
+        row = self.predicates[k][1]
+        for w, v in values.items():
+            row.setdefault(w, v)
+        return f"@%q{k} "
 
     def address(self, by_warp, instr):
         """``(setup, operand)``: the address operand of ``instr``, issued by the warps of ``by_warp``: a base
@@ -177,8 +201,8 @@ class _Writer:
         return [], f"[{register}{k}+@@{len(self.offsets) - 1}@@]"
 
     def finish(self):
-        """The entry lines that load the bases; every base moved down to its lowest offset so that each
-        offset written is non-negative, and the markers replaced by them."""
+        """The entry lines that set the predicate registers and load the bases; every base moved down to its
+        lowest offset so that each offset written is non-negative, and the markers replaced by them."""
         low = [0] * len(self.bases)
         for k, offset in self.offsets:
             low[k] = min(low[k], offset)
@@ -191,6 +215,8 @@ class _Writer:
 
         self.lines = [_MARKER.sub(written, line) if "@@" in line else line for line in self.lines]
         entry = []
+        for k, (index, _) in enumerate(self.predicates):
+            entry += [f"\tld.global.u64 %rd3, [%rd1+{8 * self.threads * index}];", f"\tsetp.ne.s64 %q{k}, %rd3, 0;"]
         for k, base in enumerate(self.bases):
             where = f"[%rd1+{8 * self.threads * base.index}]"
             if base.space == "shared":
@@ -207,9 +233,7 @@ class _Writer:
             if loc != self.loc:
                 self.emit(f"\t.loc {loc[0]} {loc[1]} 0")
                 self.loc = loc
-        if first.pred is not None:                     # lanes whose predicate is 0 neither access nor write
-            self.emit("\t" + self.row(by_warp, "pred"))
-            self.emit("\tsetp.ne.s64 %p1, %rd3, 0;")
+        guard = "" if first.pred is None else self.predicate(by_warp)   # lanes where it is 0 do nothing
         if first.op == Op.MOVL:
             setup, where = [self.row(by_warp, "addr")], None
         elif first.addr is not None:
@@ -217,7 +241,6 @@ class _Writer:
         else:
             setup, where = [], None
         setup, body = _code(first, setup, where)
-        guard = "@%p1 " if first.pred is not None else ""
         for line in setup:
             self.emit("\t" + line)
         for line in body:
@@ -299,6 +322,8 @@ def lower(stream: list[Instr], *, warps: int, regs: int, smem_bytes: int, zero=N
              "\t.reg .b16 %h<1>;",
              "\t.reg .b64 %rd<7>;",
              "\t.reg .pred %p<3>;"]
+    if w.predicates:
+        head.append(f"\t.reg .pred %q<{len(w.predicates)}>;")
     shared = sum(base.space == "shared" for base in w.bases)
     if shared:
         head.append(f"\t.reg .b32 %a<{len(w.bases)}>;")

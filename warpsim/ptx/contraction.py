@@ -568,7 +568,7 @@ def _resolve(module, sass, filename):
         fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
         pairs.append(_fusion(fn, k, add, line, kinds, filename, fmas.get(line, ())))
         fused.append((fn, k, add, pairs[-1]))
-    own = {line for text, line in sass if not _moves(text)}
+    own = set(_computing(sass))
     for entry in fused:
         if len(fmas.get(entry[2].token.line, ())) < 2:
             continue
@@ -634,6 +634,20 @@ def _operand_key(o):
     return (o.kind, o.name, o.value, o.bits)
 
 
+def _computing(sass):
+    """``{line: n}``: the PTX lines with SASS that computes (not :func:`_moves`), each with how many such
+    instructions ptxas made of it (an unrolled loop's copies).
+
+    >>> _computing([("FADD R1, R2, R3", 7), ("MOV R1, R2", 8), ("FADD R4, R2, R3", 7)])
+    {7: 2}
+    """
+    counts = {}
+    for text, line in sass:
+        if not _moves(text):
+            counts[line] = counts.get(line, 0) + 1
+    return counts
+
+
 def _moves(sass):
     """Whether a SASS instruction only copies a register or a constant (``MOV``, ``IMAD.MOV.U32 R11, RZ, RZ, R12``)
     or is control-flow scaffolding.
@@ -677,10 +691,7 @@ def _partial_negations(module, sass, filename):
     copies that compute on its line than another line of the loop, which has several. (A ``neg.f32 %f7, %f7`` of a
     product made anew each iteration folds into its reader, ``FADD.FTZ.SAT R17, -R12, R21``, in every copy: H100
     seed 215641.)"""
-    computing = {}
-    for text, line in sass:
-        if not _moves(text):
-            computing[line] = computing.get(line, 0) + 1
+    computing = _computing(sass)
     for f, body in _bodies(module):
         fn = None
         for first, last in _loops(f.body):
