@@ -5,8 +5,8 @@ for a model is compiled for its target (``sm_90``). ``--arch`` overrides the mod
 
 >>> model_arch("90"), model_arch("89"), model_arch("100", "sm90")
 ('sm90', 'sm80', 'sm90')
->>> ptx_target("sm80"), ptx_target(DEFAULT_ARCH), model_arch("75", "sm_80")
-('sm_80', 'sm_90', 'sm80')
+>>> ptx_target("sm80"), ptx_target(DEFAULT_ARCH), ptx_target("sm_90"), model_arch("75", "sm_80")
+('sm_80', 'sm_90', 'sm_90', 'sm80')
 """
 
 from __future__ import annotations
@@ -36,5 +36,7 @@ def model_arch(compute_capability: str, override: str | None = None) -> str:
 
 
 def ptx_target(model: str) -> str:
-    """The PTX target a model's kernels are compiled for: ``sm_90`` for ``sm90``, else ``sm_80``."""
-    return _TARGET.get(model, "sm_80")
+    """The PTX target a model's kernels are compiled for (``sm_90`` for ``sm90``), the model spelled any way
+    :func:`~warpsim.isa.arith.arch_name` takes (``sm_90`` too: a caller's spelling never picks another target);
+    ``ValueError`` naming the spellings for another."""
+    return _TARGET[arch_name(model)]

@@ -516,7 +516,7 @@ def open_job_kernel(job: PtxJob, arch: str, ptxas: str = "auto"):
     ``$HWCHECK_PTX_DIR`` holds the source's PTX (:func:`exported_ptx`), that PTX is used and nothing is compiled.
     ``ptxas``: who decides the module's FMA contraction (``"none"``: nobody, for a caller that loads its own)."""
     from warpsim.frontends.kernel import open_kernel
-    target = "sm_90" if arch == "sm90" else "sm_80"
+    target = ptx_target(arch)
     return open_kernel(job.source, job.kernel, arch=target, compiled=exported_ptx(job.source, target), ptxas=ptxas)
 
 
