@@ -92,7 +92,7 @@ def _assemble(text, tmp_path, what):
 
 def _missing_instructions(stream, text):
     """The stream's PTX instruction names that the lowered text lacks."""
-    in_ptx = set(re.findall(r"^\s*(?:@%p1 )?((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|"
+    in_ptx = set(re.findall(r"^\s*(?:@%[pq]\d+ )?((?:mma|ldmatrix|cvt\.rn|ld|st|add|sub|mul|fma|div|max|neg|ex2|lg2|set|"
                             r"slct|shfl)\.[\w.]+)", text, re.M))
     return sorted({i.ptx for i in stream if i.op not in (Op.MOV, Op.MOVL, Op.BAR) and i.ptx != "mov.b32"} - in_ptx)
 
