@@ -39,10 +39,11 @@ from warpsim.isa.memory import memory_name, registers_for, warp_ld, warp_st
 from warpsim.isa.mma import mma_name, mma_params, warp_mma
 from warpsim.warp import WARP_SIZE
 
-__all__ = ["Machine", "GLOBAL_ALIGN", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "check_cta_limits", "byte_ranges",
+__all__ = ["Machine", "GLOBAL_ALIGN", "MAX_GLOBAL_BYTES", "MAX_THREADS_PER_CTA", "MAX_SMEM_BYTES", "check_cta_limits", "byte_ranges",
            "ranges_mask"]
 
 GLOBAL_ALIGN = 256   # bytes: every global buffer starts at a multiple of this
+MAX_GLOBAL_BYTES = 1 << 32     # the simulated global memory lives in host memory: 4 GiB at most
 MAX_THREADS_PER_CTA = 1024          # every architecture since sm_20 (CUDA C Programming Guide, compute capabilities)
 MAX_SMEM_BYTES = {SM80.name: 163 * 1024, SM90.name: 227 * 1024}   # shared memory per CTA, opted in (same table)
 
@@ -134,7 +135,8 @@ class Machine:
     def alloc_global(self, name, nbytes, redzone=0):
         """Reserve ``nbytes`` of global memory for ``name``; return its base byte address.
 
-        Bases are multiples of ``GLOBAL_ALIGN``; ``gmem`` grows when needed (its contents stay).
+        Bases are multiples of ``GLOBAL_ALIGN``; ``gmem`` grows when needed (its contents stay), up to
+        ``MAX_GLOBAL_BYTES`` (``ValueError`` naming the buffer beyond, nothing allocated).
         ``redzone``: bytes after the buffer that no later buffer takes (the PTX interpreter leaves
         them so that an access past a buffer's end faults instead of reading the next buffer).
         """
@@ -145,6 +147,9 @@ class Machine:
         nbytes = _positive_int("alloc_global", "nbytes", nbytes, 0)
         base = -(-self._gmem_top // GLOBAL_ALIGN) * GLOBAL_ALIGN
         end = base + nbytes
+        if end > MAX_GLOBAL_BYTES:
+            raise ValueError(f"alloc_global: buffer {name!r} of {nbytes:,} bytes would end at byte {end:,} of global "
+                             f"memory; the simulator holds at most {MAX_GLOBAL_BYTES:,} (4 GiB)")
         if end > self.gmem.size:
             grown = np.zeros(end, np.uint8)
             grown[:self.gmem.size] = self.gmem

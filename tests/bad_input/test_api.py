@@ -62,6 +62,10 @@ MACHINE_ERRORS = [
     (lambda m: m.execute_cvt_pack(0, 99, 1, 2), ValueError, "d_reg must be an int in [0, 8), got 99"),
     (lambda m: m.execute_ldmatrix(0, [0], lanes(0), num=True), ValueError, "num must be 1, 2 or 4, got True"),
     (lambda m: m.execute_ldmatrix(0, [0, 1, 2], lanes(0), num=3), ValueError, "got 3"),
+    (lambda m: m.alloc_global("huge", (1 << 32) + 1), ValueError,  # before anything is allocated (gmem stays 0 bytes)
+     "alloc_global: buffer 'huge' of 4,294,967,297 bytes would end at byte 4,294,967,297 of global memory"),
+    (lambda m: (m.alloc_global("a", 1024), m.alloc_global("b", (1 << 32) - 512))[1], ValueError,
+     "buffer 'b' of 4,294,966,784 bytes would end at byte 4,294,967,808"),
 ]
 
 
@@ -73,6 +77,7 @@ def test_machine_error(case, error, message):
         case(m)
     assert message in str(e.value) and "\n" not in str(e.value)
     assert np.array_equal(m.regs, before[0]) and np.array_equal(m.smem, before[1])   # nothing written
+    assert m.gmem.size <= 1024 and "huge" not in m.buffers and "b" not in m.buffers
 
 
 SMEM = np.zeros(256, np.uint8)

@@ -82,6 +82,13 @@ ERRORS = [
     ([*GOOD, "--arg", "n=8", "--cta", "0,1"], ["--cta 0,1: outside the grid (1, 1, 1)"]),
     # 6. --max-steps
     ([*GOOD, "--arg", "n=8", "--max-steps", "5"], ["add_index: stopped after 5 warp instructions"]),
+    # 7. an array larger than the simulated global memory, or of a negative extent: refused before it is made
+    (["--arg", "x=random:u32:99999999999999", "--arg", "y=zeros:u32:32", "--arg", "n=8"],
+     ["--arg x=random:u32:99999999999999: 99,999,999,999,999 elements need", "holds at most 4,294,967,296"]),
+    (["--arg", "x=zeros:u32:32", "--arg", "y=zeros:f64:65536x65536", "--arg", "n=8"],
+     ["--arg y=zeros:f64:65536x65536: 4,294,967,296 elements need 34,359,738,368 bytes"]),
+    (["--arg", "x=random:u32:-32", "--arg", "y=zeros:u32:32", "--arg", "n=8"],
+     ["--arg x=random:u32:-32: SHAPE is non-negative integers"]),
 ]
 
 

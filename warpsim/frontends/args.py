@@ -15,6 +15,7 @@ from warpsim.frontends.cute_dsl import is_dsl_source
 from warpsim.frontends.kernel import NUMERIC_KINDS
 from warpsim.frontends.nvcc import CUDA_SUFFIXES
 from warpsim.isa.floats import FP8, nearest_fp8
+from warpsim.machine import MAX_GLOBAL_BYTES
 
 __all__ = ["routes_here", "parse_arg_value", "parse_arg", "concrete_args", "arg_values", "parse_cta", "DTYPES",
            "NUMPY_NAMES", "dtype_key"]
@@ -66,8 +67,7 @@ def parse_arg_value(text, what):
             shape = tuple(int(v) for v in parts[2].split("x"))
         except ValueError:
             shape = (-1,)
-        if any(v < 0 for v in shape):
-            raise ValueError(f"{what}={text}: SHAPE is non-negative integers joined by x, e.g. 64x64")
+        _check_size(f"{what}={text}", shape, np.dtype(DTYPES[parts[1]]).itemsize)
         return np.zeros(shape, DTYPES[parts[1]])
     if text.startswith("raw:"):
         return _raw_bytes(text[len("raw:"):], f"{what}={text}")
@@ -98,6 +98,29 @@ def _raw_bytes(path, what):
         return np.fromfile(path, np.uint8)
     array = load_npy(what, path, objects_hint="its bytes are a pickle, not data")
     return np.frombuffer(array.tobytes(order="A"), np.uint8).copy()
+
+
+RANDOM_BYTES_PER_ELEMENT = 8          # a random array is drawn as float64 or uint64, then converted
+
+
+def _check_size(what, shape, per_element):
+    """``ValueError`` naming ``what`` for a negative extent, or for more than ``MAX_GLOBAL_BYTES`` of host memory at
+    ``per_element`` bytes an element (checked before anything is allocated: the simulated global memory holds at
+    most that, and a random array is drawn at 8 bytes an element whatever its type).
+
+    >>> _check_size("--arg x=random:u32:65536x65536", (65536, 65536), 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: --arg x=random:u32:65536x65536: 4,294,967,296 elements need 34,359,738,368 bytes of host memory to make; the simulator's global memory holds at most 4,294,967,296
+    """
+    if any(v < 0 for v in shape):
+        raise ValueError(f"{what}: SHAPE is non-negative integers joined by x, e.g. 64x64")
+    count = 1
+    for v in shape:
+        count *= v
+    if count * per_element > MAX_GLOBAL_BYTES:
+        raise ValueError(f"{what}: {count:,} elements need {count * per_element:,} bytes of host memory to make; "
+                         f"the simulator's global memory holds at most {MAX_GLOBAL_BYTES:,}")
 
 
 def arg_values(pairs, seed=0):
@@ -150,6 +173,7 @@ def parse_arg(pair: str):
             spec = ("random", parts[1], tuple(int(v) for v in parts[2].split("x")))
         except ValueError:
             raise ValueError(f"--arg {name}={first}: SHAPE is integers joined by x, e.g. 64x64") from None
+        _check_size(f"--arg {name}={first}", spec[2], RANDOM_BYTES_PER_ELEMENT)
         if len(parts) == 4:
             try:
                 bound = float(parts[3])

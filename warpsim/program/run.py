@@ -29,7 +29,7 @@ import numpy as np
 from warpsim.cute.numeric import DTYPES, dtype_bits, storage_dtype as _storage_dtype
 from warpsim.isa.arith import DEFAULT_ARCH
 from warpsim.isa.cvt import cvt_pack
-from warpsim.machine import Machine, check_cta_limits
+from warpsim.machine import MAX_GLOBAL_BYTES, Machine, check_cta_limits
 from warpsim.program.checks import check_reads
 from warpsim.program.lower import KERNEL
 from warpsim.program.program import Program
@@ -39,7 +39,6 @@ __all__ = ["Result", "Stats", "run_program", "execute_trace", "random_inputs", "
            "MAX_GLOBAL_BYTES"]
 
 _BITS = {dtype: dtype_bits(dtype) for dtype in DTYPES}     # element widths, from the one table
-MAX_GLOBAL_BYTES = 1 << 32     # the simulated global memory lives in host memory: 4 GiB at most
 _ONE_BELOW = {"f16": (0x3C00, 0x3BFF), "bf16": (0x3F80, 0x3F7F), "f32": (0x3F800000, 0x3F7FFFFF)}
 
 
