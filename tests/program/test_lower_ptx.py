@@ -174,3 +174,12 @@ def test_instructions_with_one_predicate_share_a_register_set_at_entry(monkeypat
     assert np.array_equal(machine.regs, reference.regs)
     assert np.array_equal(machine.smem, reference.smem)
     assert np.array_equal(machine.gmem, reference.gmem)
+
+
+def test_a_base_never_spans_a_32_bit_offset():
+    """Two stores of one pattern 2**31 bytes apart (PTX's [reg+imm] takes a signed 32-bit immediate): two bases."""
+    lane = np.arange(32, dtype=np.int64) * 4
+    stream = [Instr(Op.ST, 0, src=(0,), addr=lane + offset, space="global", bits=32) for offset in (0, 1 << 31, 64)]
+    text = lower(stream, warps=1, regs=1, smem_bytes=0).text
+    assert [line.split()[1] for line in text.splitlines() if line.strip().startswith("st.global")] == \
+        ["[%g0+0],", "[%g1+0],", "[%g0+64],"]

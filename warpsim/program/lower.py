@@ -63,6 +63,7 @@ KERNEL = "warpsim_program"
 PTX_TARGET = ("8.0", "sm_80")        # .version, .target: mma.sync m16n8k16 and ldmatrix need sm_80
 MAX_BASES = 256                      # address registers held from entry to exit (beyond: a table load per access)
 MAX_PREDICATES = 64                  # predicate registers held from entry to exit (beyond: a table load per use)
+OFFSET_SPAN = 1 << 31               # a base's offsets lie within this (each written as a non-negative s32)
 _MARKER = re.compile(r"@@(\d+)@@")
 
 
@@ -109,14 +110,18 @@ def _phases(stream, warps):
 
 class _Base:
     """A base register of ``space`` (``"shared"`` or ``"global"``): table row ``index``, its values per warp in
-    ``row`` (warp -> ``int64[32]``; warps no access has issued it for yet are absent, and 0 in the table)."""
+    ``row`` (warp -> ``int64[32]``; warps no access has issued it for yet are absent, and 0 in the table);
+    ``lo``/``hi``: the lowest and highest offset an access reads it with."""
 
     def __init__(self, space, index, row):
         self.space, self.index, self.row = space, index, row
+        self.lo = self.hi = 0
 
     def offset(self, values):
         """The constant ``c`` with ``values[w] == row[w] + c`` on every lane of every warp of ``values``
-        (warp -> ``int64[32]``), the warps the row lacks taking ``values[w] - c``; None if there is none."""
+        (warp -> ``int64[32]``), the warps the row lacks taking ``values[w] - c``; None if there is none, or if
+        the base's offsets would then span :data:`OFFSET_SPAN` or more (PTX's ``[reg+imm]`` is a 32-bit signed
+        immediate, and :meth:`_Writer.finish` writes them from the lowest)."""
         c = None
         for w, v in values.items():
             if w in self.row:
@@ -125,6 +130,9 @@ class _Base:
                     return None
                 c = int(diff[0])
         c = 0 if c is None else c
+        if max(self.hi, c) - min(self.lo, c) >= OFFSET_SPAN:
+            return None
+        self.lo, self.hi = min(self.lo, c), max(self.hi, c)
         for w, v in values.items():
             if w not in self.row:
                 self.row[w] = v - c
