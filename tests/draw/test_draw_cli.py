@@ -94,7 +94,9 @@ def test_draw_errors_are_one_line(args, message):
 def test_draw_regs_of_a_program_at_a_source_line(tmp_path):
     from warpsim.debug.session import Session
     from warpsim.debug.views import register_names
+    from warpsim.program.lower import KERNEL
     from warpsim.program.program import load_program
+    from warpsim.program.run import prepare
     example = ROOT / "examples" / "gemm_smem.py"
     line = next(k for k, text in enumerate(example.read_text().splitlines(), 1) if text.strip().startswith("gemm("))
     out = tmp_path / "tSrK.svg"
@@ -112,4 +114,10 @@ def test_draw_regs_of_a_program_at_a_source_line(tmp_path):
     bad = run("regs", str(example), "--line", "3")
     assert bad.returncode == 2 and "--line 3: no instruction of warpsim_program comes from line 3" in bad.stderr
     bad = run("regs", str(example), "--at", "9999")
-    assert bad.returncode == 2 and "--at 9999: the program's kernel ends after 1036 warp instructions, got 9999" in bad.stderr
+    trace, machine, _, _ = prepare(load_program(str(example)))           # the lowered kernel's own length
+    ran = trace.kernel.launch(KERNEL, block=trace.lowered.threads, smem=trace.lowered.smem_bytes, quiet=True,
+                              args={"gmem": machine.gmem, "table": trace.lowered.table})
+    steps = ran.stats["warp_instructions"]
+    assert 0 < steps < 9999
+    assert bad.returncode == 2 and f"--at 9999: the program's kernel ends after {steps} warp instructions, got 9999" \
+        in bad.stderr
