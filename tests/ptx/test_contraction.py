@@ -574,3 +574,43 @@ def test_a_folded_nan_reaches_its_store_past_a_guarded_write():
     assert fma.folded_constants(module("@%p1 "), sass) == ((8, 0xFFFFFFFF),)
     # unguarded, the fma's write hides the neg's value: no store shows it, nothing is recorded
     assert fma.folded_constants(module(""), [(t.replace("@P0 ", ""), n) for t, n in sass]) == ()
+
+
+_ABS = """.version 8.0
+.target sm_90
+.address_size 64
+.entry k(.param .u64 out)
+{
+.reg .f32 %f<8>;
+mul.f32 %f1, %f0, 0f00000001;
+abs.f32 %f1, %f1;
+add.f32 %f2, %f1, %f3;
+sub.f32 %f4, %f5, %f1;
+mul.f32 %f6, %f1, %f1;
+}
+"""
+
+
+@pytest.mark.parametrize("sass, dropped, refused", [
+    # the product in R6, no SASS for the abs: every reader reads R6 -> dropped (the line a copy)
+    ([("FMUL R6, R15, 1.4e-45", 7), ("FADD R8, R21, R6", 9), ("FADD R5, -R6, R19", 10)], ((8, 0),), False),
+    # the add reads R6, the sub -|R6|: some readers with, some without (H100 seed 275052) -> refused
+    ([("FMUL R6, R15, 1.4e-45", 7), ("FADD R8, R21, R6", 9), ("FADD R5, -|R6|, R19", 10)], (), True),
+    # a square reads R6 raw whichever it is; the sub's |R6| is the abs kept (H100 seed 274073)
+    ([("FMUL R6, R15, 1.4e-45", 7), ("FADD R8, R21, |R6|", 9), ("FADD R5, -|R6|, R19", 10),
+      ("FMUL R7, R6, R6", 11)], (), False),
+    # a raw R6 beside |R6| in one instruction is another operand's (H100 seed 275161)
+    ([("FMUL R6, R15, 1.4e-45", 7), ("FFMA R8, R19, R6, |R6|", 9)], (), False),
+    # R6 written again before the reader: its R6 is not the product's
+    ([("FMUL R6, R15, 1.4e-45", 7), ("MOV R6, R2", 8), ("FADD R9, R3, R4", 8), ("FADD R8, R21, R6", 9)], (), False),
+])
+def test_an_abs_with_no_sass_is_dropped_where_its_readers_read_the_operand(sass, dropped, refused):
+    """``abs.f32`` with no SASS of its own: what its readers' SASS read of its operand's register decides it."""
+    from warpsim.ptx.syntax import parse_module
+    module = parse_module(_ABS, "k.ptx")
+    assert fma.dropped_abs(module, sass) == dropped
+    if refused:
+        with pytest.raises(ContractionError, match=r"k.ptx:8: ptxas dropped this abs for some readers"):
+            fma._partial_abs(module, sass, "k.ptx")
+    else:
+        fma._partial_abs(module, sass, "k.ptx")

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "67"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "68"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -374,6 +374,7 @@ class Pending:
                     proc.wait()
             self.tmp.cleanup()
         _partial_negations(module, self.sass, name)
+        _partial_abs(module, self.sass, name)
         pairs = _resolve(module, self.sass, name)
         ones = saturated_ones(module, self.sass)
         self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
@@ -1558,7 +1559,9 @@ def dropped_abs(module, sass):
     has no SASS and every definition of the operand that may reach it (a guarded one as if its guard held) is such a
     value, one at least a ``.sat`` result (:func:`_never_negative`): ``abs.f32`` of ``-0`` merged with an ``@%p1
     mul.sat`` is ``FSEL R12, R0, -RZ, P0`` and nothing on the ``abs``'s line (ptxas 13.0, sm_90); it runs as a copy
-    of the operand's bits.
+    of the operand's bits. Also ``computed`` 0: no SASS on the line and every reader of its result that the SASS shows
+    reads the operand's register with no ``|..|`` (:func:`_abs_readers`; H100 seed 275052's ``add``, where its ``sub``
+    reads ``|R6|``: then :func:`_partial_abs` refuses the kernel).
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<6>;\\n.reg .pred %p1;\\nabs.ftz.f32 %f2, %f1;\\n"
@@ -1579,9 +1582,85 @@ def dropped_abs(module, sass):
                 out.append((ins.token.line, 1))
             elif not here:
                 fn = fn or _Function(f)
-                if _never_negative(fn, k, ins.operands[1].name):
+                if _never_negative(fn, k, ins.operands[1].name) or _abs_readers(fn, k, ins, sass) == (True, False):
                     out.append((ins.token.line, 0))
     return tuple(sorted(out))
+
+
+def _abs_readers(fn, k, ins, sass):
+    """``(raw, kept)`` for an ``abs`` at ``k`` with no SASS of its own whose operand's one reaching definition,
+    unguarded, is one unguarded SASS instruction writing ``Rx`` on its line: whether a reader of the ``abs``'s result
+    reads ``Rx`` itself (``Rx`` or ``-Rx`` in a SASS instruction with no ``|Rx|``, after it in the SASS, nothing
+    writing ``Rx`` between: the ``abs`` dropped for it), and whether one reads ``|Rx|`` (kept, as an operand
+    modifier); ``(False, False)`` where the SASS does not show it that way. A reader that reads the operand too, or
+    squares the result, tells nothing by a raw ``Rx``. ptxas's value ranges round: ``mul.f32 %f4, %f6, 0f00000001; abs.f32 %f4, %f4`` of a ``%f6`` in
+    ``[-0.0565, 0.9435]`` (a ``.sat`` result plus a constant) is ``FMUL R6, R15, 1.4e-45``, never below ``-0``, and
+    ``add.f32 %f8, %f4, %f3`` reads it as ``FADD R8, R21, R6``, the store as ``STG ..., R6``, but ``sub.f32 %f5, %f1,
+    %f4`` as ``FADD R5, -|R6|, R19`` (H100 seed 275052: ``-0`` where the PTX gives ``+0``)."""
+    src, dst = ins.operands[1].name, ins.operands[0].name
+    m = fn.single_def(k, src)
+    if m is None or fn.flow.instrs[m].guard is not None:
+        return False, False
+    made = [i for i, (text, line) in enumerate(sass) if line == fn.flow.instrs[m].token.line and not _moves(text)]
+    if len(made) != 1 or sass[made[0]][0].startswith("@"):
+        return False, False
+    rx = _sass_operands(sass[made[0]][0])[:1]
+    mine = next(d for d in fn._defs_at[k] if fn.defs[d][0] == dst)
+    operand = next((d for d in fn._defs_at[m] if fn.defs[d][0] == src), None)
+    raw = kept = False
+    for j, reader in enumerate(fn.flow.instrs):
+        sources = reader.operands[1:] if _dests(reader) else reader.operands
+        if j == k or not rx or not fn.reach[j] >> mine & 1 or not any(_reads(o, dst) for o in sources):
+            continue
+        # a reader of the operand itself as well reads Rx for it (`mul.sat.f32 %f10, %f0, %f3` of `%f3 = |%f0|` is
+        # FMUL.SAT R9, R11, |R11|: H200 seed 204630): only its |Rx| tells
+        # and a square of the result, `mul.f32 %f11, %f9, %f9` of `%f9 = |%f11|` as FMUL R12, R0, R0 (H100 seed
+        # 274073, whose store reads |R0|), is the same either way: only a reader where the two can differ tells
+        both = operand is not None and fn.reach[j] >> operand & 1 and any(_reads(o, src) for o in sources) or \
+            reader.opcode in ("mul", "fma", "mad") and len(sources) > 1 and _reads(sources[0], dst) and \
+            _reads(sources[1], dst)
+        for i, (text, line) in enumerate(sass):
+            if line != reader.token.line or _moves(text):
+                continue
+            read = _sass_operands(text)[1:]
+            if any(f"|{rx[0]}|" in o for o in read):     # its raw Rx beside it is another operand's (H100 seed
+                kept = True                               # 275161: FFMA.FTZ R21, R19, R12, |R12|, a fused product)
+                continue
+            raw = raw or (not both and i > made[0] and any(o in (rx[0], "-" + rx[0]) for o in read) and
+                          not any(_sass_operands(t)[:1] == rx for t, _ in sass[made[0] + 1:i]))
+    return raw, kept
+
+
+def _partial_abs(module, sass, filename):
+    """Refuse an ``abs.f32`` that ptxas dropped for some readers and applied for others (:func:`_abs_readers`): the
+    register holds one value in warpsim, two on the GPU (H100 seed 275052)."""
+    for f, body in _bodies(module):
+        fn = None
+        for k, ins in enumerate(body):
+            if ins.opcode != "abs" or _float_type(ins) != "f32" or ins.operands[1].kind != "reg" or \
+                    any(line == ins.token.line for _, line in sass):
+                continue
+            fn = fn or _Function(f)
+            if all(_abs_readers(fn, k, ins, sass)):
+                raise ContractionError(f"{filename}:{ins.token.line}: ptxas dropped this abs for some readers of its "
+                                       "result (a -0 kept) and not for others; warpsim cannot run both (run with "
+                                       "--ptxas none)")
+
+
+def _reads(operand, reg):
+    """Whether an operand is ``reg`` or holds it (a vector's element)."""
+    return operand.kind == "reg" and operand.name == reg or any(_reads(o, reg) for o in getattr(operand, "items", ()))
+
+
+def _sass_operands(text):
+    """The operands of one SASS instruction, its guard and opcode dropped.
+
+    >>> _sass_operands("@P0 FADD R8, R21, -|R6| ;")
+    ['R8', 'R21', '-|R6|']
+    """
+    words = text.split(None, 2 if text.startswith("@") else 1)
+    rest = words[-1] if len(words) > (2 if text.startswith("@") else 1) else ""
+    return [o.strip() for o in rest.rstrip(" ;").split(",") if o.strip()]
 
 
 def _never_negative(fn, k, reg):
