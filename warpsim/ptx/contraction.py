@@ -374,7 +374,6 @@ class Pending:
                     proc.wait()
             self.tmp.cleanup()
         _partial_negations(module, self.sass, name)
-        _partial_abs(module, self.sass, name)
         pairs = _resolve(module, self.sass, name)
         ones = saturated_ones(module, self.sass)
         self.done = Contraction("ptxas", tuple(pairs), self.version, self.ptxas, self.arch, self.flags,
@@ -390,7 +389,7 @@ class Pending:
                                 ftz_folds=ftz_folds(module, self.sass),
                                 kept_differences=kept_differences(module, self.sass),
                                 known_predicates=known_predicates(module, self.sass),
-                                dropped_abs=dropped_abs(module, self.sass))
+                                dropped_abs=dropped_abs(module, self.sass, name))
         _cache_put(self.key, self.done)
         return self.done
 
@@ -1549,7 +1548,7 @@ def ftz_dropped(module, sass):
                         and _float_type(ins) == "f32" and arith.get(ins.token.line) and not any(arith[ins.token.line])))
 
 
-def dropped_abs(module, sass):
+def dropped_abs(module, sass, filename="<ptx>"):
     """``((line, computed), ...)``: the ``abs.f32``/``abs.ftz.f32`` whose absolute value ptxas dropped, knowing the
     operand is never negative -- a ``.sat`` result, a constant with no sign -- and counting ``-0`` as not negative. So
     a ``-0`` stays ``-0`` where the PTX gives ``+0``. ``computed`` 1: the line's SASS is one ``FADD`` of the register
@@ -1560,8 +1559,9 @@ def dropped_abs(module, sass):
     value, one at least a ``.sat`` result (:func:`_never_negative`): ``abs.f32`` of ``-0`` merged with an ``@%p1
     mul.sat`` is ``FSEL R12, R0, -RZ, P0`` and nothing on the ``abs``'s line (ptxas 13.0, sm_90); it runs as a copy
     of the operand's bits. Also ``computed`` 0: no SASS on the line and every reader of its result that the SASS shows
-    reads the operand's register with no ``|..|`` (:func:`_abs_readers`; H100 seed 275052's ``add``, where its ``sub``
-    reads ``|R6|``: then :func:`_partial_abs` refuses the kernel).
+    reads the operand's register with no ``|..|`` (:func:`_abs_readers`). Where some readers read it so and some read
+    ``|R|`` (H100 seed 275052's ``add`` and ``sub``), ``ContractionError`` naming ``filename`` and the line: the
+    register holds one value in warpsim, two on the GPU.
 
     >>> from warpsim.ptx.syntax import parse_module
     >>> m = parse_module(".entry k()\\n{\\n.reg .f32 %f<6>;\\n.reg .pred %p1;\\nabs.ftz.f32 %f2, %f1;\\n"
@@ -1582,7 +1582,12 @@ def dropped_abs(module, sass):
                 out.append((ins.token.line, 1))
             elif not here:
                 fn = fn or _Function(f)
-                if _never_negative(fn, k, ins.operands[1].name) or _abs_readers(fn, k, ins, sass) == (True, False):
+                raw, kept = _abs_readers(fn, k, ins, sass)
+                if raw and kept:
+                    raise ContractionError(f"{filename}:{ins.token.line}: ptxas dropped this abs for some readers of "
+                                           "its result (a -0 kept) and not for others; warpsim cannot run both (run "
+                                           "with --ptxas none)")
+                if _never_negative(fn, k, ins.operands[1].name) or raw:
                     out.append((ins.token.line, 0))
     return tuple(sorted(out))
 
@@ -1629,22 +1634,6 @@ def _abs_readers(fn, k, ins, sass):
             raw = raw or (not both and i > made[0] and any(o in (rx[0], "-" + rx[0]) for o in read) and
                           not any(_sass_operands(t)[:1] == rx for t, _ in sass[made[0] + 1:i]))
     return raw, kept
-
-
-def _partial_abs(module, sass, filename):
-    """Refuse an ``abs.f32`` that ptxas dropped for some readers and applied for others (:func:`_abs_readers`): the
-    register holds one value in warpsim, two on the GPU (H100 seed 275052)."""
-    for f, body in _bodies(module):
-        fn = None
-        for k, ins in enumerate(body):
-            if ins.opcode != "abs" or _float_type(ins) != "f32" or ins.operands[1].kind != "reg" or \
-                    any(line == ins.token.line for _, line in sass):
-                continue
-            fn = fn or _Function(f)
-            if all(_abs_readers(fn, k, ins, sass)):
-                raise ContractionError(f"{filename}:{ins.token.line}: ptxas dropped this abs for some readers of its "
-                                       "result (a -0 kept) and not for others; warpsim cannot run both (run with "
-                                       "--ptxas none)")
 
 
 def _reads(operand, reg):
