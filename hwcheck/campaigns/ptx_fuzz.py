@@ -429,6 +429,7 @@ def first_record(seed: int, error, run) -> dict:
 
 
 CHUNK = 100                            # programs per task of a worker
+TIMED_CHUNK = 10                       # with a time limit: a worker's task ends ~20 s after it (0.5 programs/s each)
 
 
 def _contraction(run):
@@ -541,7 +542,8 @@ def _worker_range(make_gpu_ptx, first, count, arch, kind, ptxas):
 
 
 def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = DEFAULT_ARCH, report=None, command="", gpu_info=None,
-         log=None, workers: int = 1, make_gpu_ptx=None, kind: str = "int", ptxas: str = "auto"):
+         log=None, workers: int = 1, make_gpu_ptx=None, kind: str = "int", ptxas: str = "auto",
+         time_limit: float = None):
     """Generate and check ``count`` programs of ``kind`` (seeds ``seed..seed+count-1``; each program's inputs come
     from its own seed); returns ``(FuzzTotals, exit status)``: 0 no mismatch, 1 a mismatch, 3 an error (a program
     the simulator or the GPU refused, counted under ``errors`` and kept like a mismatch). The report's ``kind``
@@ -551,6 +553,10 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = DEFAULT_ARCH, report
     With ``workers`` > 1 the programs go in chunks of :data:`CHUNK` to that many processes (``spawn``), each
     with its own ``make_gpu_ptx()`` (a picklable callable, e.g. :func:`hwcheck.runs.ptx_run.open_cupy_ptx`);
     ``gpu_ptx`` is unused.
+
+    ``time_limit`` (seconds from the start): no task starts after it, so the campaign ends a task's length later
+    (tasks of :data:`TIMED_CHUNK` programs then) with the programs done so far; tasks start in seed order, so they are
+    ``seed..seed+n-1`` still (``totals.programs`` = n, the report's ``stopped`` says so).
     """
     log = sys.stderr if log is None else log
     start = time.perf_counter()
@@ -566,26 +572,42 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = DEFAULT_ARCH, report
         log.write(f"fuzz: {totals.programs}/{count} programs, {totals.mismatched_programs} mismatched, "
                   f"{totals.errors} errors, {time.perf_counter() - start:.0f} s\n")
         log.flush()
-    chunks = [(s, min(CHUNK, seed + count - s)) for s in range(seed, seed + count, CHUNK)]
+    size = CHUNK if time_limit is None else min(CHUNK, TIMED_CHUNK)
+    chunks = [(s, min(size, seed + count - s)) for s in range(seed, seed + count, size)]
+    deadline = None if time_limit is None else start + time_limit
     if workers <= 1:
         for first, n in chunks:
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             add(*check_range(gpu_ptx, first, n, arch, log=log, kind=kind, ptxas=ptxas))
     else:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, wait
         _warm_simulator(seed, kind, arch)
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            jobs = [(make_gpu_ptx, first, n, arch, kind, ptxas) for first, n in chunks]
-            for part in pool.map(_worker_range, *zip(*jobs)):
-                add(*part)
+            tasks = [pool.submit(_worker_range, make_gpu_ptx, first, n, arch, kind, ptxas) for first, n in chunks]
+            if deadline is not None:
+                wait(tasks, timeout=max(0.0, deadline - time.perf_counter()))
+                for task in tasks:          # a task not started yet never starts; the running ones finish
+                    task.cancel()
+            for task in tasks:
+                if not task.cancelled():
+                    add(*task.result())
     totals.wall_s = time.perf_counter() - start
+    stopped = None
+    if totals.programs < count:
+        done = f"seeds {seed}..{seed + totals.programs - 1}" if totals.programs else "none run"
+        stopped = f"the time limit ({time_limit:g} s): {totals.programs} of {count} programs, {done}"
+        log.write(f"fuzz: stopped at {stopped}\n")
     status = "error" if totals.errors else "fail" if totals.mismatched_programs else "pass"
     if report is not None:
         data = new_report(command, gpu_info)
         data.update(status=status, kind="ptx-fuzz" if kind == "int" else f"ptx-fuzz-{kind}",
                     settings={"count": count, "first_seed": seed, "simulator_arch": arch, "workers": workers,
-                              "programs": kind, "simulator_ptxas": ptxas, "contraction_rules": DECISION},
-                    totals=totals.as_dict(), failing_programs=failing, first_mismatches=firsts)
+                              "programs": kind, "simulator_ptxas": ptxas, "contraction_rules": DECISION,
+                              **({} if time_limit is None else {"time_limit_s": time_limit})},
+                    totals=totals.as_dict(), failing_programs=failing, first_mismatches=firsts,
+                    **({} if stopped is None else {"stopped": stopped}))
         if kind == "float":
             data.update(contraction=[{"decided_by": who, "programs": n}
                                      for who, n in totals.as_dict()["contraction"].items()],

@@ -22,9 +22,10 @@ Subcommands:
   runs the very same PTX on the GPU and the simulator, buffers and every written register
   (:mod:`hwcheck.cli.ptx`, :mod:`hwcheck.runs.ptx_run`);
 - ``hwcheck fuzz --count N [--seed S] [--float] [--ptxas PATH|auto|none] [--arch sm_80|sm_90] [--workers W]
-  [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.campaigns.ptx_fuzz`), each run on the GPU and the
-  simulator, buffers and every written register; ``--float``: float programs made for testing ptxas's FMA
-  contraction instead (:mod:`hwcheck.campaigns.ptx_fuzz_float`);
+  [--time-limit SECONDS] [--report FILE]``: N random integer PTX programs (:mod:`hwcheck.campaigns.ptx_fuzz`), each
+  run on the GPU and the simulator, buffers and every written register; ``--float``: float programs made for testing
+  ptxas's FMA contraction instead (:mod:`hwcheck.campaigns.ptx_fuzz_float`); ``--time-limit``: the programs done
+  by then, seeds S..S+n-1, reported;
 - ``hwcheck lower PROGRAM [--param k=v ...] [--trace vector|thread] [-o k.ptx] [--compile] [--arch sm_80|sm_90]``:
   the PTX ``hwcheck run`` launches for the program on the GPU and on the simulator (:mod:`warpsim.program.lower`
   with snapshots and shared memory copied out), on stdout or into a file; ``--compile`` assembles it offline
@@ -175,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--report", metavar="FILE", help="write a JSON report (failing programs' PTX included)")
     f.add_argument("--workers", type=_positive, default=1,
                    help="processes, each with its own GPU context and simulator (default 1)")
+    f.add_argument("--time-limit", type=_positive, metavar="SECONDS",
+                   help="start no program after this many seconds; the report then holds seeds S..S+n-1 of the "
+                        "n done (a device call's limit: the programs run so far are kept)")
     r = sub.add_parser("run", help="run a program on the GPU and on the simulator; compare every register")
     r.add_argument("program", help="a .py file that defines `program = warpsim.Program(...)` (as warpsim run)")
     r.add_argument("--param", action="append", default=[], metavar="K=V",
@@ -402,11 +406,15 @@ def _cmd_fuzz(args, argv) -> int:
     gpu_ptxas = "auto" if args.ptxas == "none" else args.ptxas              # the GPU always runs ptxas's code
     summary, code = fuzz(CupyPtx(gpu, gpu_ptxas), args.count, seed=args.seed, arch=arch, report=args.report,
                          command=command_line(argv), gpu_info=gpu.info.as_dict(), workers=args.workers,
-                         make_gpu_ptx=functools.partial(open_cupy_ptx, gpu_ptxas), kind=kind, ptxas=args.ptxas)
+                         make_gpu_ptx=functools.partial(open_cupy_ptx, gpu_ptxas), kind=kind, ptxas=args.ptxas,
+                         time_limit=args.time_limit)
     sys.stdout.write(f"fuzz: {summary.programs} {'float ' * (kind == 'float')}programs, "
                      f"{summary.mismatched_programs} mismatched, "
                      f"{summary.errors} errors, {summary.trace_records_compared} register records and "
                      f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
+    if summary.programs < args.count:
+        sys.stdout.write(f"fuzz: stopped at the time limit ({args.time_limit} s): seeds {args.seed}.."
+                         f"{args.seed + summary.programs - 1} of the {args.count} asked for\n")
     if kind == "float":
         sys.stdout.write(f"{summary.contraction_line()}; candidate mul+add pairs: {summary.candidate_pairs} in "
                          f"{summary.programs_with_candidates} programs; fused by the simulator: "

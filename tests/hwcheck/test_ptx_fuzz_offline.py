@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -231,3 +232,33 @@ def test_a_gpu_whose_original_kernel_alone_differs_is_named_for_it(tmp_path):
     apart = [r for r in data["failing_programs"][0]["mismatches"] if "gpu_bytes" in r]
     assert apart and apart[0]["gpu_bytes"] == 1 and apart[0]["simulator_bytes"] == 0
     assert all(f["buffer"]["index"] == 3 for f in data["first_mismatches"])
+
+
+class _SlowGpu(SimulatorAsGpu):
+    """The simulator as GPU, a quarter of a second per program loaded."""
+
+    def load(self, text):
+        time.sleep(0.25)
+        return super().load(text)
+
+
+def test_a_time_limit_keeps_the_programs_run_so_far_in_seed_order(monkeypatch, tmp_path):
+    """``--time-limit``: no task starts after it; the programs done are seeds S..S+n-1 and the report says where it
+    stopped. Without reaching the limit all run and nothing is said."""
+    monkeypatch.setattr(hwcheck.campaigns.ptx_fuzz, "TIMED_CHUNK", 2)
+    quiet, report = open(os.devnull, "w"), tmp_path / "r.json"
+    cut, _ = fuzz(_SlowGpu(), 40, seed=40, log=quiet, time_limit=1, report=str(report))
+    data = json.loads(report.read_text())
+    n = cut.programs
+    assert 2 <= n < 40 and n % 2 == 0
+    assert data["stopped"] == f"the time limit (1 s): {n} of 40 programs, seeds 40..{39 + n}"
+    assert data["settings"]["time_limit_s"] == 1 and data["totals"]["programs"] == n
+    whole, _ = fuzz(_PopcIsClz(), 4, seed=40, log=quiet, time_limit=3600, report=str(report))
+    assert whole.programs == 4 and "stopped" not in json.loads(report.read_text())
+
+
+def test_workers_past_the_time_limit_start_no_task(monkeypatch):
+    """The tasks the workers took before the limit finish; the others never start: a prefix of the seeds."""
+    monkeypatch.setattr(hwcheck.campaigns.ptx_fuzz, "TIMED_CHUNK", 2)
+    cut, _ = fuzz(None, 200, seed=40, log=open(os.devnull, "w"), workers=2, make_gpu_ptx=_PopcIsClz, time_limit=1)
+    assert cut.programs < 200 and cut.programs % 2 == 0
