@@ -43,10 +43,6 @@ OPEN = {
     246209: _DEVICE_ONLY.format(6, "two fewer fused pairs and no folded add.sat to 1.0 in the copy"),
     249414: _DEVICE_ONLY.format(7, "`neg.f32 %f5, %f8` no FSEL sign-bit operation in the copy"),
     249804: _DEVICE_ONLY.format(22, "three fewer fused pairs and no folded add.sat to 1.0 in the copy"),
-    212978: "buffers only: an unrolled loop's `mul.f32 %f4, %f8, %f8; mov.f32 %f8, 0f3F801800; sub.sat.f32 %f4, %f4, "
-            "0f3C654B9D`: the first iteration is FFMA.SAT, the later ones (%f8 now a constant) ptxas folded, unfused, "
-            "to MOV R11, 0x3f7ccada on the loop's branch line; the copies differ as in the refused partial fusions, "
-            "but leave no trace on the sub's line",
     220819: "buffers only: `sub.f32 %f1, %f8, %f1` of a NaN stored 0xFFFFFFFF: ptxas computes the difference in a "
             "loop's epilogue otherwise than the PTX (the sign of the NaN not followed yet)",
     228247: "buffers only: an unrolled loop whose `mul.f32 %f6, %f0, %f5; add.f32 %f6, 0f7F800000, %f6` ptxas "
@@ -59,9 +55,6 @@ OPEN = {
     232287: "buffers only: a loop of `mul.f32 %f3, %f11, 0f7F800000; add.ftz.f32 %f11, %f11, 0f00000001; sub.f32 "
             "%f3, %f3, %f1` that ptxas unrolled and strength-reduced (FFMA R5, R23, +INF, -R12 before the copies, then "
             "FADD R5, R5, +INF in each): NaN where the PTX gives -inf (an unrolled loop, as 228247)",
-    234680: "buffers only: a loop of `mul.f32 %f10, %f7, 0f3F800800; mov.f32 %f7, 0fBF1C6B10; sub.f32 %f10, %f7, "
-            "%f10` that ptxas unrolled, the first copy an FFMA of the register, the later ones (%f7 now a constant) of "
-            "the constant: the stored difference 0x391C7000 where the PTX's two roundings give 0x391C6B10 (as 212978)",
     253343: _DEVICE_ONLY.format(22, "offline the simulator's two runs agree"),
     253487: _DEVICE_ONLY.format(8, "offline the simulator's two runs agree"),
     # the H100 of 2026-12-07's second session (256000-258999, after the tf32 floor and the interpreter's warp-wide
@@ -90,6 +83,14 @@ REFUSED = {
     # the later ones the previous iteration's `mul.f16x2 %h3, %h5, %h5` (HFMA2 R2, R3, R3, -R2)
     232318: r":120: ptxas unrolled this loop and folded some copies of this neg away and not others",
     275052: r":111: ptxas dropped this abs for some readers of its result \(a -0 kept\) and not for others",
+    212978: r":114: ptxas fused this sub into an FMA, but after a loop's first pass its operands are constants",
+    # an unrolled loop's `mul.f32 %f4, %f8, %f8; mov.f32 %f8, 0f3F801800; sub.sat.f32 %f4, %f4, 0f3C654B9D`: the first
+    # pass FFMA.SAT, the later ones (%f8 now a constant) folded with two roundings to MOV R11, 0x3f7ccada on the
+    # loop's branch line (open until DECISION 69)
+    234680: r":162: ptxas fused this sub into an FMA, but after a loop's first pass its operands are constants",
+    # `mul.f32 %f10, %f7, 0f3F800800; mov.f32 %f7, 0fBF1C6B10; sub.f32 %f10, %f7, %f10` in a loop ptxas unrolled:
+    # FFMA of the register in the first copies, MOV R17, 0x391c7000 (two roundings; the FMA gives 0x391C6B10) in the
+    # later ones (open until DECISION 69)
     # `mul.f32 %f4, %f6, 0f00000001; abs.f32 %f4, %f4` of a %f6 in [-0.0565, 0.9435]: FMUL R6, R15, 1.4e-45 and no
     # SASS for the abs; the add and the store read R6, a sub reads -|R6|: the GPU's register a -0, the PTX's +0
     # `neg.f16x2 %h3, %h3` in a loop unrolled by four: no HADD2 in the copies of four and two, one in the copies of

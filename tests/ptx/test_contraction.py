@@ -613,3 +613,41 @@ def test_an_abs_with_no_sass_is_dropped_where_its_readers_read_the_operand(sass,
             fma.dropped_abs(module, sass, "k.ptx")
     else:
         assert fma.dropped_abs(module, sass, "k.ptx") == dropped
+
+
+LOOP = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .f32 %f<9>; .reg .pred %p<2>; .reg .b32 %r<2>;
+  mov.u32 %r1, %tid.x;
+  cvt.rn.f32.u32 %f7, %r1;
+$L0:
+  mul.f32 %f3, %f7, 0f3F800800;
+  mov.f32 %f7, 0fBF1C6B10;
+  sub.f32 %f3, %f7, %f3;
+  add.f32 %f4, %f3, %f7;
+  mul.f32 %f5, %f4, %f4;
+  add.f32 %f6, %f5, %f4;
+  sub.u32 %r1, %r1, 1;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $L0;
+  ret;
+}
+"""
+
+
+def test_a_fused_pair_whose_operands_a_loop_makes_constants_is_refused():
+    """``mul.f32 %f3, %f7, c; mov.f32 %f7, k; sub.f32 %f3, %f7, %f3`` in a loop: after the first pass every operand
+    is a constant, and ptxas folds an unrolled loop's later copies with two roundings (``MOV R17, 0x391c7000``)
+    while the first is an FFMA (H100 seed 234680): refused where the FMA's bits are not the two roundings'. A fused pair
+    of values the loop computes is kept, and so is one whose constants give the same bits either way."""
+    module = ptx.syntax.parse_module(LOOP)
+    with pytest.raises(fma.ContractionError, match=r"k\.ptx:12: ptxas fused this sub into an FMA, but after a loop's "
+                                                   r"first pass its operands are constants"):
+        fma._resolve(module, [("FFMA R17, R5, -1.000244140625, -R14", 12)], "k.ptx")
+    assert [(p.add_line, p.mul_line) for p in fma._resolve(module, [("FFMA R9, R4, R4, R4", 15)], "k.ptx")] == \
+        [(15, 14)]
+    exact = ptx.syntax.parse_module(LOOP.replace("0f3F800800", "0f40000000"))    # k - 2k: -k both ways
+    assert [p.add_line for p in fma._resolve(exact, [("FFMA R17, R5, -2, -R14", 12)], "k.ptx")] == [12]

@@ -65,7 +65,7 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "68"                                 # the way pairs are read from the SASS: part of every cache key
+DECISION = "69"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -626,8 +626,57 @@ def _fusion(fn, k, add, line, kinds, filename, fmas=()):
         raise ContractionError(f"{filename}:{line}: ptxas fused copies of this {add.opcode} into FMAs, and its other "
                                "operand is a product of the loop on some paths (an unrolled loop's copies may each "
                                "take another product); warpsim cannot tell which (run with --ptxas none)")
+    if loops and _folded_unfused(fn, k, add, m, mul, pos, negated, loops[0]):
+        raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA, but after a loop's "
+                               "first pass its operands are constants (a mov in the loop sets them), which ptxas "
+                               "folds in an unrolled loop's later copies with two roundings, other bits than the FMA's; "
+                               "warpsim cannot run both "
+                               "(run with --ptxas none)")
     regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
     return Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated)
+
+
+def _folded_unfused(fn, k, add, m, mul, pos, negated, loop):
+    """Whether the fused ``add`` (instruction ``k``; its product ``mul``, instruction ``m``, operand ``pos``) reads only
+    constants after the first pass of ``loop``, which ptxas folds with two roundings in an unrolled loop's later copies
+    (a ``MOV`` on the loop's branch line) while the first copy is the FMA (H100 seeds 212978, 234680), and the two
+    differ: the FMA's bits, the f32 model of both, are not the two roundings' (not computed, True, for a type other
+    than f32, ``.ftz``, a ``.sat`` product or a ``neg`` between them)."""
+    operands = ((m, mul.operands[1]), (m, mul.operands[2]), (k, add.operands[3 - pos]))
+    later = [_loop_constant(fn, i, o, loop) for i, o in operands]
+    if None in later:
+        return False
+    if tuple(mul.mods) != ("f32",) or not set(add.mods) <= {"f32", "sat"} or negated:
+        return True
+    from warpsim.isa import fparith
+    from warpsim.isa.rounding import RN
+    a, b, c = later
+    product = _fold(mul, [a, b])
+    two = _fold(add, [product, c] if pos == 1 else [c, product])
+    if add.opcode == "sub" and pos == 1:
+        c ^= 0x80000000                                 # a*b - c
+    elif add.opcode == "sub":
+        a ^= 0x80000000                                 # c - a*b
+    one = int(fparith.f32_fma(a, b, c, RN, False, "sat" in add.mods))
+    return one != two
+
+
+def _loop_constant(fn, k, operand, loop):
+    """The 32 bits ``operand`` of instruction ``k`` holds on every pass of ``loop`` after its first, or None: an
+    immediate, or a register that only unguarded ``mov`` of one immediate write inside the loop (its value from before
+    the loop reaches the first pass only)."""
+    if operand.kind == "fimm" and operand.bits == 32 or operand.kind == "imm" and 0 <= operand.value < 1 << 32:
+        return operand.value
+    if operand.kind != "reg":
+        return None
+    a, b = loop
+    movs = [fn.flow.instrs[d] for d in (fn.defs[i][1] for i in bits(fn.reach[k] & fn.reg_mask.get(operand.name, 0)))
+            if a <= d <= b]
+    if not movs or any(i.opcode != "mov" or i.guard is not None or i.operands[1].kind not in ("imm", "fimm")
+                       for i in movs):
+        return None
+    values = {i.operands[1].value for i in movs}
+    return values.pop() if len(values) == 1 else None
 
 
 def _operand_key(o):
