@@ -19,11 +19,12 @@
 #              every register, contraction decided against the cubin the GPU runs;
 #   as-compiled-none  the same launches with the simulator's --ptxas none, buffers only: the differences
 #              contraction makes (NAME-none-...);
-#   fuzz-float FIRST COUNT  COUNT random float programs from seed FIRST (hwcheck fuzz --float), every register;
+#   fuzz-float FIRST COUNT [SECONDS]  COUNT random float programs from seed FIRST (hwcheck fuzz --float), every
+#              register; with SECONDS, those done by then (--time-limit: 5,710 programs in 525 s on an H100);
 #   corpus     the corpus of real compilers' PTX (tests/corpus: nvcc, CuTe DSL, Triton, Numba), 10 seeds;
 #   regress    every PTX example, 3 seeds (the GPU side now runs ptxas's cubin, not the driver's JIT);
 #   issue26 [SECONDS] [FIRST]  as much of the above as fits one device call: as-compiled, then corpus and float
-#              fuzz chunks of 1,000 from seed FIRST beside it, then as-compiled-none if time is left.
+#              fuzz from seed FIRST beside it, then as-compiled-none if time is left.
 #
 # Issue 28 (Hopper; needs HWCHECK_PTX_DIR: python -m hwcheck.runs.ptx_examples --export ptx-export --arch sm_90):
 #   hopper     the Hopper set (examples/hopper: wgmma probes, the TMA GEMM), 10 seeds: split it over two device calls
@@ -40,7 +41,7 @@
 #              the PTX; carry it xz-compressed: the device call carries at most 64 MiB with the tracked files)
 #
 # Usage: hwcheck/gpu_pending.sh OUT_DIR PART        (PART: sfu | fuzz | programs | int | flash-dsl | as-compiled |
-#        fuzz-float FIRST COUNT | corpus | regress)
+#        fuzz-float FIRST COUNT [SECONDS] | corpus | regress)
 # Needs: an NVIDIA GPU, CuPy, numpy, numba; for `programs` and `flash-dsl`, HWCHECK_PTX_DIR pointing at the PTX
 # examples exported on a machine with nvcc and CuTe DSL (python -m hwcheck.runs.ptx_examples --export ptx-export
 # --arch sm_90). Environment: PYTHON (default python3). Every report is written atomically into OUT_DIR;
@@ -68,16 +69,16 @@ step() {   # step NAME COMMAND...: run, say how it ended and how long it took
     [ "$rc" -eq 0 ] || status=1
 }
 
-fuzz_chunks() {   # fuzz_chunks FIRST MIN_LEFT MARGIN WORKERS: float fuzz chunks of 1,000 from seed FIRST while more
-                  # than MIN_LEFT seconds of the part's budget are left (left() of the part), each stopped MARGIN early
+fuzz_chunks() {   # fuzz_chunks FIRST MIN_LEFT MARGIN WORKERS: float fuzz from seed FIRST when more than MIN_LEFT
+                  # seconds of the part's budget are left (left() of the part): one campaign whose --time-limit ends it
+                  # MARGIN + 30 s early (its last tasks take ~20 s after the limit), the programs done reported
     local s="$1" rc
-    while [ "$(left)" -gt "$2" ]; do
-        timeout $(( $(left) - $3 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 1000 --seed "$s" \
-            --workers "$4" --report "$out/$gpu-fuzz-float-$s.json" > "$out/fuzz-float-$s.log" 2>&1
-        rc=$?; echo "== float fuzz $s+1000: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 1)"
-        [ "$rc" -le 1 ] || status=1
-        s=$(( s + 1000 ))
-    done
+    [ "$(left)" -gt "$2" ] || return 0
+    timeout $(( $(left) - $3 )) env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count 100000 --seed "$s" \
+        --workers "$4" --time-limit $(( $(left) - $3 - 30 )) --report "$out/$gpu-fuzz-float-$s.json" \
+        > "$out/fuzz-float-$s.log" 2>&1
+    rc=$?; echo "== float fuzz from $s: exit $rc; $(grep -h '^fuzz:' "$out/fuzz-float-$s.log" | tail -n 2 | tr '\n' ' ')"
+    [ "$rc" -le 1 ] || status=1
 }
 
 case "$part" in
@@ -145,8 +146,8 @@ as-compiled|as-compiled-none)
     ;;
 issue26)
     # everything of issue 26 that fits one device call of SECONDS (default 540): the as-compiled kernels (seeds 0-4
-    # and 5-9 at once); once their short launches are done, the corpus and float fuzz chunks of 1,000 programs
-    # beside the long flash launches, chunk after chunk while time is left; then, time allowing, the as-compiled
+    # and 5-9 at once); once their short launches are done, the corpus and a float fuzz campaign
+    # beside the long flash launches until its time limit; then, time allowing, the as-compiled
     # launches without contraction. Every report stays in OUT_DIR (tar them: the device returns few files).
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
     budget="${3:-540}" first="${4:-200000}"
@@ -168,9 +169,9 @@ issue26)
     fi
     ;;
 fuzz-float)
-    first="${3:?fuzz-float FIRST COUNT}" count="${4:?fuzz-float FIRST COUNT}"
+    first="${3:?fuzz-float FIRST COUNT [SECONDS]}" count="${4:?fuzz-float FIRST COUNT [SECONDS]}"
     step "float fuzz ${first}+${count}" env NUMBA_NUM_THREADS=1 "$py" -m hwcheck fuzz --float --count "$count" \
-        --seed "$first" --workers 15 --report "$out/$gpu-fuzz-float-$first.json"
+        --seed "$first" --workers 15 ${5:+--time-limit "$5"} --report "$out/$gpu-fuzz-float-$first.json"
     ;;
 hopper)
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"
@@ -179,7 +180,7 @@ hopper)
 issue28|hopper-tma|wgmma)
     # the Hopper re-run of issue 28 in one device call of SECONDS (default 560), or in two (hopper-tma, wgmma): the
     # cluster probe, the TMA set (hopper-tma, 10 seeds), the streamed wgmma campaign (10^6 instructions per input type,
-    # seed SEED: inputs the model was not fitted on), then float fuzz chunks of 1,000 from FIRST (issue 26) while time
+    # seed SEED: inputs the model was not fitted on), then float fuzz from FIRST (issue 26) while time
     # is left. Needs, in HWCHECK_PTX_DIR, the exported PTX and cluster_probe.sm_90a.cubin, wgmma_types.sm_90a.cubin
     # (nvcc -arch=sm_90a -cubin examples/hopper/NAME.cu).
     : "${HWCHECK_PTX_DIR:?set HWCHECK_PTX_DIR to the exported PTX examples}"

@@ -651,3 +651,51 @@ def test_a_fused_pair_whose_operands_a_loop_makes_constants_is_refused():
         [(15, 14)]
     exact = ptx.syntax.parse_module(LOOP.replace("0f3F800800", "0f40000000"))    # k - 2k: -k both ways
     assert [p.add_line for p in fma._resolve(exact, [("FFMA R17, R5, -2, -R14", 12)], "k.ptx")] == [12]
+
+
+F16_TWINS = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .f32 %f<4>; .reg .b32 %h<4>;
+  abs.f32 %f1, %f2;
+  mul.f16x2 %h2, %h2, %h0;
+  sub.f16x2 %h1, %h3, %h2;
+  sub.f16x2 %h2, %h3, %h2;
+  ret;
+}
+"""
+
+
+def test_a_twin_whose_line_holds_another_types_instruction_is_the_fmas():
+    """``sub.f16x2 %h1, %h3, %h2; sub.f16x2 %h2, %h3, %h2`` of one product: one HFMA2 on the first line, and on the
+    second the f32 ``FADD R15, |R15|, -RZ`` of an ``abs`` ptxas moved there and a copy of the FMA's register: the twin
+    holds the FMA's bits (H100 seed 280321: one f16 ulp off when it ran unfused). An HADD2 there computes it."""
+    module = ptx.syntax.parse_module(F16_TWINS)
+    sass = [("HFMA2.MMA R21, -R14, R23, R10", 9), ("FADD R15, |R15|, -RZ", 10), ("MOV R16, R21", 10)]
+    assert [p.add_line for p in fma._resolve(module, sass, "k.ptx")] == [9, 10]
+    sass[1] = ("HADD2 R15, R10, -R3", 10)
+    assert [p.add_line for p in fma._resolve(module, sass, "k.ptx")] == [9]
+
+
+ABS_ON_STORE = kernel("""
+  setp.lo.u32 %p1, %r1, 7;
+  mov.f32 %f1, 0f3F000000;
+  @%p1 bra $L1;
+  sub.sat.f32 %f1, %f2, %f3;
+$L1:
+  abs.f32 %f4, %f1;
+""", "%f4, %f1, %f2, %f3", ".reg .pred %p<2>;")
+
+
+def test_an_abs_computed_on_its_readers_line_is_not_dropped():
+    """``abs.f32`` of a value ptxas knows is never negative (a ``.sat`` result, a positive constant) with no SASS of its
+    own is dropped -- unless its reader's line computes it: ``FADD R29, |R13|, -RZ`` before the store, ``R13`` the
+    ``sub.sat``'s register (H100 seed 277517: ``+0`` stored where the dropped ``abs`` kept ``-0``)."""
+    module = ptx.syntax.parse_module(ABS_ON_STORE)
+    line = {ins.opcode: ins.token.line for ins in module.functions["k"].body if hasattr(ins, "opcode")}
+    sat = [("FADD.SAT R13, R2, -R3", line["sub"])]
+    assert fma.dropped_abs(module, [*sat, ("STG.E desc[UR4][R8.64], R13", line["st"])]) == ((line["abs"], 0),)
+    computed = [*sat, ("FADD R29, |R13|, -RZ", line["st"]), ("STG.E desc[UR4][R8.64], R29", line["st"])]
+    assert fma.dropped_abs(module, computed) == ()

@@ -65,7 +65,9 @@ __all__ = ["Contraction", "ContractionError", "Fusion", "Pending", "Rewrite", "N
            "ftz_folds", "fused_instructions"]
 
 FLOAT_TYPES = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")
-DECISION = "69"                                 # the way pairs are read from the SASS: part of every cache key
+CONSTANT_DEPTH = 32    # definitions followed back to find a constant ptxas knows: it follows them all (H100 seed
+                       # 277181: a NaN known through nine, a neg of it folded; 8 here missed it)
+DECISION = "70"                                 # the way pairs are read from the SASS: part of every cache key
 FILE_NAME = "warpsim-fma"                      # the .file the annotated copy's .loc lines name
 _UNMODIFIED = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?(mul|add|sub)((?:\.ftz|\.sat)*)\.(?:f32|f64|f16x2|bf16x2|f16|bf16)\s",
                          re.MULTILINE)
@@ -400,6 +402,7 @@ class _Function:
     def __init__(self, f):
         self.flow = ControlFlow(f)
         self.loops = _loops(f.body)
+        self.values = {}                            # _def_value's answers
         self._solve()
         decided = self._decided_branches()
         if decided:                                 # the paths ptxas knows are never taken removed (H100 seed 262630)
@@ -568,11 +571,14 @@ def _resolve(module, sass, filename):
         fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
         pairs.append(_fusion(fn, k, add, line, kinds, filename, fmas.get(line, ())))
         fused.append((fn, k, add, pairs[-1]))
-    own = set(_computing(sass))
+    own = {}
+    for text, line in sass:
+        if not _moves(text):
+            own.setdefault(line, set()).add(_opcode(text))
     for entry in fused:
         if len(fmas.get(entry[2].token.line, ())) < 2:
             continue
-        for _, _, t in _twins([entry], set()):
+        for _, _, t in _twins([entry], {}):
             if "add" in kinds.get(t.token.line, ()):
                 raise ContractionError(f"{filename}:{t.token.line}: ptxas computed this {t.opcode} unfused in some "
                                        f"copies and its twin of line {entry[2].token.line} as an FMA in others, "
@@ -765,8 +771,10 @@ def _twins(fused, own):
     seed 200066 and -201000.json seed 201246: ``add.f16x2 %h2, %h3, %h5; add.f16x2 %h3, %h5, %h3`` after
     ``mul.f16x2 %h3, ...``: one ``HFMA2`` on the first line, no SASS on the second, and both registers hold it).
 
-    A twin has no SASS on its line that computes (moves alone: ``@P1 IMAD.MOV.U32 R11, RZ, RZ, R12``, a copy of the
-    FMA's register, H200 seed 202619, ptxas having made the block predicated), is unguarded as the fused add is, has
+    A twin has no SASS on its line that computes in its type (moves alone: ``@P1 IMAD.MOV.U32 R11, RZ, RZ, R12``, a
+    copy of the FMA's register, H200 seed 202619, ptxas having made the block predicated; an f32 ``FADD R15, |R15|,
+    -RZ`` that ptxas moved there from an ``abs`` beside an f16x2 twin: H100 seed 280321; ``own``: ``{line: SASS
+    opcodes that compute}``), is unguarded as the fused add is, has
     its modifiers, and sums the same values with the same signs (:func:`_signed_terms`: ``sub`` or ``add`` of a
     ``neg``; in either order): an operand's value is its one reaching definition, or a ``mul`` of the same values (H200 seed 210913:
     ``mul.f16x2 %h0, %h1, %h4; sub.f16x2 %h0, %h5, %h0`` again in a later block, ``IMAD.MOV.U32 R17, RZ, RZ, R15``)."""
@@ -776,14 +784,28 @@ def _twins(fused, own):
             continue
         terms = _signed_terms(fn, ka, a)
         for kt, t in enumerate(fn.flow.instrs):
-            if kt == ka or t.token.line in own or t.guard is not None or t.opcode not in ("add", "sub") or \
-                    t.mods != a.mods:
+            if kt == ka or _computes(own.get(t.token.line, ()), t) or t.guard is not None or \
+                    t.opcode not in ("add", "sub") or t.mods != a.mods:
                 continue
             other = _signed_terms(fn, kt, t)
             if any(all(s1 == s2 and _same_value(fn, k1, x, k2, y) for (s1, k1, x), (s2, k2, y) in zip(terms, p))
                    for p in (other, other[::-1])):
                 out.append((fn, kt, t))
     return out
+
+
+def _computes(opcodes, ins):
+    """Whether one of the SASS ``opcodes`` (of ``ins``'s line) computes in ``ins``'s float type: ``H...`` for the
+    16-bit types, ``D...`` for f64, any other for f32 (the integer units' moves and selects are not among them).
+
+    >>> from warpsim.ptx.syntax import parse_module
+    >>> _computes({"FADD"}, parse_module(".entry k()\\n{\\n.reg .b32 %h<3>;\\nsub.f16x2 %h0, %h1, %h2;\\n}")
+    ...           .functions["k"].body[-1])
+    False
+    """
+    kind = _float_type(ins)
+    first = "H" if kind in ("f16", "f16x2", "bf16", "bf16x2") else "D" if kind == "f64" else None
+    return any(first is None or op.startswith(first) for op in opcodes)
 
 
 def _signed_terms(fn, k, ins):
@@ -1001,7 +1023,7 @@ def _merged_by_fsel(fn, k, ins, texts):
     return False
 
 
-def _constant(fn, k, reg, depth=8):
+def _constant(fn, k, reg, depth=None):
     """The 32-bit value ptxas knows ``reg`` to hold before instruction ``k`` of ``fn``, or None: its one reaching
     definition an unguarded ``mov`` of an immediate or of such a register, or an f32 ``add``/``sub``/``mul``/``fma``/
     ``mad`` with a constant NaN operand (the canonical ``0x7FFFFFFF``; ``+0`` with ``.sat``, which flushes a NaN
@@ -1009,6 +1031,7 @@ def _constant(fn, k, reg, depth=8):
     ``mul.f32 %f4, %f9, 0f3DB63AC1`` of ``%f9 = 0`` is ``0``, H200 seed 217915), a ``selp`` of one constant either
     way, or an f32 ``neg``/``abs`` of a constant (its sign bit; of a NaN, a NaN: H200 seed 228108's
     ``neg.f32 %f2, %f10; mul.sat.f32 %f9, %f2, 0f4386B3CE`` is ``1.0``)."""
+    depth = CONSTANT_DEPTH if depth is None else depth
     m = fn.single_def(k, reg) if depth else None
     return _def_value(fn, m, depth) if m is not None else None
 
@@ -1017,7 +1040,7 @@ def _constants(fn, k, reg):
     """The set of values ptxas knows ``reg`` may hold before instruction ``k``: every reaching definition a constant
     (:func:`_constant`'s cases), or None."""
     found = bits(fn.reach[k] & fn.reg_mask.get(reg, 0))
-    values = {_def_value(fn, fn.defs[i][1], 8) for i in found}
+    values = {_def_value(fn, fn.defs[i][1], CONSTANT_DEPTH) for i in found}
     return values if found and None not in values else None
 
 
@@ -1026,14 +1049,22 @@ def _always_nan(fn, k, reg):
     may reach it (a guarded write killing none) writes a NaN constant, a guarded one as if its guard held
     (``sub.f32 %f10, %f0, %f6; @%p3 mul.f32 %f10, %f11, %f10`` of a NaN ``%f6``: either way a NaN, and ``neg.f32 %f5,
     %f10`` folded to ``0xFFFFFFFF``: H100 seed 264439)."""
-    values = [_def_value(fn, fn.defs[i][1], 8, guarded=True)
+    values = [_def_value(fn, fn.defs[i][1], CONSTANT_DEPTH, guarded=True)
               for i in bits(fn.reach_past_guards[k] & fn.reg_mask.get(reg, 0))]
     return bool(values) and all(v is not None and _is_nan(v) for v in values)
 
 
 def _def_value(fn, m, depth, guarded=False):
     """The constant that instruction ``m`` of ``fn`` writes (:func:`_constant`), or None; ``guarded``: also for a
-    guarded ``m``, the value it writes when its guard holds."""
+    guarded ``m``, the value it writes when its guard holds. Remembered per ``fn`` (a chain of :data:`CONSTANT_DEPTH`
+    instructions of two operands each is asked for again and again)."""
+    key = (m, depth, guarded)
+    if key not in fn.values:
+        fn.values[key] = _def_value_of(fn, m, depth, guarded)
+    return fn.values[key]
+
+
+def _def_value_of(fn, m, depth, guarded):
     ins = fn.flow.instrs[m]
     if ins.guard is not None and not guarded:
         return None
@@ -1636,7 +1667,7 @@ def dropped_abs(module, sass, filename="<ptx>"):
                     raise ContractionError(f"{filename}:{ins.token.line}: ptxas dropped this abs for some readers of "
                                            "its result (a -0 kept) and not for others; warpsim cannot run both (run "
                                            "with --ptxas none)")
-                if _never_negative(fn, k, ins.operands[1].name) or raw:
+                if raw or _never_negative(fn, k, ins.operands[1].name) and not _abs_on_a_reader(fn, k, ins, sass):
                     out.append((ins.token.line, 0))
     return tuple(sorted(out))
 
@@ -1685,6 +1716,27 @@ def _abs_readers(fn, k, ins, sass):
     return raw, kept
 
 
+def _abs_on_a_reader(fn, k, ins, sass):
+    """Whether ptxas computed the ``abs`` at ``k`` (no SASS of its own) on the line of a reader of its result: an
+    ``FADD Rd, |Rx|, -RZ`` there of a register ``Rx`` that a definition of the operand writes on its line. ``abs.f32
+    %f1, %f10`` of a ``sub.sat`` result (``@!P0 FFMA.SAT R13, RZ, R14, -R0``) or of a value from before a branch is
+    ``FADD R29, |R13|, -RZ`` on its store's line (H100 seed 277517: ``+0`` stored where a dropped ``abs`` keeps
+    ``-0``)."""
+    src, dst = ins.operands[1].name, ins.operands[0].name
+    lines = {fn.flow.instrs[fn.defs[d][1]].token.line for d in bits(fn.reach_past_guards[k] & fn.reg_mask.get(src, 0))}
+    written = {_sass_operands(text)[0] for text, line in sass if line in lines and not _moves(text)
+               and _sass_operands(text)}
+    mine = next(d for d in fn._defs_at[k] if fn.defs[d][0] == dst)
+    readers = {r.token.line for j, r in enumerate(fn.flow.instrs)
+               if j != k and fn.reach[j] >> mine & 1 and any(_reads(o, dst) for o in r.operands[1 if _dests(r) else 0:])}
+    for text, line in sass:
+        if line in readers and _opcode(text) == "FADD":
+            read = _sass_operands(text)[1:]
+            if len(read) == 2 and read[1] == "-RZ" and any(read[0] == f"|{r}|" for r in written):
+                return True
+    return False
+
+
 def _reads(operand, reg):
     """Whether an operand is ``reg`` or holds it (a vector's element)."""
     return operand.kind == "reg" and operand.name == reg or any(_reads(o, reg) for o in getattr(operand, "items", ()))
@@ -1713,7 +1765,7 @@ def _never_negative(fn, k, reg):
         if "sat" in ins.mods and _float_type(ins) == "f32":
             saturated = True
             continue
-        v = _def_value(fn, m, 8, guarded=True)
+        v = _def_value(fn, m, CONSTANT_DEPTH, guarded=True)
         if v is None or _is_nan(v) or v & 0x80000000 and v != 0x80000000:
             return False
     return saturated
