@@ -699,3 +699,9 @@ def test_an_abs_computed_on_its_readers_line_is_not_dropped():
     assert fma.dropped_abs(module, [*sat, ("STG.E desc[UR4][R8.64], R13", line["st"])]) == ((line["abs"], 0),)
     computed = [*sat, ("FADD R29, |R13|, -RZ", line["st"]), ("STG.E desc[UR4][R8.64], R29", line["st"])]
     assert fma.dropped_abs(module, computed) == ()
+
+
+def test_a_guarded_merged_product_names_its_opcode_not_its_guard():
+    """The refusal names the SASS opcode (the H100's campaign of 2026-12-08 printed ``(@!P0: one rounding ...``)."""
+    with pytest.raises(fma.ContractionError, match=r"k\.ptx:9: .* \(FMUL\.FTZ\.D2: one rounding"):
+        _resolve([("@!P0 FMUL.FTZ.D2 R3, R1, R2", 9)])

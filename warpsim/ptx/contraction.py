@@ -217,9 +217,13 @@ def sass_lines(disassembly):
 
 def _opcode(sass):
     """``FFMA`` of ``@!P0 FFMA.FTZ R1, ...``."""
+    return _opcode_word(sass).split(".")[0]
+
+
+def _opcode_word(sass):
+    """``FMUL.FTZ.D2`` of ``@!P0 FMUL.FTZ.D2 R1, R2, R3``: the opcode with its modifiers, the guard dropped."""
     words = sass.split()
-    word = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-    return word.split(".")[0]
+    return words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
 
 
 def _times_one(sass):
@@ -549,7 +553,7 @@ def _resolve(module, sass, filename):
         if kind in ("mul", "fma") and _SCALED.search(text) and \
                 any(_unmodified(ins, ("mul", "add", "sub")) for _, _, ins in at_line.get(line, ())):
             raise ContractionError(f"{filename}:{line}: ptxas merged a multiplication by a power of two into this "
-                                   f"product ({text.split()[0]}: one rounding where the PTX has two); warpsim cannot "
+                                   f"product ({_opcode_word(text)}: one rounding where the PTX has two); warpsim cannot "
                                    "run it (run with --ptxas none)")
     functions, pairs, fused = {}, [], []
     for line in sorted(kinds):
