@@ -55,6 +55,25 @@ def command_line(argv=None) -> str:
     return " ".join(["hwcheck", *(shlex.quote(str(a)) for a in args)])
 
 
+def _cpu_model() -> str:
+    """``/proc/cpuinfo``'s first ``model name`` (the simulator's code is compiled for this machine's CPU: a report
+    says which), or ``platform.processor()`` where there is none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _llvm_cpu() -> str:
+    """The CPU name LLVM compiles the simulator's Numba code for (``znver4``, ``sapphirerapids``)."""
+    from llvmlite import binding
+    return binding.get_host_cpu_name()
+
+
 def new_report(command: str, gpu: dict | None) -> dict:
     """The common head of a report: tool, version, command, date (UTC), host and ``gpu``."""
     return {
@@ -65,7 +84,7 @@ def new_report(command: str, gpu: dict | None) -> dict:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
                  "platform": platform.platform(), "cpus": os.cpu_count(),
-                 "numba_threads": numba.get_num_threads()},
+                 "numba_threads": numba.get_num_threads(), "cpu": _cpu_model(), "llvm_cpu": _llvm_cpu()},
         "gpu": gpu,
     }
 

@@ -432,6 +432,29 @@ CHUNK = 100                            # programs per task of a worker
 TIMED_CHUNK = 10                       # with a time limit: a worker's task ends ~20 s after it (0.5 programs/s each)
 
 
+def _contraction_tools(ptxas: str) -> dict:
+    """``{"ptxas": "PATH (RELEASE)", "nvdisasm": "PATH (RELEASE)"}``: the tools that decide the simulator's
+    contraction here (for ``.version 8.0`` PTX, as the float programs are), so that two hosts' reports can be told
+    apart by them; ``{}`` for ``none``."""
+    import subprocess
+    from warpsim import toolchain
+    if ptxas == "none":
+        return {}
+    out = {}
+    tools = (("ptxas", toolchain.find_ptxas(ptxas, ".version 8.0")), ("nvdisasm", toolchain.find_tool("nvdisasm")))
+    for name, path in tools:
+        if path is None:
+            out[name] = "not found"
+            continue
+        try:
+            text = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+        release = next((w[1:] for w in text.split() if w.startswith("V") and w[1:2].isdigit()), "?")
+        out[name] = f"{path} ({release})"
+    return out
+
+
 def _contraction(run):
     """``(who decided, fused pairs)`` from the simulator module's ``contraction`` as ``run`` holds it (a dict or
     the object), or None where it has none."""
@@ -605,6 +628,7 @@ def fuzz(gpu_ptx, count: int, *, seed: int = 0, arch: str = DEFAULT_ARCH, report
         data.update(status=status, kind="ptx-fuzz" if kind == "int" else f"ptx-fuzz-{kind}",
                     settings={"count": count, "first_seed": seed, "simulator_arch": arch, "workers": workers,
                               "programs": kind, "simulator_ptxas": ptxas, "contraction_rules": DECISION,
+                              "contraction_tools": _contraction_tools(ptxas),
                               **({} if time_limit is None else {"time_limit_s": time_limit})},
                     totals=totals.as_dict(), failing_programs=failing, first_mismatches=firsts,
                     **({} if stopped is None else {"stopped": stopped}))

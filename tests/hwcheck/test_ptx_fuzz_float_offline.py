@@ -207,6 +207,9 @@ def test_with_contraction_each_program_agrees_or_is_refused(tmp_path):
         assert data["contraction"] == [{"decided_by": f"ptxas {ptxas_version(find_ptxas())}",
                                         "programs": len(decided)}]
     assert len(decided) + summary.errors == 8
+    tools = data["settings"]["contraction_tools"]      # which tools decided, for telling two hosts' reports apart
+    assert tools["ptxas"].endswith(f"({ptxas_version(find_ptxas())})") and tools["nvdisasm"].endswith(")")
+    assert data["host"]["cpu"] and data["host"]["llvm_cpu"]
 
 
 def test_tie_shaped_inputs_multiply_to_exact_ties():
