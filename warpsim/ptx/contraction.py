@@ -575,7 +575,7 @@ def _resolve(module, sass, filename):
         fn = functions.get(fname) or functions.setdefault(fname, _Function(module.functions[fname]))
         pairs.append(_fusion(fn, k, add, line, kinds, filename, fmas.get(line, ())))
         fused.append((fn, k, add, pairs[-1]))
-    own = {}
+    own = {}                                            # line: the opcodes of its SASS that compute
     for text, line in sass:
         if not _moves(text):
             own.setdefault(line, set()).add(_opcode(text))
@@ -639,9 +639,8 @@ def _fusion(fn, k, add, line, kinds, filename, fmas=()):
     if loops and _folded_unfused(fn, k, add, m, mul, pos, negated, loops[0]):
         raise ContractionError(f"{filename}:{line}: ptxas fused this {add.opcode} into an FMA, but after a loop's "
                                "first pass its operands are constants (a mov in the loop sets them), which ptxas "
-                               "folds in an unrolled loop's later copies with two roundings, other bits than the FMA's; "
-                               "warpsim cannot run both "
-                               "(run with --ptxas none)")
+                               "folds in an unrolled loop's later copies with two roundings, other bits than the "
+                               "FMA's; warpsim cannot run both (run with --ptxas none)")
     regs = {o.name for o in mul.operands[1:3] if o.kind == "reg"}
     return Fusion(line, mul.token.line, pos, fn.clobbered(m, k, regs), negated)
 
