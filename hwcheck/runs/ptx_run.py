@@ -447,6 +447,31 @@ def _buffers_equal(a: dict, b: dict, skip=()) -> int:
     return bad
 
 
+def _first_apart(sim, sim1, gpu, gpu1, skip=()) -> dict | None:
+    """Where an original run and its instrumented copy first differ, the simulator's pair (``sim``, ``sim1``) before
+    the GPU's: ``{"buffer", "word", "simulator": [original, instrumented], "gpu": [original, instrumented]}``, the
+    32-bit word holding the first differing byte, as hex; None where neither pair differs.
+
+    >>> a, b = {"out": np.array([1, 2, 3], np.uint32)}, {"out": np.array([1, 2, 7], np.uint32)}
+    >>> _first_apart(a, b, a, a)
+    {'buffer': 'out', 'word': 2, 'simulator': ['0x00000003', '0x00000007'], 'gpu': ['0x00000003', '0x00000003']}
+    """
+    for x, y in ((sim, sim1), (gpu, gpu1)):
+        for name in x:
+            if name in skip:
+                continue
+            bx, by = (np.ascontiguousarray(v[name]).view(np.uint8).reshape(-1) for v in (x, y))
+            apart = np.flatnonzero(bx != by)
+            if apart.size:
+                word = int(apart[0]) // 4
+
+                def hexes(a, b):
+                    return [f"0x{int.from_bytes(v[name].tobytes()[4 * word:4 * word + 4], 'little'):08x}"
+                            for v in (a, b)]
+                return {"buffer": name, "word": word, "simulator": hexes(sim, sim1), "gpu": hexes(gpu, gpu1)}
+    return None
+
+
 def _ptx_line(text: str, line) -> str | None:
     """Line ``line`` (1-based) of ``text``, stripped; None where there is none.
 
@@ -614,7 +639,9 @@ def run_one(gpu_ptx, job: PtxJob, *, seeds, first_seed, arch, trace=True, capaci
             if result.instrumented_bad:     # gpu_bytes alone: the GPU's compiler made the two kernels compute apart
                 run.records.append({"seed": seed, "what": "the instrumented kernel's buffers differ from the "
                                                           "original's", "bytes": result.instrumented_bad,
-                                    "simulator_bytes": on_sim, "gpu_bytes": on_gpu})
+                                    "simulator_bytes": on_sim, "gpu_bytes": on_gpu,
+                                    "first": _first_apart(want.buffers, want1.buffers, got.buffers, got1.buffers,
+                                                          skip=added)})
             tc = compare_traces(ins, want1.buffers[TRACE_PARAM], got1.buffers[TRACE_PARAM],
                                 Regions(_sim_regions(want1), got1.regions, job.smem), job.block, job.grid,
                                 limit=RECORDS - len(run.records))

@@ -231,6 +231,9 @@ def test_a_gpu_whose_original_kernel_alone_differs_is_named_for_it(tmp_path):
     data = json.loads(report.read_text())
     apart = [r for r in data["failing_programs"][0]["mismatches"] if "gpu_bytes" in r]
     assert apart and apart[0]["gpu_bytes"] == 1 and apart[0]["simulator_bytes"] == 0
+    first = apart[0]["first"]                       # where: the word, the simulator's two runs, the GPU's
+    assert first["buffer"] == "out" and first["word"] == 3 and first["simulator"][0] == first["simulator"][1]
+    assert int(first["gpu"][0], 16) ^ int(first["gpu"][1], 16) == 1
     assert all(f["buffer"]["index"] == 3 for f in data["first_mismatches"])
 
 
