@@ -19,33 +19,17 @@ __all__ = ["host_line", "cpu_model", "vector_flags"]
 FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16")
 
 
-def _cpuinfo():
-    """The first processor's ``/proc/cpuinfo`` fields, or {} where there is no such file."""
-    fields = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if not line.strip():
-                    break
-                key, _, value = line.partition(":")
-                fields[key.strip()] = value.strip()
-    except OSError:
-        pass
-    return fields
-
-
 def cpu_model():
-    """The CPU's model name, with its family and model numbers where the OS gives them."""
-    info = _cpuinfo()
-    name = info.get("model name") or platform.processor() or platform.machine()
-    if "cpu family" in info:
-        name += f" (family {info['cpu family']}, model {info.get('model', '?')})"
-    return name
+    """The CPU's model name, with its family and model numbers where the OS gives them (hwcheck's reports say the
+    same: :func:`hwcheck.report.cpu_model`)."""
+    from hwcheck.report import cpu_model as model
+    return model()
 
 
 def vector_flags():
     """The vector features of ``FLAGS`` this CPU has (empty off Linux x86-64)."""
-    flags = set(_cpuinfo().get("flags", "").split())
+    from hwcheck.report import cpu_fields
+    flags = set(cpu_fields().get("flags", "").split())
     return [f for f in FLAGS if f in flags]
 
 

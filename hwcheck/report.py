@@ -40,7 +40,8 @@ from warpsim import __version__
 from hwcheck.errors import HwcheckError
 from warpsim.files import WriteError, write_atomic
 
-__all__ = ["REPORT_FORMAT", "new_report", "portable_paths", "write_json_atomic", "write_text_atomic", "command_line"]
+__all__ = ["REPORT_FORMAT", "new_report", "portable_paths", "write_json_atomic", "write_text_atomic", "command_line",
+           "cpu_model", "cpu_fields"]
 
 REPORT_FORMAT = "hwcheck-report/1"
 
@@ -55,17 +56,29 @@ def command_line(argv=None) -> str:
     return " ".join(["hwcheck", *(shlex.quote(str(a)) for a in args)])
 
 
-def _cpu_model() -> str:
-    """``/proc/cpuinfo``'s first ``model name`` (the simulator's code is compiled for this machine's CPU: a report
-    says which), or ``platform.processor()`` where there is none."""
+def cpu_fields() -> dict:
+    """The first processor's ``/proc/cpuinfo`` fields, or {} where there is no such file."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return fields
+
+
+def cpu_model() -> str:
+    """The CPU's model name, with its family and model numbers where the OS gives them (the simulator's code is
+    compiled for this machine's CPU: reports and benchmarks say which; bench/hostinfo.py prints it too)."""
+    info = cpu_fields()
+    name = info.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in info:
+        name += f" (family {info['cpu family']}, model {info.get('model', '?')})"
+    return name
 
 
 def _llvm_cpu() -> str:
@@ -84,7 +97,7 @@ def new_report(command: str, gpu: dict | None) -> dict:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
                  "platform": platform.platform(), "cpus": os.cpu_count(),
-                 "numba_threads": numba.get_num_threads(), "cpu": _cpu_model(), "llvm_cpu": _llvm_cpu()},
+                 "numba_threads": numba.get_num_threads(), "cpu": cpu_model(), "llvm_cpu": _llvm_cpu()},
         "gpu": gpu,
     }
 

@@ -113,15 +113,24 @@ _VERSIONS = {}
 
 def ptxas_version(ptxas) -> str:
     """``"13.0.88"``: the release of a ptxas (``ptxas --version``'s ``V13.0.88``), remembered per file state."""
-    key = file_key(ptxas)
+    try:
+        release = tool_release(ptxas)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ContractionError(f"--ptxas {ptxas}: cannot run it ({e})") from None
+    if release is None:
+        raise ContractionError(f"--ptxas {ptxas}: not a ptxas (its --version names no release)")
+    return release
+
+
+def tool_release(path):
+    """``"13.5.37"``: the release a CUDA tool's ``--version`` names (``V13.5.37``; ptxas, nvdisasm, nvcc), or None
+    where it names none; remembered per file state. ``OSError``/``TimeoutExpired`` where it cannot run."""
+    key = file_key(path)
     if key not in _VERSIONS:
-        try:
-            out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=60).stdout
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise ContractionError(f"--ptxas {ptxas}: cannot run it ({e})") from None
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
         m = re.search(r"\bV(\d+\.\d+\.\d+)", out)
         if m is None:
-            raise ContractionError(f"--ptxas {ptxas}: not a ptxas (its --version names no release)")
+            return None
         _VERSIONS[key] = m.group(1)
     return _VERSIONS[key]
 

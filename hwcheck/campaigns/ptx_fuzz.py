@@ -443,15 +443,11 @@ def _contraction_tools(ptxas: str) -> dict:
     out = {}
     tools = (("ptxas", toolchain.find_ptxas(ptxas, ".version 8.0")), ("nvdisasm", toolchain.find_tool("nvdisasm")))
     for name, path in tools:
-        if path is None:
-            out[name] = "not found"
-            continue
         try:
-            text = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
+            release = toolchain.tool_release(path) if path is not None else None
         except (OSError, subprocess.TimeoutExpired):
-            text = ""
-        release = next((w[1:] for w in text.split() if w.startswith("V") and w[1:2].isdigit()), "?")
-        out[name] = f"{path} ({release})"
+            release = None
+        out[name] = "not found" if path is None else f"{path} ({release or '?'})"
     return out
 
 

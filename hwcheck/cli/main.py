@@ -413,8 +413,9 @@ def _cmd_fuzz(args, argv) -> int:
                      f"{summary.errors} errors, {summary.trace_records_compared} register records and "
                      f"{summary.global_elements_compared} buffer elements compared, {summary.wall_s:.1f} s\n")
     if summary.programs < args.count:
-        sys.stdout.write(f"fuzz: stopped at the time limit ({args.time_limit} s): seeds {args.seed}.."
-                         f"{args.seed + summary.programs - 1} of the {args.count} asked for\n")
+        done = f"seeds {args.seed}..{args.seed + summary.programs - 1}" if summary.programs else "no program"
+        sys.stdout.write(f"fuzz: stopped at the time limit ({args.time_limit} s): {done} of the {args.count} "
+                         "asked for\n")
     if kind == "float":
         sys.stdout.write(f"{summary.contraction_line()}; candidate mul+add pairs: {summary.candidate_pairs} in "
                          f"{summary.programs_with_candidates} programs; fused by the simulator: "

@@ -1693,13 +1693,9 @@ def _abs_readers(fn, k, ins, sass):
     if len(made) != 1 or sass[made[0]][0].startswith("@"):
         return False, False
     rx = _sass_operands(sass[made[0]][0])[:1]
-    mine = next(d for d in fn._defs_at[k] if fn.defs[d][0] == dst)
     operand = next((d for d in fn._defs_at[m] if fn.defs[d][0] == src), None)
     raw = kept = False
-    for j, reader in enumerate(fn.flow.instrs):
-        sources = reader.operands[1:] if _dests(reader) else reader.operands
-        if j == k or not rx or not fn.reach[j] >> mine & 1 or not any(_reads(o, dst) for o in sources):
-            continue
+    for j, reader, sources in _result_readers(fn, k, dst) if rx else ():
         # a reader of the operand itself as well reads Rx for it (`mul.sat.f32 %f10, %f0, %f3` of `%f3 = |%f0|` is
         # FMUL.SAT R9, R11, |R11|: H200 seed 204630): only its |Rx| tells
         # and a square of the result, `mul.f32 %f11, %f9, %f9` of `%f9 = |%f11|` as FMUL R12, R0, R0 (H100 seed
@@ -1729,15 +1725,23 @@ def _abs_on_a_reader(fn, k, ins, sass):
     lines = {fn.flow.instrs[fn.defs[d][1]].token.line for d in bits(fn.reach_past_guards[k] & fn.reg_mask.get(src, 0))}
     written = {_sass_operands(text)[0] for text, line in sass if line in lines and not _moves(text)
                and _sass_operands(text)}
-    mine = next(d for d in fn._defs_at[k] if fn.defs[d][0] == dst)
-    readers = {r.token.line for j, r in enumerate(fn.flow.instrs)
-               if j != k and fn.reach[j] >> mine & 1 and any(_reads(o, dst) for o in r.operands[1 if _dests(r) else 0:])}
+    readers = {r.token.line for _, r, _ in _result_readers(fn, k, dst)}
     for text, line in sass:
         if line in readers and _opcode(text) == "FADD":
             read = _sass_operands(text)[1:]
             if len(read) == 2 and read[1] == "-RZ" and any(read[0] == f"|{r}|" for r in written):
                 return True
     return False
+
+
+def _result_readers(fn, k, dst):
+    """``(j, reader, its source operands)`` for each instruction of ``fn`` that reads ``dst`` as instruction ``k``
+    wrote it (``k``'s definition reaches it)."""
+    mine = next(d for d in fn._defs_at[k] if fn.defs[d][0] == dst)
+    for j, reader in enumerate(fn.flow.instrs):
+        sources = reader.operands[1:] if _dests(reader) else reader.operands
+        if j != k and fn.reach[j] >> mine & 1 and any(_reads(o, dst) for o in sources):
+            yield j, reader, sources
 
 
 def _reads(operand, reg):
